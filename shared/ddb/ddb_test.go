@@ -1,0 +1,140 @@
+package ddb_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/test/ddblocal"
+)
+
+func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
+
+func TestCallCount(t *testing.T) {
+	client := ddblocal.Client(t)
+	names := ddblocal.Tables(t)
+	table := aws.String(names.Counters)
+	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "x"}}
+
+	tests := []struct {
+		name  string
+		calls func(ctx context.Context) error
+		want  []string
+	}{
+		{"none", func(context.Context) error { return nil }, nil},
+		{"one", func(ctx context.Context) error {
+			_, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: key})
+			return err
+		}, []string{"GetItem"}},
+		{"two", func(ctx context.Context) error {
+			if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: key}); err != nil {
+				return err
+			}
+			_, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: key})
+			return err
+		}, []string{"PutItem", "GetItem"}},
+		{"failed call counts", func(ctx context.Context) error {
+			_, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("no-such-table"), Key: key})
+			if err == nil {
+				return errors.New("want an error for a missing table")
+			}
+			return nil
+		}, []string{"GetItem"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, count := ddb.WithCallCount(context.Background())
+			if err := tt.calls(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := count.Operations(); !slices.Equal(got, tt.want) {
+				t.Errorf("operations = %v, want %v", got, tt.want)
+			}
+			if count.Calls() != len(tt.want) || count.Attempts() < len(tt.want) {
+				t.Errorf("calls = %d, attempts = %d, want %d calls", count.Calls(), count.Attempts(), len(tt.want))
+			}
+		})
+	}
+
+	t.Run("uncounted context", func(t *testing.T) {
+		if ddb.CallCountFrom(context.Background()) != nil {
+			t.Fatal("background context carries a count")
+		}
+		if _, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: table, Key: key}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestUnavailable(t *testing.T) {
+	// A port with nothing listening: connection refused, at once.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + l.Addr().String()
+	l.Close()
+
+	// A listener that accepts and never answers: only the deadline ends the call.
+	hang, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hang.Close()
+	go func() {
+		for {
+			c, err := hang.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+
+	client := func(url string) *dynamodb.Client {
+		cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}
+		return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+			o.BaseEndpoint = aws.String(url)
+			o.RetryMaxAttempts = 1
+		})
+	}
+	for _, tt := range []struct {
+		name string
+		url  string
+	}{{"connection refused", closedURL}, {"no answer", "http://" + hang.Addr().String()}} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err := client(tt.url).ListTables(ctx, &dynamodb.ListTablesInput{})
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			if !ddb.Unavailable(err) {
+				t.Errorf("Unavailable(%v) = false, want true", err)
+			}
+		})
+	}
+
+	t.Run("not unavailable", func(t *testing.T) {
+		for _, err := range []error{nil, errors.New("boom"), &types.ResourceNotFoundException{}, &types.ConditionalCheckFailedException{}} {
+			if ddb.Unavailable(err) {
+				t.Errorf("Unavailable(%v) = true", err)
+			}
+		}
+		for _, err := range []error{&types.ProvisionedThroughputExceededException{}, &types.RequestLimitExceeded{}, &types.InternalServerError{}} {
+			if !ddb.Unavailable(err) {
+				t.Errorf("Unavailable(%T) = false", err)
+			}
+		}
+	})
+}
