@@ -1,0 +1,140 @@
+// Package config loads a LiteLLM proxy config file (model_list, router_settings,
+// litellm_settings, general_settings) into typed, validated structs.
+//
+// Loading is strict about values and lenient about keys: a bad value fails
+// with its path and line ("model_list[2].litellm_params.model (line 14):
+// unknown provider \"opnai\""); a key the gateway does not support is kept
+// out and reported once as a warning, never silently dropped and never fatal.
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is a loaded, validated gateway configuration.
+type Config struct {
+	Deployments []*Deployment // every deployment of model_list, in file order
+	Router      RouterSettings
+	General     GeneralSettings
+	Warnings    []Warning // unsupported or ignored keys, missing env vars, left-out deployments
+}
+
+// Warning is something the operator should know about a loaded config.
+type Warning struct {
+	Path    string // e.g. "general_settings.database_url"
+	Line    int
+	Message string
+}
+
+func (w Warning) String() string {
+	if w.Line > 0 {
+		return fmt.Sprintf("%s (line %d): %s", w.Path, w.Line, w.Message)
+	}
+	return fmt.Sprintf("%s: %s", w.Path, w.Message)
+}
+
+// Deployment is one entry of model_list: a concrete provider model behind a
+// model group.
+type Deployment struct {
+	ID            string // model_info.id, or a stable hash of the entry
+	ModelName     string // the model group (model_name)
+	Provider      string // "openai", "azure", "mock", ...
+	Model         string // the provider's model name (litellm_params.model without the provider prefix)
+	Protocol      Protocol
+	Implemented   bool   // false: reported at load and left out of routing
+	APIBase       string // base URL, without trailing slash
+	APIKey        string `json:"-"` // resolved secret; never logged
+	APIVersion    string // Azure api-version
+	Timeout       time.Duration
+	StreamTimeout time.Duration
+	RPM, TPM      int64
+	Weight        float64
+	HasWeight     bool // weight was set (simple-shuffle decides by the first candidate)
+	Order         int  // lower is tried first; 0 = unset
+	Blocked       bool
+	Tags          []string
+	// MaxInputTokens is the context window used by pre-call checks (0 = unknown).
+	MaxInputTokens int
+	// MockResponse, when set, answers without calling the provider (LiteLLM's
+	// mock_response): a reply text, or an error name such as
+	// "litellm.RateLimitError".
+	MockResponse       *string
+	InputCostPerToken  float64
+	OutputCostPerToken float64
+	// Params are the remaining litellm_params (e.g. temperature, max_tokens),
+	// set on the upstream request when the client did not send them.
+	Params map[string]any
+}
+
+// Protocol is the wire protocol a deployment speaks.
+type Protocol uint8
+
+const (
+	ProtocolNone   Protocol = iota // provider not implemented
+	ProtocolOpenAI                 // OpenAI's REST API (and compatible servers)
+	ProtocolAzure                  // Azure OpenAI: deployment URLs, api-version, api-key header
+	ProtocolMock                   // in-process canned replies (no network)
+)
+
+// RouterSettings holds router_settings merged with the routing keys of
+// litellm_settings (router_settings wins where both are set).
+type RouterSettings struct {
+	RoutingStrategy        string
+	NumRetries             int
+	RetryPolicy            map[string]int            // error class -> retries (LiteLLM's RetryPolicy names)
+	ModelGroupRetryPolicy  map[string]map[string]int // group -> error class -> retries
+	AllowedFails           int
+	AllowedFailsPolicy     map[string]int // error class -> allowed fails
+	CooldownTime           time.Duration
+	DisableCooldowns       bool
+	Timeout                time.Duration // whole request, all attempts (bounded by the request's own deadline)
+	AttemptTimeout         time.Duration // one attempt when the deployment sets none (timeout / request_timeout)
+	StreamTimeout          time.Duration // until the first chunk
+	RetryAfter             time.Duration // minimum wait before a retry
+	MaxRetryAfter          time.Duration // cap on a provider's Retry-After we honour
+	Fallbacks              []Fallback
+	ContextWindowFallbacks []Fallback
+	ContentPolicyFallbacks []Fallback
+	DefaultFallbacks       []string
+	MaxFallbacks           int
+	ModelGroupAlias        map[string]string // alias -> group
+	HiddenAliases          map[string]bool   // aliases not listed by /v1/models
+	EnablePreCallChecks    bool
+}
+
+// Fallback maps a model group (or a wildcard pattern such as "gpt-*") to the
+// groups tried after it, in order.
+type Fallback struct {
+	From string
+	To   []string
+}
+
+// GeneralSettings holds the general_settings the gateway uses.
+type GeneralSettings struct {
+	MasterKey string `json:"-"` // empty: the gateway is open (LiteLLM's behaviour)
+}
+
+// Defaults as LiteLLM documents them.
+const (
+	DefaultNumRetries    = 2
+	DefaultAllowedFails  = 3
+	DefaultCooldownTime  = 5 * time.Second
+	DefaultMaxFallbacks  = 5
+	DefaultMaxRetryAfter = 30 * time.Second
+	DefaultTimeout       = 600 * time.Second
+	DefaultStrategy      = "simple-shuffle"
+)
+
+// Groups returns the model group names in first-appearance order.
+func (c *Config) Groups() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range c.Deployments {
+		if !seen[d.ModelName] {
+			seen[d.ModelName] = true
+			out = append(out, d.ModelName)
+		}
+	}
+	return out
+}

@@ -1,0 +1,366 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var strategies = map[string]string{
+	"simple-shuffle":         "simple-shuffle",
+	"shuffle":                "simple-shuffle",
+	"least-busy":             "least-busy",
+	"latency-based-routing":  "latency-based-routing",
+	"usage-based-routing-v2": "usage-based-routing-v2",
+	"usage-based-routing":    "usage-based-routing-v2",
+	"cost-based-routing":     "cost-based-routing",
+}
+
+// LiteLLM's RetryPolicy / AllowedFailsPolicy field names -> our error classes.
+var policyClasses = map[string]string{
+	"BadRequestError":             "bad_request",
+	"AuthenticationError":         "auth",
+	"TimeoutError":                "timeout",
+	"Timeout":                     "timeout",
+	"RateLimitError":              "rate_limited",
+	"ContentPolicyViolationError": "content_policy",
+	"InternalServerError":         "server_error",
+	"ServiceUnavailableError":     "server_error",
+	"APIConnectionError":          "connection_error",
+	"NotFoundError":               "not_found",
+	"ContextWindowExceededError":  "context_window_exceeded",
+}
+
+// routerSettings merges litellm_settings and router_settings (the latter wins).
+func (l *loader) routerSettings() error {
+	r := &l.cfg.Router
+	*r = RouterSettings{
+		RoutingStrategy: DefaultStrategy,
+		NumRetries:      DefaultNumRetries,
+		AllowedFails:    DefaultAllowedFails,
+		CooldownTime:    DefaultCooldownTime,
+		MaxFallbacks:    DefaultMaxFallbacks,
+		MaxRetryAfter:   DefaultMaxRetryAfter,
+		Timeout:         DefaultTimeout,
+	}
+	merged := map[string]setting{}
+	for k, s := range l.litellm {
+		merged[k] = s
+	}
+	for k, s := range l.router {
+		if prev, ok := merged[k]; ok {
+			l.warn(prev.path, prev.node, "overridden by %s", s.path)
+		}
+		merged[k] = s
+	}
+	keys := make([]string, 0, len(merged))
+	for k := range merged {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // deterministic warnings
+	for _, key := range keys {
+		s := merged[key]
+		if err := l.routerKey(r, key, s.path, s.node); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *loader) routerKey(r *RouterSettings, key, p string, v *yaml.Node) error {
+	var err error
+	switch key {
+	case "routing_strategy":
+		var s string
+		if s, err = l.scalar(p, v); err != nil {
+			return err
+		}
+		canon, ok := strategies[s]
+		if !ok {
+			return errAt(p, v, "unknown routing strategy %q (simple-shuffle, least-busy, latency-based-routing, usage-based-routing-v2, cost-based-routing)", s)
+		}
+		if s == "usage-based-routing" {
+			l.warn(p, v, "usage-based-routing is deprecated in LiteLLM; using usage-based-routing-v2")
+		}
+		r.RoutingStrategy = canon
+	case "num_retries", "retries":
+		var n int64
+		n, err = l.intv(p, v)
+		r.NumRetries = int(n)
+	case "max_retries":
+		l.warn(p, v, "read as num_retries")
+		var n int64
+		n, err = l.intv(p, v)
+		r.NumRetries = int(n)
+	case "allowed_fails":
+		var n int64
+		n, err = l.intv(p, v)
+		r.AllowedFails = int(n)
+	case "cooldown_time":
+		r.CooldownTime, err = l.seconds(p, v)
+	case "disable_cooldowns":
+		r.DisableCooldowns, err = l.boolv(p, v)
+	case "timeout", "request_timeout":
+		// LiteLLM passes this to every provider call: a per-attempt timeout.
+		r.AttemptTimeout, err = l.seconds(p, v)
+	case "stream_timeout":
+		r.StreamTimeout, err = l.seconds(p, v)
+	case "retry_after":
+		r.RetryAfter, err = l.seconds(p, v)
+	case "max_retry_after":
+		r.MaxRetryAfter, err = l.seconds(p, v)
+	case "max_fallbacks":
+		var n int64
+		n, err = l.intv(p, v)
+		r.MaxFallbacks = int(n)
+	case "enable_pre_call_checks":
+		r.EnablePreCallChecks, err = l.boolv(p, v)
+	case "fallbacks":
+		r.Fallbacks, err = l.fallbacks(p, v)
+	case "context_window_fallbacks":
+		r.ContextWindowFallbacks, err = l.fallbacks(p, v)
+	case "content_policy_fallbacks":
+		r.ContentPolicyFallbacks, err = l.fallbacks(p, v)
+	case "default_fallbacks":
+		r.DefaultFallbacks, err = l.strList(p, v)
+	case "retry_policy":
+		r.RetryPolicy, err = l.policy(p, v, "Retries")
+	case "allowed_fails_policy":
+		r.AllowedFailsPolicy, err = l.policy(p, v, "AllowedFails")
+	case "model_group_retry_policy":
+		r.ModelGroupRetryPolicy = map[string]map[string]int{}
+		err = pairs(p, v, func(group string, gv *yaml.Node, gp string) error {
+			pol, err := l.policy(gp, gv, "Retries")
+			r.ModelGroupRetryPolicy[group] = pol
+			return err
+		})
+	case "model_group_alias":
+		r.ModelGroupAlias = map[string]string{}
+		r.HiddenAliases = map[string]bool{}
+		err = pairs(p, v, func(alias string, av *yaml.Node, ap string) error {
+			if av.Kind == yaml.MappingNode {
+				return pairs(ap, av, func(k string, vv *yaml.Node, kp string) error {
+					var err error
+					switch k {
+					case "model":
+						r.ModelGroupAlias[alias], err = l.scalar(kp, vv)
+					case "hidden":
+						var h bool
+						h, err = l.boolv(kp, vv)
+						r.HiddenAliases[alias] = h
+					default:
+						l.warn(kp, vv, "not supported yet; ignored")
+					}
+					return err
+				})
+			}
+			s, err := l.scalar(ap, av)
+			r.ModelGroupAlias[alias] = s
+			return err
+		})
+	default:
+		l.ignoredOrUnsupported(key, p, v)
+	}
+	return err
+}
+
+// policy reads a RetryPolicy or AllowedFailsPolicy mapping.
+func (l *loader) policy(p string, v *yaml.Node, suffix string) (map[string]int, error) {
+	out := map[string]int{}
+	err := pairs(p, v, func(k string, vv *yaml.Node, kp string) error {
+		class, ok := policyClasses[strings.TrimSuffix(k, suffix)]
+		if !ok {
+			l.warn(kp, vv, "unknown error type; ignored")
+			return nil
+		}
+		n, err := l.intv(kp, vv)
+		out[class] = int(n)
+		return err
+	})
+	return out, err
+}
+
+// fallbacks reads [{group: [fallback, ...]}, ...] or {group: [...]}.
+func (l *loader) fallbacks(p string, v *yaml.Node) ([]Fallback, error) {
+	var out []Fallback
+	add := func(m *yaml.Node, mp string) error {
+		return pairs(mp, m, func(from string, tv *yaml.Node, tp string) error {
+			to, err := l.strList(tp, tv)
+			if err != nil {
+				return err
+			}
+			out = append(out, Fallback{From: from, To: to})
+			return nil
+		})
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		return out, add(v, p)
+	case yaml.SequenceNode:
+		for i, m := range v.Content {
+			if err := add(m, fmt.Sprintf("%s[%d]", p, i)); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case yaml.ScalarNode:
+		if v.Tag == "!!null" {
+			return nil, nil
+		}
+	}
+	return nil, errAt(p, v, "must be a list of {model_group: [fallback groups]}")
+}
+
+// validate checks cross-references once everything is read.
+func (l *loader) validate() error {
+	r := &l.cfg.Router
+	groups := map[string]bool{}
+	for _, d := range l.cfg.Deployments {
+		groups[d.ModelName] = true
+	}
+	exists := func(name string) bool {
+		if groups[name] {
+			return true
+		}
+		if _, ok := r.ModelGroupAlias[name]; ok {
+			return true
+		}
+		for g := range groups {
+			if strings.Contains(g, "*") && Match(g, name) {
+				return true
+			}
+		}
+		return false
+	}
+	for alias, target := range r.ModelGroupAlias {
+		if !groups[target] {
+			return &Error{Path: "router_settings.model_group_alias." + alias, Msg: fmt.Sprintf("unknown model group %q", target)}
+		}
+	}
+	lists := []struct {
+		name string
+		fbs  []Fallback
+	}{{"fallbacks", r.Fallbacks}, {"context_window_fallbacks", r.ContextWindowFallbacks}, {"content_policy_fallbacks", r.ContentPolicyFallbacks}}
+	for _, list := range lists {
+		for i, fb := range list.fbs {
+			for j, to := range fb.To {
+				if !exists(to) {
+					return &Error{Path: fmt.Sprintf("%s[%d].%s[%d]", list.name, i, fb.From, j), Msg: fmt.Sprintf("unknown model group %q", to)}
+				}
+			}
+		}
+		if cyc := fallbackCycle(list.fbs, l.cfg.Groups()); cyc != nil {
+			return &Error{Path: list.name, Msg: "fallback cycle: " + strings.Join(cyc, " -> ")}
+		}
+	}
+	for i, to := range r.DefaultFallbacks {
+		if !exists(to) {
+			return &Error{Path: fmt.Sprintf("default_fallbacks[%d]", i), Msg: fmt.Sprintf("unknown model group %q", to)}
+		}
+	}
+	return nil
+}
+
+// FallbacksFor returns the fallback groups configured for group in fbs: the
+// exact entry wins, else the first wildcard entry that matches.
+func FallbacksFor(fbs []Fallback, group string) []string {
+	for _, fb := range fbs {
+		if fb.From == group {
+			return fb.To
+		}
+	}
+	for _, fb := range fbs {
+		if strings.Contains(fb.From, "*") && Match(fb.From, group) {
+			return fb.To
+		}
+	}
+	return nil
+}
+
+// fallbackCycle finds a cycle in the graph group -> fallbacks, with wildcard
+// sources expanded over the known groups, and returns it (first node repeated
+// at the end), or nil.
+func fallbackCycle(fbs []Fallback, groups []string) []string {
+	nodes := map[string]bool{}
+	for _, g := range groups {
+		nodes[g] = true
+	}
+	for _, fb := range fbs {
+		if !strings.Contains(fb.From, "*") {
+			nodes[fb.From] = true
+		}
+		for _, t := range fb.To {
+			nodes[t] = true
+		}
+	}
+	names := make([]string, 0, len(nodes))
+	for n := range nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var found []string
+	var visit func(n string) bool
+	visit = func(n string) bool {
+		color[n] = grey
+		stack = append(stack, n)
+		for _, t := range FallbacksFor(fbs, n) {
+			switch color[t] {
+			case grey:
+				for i, s := range stack {
+					if s == t {
+						found = append(append([]string{}, stack[i:]...), t)
+						return true
+					}
+				}
+			case white:
+				if visit(t) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[n] = black
+		return false
+	}
+	for _, n := range names {
+		if color[n] == white && visit(n) {
+			return found
+		}
+	}
+	return nil
+}
+
+// Match reports whether name matches pattern, where '*' matches any run of
+// characters (including '/'), as LiteLLM's wildcard model names do.
+func Match(pattern, name string) bool {
+	for {
+		star := strings.IndexByte(pattern, '*')
+		if star < 0 {
+			return pattern == name
+		}
+		if !strings.HasPrefix(name, pattern[:star]) {
+			return false
+		}
+		name = name[star:]
+		pattern = pattern[star+1:]
+		if pattern == "" {
+			return true
+		}
+		// try every position for the rest
+		for i := 0; i <= len(name); i++ {
+			if Match(pattern, name[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+}

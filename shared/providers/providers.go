@@ -1,0 +1,97 @@
+// Package providers sends one attempt to one deployment and turns the
+// provider's failures into the gateway's error vocabulary.
+//
+// Every protocol produces a plain *http.Response, so the gateway copies bodies
+// and streams the same way whatever the provider: OpenAI-compatible servers
+// and Azure through the shared keep-alive client, the mock in-process.
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/azure"
+	"github.com/sluice-gw/sluice/shared/providers/mock"
+	"github.com/sluice-gw/sluice/shared/providers/openai"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// Dispatcher sends calls to deployments by their protocol.
+type Dispatcher struct {
+	client *http.Client
+}
+
+// New returns a Dispatcher over client. The client must not set Timeout
+// (it would cut long streams): deadlines come from each call's context.
+func New(client *http.Client) *Dispatcher {
+	return &Dispatcher{client: client}
+}
+
+// NewHTTPClient returns the shared keep-alive client for upstream calls.
+func NewHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 512
+	t.MaxIdleConnsPerHost = 256
+	t.IdleConnTimeout = 90 * time.Second
+	t.ResponseHeaderTimeout = 0 // per-attempt deadlines come from the context
+	t.ForceAttemptHTTP2 = true
+	return &http.Client{Transport: t}
+}
+
+// Do sends call to d. A non-nil response has status 2xx and a body the caller
+// must close; every failure is an *apierr.Error of an upstream kind.
+func (p *Dispatcher) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	var (
+		req *http.Request
+		err error
+	)
+	switch {
+	case d.MockResponse != nil || d.Protocol == config.ProtocolMock:
+		resp := mock.Respond(ctx, d, call)
+		return check(ctx, d, resp, nil)
+	case d.Protocol == config.ProtocolOpenAI:
+		req, err = openai.NewRequest(ctx, d, call)
+	case d.Protocol == config.ProtocolAzure:
+		req, err = azure.NewRequest(ctx, d, call)
+	default:
+		return nil, apierr.New(apierr.NotImplemented, "provider %q is not implemented yet", d.Provider)
+	}
+	if err != nil {
+		return nil, &apierr.Error{Kind: apierr.Internal, Message: "could not build the upstream request", Cause: err}
+	}
+	resp, err := p.client.Do(req)
+	return check(ctx, d, resp, err)
+}
+
+func check(ctx context.Context, d *config.Deployment, resp *http.Response, err error) (*http.Response, error) {
+	if err != nil {
+		return nil, TransportError(ctx, d, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, StatusError(d, resp)
+}
+
+// TransportError classifies a failure to get a response at all.
+func TransportError(ctx context.Context, d *config.Deployment, err error) *apierr.Error {
+	var e *apierr.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) || isTimeout(err) {
+		return &apierr.Error{Kind: apierr.UpstreamTimeout, Message: fmt.Sprintf("deployment %s timed out", d.ID), Cause: err}
+	}
+	return &apierr.Error{Kind: apierr.UpstreamConnection, Message: fmt.Sprintf("could not reach deployment %s", d.ID), Cause: err}
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}

@@ -1,0 +1,41 @@
+package wire
+
+import (
+	"bytes"
+
+	"github.com/tidwall/gjson"
+)
+
+// Usage is token usage as providers report it.
+type Usage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+	TotalTokens      int64
+}
+
+// UsageOf reads "usage" from a JSON response body or stream event; ok is false
+// when there is none.
+func UsageOf(data []byte) (u Usage, ok bool) {
+	if !bytes.Contains(data, []byte(`"usage"`)) {
+		return u, false
+	}
+	v := gjson.GetBytes(data, "usage")
+	if !v.IsObject() {
+		return u, false
+	}
+	r := v.Get("prompt_tokens")
+	u.PromptTokens = r.Int()
+	u.CompletionTokens = v.Get("completion_tokens").Int()
+	u.TotalTokens = v.Get("total_tokens").Int()
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	return u, r.Exists() || u.TotalTokens > 0
+}
+
+// EstimateTokens is a cheap prompt-size estimate (about four bytes a token),
+// good enough for context-window pre-checks and TPM admission, which is
+// corrected with real usage after the call.
+func EstimateTokens(body []byte) int {
+	return len(body)/4 + 1
+}

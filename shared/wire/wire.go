@@ -1,0 +1,161 @@
+// Package wire holds what the gateway reads of OpenAI's wire format: the few
+// request fields it interprets (found without decoding the whole body), the
+// call handed to a provider, and usage read back from responses.
+//
+// Everything else in a request or response passes through byte for byte.
+package wire
+
+import (
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// Op is the API operation of a call.
+type Op uint8
+
+const (
+	OpChat Op = iota
+	OpEmbeddings
+)
+
+func (o Op) String() string {
+	if o == OpEmbeddings {
+		return "embeddings"
+	}
+	return "chat"
+}
+
+// Path is the operation's path below an OpenAI base URL.
+func (o Op) Path() string {
+	if o == OpEmbeddings {
+		return "/embeddings"
+	}
+	return "/chat/completions"
+}
+
+// Call is one attempt's request, ready for a provider.
+type Call struct {
+	Op     Op
+	Body   []byte // JSON body as the upstream must receive it
+	Stream bool
+	// PromptTokens is the gateway's estimate, used by mocks and limits.
+	PromptTokens int
+}
+
+// Request is what the gateway reads of a client's request body.
+type Request struct {
+	Body          []byte
+	Model         string
+	modelStart    int // byte offsets of the model value (with quotes) in Body
+	modelEnd      int
+	Stream        bool
+	IncludeUsage  bool // stream_options.include_usage
+	MaxTokens     int64
+	Fallbacks     []string // per-request fallbacks
+	FallbacksSet  bool
+	NoFallbacks   bool     // disable_fallbacks
+	NumRetries    int      // per-request num_retries, -1 when absent
+	Tags          []string // metadata.tags / tags
+	MockResponse  string   // per-request mock_response (mock deployments only)
+	HasMock       bool
+	HasNonPrompts bool // body has fields the prompt estimate ignores
+}
+
+// Parse reads the fields the gateway interprets. It does not validate the
+// rest of the body: the upstream does.
+func Parse(body []byte) (*Request, error) {
+	if !gjson.ValidBytes(body) {
+		return nil, errInvalidJSON
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return nil, errNotObject
+	}
+	r := &Request{Body: body, NumRetries: -1}
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model":
+			if v.Type == gjson.String {
+				r.Model = v.Str
+				r.modelStart = v.Index
+				r.modelEnd = v.Index + len(v.Raw)
+			}
+		case "stream":
+			r.Stream = v.Type == gjson.True
+		case "stream_options":
+			r.IncludeUsage = v.Get("include_usage").Type == gjson.True
+		case "max_tokens", "max_completion_tokens":
+			if n := v.Int(); n > r.MaxTokens {
+				r.MaxTokens = n
+			}
+		case "fallbacks":
+			r.FallbacksSet = true
+			v.ForEach(func(_, f gjson.Result) bool {
+				if f.Type == gjson.String {
+					r.Fallbacks = append(r.Fallbacks, f.Str)
+				} else if f.IsObject() { // LiteLLM also accepts [{"model": ...}]
+					if m := f.Get("model"); m.Type == gjson.String {
+						r.Fallbacks = append(r.Fallbacks, m.Str)
+					}
+				}
+				return true
+			})
+		case "disable_fallbacks":
+			r.NoFallbacks = v.Type == gjson.True
+		case "num_retries":
+			if v.Type == gjson.Number {
+				r.NumRetries = int(v.Int())
+			}
+		case "tags":
+			r.Tags = appendStrings(r.Tags, v)
+		case "metadata":
+			r.Tags = appendStrings(r.Tags, v.Get("tags"))
+		case "mock_response":
+			r.MockResponse, r.HasMock = v.String(), true
+		}
+		return true
+	})
+	return r, nil
+}
+
+func appendStrings(dst []string, v gjson.Result) []string {
+	v.ForEach(func(_, s gjson.Result) bool {
+		if s.Type == gjson.String {
+			dst = append(dst, s.Str)
+		}
+		return true
+	})
+	return dst
+}
+
+// gatewayFields are request fields the gateway consumes; they are not sent
+// upstream (OpenAI rejects unknown parameters).
+var gatewayFields = []string{"fallbacks", "disable_fallbacks", "num_retries", "mock_response", "tags", "metadata"}
+
+// WithModel returns the body with the model value replaced by model, and
+// gateway-only fields removed. The original body is not modified.
+func (r *Request) WithModel(model string, injectUsage bool) []byte {
+	q := strconv.AppendQuote(make([]byte, 0, len(model)+2), model)
+	var out []byte
+	if r.modelEnd > 0 {
+		out = make([]byte, 0, len(r.Body)-(r.modelEnd-r.modelStart)+len(q)+40)
+		out = append(out, r.Body[:r.modelStart]...)
+		out = append(out, q...)
+		out = append(out, r.Body[r.modelEnd:]...)
+	} else {
+		out = append([]byte(nil), r.Body...)
+	}
+	if r.hasGatewayFields() {
+		out = deleteFields(out, gatewayFields)
+	}
+	if injectUsage && r.Stream && !r.IncludeUsage {
+		out = setIncludeUsage(out)
+	}
+	return out
+}
+
+func (r *Request) hasGatewayFields() bool {
+	return r.FallbacksSet || r.NoFallbacks || r.NumRetries >= 0 || r.HasMock || len(r.Tags) > 0 ||
+		gjson.GetBytes(r.Body, "metadata").Exists()
+}
