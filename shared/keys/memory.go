@@ -1,0 +1,239 @@
+package keys
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/limits"
+)
+
+// Memory is the in-process store for local mode and unit tests. It also
+// answers the guards of a limits.Memory (limits.GuardSource).
+type Memory struct {
+	mu    sync.Mutex
+	now   func() time.Time
+	keys  map[string]Key
+	teams map[string]Team
+}
+
+var (
+	_ Store              = (*Memory)(nil)
+	_ limits.GuardSource = (*Memory)(nil)
+)
+
+// NewMemory returns an empty memory store.
+func NewMemory() *Memory {
+	return &Memory{now: time.Now, keys: map[string]Key{}, teams: map[string]Team{}}
+}
+
+func cloneKey(k Key) Key {
+	k.Models = slices.Clone(k.Models)
+	if k.MaxBudget != nil {
+		b := *k.MaxBudget
+		k.MaxBudget = &b
+	}
+	return k
+}
+
+func cloneTeam(t Team) Team {
+	t.Models = slices.Clone(t.Models)
+	if t.MaxBudget != nil {
+		b := *t.MaxBudget
+		t.MaxBudget = &b
+	}
+	return t
+}
+
+func notFound(what, id string) error { return fmt.Errorf("%s %s: %w", what, short(id), ErrNotFound) }
+
+// GetKey implements Store.
+func (m *Memory) GetKey(_ context.Context, hash string) (Key, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[hash]
+	if !ok {
+		return Key{}, notFound("key", hash)
+	}
+	return cloneKey(k), nil
+}
+
+// CreateKey implements Store.
+func (m *Memory) CreateKey(_ context.Context, k Key) error {
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.keys[k.Hash]; ok {
+		return fmt.Errorf("key %s: %w", short(k.Hash), ErrExists)
+	}
+	if k.CreatedAt.IsZero() {
+		k.CreatedAt = m.now().UTC().Truncate(time.Millisecond)
+	}
+	m.keys[k.Hash] = cloneKey(k.normalize())
+	return nil
+}
+
+// UpdateKey implements Store.
+func (m *Memory) UpdateKey(_ context.Context, k Key) (Key, error) {
+	if err := k.Validate(); err != nil {
+		return Key{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.keys[k.Hash]
+	if !ok {
+		return Key{}, notFound("key", k.Hash)
+	}
+	k.Spend, k.CreatedAt = old.Spend, old.CreatedAt
+	k = k.normalize()
+	m.keys[k.Hash] = cloneKey(k)
+	return cloneKey(k), nil
+}
+
+// DeleteKey implements Store.
+func (m *Memory) DeleteKey(_ context.Context, hash string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.keys[hash]; !ok {
+		return notFound("key", hash)
+	}
+	delete(m.keys, hash)
+	return nil
+}
+
+// BlockKey implements Store.
+func (m *Memory) BlockKey(_ context.Context, hash string, blocked bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[hash]
+	if !ok {
+		return notFound("key", hash)
+	}
+	k.Blocked = blocked
+	m.keys[hash] = k
+	return nil
+}
+
+// AddKeySpend implements Store.
+func (m *Memory) AddKeySpend(_ context.Context, hash string, usd float64) (float64, error) {
+	if err := ValidAmount(usd); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[hash]
+	if !ok {
+		return 0, notFound("key", hash)
+	}
+	k.Spend += usd
+	m.keys[hash] = k
+	return k.Spend, nil
+}
+
+// GetTeam implements Store.
+func (m *Memory) GetTeam(_ context.Context, id string) (Team, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.teams[id]
+	if !ok {
+		return Team{}, notFound("team", id)
+	}
+	return cloneTeam(t), nil
+}
+
+// CreateTeam implements Store.
+func (m *Memory) CreateTeam(_ context.Context, t Team) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.teams[t.ID]; ok {
+		return fmt.Errorf("team %s: %w", short(t.ID), ErrExists)
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = m.now().UTC().Truncate(time.Millisecond)
+	}
+	m.teams[t.ID] = cloneTeam(t.normalize())
+	return nil
+}
+
+// UpdateTeam implements Store.
+func (m *Memory) UpdateTeam(_ context.Context, t Team) (Team, error) {
+	if err := t.Validate(); err != nil {
+		return Team{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.teams[t.ID]
+	if !ok {
+		return Team{}, notFound("team", t.ID)
+	}
+	t.Spend, t.CreatedAt = old.Spend, old.CreatedAt
+	t = t.normalize()
+	m.teams[t.ID] = cloneTeam(t)
+	return cloneTeam(t), nil
+}
+
+// DeleteTeam implements Store.
+func (m *Memory) DeleteTeam(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.teams[id]; !ok {
+		return notFound("team", id)
+	}
+	delete(m.teams, id)
+	return nil
+}
+
+// BlockTeam implements Store.
+func (m *Memory) BlockTeam(_ context.Context, id string, blocked bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.teams[id]
+	if !ok {
+		return notFound("team", id)
+	}
+	t.Blocked = blocked
+	m.teams[id] = t
+	return nil
+}
+
+// AddTeamSpend implements Store.
+func (m *Memory) AddTeamSpend(_ context.Context, id string, usd float64) (float64, error) {
+	if err := ValidAmount(usd); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.teams[id]
+	if !ok {
+		return 0, notFound("team", id)
+	}
+	t.Spend += usd
+	m.teams[id] = t
+	return t.Spend, nil
+}
+
+// GuardState implements limits.GuardSource.
+func (m *Memory) GuardState(_ context.Context, g limits.Guard) (limits.GuardState, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch g.Kind {
+	case limits.GuardKey:
+		if k, ok := m.keys[g.ID]; ok {
+			return k.GuardState(), nil
+		}
+	case limits.GuardTeam:
+		if t, ok := m.teams[g.ID]; ok {
+			return t.GuardState(), nil
+		}
+	default:
+		return limits.GuardState{}, fmt.Errorf("guard kind %q: %w", g.Kind, ErrInvalid)
+	}
+	return limits.GuardState{}, nil
+}

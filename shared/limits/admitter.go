@@ -1,0 +1,186 @@
+package limits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// This file is the part of an admission every store shares (the driver
+// side, as in go-cloud): validation, shard choice, one retry on another
+// shard, and the fail-open/fail-closed policy. A store implements Backend.
+
+// CounterTTL is how long after its window ends a counter item may be
+// deleted by TTL. Correctness never depends on the deletion: a window is
+// picked by its start time, so an expired item is simply never read again.
+const CounterTTL = 2 * time.Minute
+
+// Item is one counter item a plan touches.
+type Item struct {
+	Scope  Scope
+	Slot   Slot
+	Shards int   // effective number of shards of the scope
+	RPMCap int64 // this shard's request cap; 0: none
+	TPMCap int64 // this shard's token cap; 0: none
+}
+
+// Plan is a validated admission ready for a backend.
+type Plan struct {
+	Req     AdmitRequest
+	Window  time.Time // window start
+	Expires time.Time // TTL of the counter items
+	Items   []Item    // counted scopes, in request order
+}
+
+// Outcome is a backend's answer to one attempt at a plan.
+type Outcome struct {
+	Allowed     bool
+	Item        int    // index in Plan.Items that had no room, or -1
+	ItemReason  Reason // ReasonRPM or ReasonTPM
+	Guard       int    // index in Plan.Req.Guards that failed, or -1
+	GuardReason Reason
+}
+
+// Blocked returns an Outcome blocked by item i.
+func BlockedByItem(i int, r Reason) Outcome { return Outcome{Item: i, ItemReason: r, Guard: -1} }
+
+// BlockedByGuard returns an Outcome blocked by guard i.
+func BlockedByGuard(i int, r Reason) Outcome { return Outcome{Item: -1, Guard: i, GuardReason: r} }
+
+// AllowedOutcome is the Outcome of an admitted attempt.
+var AllowedOutcome = Outcome{Allowed: true, Item: -1, Guard: -1}
+
+// RoomFor returns why an item holding req requests and tok tokens has no
+// room for one more request of tokens, or "" when it has.
+func (it Item) RoomFor(req, tok, tokens int64) Reason {
+	if it.RPMCap > 0 && req+1 > it.RPMCap {
+		return ReasonRPM
+	}
+	if it.TPMCap > 0 && tok+tokens > it.TPMCap {
+		return ReasonTPM
+	}
+	return ""
+}
+
+// Backend makes one atomic attempt at a plan: it checks every guard and
+// item and, only if all hold, adds one request and Plan.Req.Tokens tokens
+// to every item. A backend that cannot answer returns an error wrapping
+// ErrUnavailable.
+type Backend interface {
+	Attempt(ctx context.Context, p *Plan) (Outcome, error)
+}
+
+// Admitter runs admissions on a Backend. The zero value is not usable; set
+// Backend.
+type Admitter struct {
+	Backend Backend
+	Logger  *slog.Logger    // nil: slog.Default()
+	Pick    func(n int) int // shard picker in [0, n); nil: math/rand/v2
+	Timeout time.Duration   // per Admit, on top of ctx's deadline; 0: 2s
+	failed  atomic.Int64
+}
+
+// FailedOpen returns how many requests were admitted uncounted because the
+// store could not answer (the fail-open metric).
+func (a *Admitter) FailedOpen() int64 { return a.failed.Load() }
+
+// Admit implements Store.Admit on a.Backend.
+func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error) {
+	if err := Validate(req); err != nil {
+		return Decision{}, err
+	}
+	pick := a.Pick
+	if pick == nil {
+		pick = rand.IntN
+	}
+	p := &Plan{Req: req, Window: WindowStart(req.Now)}
+	p.Expires = p.Window.Add(time.Minute + CounterTTL)
+	for _, s := range req.Scopes {
+		if !s.counted() {
+			continue
+		}
+		n := effectiveShards(s)
+		it := Item{Scope: s, Shards: n, Slot: Slot{Kind: s.Kind, ID: s.ID, Shard: pick(n)}}
+		it.RPMCap, it.TPMCap = ShardCap(s.RPM, n, it.Slot.Shard), ShardCap(s.TPM, n, it.Slot.Shard)
+		p.Items = append(p.Items, it)
+	}
+	// An estimate larger than a whole shard's TPM can never fit.
+	for i, it := range p.Items {
+		if it.TPMCap > 0 && req.Tokens > it.TPMCap {
+			return a.decide(p, BlockedByItem(i, ReasonTPM)), nil
+		}
+	}
+	if len(p.Items) == 0 && len(req.Guards) == 0 {
+		return Decision{Allowed: true, Admission: Admission{Window: p.Window}}, nil
+	}
+
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	out, err := a.Backend.Attempt(ctx, p)
+	if err == nil && !out.Allowed && out.Item >= 0 && p.Items[out.Item].Shards > 1 {
+		// The chosen shard is full; another may have room. Try once more.
+		it := &p.Items[out.Item]
+		it.Slot.Shard = (it.Slot.Shard + 1 + pick(it.Shards-1)) % it.Shards
+		it.RPMCap, it.TPMCap = ShardCap(it.Scope.RPM, it.Shards, it.Slot.Shard), ShardCap(it.Scope.TPM, it.Shards, it.Slot.Shard)
+		if it.TPMCap == 0 || req.Tokens <= it.TPMCap {
+			out, err = a.Backend.Attempt(ctx, p)
+		}
+	}
+	if err != nil {
+		return a.failure(ctx, p, err)
+	}
+	return a.decide(p, out), nil
+}
+
+func (a *Admitter) decide(p *Plan, out Outcome) Decision {
+	if out.Allowed {
+		d := Decision{Allowed: true, Admission: Admission{Window: p.Window}}
+		for _, it := range p.Items {
+			if it.TPMCap > 0 {
+				d.Admission.Slots = append(d.Admission.Slots, it.Slot)
+			}
+		}
+		return d
+	}
+	if out.Guard >= 0 {
+		return Decision{Reason: out.GuardReason, BlockedGuard: p.Req.Guards[out.Guard]}
+	}
+	return Decision{
+		Reason:       out.ItemReason,
+		BlockedScope: p.Items[out.Item].Scope,
+		RetryAfter:   p.Window.Add(time.Minute).Sub(p.Req.Now),
+	}
+}
+
+// failure applies the fail-open/fail-closed policy to a backend error.
+func (a *Admitter) failure(ctx context.Context, p *Plan, err error) (Decision, error) {
+	if !errors.Is(err, ErrUnavailable) {
+		return Decision{}, err
+	}
+	for _, g := range p.Req.Guards {
+		if g.OnError != FailOpen {
+			return Decision{}, fmt.Errorf("guard %s %s fails closed: %w", g.Kind, g.ID, err)
+		}
+	}
+	for _, it := range p.Items {
+		if it.Scope.OnError == FailClosed {
+			return Decision{}, fmt.Errorf("scope %s %s fails closed: %w", it.Scope.Kind, it.Scope.ID, err)
+		}
+	}
+	a.failed.Add(1)
+	logger := a.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger.WarnContext(ctx, "rate limits failed open", "err", err, "scopes", len(p.Items), "failed_open_total", a.failed.Load())
+	return Decision{Allowed: true, FailedOpen: true, Admission: Admission{Window: p.Window}}, nil
+}

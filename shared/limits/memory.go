@@ -1,0 +1,133 @@
+package limits
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// GuardSource gives the memory store the state of guarded records; the
+// memory key store (keys.Memory) implements it.
+type GuardSource interface {
+	GuardState(ctx context.Context, g Guard) (GuardState, error)
+}
+
+// Memory is the in-process store for local mode and unit tests. All its
+// checks and writes happen under one lock, guards included.
+type Memory struct {
+	admitter Admitter
+
+	mu        sync.Mutex
+	guards    GuardSource
+	counters  map[memSlot]*memCounter
+	lastSweep time.Time
+}
+
+type memSlot struct {
+	Slot
+	window int64 // unix seconds of the window start
+}
+
+type memCounter struct {
+	req, tok int64
+	expires  time.Time
+}
+
+var _ Store = (*Memory)(nil)
+
+// NewMemory returns an empty memory store. guards answers AdmitRequest.Guards;
+// nil means every guard finds no record.
+func NewMemory(guards GuardSource) *Memory {
+	m := &Memory{guards: guards, counters: map[memSlot]*memCounter{}}
+	m.admitter.Backend = memBackend{m}
+	return m
+}
+
+// Admit implements Store.
+func (m *Memory) Admit(ctx context.Context, req AdmitRequest) (Decision, error) {
+	return m.admitter.Admit(ctx, req)
+}
+
+// AdjustTokens implements Store.
+func (m *Memory) AdjustTokens(ctx context.Context, a Admission, delta int64) error {
+	if delta == 0 {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range a.Slots {
+		m.counter(memSlot{s, a.Window.Unix()}, a.Window.Add(time.Minute+CounterTTL)).tok += delta
+	}
+	return nil
+}
+
+// Count returns the requests and tokens counted for a scope's shard in the
+// window holding now (tests and introspection).
+func (m *Memory) Count(kind Kind, id string, shard int, now time.Time) (requests, tokens int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.counters[memSlot{Slot{kind, id, shard}, WindowStart(now).Unix()}]; ok {
+		return c.req, c.tok
+	}
+	return 0, 0
+}
+
+func (m *Memory) counter(k memSlot, expires time.Time) *memCounter {
+	c, ok := m.counters[k]
+	if !ok {
+		c = &memCounter{expires: expires}
+		m.counters[k] = c
+	}
+	return c
+}
+
+// sweep drops counters whose windows ended long ago (at most once a minute).
+func (m *Memory) sweep(now time.Time) {
+	if now.Sub(m.lastSweep) < time.Minute {
+		return
+	}
+	m.lastSweep = now
+	for k, c := range m.counters {
+		if now.After(c.expires) {
+			delete(m.counters, k)
+		}
+	}
+}
+
+type memBackend struct{ m *Memory }
+
+func (b memBackend) Attempt(ctx context.Context, p *Plan) (Outcome, error) {
+	m := b.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep(p.Req.Now)
+	for i, g := range p.Req.Guards {
+		st := GuardState{}
+		if m.guards != nil {
+			var err error
+			if st, err = m.guards.GuardState(ctx, g); err != nil {
+				return Outcome{}, fmt.Errorf("guard %s %s: %w", g.Kind, g.ID, err)
+			}
+		}
+		if r := st.Check(p.Req.Now); r != "" {
+			return BlockedByGuard(i, r), nil
+		}
+	}
+	w := p.Window.Unix()
+	for i, it := range p.Items {
+		var req, tok int64
+		if c, ok := m.counters[memSlot{it.Slot, w}]; ok {
+			req, tok = c.req, c.tok
+		}
+		if r := it.RoomFor(req, tok, p.Req.Tokens); r != "" {
+			return BlockedByItem(i, r), nil
+		}
+	}
+	for _, it := range p.Items {
+		c := m.counter(memSlot{it.Slot, w}, p.Expires)
+		c.req++
+		c.tok += p.Req.Tokens
+	}
+	return AllowedOutcome, nil
+}
