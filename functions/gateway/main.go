@@ -1,0 +1,115 @@
+// Command gateway is the LLM gateway: an OpenAI-compatible HTTP server in
+// local mode, or the Lambda function behind a streaming function URL when it
+// runs inside Lambda. It only wires; the gateway lives in shared/.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/app"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "gateway:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	addr := flag.String("addr", defaultAddr(), "listen address in local mode (env PORT sets the port)")
+	cfgPath := flag.String("config", os.Getenv("GATEWAY_CONFIG"), "LiteLLM config file (env GATEWAY_CONFIG); empty: embedded mock default")
+	store := flag.String("store", envOr("GATEWAY_STORE", "memory"), "state store: memory or dynamodb (env GATEWAY_STORE)")
+	flag.Parse()
+
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv("LOG_LEVEL"))}))
+	slog.SetDefault(log)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	gw, err := app.Build(ctx, app.Settings{ConfigPath: *cfgPath, Store: *store, Getenv: os.LookupEnv, Logger: log})
+	if err != nil {
+		return err
+	}
+	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+		return startLambda(gw.Handler)
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: gw.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	base := "http://" + ln.Addr().String()
+	var models []string
+	for _, m := range gw.Router.Models() {
+		models = append(models, m.ID)
+	}
+	source := "embedded default (mock models, no API keys needed)"
+	if *cfgPath != "" {
+		source = *cfgPath
+	}
+	fmt.Fprintf(os.Stderr, `
+Gateway listening on %s  (config: %s, store: %s)
+Models: %s
+
+  curl %s/v1/chat/completions -H 'Content-Type: application/json' \
+    -d '{"model":"%s","messages":[{"role":"user","content":"Hello"}]}'
+
+Or point any OpenAI SDK at base_url=%s/v1
+`, base, source, *store, strings.Join(models, ", "), base, first(models), base)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return "gpt-4o-mini"
+	}
+	return s[0]
+}
+
+func defaultAddr() string {
+	if p := os.Getenv("PORT"); p != "" {
+		return "127.0.0.1:" + p
+	}
+	return "127.0.0.1:4000"
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func logLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}

@@ -1,0 +1,255 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) Getenv {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+var fixtureEnv = env(map[string]string{
+	"AZURE_EAST_KEY": "east", "AZURE_SWEDEN_KEY": "sweden", "OPENAI_API_KEY": "sk-test",
+	"AZURE_API_KEY": "az", "ANTHROPIC_API_KEY": "ant", "LITELLM_MASTER_KEY": "sk-master", "DATABASE_URL": "postgres://x",
+})
+
+// The fixture configs from the seeds must load unchanged.
+func TestFixturesLoad(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "fixtures", "litellm-configs")
+	tests := []struct {
+		file        string
+		deployments int
+		check       func(t *testing.T, c *Config)
+		warnings    []string // substrings that must appear among the warnings
+	}{
+		{
+			file: "seed002-router.yaml", deployments: 3,
+			check: func(t *testing.T, c *Config) {
+				r := c.Router
+				if r.NumRetries != 2 || r.AllowedFails != 3 || r.CooldownTime != 30*time.Second || r.AttemptTimeout != 10*time.Second {
+					t.Errorf("router settings = %+v", r)
+				}
+				if got := FallbacksFor(r.Fallbacks, "gpt-4o"); len(got) != 1 || got[0] != "gpt-4o-fallback" {
+					t.Errorf("fallbacks = %v", got)
+				}
+				d := c.Deployments[1]
+				if d.Provider != "azure" || d.Model != "gpt-4o" || d.APIBase != "https://swedencentral.example.azure.com" || d.APIKey != "sweden" {
+					t.Errorf("deployment 1 = %+v", d)
+				}
+				if c.Deployments[0].ID == c.Deployments[1].ID {
+					t.Error("two deployments of one group share an id")
+				}
+			},
+		},
+		{
+			file: "seed003-production.yaml", deployments: 3,
+			check: func(t *testing.T, c *Config) {
+				r := c.Router
+				if r.RoutingStrategy != "usage-based-routing-v2" || r.NumRetries != 2 || r.CooldownTime != 120*time.Second || !r.EnablePreCallChecks {
+					t.Errorf("router settings = %+v", r)
+				}
+				d := c.Deployments[0]
+				if d.RPM != 900 || d.TPM != 100000 || d.Timeout != 30*time.Second {
+					t.Errorf("model_info limits not read: %+v", d)
+				}
+				if az := c.Deployments[1]; az.APIVersion != "2024-02-01" || az.APIBase != "https://my-azure-endpoint.openai.azure.com" {
+					t.Errorf("azure deployment = %+v", az)
+				}
+				if claude := c.Deployments[2]; claude.Implemented || claude.Provider != "anthropic" {
+					t.Errorf("anthropic deployment should load but not be implemented: %+v", claude)
+				}
+				if c.General.MasterKey != "sk-master" {
+					t.Errorf("master key = %q", c.General.MasterKey)
+				}
+			},
+			warnings: []string{
+				"cache (line", "response caching is not supported yet",
+				"general_settings.database_url", "state lives in DynamoDB",
+				"general_settings.redis_host", "general_settings.alerting",
+				"provider \"anthropic\" is not implemented yet",
+			},
+		},
+		{
+			file: "seed003-ratelimit.yaml", deployments: 1,
+			check: func(t *testing.T, c *Config) {
+				if d := c.Deployments[0]; d.RPM != 1000 || d.TPM != 120000 {
+					t.Errorf("limits = %d/%d", d.RPM, d.TPM)
+				}
+			},
+			warnings: []string{"max_parallel_requests", "reserved concurrency"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			c, err := LoadFile(filepath.Join(dir, tt.file), fixtureEnv)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			if len(c.Deployments) != tt.deployments {
+				t.Fatalf("deployments = %d, want %d", len(c.Deployments), tt.deployments)
+			}
+			tt.check(t, c)
+			var all strings.Builder
+			for _, w := range c.Warnings {
+				all.WriteString(w.String() + "\n")
+			}
+			for _, want := range tt.warnings {
+				if !strings.Contains(all.String(), want) {
+					t.Errorf("warnings lack %q; got:\n%s", want, all.String())
+				}
+			}
+		})
+	}
+}
+
+func TestBrokenConfigs(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown provider", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\n  - model_name: b\n    litellm_params: {model: openai/x}\n  - model_name: c\n    litellm_params:\n      model: opnai/gpt-4o\n",
+			`model_list[2].litellm_params.model (line 8): unknown provider "opnai" (did you mean "openai"?)`},
+		{"missing model", "model_list:\n  - model_name: a\n    litellm_params: {api_key: x}\n", "model_list[0].litellm_params.model"},
+		{"missing model_name", "model_list:\n  - litellm_params: {model: openai/x}\n", "model_list[0].model_name"},
+		{"bad rpm", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x, rpm: lots}\n", `model_list[0].litellm_params.rpm (line 3): must be a whole number, got "lots"`},
+		{"negative timeout", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x, timeout: -1}\n", "must not be negative"},
+		{"bad api_base", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x, api_base: localhost:8000}\n", "must be an http:// or https:// URL"},
+		{"azure without base", "model_list:\n  - model_name: a\n    litellm_params: {model: azure/x}\n", "api_base (line 3): is required for provider \"azure\""},
+		{"unknown strategy", "model_list: []\nrouter_settings: {routing_strategy: fastest}\n", `router_settings.routing_strategy (line 2): unknown routing strategy "fastest"`},
+		{"fallback to unknown group", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\nrouter_settings:\n  fallbacks: [{a: [b]}]\n", `fallbacks[0].a[0]: unknown model group "b"`},
+		{"fallback cycle", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\n  - model_name: b\n    litellm_params: {model: openai/y}\n  - model_name: c\n    litellm_params: {model: openai/z}\nrouter_settings:\n  fallbacks: [{a: [b]}, {b: [c]}, {c: [a]}]\n",
+			"fallbacks: fallback cycle: a -> b -> c -> a"},
+		{"wildcard fallback cycle", "model_list:\n  - model_name: gpt-a\n    litellm_params: {model: openai/x}\n  - model_name: gpt-b\n    litellm_params: {model: openai/y}\nrouter_settings:\n  fallbacks: [{\"gpt-*\": [gpt-b]}]\n",
+			"fallback cycle: gpt-b -> gpt-b"},
+		{"master key env missing", "general_settings: {master_key: os.environ/NOPE}\n", "refusing to start an open gateway"},
+		{"alias to unknown group", "model_list: []\nrouter_settings: {model_group_alias: {x: y}}\n", `model_group_alias.x: unknown model group "y"`},
+		{"not yaml", "model_list: [\n", "parse config"},
+		{"list at root", "- a\n- b\n", "must be a mapping"},
+		{"model_list not a list", "model_list: {a: b}\n", "model_list (line 1): must be a list"},
+		{"duplicate id", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\n    model_info: {id: same}\n  - model_name: a\n    litellm_params: {model: openai/y}\n    model_info: {id: same}\n", `duplicate deployment id "same"`},
+		{"bad bool", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\n    model_info: {blocked: maybe}\n", "must be true or false"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load([]byte(tt.yaml), env(nil))
+			if err == nil {
+				t.Fatalf("loaded; want error containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %q\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestWarningsNotFatal(t *testing.T) {
+	y := `model_list:
+  - model_name: a
+    litellm_params:
+      model: openai/x
+      api_key: os.environ/MISSING
+      organization: org-1
+      temperature: 0.2
+    model_info: {mode: chat, made_up: 1}
+litellm_settings:
+  success_callback: [langfuse]
+  num_retries: 4
+router_settings:
+  num_retries: 1
+  mystery_knob: 3
+  retry_policy: {RateLimitErrorRetries: 5, BogusRetries: 1}
+`
+	c, err := Load([]byte(y), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, w := range c.Warnings {
+		all = append(all, w.String())
+	}
+	joined := strings.Join(all, "\n")
+	for _, want := range []string{
+		"model_list[0].litellm_params.api_key (line 5): environment variable MISSING is not set",
+		"model_list[0].litellm_params.organization (line 6): not supported yet",
+		"model_list[0].model_info.made_up",
+		"litellm_settings.success_callback (line 10): ignored: callbacks are Python hooks",
+		"litellm_settings.num_retries (line 11): overridden by router_settings.num_retries",
+		"router_settings.mystery_knob (line 14): not supported yet",
+		"BogusRetries",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	if strings.Contains(joined, "model_info.mode") {
+		t.Errorf("informational model_info.mode should not warn:\n%s", joined)
+	}
+	if c.Router.NumRetries != 1 || c.Router.RetryPolicy["rate_limited"] != 5 {
+		t.Errorf("router = %+v", c.Router)
+	}
+	if c.Deployments[0].Params["temperature"] != 0.2 {
+		t.Errorf("params = %v", c.Deployments[0].Params)
+	}
+}
+
+func TestDefaultConfig(t *testing.T) {
+	c := Default()
+	groups := map[string]int{}
+	for _, d := range c.Deployments {
+		if d.Protocol != ProtocolMock || !d.Implemented {
+			t.Errorf("default deployment %s is not a mock", d.ID)
+		}
+		groups[d.ModelName]++
+	}
+	if len(groups) < 2 || groups["gpt-4o-mini"] != 2 {
+		t.Fatalf("default groups = %v; want at least two groups, one with two deployments", groups)
+	}
+	if len(c.Warnings) != 0 {
+		t.Errorf("default config warns: %v", c.Warnings)
+	}
+}
+
+func TestStableIDs(t *testing.T) {
+	y := []byte("model_list:\n  - model_name: a\n    litellm_params: {model: openai/x, api_key: k1}\n")
+	y2 := []byte("model_list:\n  - model_name: a\n    litellm_params: {model: openai/x, api_key: k2}\n")
+	c1, _ := Load(y, nil)
+	c2, _ := Load(y, nil)
+	c3, _ := Load(y2, nil)
+	if c1.Deployments[0].ID != c2.Deployments[0].ID || c1.Deployments[0].ID != c3.Deployments[0].ID {
+		t.Fatal("deployment ids must be stable across loads and not depend on the key")
+	}
+}
+
+func TestMatch(t *testing.T) {
+	for _, tt := range []struct {
+		p, n string
+		ok   bool
+	}{
+		{"*", "anything/at-all", true}, {"gpt-*", "gpt-4o", true}, {"gpt-*", "claude", false},
+		{"openai/*", "openai/gpt-4o", true}, {"a*c*e", "abcde", true}, {"a*c", "abcd", false}, {"exact", "exact", true},
+	} {
+		if got := Match(tt.p, tt.n); got != tt.ok {
+			t.Errorf("Match(%q,%q)=%v", tt.p, tt.n, got)
+		}
+	}
+}
+
+func TestLoadFileMissing(t *testing.T) {
+	_, err := LoadFile(filepath.Join(t.TempDir(), "nope.yaml"), nil)
+	if err == nil || !os.IsNotExist(unwrapAll(err)) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}

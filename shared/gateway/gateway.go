@@ -1,0 +1,219 @@
+// Package gateway is the OpenAI-compatible HTTP surface of the gateway: one
+// http.Handler that serves local mode and the Lambda function URL alike.
+//
+// The hot path reads the few request fields it needs without decoding the
+// body, asks the router for a deployment, and copies the provider's bytes
+// through, event by event for streams.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// DefaultMaxBody is the request body limit: Lambda's 6 MB payload limit.
+const DefaultMaxBody = 6 << 20
+
+// Provider sends one attempt to one deployment (providers.Dispatcher).
+type Provider interface {
+	Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error)
+}
+
+// Principal is who a request acts for, as authentication found it.
+type Principal struct {
+	KeyHash string // "" for the master key or an open gateway
+	Master  bool
+}
+
+// Authenticator checks a request's bearer token. The seam for virtual keys.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (*Principal, error)
+}
+
+// Completion is what a served request reports when it ends (for spend,
+// TPM correction and metrics).
+type Completion struct {
+	CallID     string
+	Principal  *Principal
+	Attempt    *router.Attempt // final attempt; nil if none was made
+	Usage      wire.Usage
+	HasUsage   bool
+	Cost       float64
+	Err        error
+	Started    time.Time
+	Latency    time.Duration
+	Retries    int
+	Fallbacks  int
+	Stream     bool
+	Operation  wire.Op
+	StatusCode int
+}
+
+// Options configure a Handler.
+type Options struct {
+	Config   *config.Config
+	Router   *router.Router
+	Provider Provider
+	// Auth overrides master-key authentication (virtual keys).
+	Auth    Authenticator
+	Logger  *slog.Logger
+	MaxBody int64
+	// OnComplete, if set, is called once per served request, after the
+	// response is written. It must not block for long.
+	OnComplete func(ctx context.Context, c *Completion)
+}
+
+// Handler serves the OpenAI-compatible API.
+type Handler struct {
+	cfg        *config.Config
+	router     *router.Router
+	provider   Provider
+	auth       Authenticator
+	log        *slog.Logger
+	maxBody    int64
+	onComplete func(context.Context, *Completion)
+	models     []byte // /v1/models body, built once
+}
+
+// New returns the gateway handler.
+func New(o Options) *Handler {
+	h := &Handler{
+		cfg: o.Config, router: o.Router, provider: o.Provider, auth: o.Auth,
+		log: o.Logger, maxBody: o.MaxBody, onComplete: o.OnComplete,
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBody
+	}
+	if h.auth == nil {
+		h.auth = masterKey(o.Config.General.MasterKey)
+	}
+	h.models = modelsJSON(o.Router.Models())
+	return h
+}
+
+func modelsJSON(ms []router.Model) []byte {
+	type entry struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	data := make([]entry, len(ms))
+	for i, m := range ms {
+		data[i] = entry{ID: m.ID, Object: "model", Created: 1700000000, OwnedBy: m.OwnedBy}
+	}
+	b, _ := json.Marshal(map[string]any{"object": "list", "data": data})
+	return b
+}
+
+// masterKey authenticates against general_settings.master_key; with none set,
+// the gateway is open (LiteLLM's behaviour).
+type masterKey string
+
+func (m masterKey) Authenticate(_ context.Context, token string) (*Principal, error) {
+	if m == "" {
+		return &Principal{}, nil
+	}
+	if token == "" {
+		return nil, apierr.New(apierr.Unauthorized, "missing API key: send it as 'Authorization: Bearer <key>'")
+	}
+	if subtle.ConstantTimeCompare([]byte(token), []byte(m)) != 1 {
+		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
+	}
+	return &Principal{Master: true}, nil
+}
+
+// ServeHTTP routes by path. Unknown routes and methods get OpenAI-style errors.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch path {
+	case "/v1/chat/completions", "/chat/completions", "/openai/v1/chat/completions":
+		h.post(w, r, wire.OpChat)
+	case "/v1/embeddings", "/embeddings", "/openai/v1/embeddings":
+		h.post(w, r, wire.OpEmbeddings)
+	case "/v1/models", "/models":
+		if !h.method(w, r, http.MethodGet) {
+			return
+		}
+		if _, err := h.authenticate(r); err != nil {
+			apierr.Write(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, h.models)
+	case "/health/liveliness", "/health/liveness":
+		if h.method(w, r, http.MethodGet) {
+			writeJSON(w, http.StatusOK, []byte(`"I'm alive!"`))
+		}
+	case "/health/readiness", "/health":
+		if h.method(w, r, http.MethodGet) {
+			writeJSON(w, http.StatusOK, []byte(`{"status":"healthy"}`))
+		}
+	default:
+		apierr.Write(w, apierr.New(apierr.NotFound, "no route %s %s", r.Method, path))
+	}
+}
+
+func (h *Handler) method(w http.ResponseWriter, r *http.Request, m string) bool {
+	if r.Method == m || (m == http.MethodGet && r.Method == http.MethodHead) {
+		return true
+	}
+	w.Header().Set("Allow", m)
+	apierr.Write(w, apierr.New(apierr.MethodNotAllowed, "%s %s is not allowed; use %s", r.Method, r.URL.Path, m))
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header()["Content-Type"] = []string{"application/json"}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func (h *Handler) authenticate(r *http.Request) (*Principal, error) {
+	return h.auth.Authenticate(r.Context(), bearer(r))
+}
+
+// bearer reads the key from Authorization (Bearer), or api-key / x-api-key
+// headers as Azure and Anthropic SDKs send it.
+func bearer(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); a != "" {
+		if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+			return strings.TrimSpace(a[7:])
+		}
+		return strings.TrimSpace(a)
+	}
+	if k := r.Header.Get("Api-Key"); k != "" {
+		return k
+	}
+	return r.Header.Get("X-Api-Key")
+}
+
+func newCallID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}

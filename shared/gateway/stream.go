@@ -1,0 +1,155 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/sse"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// maxHeld bounds the events held back before the first content event.
+const maxHeld = 16
+
+// stream forwards an SSE stream event by event. Events that carry no content
+// yet (a role-only first chunk) are held back, so that a failure before the
+// first content can still be retried or fall back with nothing sent. Once
+// content is sent, the attempt is committed: a later failure ends the stream
+// with an OpenAI-style error event, and no other model's output is spliced in.
+func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call, injected bool) error {
+	d := a.Deployment
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var timedOut atomic.Bool
+	var timer *time.Timer
+	if t := firstPositiveDur(a.StreamTimeout, a.Timeout); t > 0 {
+		timer = time.AfterFunc(t, func() { timedOut.Store(true); cancel() })
+		defer timer.Stop()
+	}
+	resp, err := x.h.provider.Do(actx, d, call)
+	if err != nil {
+		if timedOut.Load() {
+			return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", d.ID, firstPositiveDur(a.StreamTimeout, a.Timeout))
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	rd := sse.NewReader(resp.Body)
+	var held [][]byte
+	var streamErr error
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if !x.committed {
+				if err == io.EOF && len(held) > 0 {
+					x.commit(a, held)
+					return nil
+				}
+				if timedOut.Load() {
+					return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", d.ID, firstPositiveDur(a.StreamTimeout, a.Timeout))
+				}
+				if err == io.EOF || errors.Is(err, sse.ErrTruncated) {
+					return apierr.New(apierr.UpstreamConnection, "deployment %s ended the stream before the first chunk", d.ID)
+				}
+				return providers.TransportError(actx, d, err)
+			}
+			if err == io.EOF {
+				return streamErr
+			}
+			if ctx.Err() != nil { // the client went away: nothing to tell it
+				return &apierr.Error{Kind: apierr.StreamBroken, Message: "client disconnected", Cause: ctx.Err()}
+			}
+			e := &apierr.Error{Kind: apierr.StreamBroken, Message: "the upstream stream broke after content was sent (deployment " + d.ID + ")", Cause: err}
+			_, _ = x.w.Write(apierr.SSE(e))
+			flush(x.w)
+			return e
+		}
+		data := sse.Data(ev)
+		if isError(data) {
+			e := providers.Classify(d, http.StatusInternalServerError, nil, data)
+			if !x.committed {
+				return e // nothing sent yet: retry or fall back
+			}
+			streamErr = &apierr.Error{Kind: apierr.StreamBroken, Message: e.Message}
+			_, _ = x.w.Write(ev) // forward the provider's in-band error as is
+			flush(x.w)
+			continue
+		}
+		if !x.committed {
+			held = append(held, bytes.Clone(ev))
+			if hasContent(data) || sse.IsDone(data) || len(held) >= maxHeld {
+				if timer != nil {
+					timer.Stop()
+				}
+				if timedOut.Load() {
+					return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk in time", d.ID)
+				}
+				x.commit(a, held)
+				held = nil
+			}
+			continue
+		}
+		if u, ok := wire.UsageOf(data); ok {
+			x.c.Usage, x.c.HasUsage = u, true
+			a.Tokens = u.CompletionTokens
+			x.c.Cost = cost(d, u)
+			if injected && gjson.GetBytes(data, "choices.#").Int() == 0 {
+				continue // usage chunk the client did not ask for
+			}
+		}
+		_, _ = x.w.Write(ev)
+		if !rd.Buffered() {
+			flush(x.w)
+		}
+	}
+}
+
+// commit sends the status, headers and held events: from here on the
+// attempt can no longer be retried.
+func (x *exchange) commit(a *router.Attempt, held [][]byte) {
+	x.setRouteHeaders(a)
+	hd := x.w.Header()
+	hd["Content-Type"] = []string{"text/event-stream"}
+	hd["Cache-Control"] = []string{"no-cache"}
+	hd["X-Accel-Buffering"] = []string{"no"}
+	x.committed, a.Committed = true, true
+	x.w.WriteHeader(http.StatusOK)
+	for _, ev := range held {
+		_, _ = x.w.Write(ev)
+	}
+	flush(x.w)
+}
+
+func isError(data []byte) bool {
+	return len(data) > 8 && bytes.HasPrefix(bytes.TrimSpace(data), []byte(`{"error"`))
+}
+
+// hasContent reports whether a chunk carries output: text, a tool call, a
+// refusal or a finish reason.
+func hasContent(data []byte) bool {
+	if !bytes.Contains(data, []byte(`"choices"`)) {
+		return false
+	}
+	r := gjson.GetManyBytes(data, "choices.0.delta.content", "choices.0.delta.tool_calls", "choices.0.delta.function_call",
+		"choices.0.delta.refusal", "choices.0.finish_reason", "choices.0.text")
+	return r[0].String() != "" || r[1].Exists() || r[2].Exists() || r[3].String() != "" || r[4].String() != "" || r[5].String() != ""
+}
+
+func firstPositiveDur(ds ...time.Duration) time.Duration {
+	for _, d := range ds {
+		if d > 0 {
+			return d
+		}
+	}
+	return 0
+}

@@ -1,0 +1,508 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/cooldown"
+)
+
+// Request is what the router needs to know of a client's request.
+type Request struct {
+	Model        string // as the client sent it (alias, group or wildcard match)
+	CallID       string
+	PromptTokens int // estimate, for context-window checks and usage strategies
+	Stream       bool
+	Tags         []string
+	Fallbacks    []string // per-request fallbacks (replace the configured general list)
+	FallbacksSet bool
+	NoFallbacks  bool // disable_fallbacks
+	NumRetries   int  // per-request num_retries; negative: not set
+}
+
+// Attempt is one try at one deployment.
+type Attempt struct {
+	Alias         string // the model the client asked for
+	Group         string // the model group tried
+	Deployment    *config.Deployment
+	ProviderModel string // the provider's model name for this attempt
+	Number        int    // 1-based across the whole request
+	Retry         int    // retries so far in this group
+	Fallback      int    // fallbacks taken so far (0 = the requested group)
+	// Timeout bounds a non-streamed attempt; StreamTimeout bounds the wait
+	// for a stream's first chunk. Zero: no bound beyond the request's.
+	Timeout       time.Duration
+	StreamTimeout time.Duration
+	// Committed is set by the attempt function once output reached the
+	// client: after that the router neither retries nor falls back.
+	Committed bool
+	// Tokens, set by the attempt function when known, feed usage strategies.
+	Tokens int64
+}
+
+// Record is one line of a request's trace.
+type Record struct {
+	Group      string
+	Deployment string
+	Class      string // "" on success
+	Latency    time.Duration
+}
+
+// Result describes how a request was served.
+type Result struct {
+	Trace     []Record
+	Final     *Attempt // the last attempt made (nil if none was)
+	Retries   int      // retries across all groups
+	Fallbacks int      // fallback groups tried
+}
+
+// AttemptFunc makes one attempt. It returns nil on success, or the failure as
+// an *apierr.Error of an upstream kind.
+type AttemptFunc func(ctx context.Context, a *Attempt) error
+
+// noRetry lists classes that another try cannot fix.
+var noRetry = map[apierr.Kind]bool{
+	apierr.UpstreamBadRequest:    true,
+	apierr.ContentPolicy:         true,
+	apierr.ContextWindowExceeded: true,
+	apierr.InvalidRequest:        true,
+	apierr.NotImplemented:        true,
+	apierr.Internal:              true,
+}
+
+// perDeployment lists classes caused by one deployment's setup: retried only
+// on another deployment of the group.
+var perDeployment = map[apierr.Kind]bool{
+	apierr.UpstreamAuth:     true,
+	apierr.UpstreamNotFound: true,
+}
+
+// cools lists classes that count towards a deployment's cooldown.
+var cools = map[apierr.Kind]bool{
+	apierr.UpstreamRateLimited: true,
+	apierr.UpstreamTimeout:     true,
+	apierr.UpstreamConnection:  true,
+	apierr.UpstreamServer:      true,
+	apierr.UpstreamAuth:        true,
+	apierr.UpstreamNotFound:    true,
+	apierr.StreamBroken:        true,
+}
+
+// Do serves req: it resolves the group, then tries deployments with retries
+// and fallbacks, calling fn once per attempt.
+func (r *Router) Do(ctx context.Context, req *Request, fn AttemptFunc) (*Result, error) {
+	first, err := r.resolve(req.Model)
+	if err != nil {
+		return &Result{}, err
+	}
+	if r.rs.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.rs.Timeout)
+		defer cancel()
+	}
+	s := &state{r: r, req: req, fn: fn, res: &Result{}, visited: map[string]bool{}}
+	err = s.tryGroup(ctx, first, 0)
+	if err == nil {
+		return s.res, nil
+	}
+	return s.res, s.withFallbacks(ctx, first, err)
+}
+
+type state struct {
+	r       *Router
+	req     *Request
+	fn      AttemptFunc
+	res     *Result
+	visited map[string]bool
+	number  int
+}
+
+// withFallbacks walks the fallback chain of a failed group depth-first: each
+// fallback group is tried with its own retries, then its own fallbacks; no
+// group is visited twice and at most max_fallbacks groups are tried.
+func (s *state) withFallbacks(ctx context.Context, g *group, err error) error {
+	orig := err
+	var tried []string
+	var walk func(g *group, err error) error
+	walk = func(g *group, err error) error {
+		for _, name := range s.fallbacksFor(g.name, err) {
+			if s.res.Fallbacks >= s.r.rs.MaxFallbacks || ctx.Err() != nil {
+				return err
+			}
+			fg, rerr := s.r.resolve(name)
+			if rerr != nil || s.visited[fg.name] {
+				continue
+			}
+			if s.req.PromptTokens > 0 && fg.maxInput > 0 && s.req.PromptTokens > fg.maxInput {
+				s.r.log.LogAttrs(ctx, slog.LevelInfo, "fallback skipped: context window too small",
+					slog.String("call_id", s.req.CallID), slog.String("group", fg.name),
+					slog.Int("prompt_tokens", s.req.PromptTokens), slog.Int("max_input_tokens", fg.maxInput))
+				continue
+			}
+			s.res.Fallbacks++
+			tried = append(tried, fg.name)
+			ferr := s.tryGroup(ctx, fg, s.res.Fallbacks)
+			if ferr == nil {
+				return nil
+			}
+			if committed(s.res) {
+				return ferr
+			}
+			if werr := walk(fg, ferr); werr == nil {
+				return nil
+			}
+		}
+		return err
+	}
+	if s.req.NoFallbacks || committed(s.res) {
+		return orig
+	}
+	if werr := walk(g, err); werr == nil {
+		return nil
+	} else if committed(s.res) {
+		return werr
+	}
+	if len(tried) > 0 {
+		e := *apierr.From(orig)
+		e.Message = fmt.Sprintf("%s; fallbacks tried: %s", e.Message, strings.Join(tried, ", "))
+		return &e
+	}
+	return orig
+}
+
+func committed(res *Result) bool { return res.Final != nil && res.Final.Committed }
+
+// fallbacksFor picks the fallback list for a failure of group: the
+// context-window list for context errors, the content-policy list for
+// refusals (a refusal never takes the general list), else the request's own
+// list, the configured list (exact or wildcard), or default_fallbacks.
+func (s *state) fallbacksFor(groupName string, err error) []string {
+	rs := &s.r.rs
+	switch apierr.KindOf(err) {
+	case apierr.ContextWindowExceeded:
+		if len(rs.ContextWindowFallbacks) > 0 {
+			return config.FallbacksFor(rs.ContextWindowFallbacks, groupName)
+		}
+	case apierr.ContentPolicy:
+		return config.FallbacksFor(rs.ContentPolicyFallbacks, groupName)
+	case apierr.UpstreamBadRequest, apierr.InvalidRequest, apierr.NotImplemented, apierr.Internal:
+		if apierr.KindOf(err) != apierr.NotImplemented {
+			return nil // the same request fails anywhere
+		}
+	}
+	if s.req.FallbacksSet && s.res.Fallbacks == 0 && groupName == s.firstGroup() {
+		return s.req.Fallbacks
+	}
+	if fb := config.FallbacksFor(rs.Fallbacks, groupName); fb != nil {
+		return fb
+	}
+	if s.res.Fallbacks == 0 {
+		return rs.DefaultFallbacks
+	}
+	return nil
+}
+
+func (s *state) firstGroup() string {
+	if len(s.res.Trace) == 0 {
+		return ""
+	}
+	return s.res.Trace[0].Group
+}
+
+// tryGroup tries one group with its retries.
+func (s *state) tryGroup(ctx context.Context, g *group, fallback int) error {
+	r := s.r
+	s.visited[g.name] = true
+	if len(g.nodes) == 0 {
+		err := r.errNoRoute(g)
+		s.res.Trace = append(s.res.Trace, Record{Group: g.name, Class: apierr.KindOf(err).String()})
+		return err
+	}
+	failed := map[*node]error{}
+	var lastErr error
+	var lastNode *node
+	for retry := 0; ; retry++ {
+		now := r.now()
+		n, err := s.pick(ctx, g, now, failed)
+		if err != nil {
+			if lastErr != nil && apierr.KindOf(err) == apierr.RateLimited {
+				return lastErr // every deployment failed or cooled: report the real failure
+			}
+			s.res.Trace = append(s.res.Trace, Record{Group: g.name, Class: apierr.KindOf(err).String()})
+			return err
+		}
+		if retry > 0 {
+			wait := r.backoff(retry, n == lastNode, lastErr)
+			if wait < 0 {
+				return lastErr
+			}
+			if dl, ok := ctx.Deadline(); ok && r.now().Add(wait).After(dl) {
+				return lastErr
+			}
+			if err := r.sleep(ctx, wait); err != nil {
+				return lastErr
+			}
+			s.res.Retries++
+		}
+		err = s.attempt(ctx, g, n, retry, fallback)
+		if err == nil {
+			return nil
+		}
+		if committed(s.res) {
+			return err
+		}
+		failed[n], lastErr, lastNode = err, err, n
+		k := apierr.KindOf(err)
+		if noRetry[k] || ctx.Err() != nil {
+			return err
+		}
+		if perDeployment[k] && len(failed) >= len(g.nodes) {
+			return err
+		}
+		if retry >= s.retries(g.name, k) {
+			return err
+		}
+	}
+}
+
+// retries is how many retries a failure class gets in a group.
+func (s *state) retries(groupName string, k apierr.Kind) int {
+	class := k.String()
+	if p, ok := s.r.rs.ModelGroupRetryPolicy[groupName]; ok {
+		if n, ok := p[class]; ok {
+			return n
+		}
+	}
+	if n, ok := s.r.rs.RetryPolicy[class]; ok {
+		return n
+	}
+	if s.req.NumRetries >= 0 {
+		return s.req.NumRetries
+	}
+	return s.r.rs.NumRetries
+}
+
+// backoff is the wait before a retry: none when switching to another
+// deployment; exponential with full jitter on the same one; the provider's
+// Retry-After when it sent one (capped: past the cap the group is given up,
+// -1). retry_after sets a floor.
+func (r *Router) backoff(retry int, same bool, lastErr error) time.Duration {
+	floor := r.rs.RetryAfter
+	if !same {
+		return floor
+	}
+	if ra := apierr.From(lastErr).RetryAfter; ra > 0 {
+		if ra > r.rs.MaxRetryAfter {
+			return -1
+		}
+		return max(ra, floor)
+	}
+	const base, ceiling = 100 * time.Millisecond, 5 * time.Second
+	exp := time.Duration(math.Min(float64(ceiling), float64(base)*math.Pow(2, float64(retry-1))))
+	return max(time.Duration(r.rand()*float64(exp)), floor)
+}
+
+// pick filters the group's candidates and asks the strategy for one.
+func (s *state) pick(ctx context.Context, g *group, now time.Time, failed map[*node]error) (*node, error) {
+	r := s.r
+	cands := make([]*node, 0, len(g.nodes))
+	for _, n := range g.nodes {
+		if !n.d.Blocked {
+			cands = append(cands, n)
+		}
+	}
+	if len(cands) == 0 {
+		return nil, apierr.New(apierr.RateLimited, "every deployment of model group %q is blocked", g.name)
+	}
+	// Tags: deployments serving one of the request's tags, else those tagged "default".
+	if len(s.req.Tags) > 0 {
+		tagged := filter(cands, func(n *node) bool { return hasAny(n.d.Tags, s.req.Tags) })
+		if len(tagged) == 0 {
+			tagged = filter(cands, func(n *node) bool { return hasAny(n.d.Tags, []string{"default"}) })
+		}
+		if len(tagged) == 0 {
+			e := apierr.New(apierr.InvalidRequest, "no deployment of model group %q serves tags %v", g.name, s.req.Tags)
+			e.Param = "tags"
+			return nil, e
+		}
+		cands = tagged
+	}
+	// Context window (pre-call checks).
+	if r.rs.EnablePreCallChecks && s.req.PromptTokens > 0 {
+		fits := filter(cands, func(n *node) bool { return n.d.MaxInputTokens == 0 || s.req.PromptTokens <= n.d.MaxInputTokens })
+		if len(fits) == 0 {
+			return nil, apierr.New(apierr.ContextWindowExceeded, "the request (about %d tokens) exceeds the context window of every deployment of model group %q", s.req.PromptTokens, g.name)
+		}
+		cands = fits
+	}
+	// Cooldowns.
+	if !r.rs.DisableCooldowns {
+		ids := make([]string, len(cands))
+		for i, n := range cands {
+			ids[i] = n.d.ID
+		}
+		cooling, err := r.cooldowns.CoolingDown(ctx, ids, now)
+		if err != nil { // fail open: routing without cooldown data beats refusing
+			r.log.LogAttrs(ctx, slog.LevelWarn, "cooldown read failed; routing without it", slog.String("error", err.Error()))
+		} else if len(cooling) > 0 {
+			warm := filter(cands, func(n *node) bool { _, c := cooling[n.d.ID]; return !c })
+			if len(warm) == 0 {
+				var earliest time.Time
+				for _, until := range cooling {
+					if earliest.IsZero() || until.Before(earliest) {
+						earliest = until
+					}
+				}
+				e := apierr.New(apierr.RateLimited, "every deployment of model group %q is cooling down after failures; retry after %s", g.name, earliest.UTC().Format(time.RFC3339))
+				e.RetryAfter = earliest.Sub(now)
+				e.Code = "no_deployments_available"
+				return nil, e
+			}
+			cands = warm
+		}
+	}
+	// Own RPM/TPM limits (this instance's view).
+	if limited := filter(cands, func(n *node) bool {
+		reqs, toks := n.usage(now)
+		return (n.d.RPM == 0 || reqs < n.d.RPM) && (n.d.TPM == 0 || toks < n.d.TPM)
+	}); len(limited) > 0 {
+		cands = limited
+	} else {
+		e := apierr.New(apierr.RateLimited, "every deployment of model group %q is at its rpm/tpm limit", g.name)
+		e.RetryAfter = time.Duration(60-now.Unix()%60) * time.Second
+		return nil, e
+	}
+	// Deployments that already failed for this request, while others remain.
+	if len(failed) > 0 {
+		if fresh := filter(cands, func(n *node) bool { _, f := failed[n]; return !f }); len(fresh) > 0 {
+			cands = fresh
+		}
+	}
+	// Lowest order tier.
+	minOrder := 0
+	for _, n := range cands {
+		if n.d.Order > 0 && (minOrder == 0 || n.d.Order < minOrder) {
+			minOrder = n.d.Order
+		}
+	}
+	if minOrder > 0 {
+		cands = filter(cands, func(n *node) bool { return n.d.Order == minOrder })
+	}
+	return r.selector.Select(cands, now, r.rand), nil
+}
+
+func filter(in []*node, keep func(*node) bool) []*node {
+	out := make([]*node, 0, len(in))
+	for _, n := range in {
+		if keep(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func hasAny(have, want []string) bool {
+	for _, w := range want {
+		for _, h := range have {
+			if h == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// attempt runs one try, records it, and counts a failure towards cooldown.
+func (s *state) attempt(ctx context.Context, g *group, n *node, retry, fallback int) error {
+	r := s.r
+	s.number++
+	d := n.d
+	a := &Attempt{
+		Alias: s.req.Model, Group: g.name, Deployment: d, ProviderModel: providerModel(d, s.req.Model),
+		Number: s.number, Retry: retry, Fallback: fallback,
+		Timeout:       firstPositive(d.Timeout, r.rs.AttemptTimeout),
+		StreamTimeout: firstPositive(d.StreamTimeout, r.rs.StreamTimeout),
+	}
+	s.res.Final = a
+	start := r.now()
+	n.inflight.Add(1)
+	err := s.fn(ctx, a)
+	n.inflight.Add(-1)
+	end := r.now()
+	lat := end.Sub(start)
+	n.addUsage(end, 1, a.Tokens+int64(s.req.PromptTokens))
+	rec := Record{Group: g.name, Deployment: d.ID, Latency: lat}
+	level, outcome := slog.LevelInfo, "success"
+	if err != nil {
+		rec.Class = apierr.KindOf(err).String()
+		level, outcome = slog.LevelWarn, "failure"
+		if errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled {
+			outcome = "cancelled"
+		}
+	} else {
+		n.observeLatency(lat)
+	}
+	s.res.Trace = append(s.res.Trace, rec)
+	r.log.LogAttrs(ctx, level, "attempt",
+		slog.String("call_id", s.req.CallID), slog.String("alias", a.Alias), slog.String("group", g.name),
+		slog.String("deployment", d.ID), slog.String("provider_model", d.Provider+"/"+a.ProviderModel),
+		slog.Int("attempt", a.Number), slog.String("outcome", outcome), slog.String("error_class", rec.Class),
+		slog.Duration("latency", lat))
+	if err != nil && ctx.Err() == nil {
+		r.recordFailure(ctx, d, apierr.KindOf(err), end)
+	}
+	return err
+}
+
+func (r *Router) recordFailure(ctx context.Context, d *config.Deployment, k apierr.Kind, at time.Time) {
+	if r.rs.DisableCooldowns || !cools[k] || r.rs.CooldownTime <= 0 {
+		return
+	}
+	class := k.String()
+	allowed, hasPolicy := r.rs.AllowedFailsPolicy[class]
+	if !hasPolicy {
+		allowed = r.rs.AllowedFails
+	}
+	f := cooldown.Failure{
+		Deployment: d.ID, Class: class, At: at, Allowed: allowed,
+		Immediate: k == apierr.UpstreamRateLimited && !hasPolicy,
+		Window:    time.Minute, Cooldown: r.rs.CooldownTime,
+	}
+	until, err := r.cooldowns.RecordFailure(ctx, f)
+	if err != nil {
+		r.log.LogAttrs(ctx, slog.LevelWarn, "cooldown write failed", slog.String("deployment", d.ID), slog.String("error", err.Error()))
+		return
+	}
+	if !until.IsZero() {
+		r.log.LogAttrs(ctx, slog.LevelWarn, "deployment cooling down", slog.String("deployment", d.ID),
+			slog.String("error_class", class), slog.Time("until", until))
+	}
+}
+
+// providerModel is the provider's model name for an attempt; a wildcard
+// deployment ("openai/*") takes the client's model.
+func providerModel(d *config.Deployment, clientModel string) string {
+	if d.Model != "*" {
+		return d.Model
+	}
+	if p, m, ok := strings.Cut(clientModel, "/"); ok && p == d.Provider {
+		return m
+	}
+	return clientModel
+}
+
+func firstPositive(ds ...time.Duration) time.Duration {
+	for _, d := range ds {
+		if d > 0 {
+			return d
+		}
+	}
+	return 0
+}

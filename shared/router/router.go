@@ -1,0 +1,208 @@
+// Package router decides, for each request, which deployment is tried, what
+// happens after a failure, and which failing deployments are skipped for a
+// while — LiteLLM's Router semantics (alias -> model group -> deployment,
+// retries within a group, fallbacks across groups, cooldowns), without the
+// bugs its users report.
+//
+// The router owns policy, not I/O: the gateway hands Do a function that makes
+// one attempt, and reports whether it already committed output to the client.
+package router
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/cooldown"
+)
+
+// Options are the router's collaborators; zero values pick production defaults.
+type Options struct {
+	Cooldowns cooldown.Store                                   // nil: cooldowns kept in this process only
+	Now       func() time.Time                                 // clock
+	Sleep     func(ctx context.Context, d time.Duration) error // backoff waits
+	Rand      func() float64                                   // in [0,1)
+	Logger    *slog.Logger
+}
+
+// Router routes requests over a loaded config. It is safe for concurrent use.
+type Router struct {
+	cfg       *config.Config
+	rs        config.RouterSettings
+	groups    map[string]*group
+	wildcards []*group // groups whose name contains '*', in config order
+	aliases   map[string]string
+	selector  Selector
+	cooldowns cooldown.Store
+	now       func() time.Time
+	sleep     func(context.Context, time.Duration) error
+	rand      func() float64
+	log       *slog.Logger
+}
+
+type group struct {
+	name          string
+	nodes         []*node // implemented deployments
+	unimplemented []*config.Deployment
+	maxInput      int // largest known context window; 0 when any is unknown
+}
+
+// New builds a router for cfg.
+func New(cfg *config.Config, opt Options) *Router {
+	r := &Router{
+		cfg:       cfg,
+		rs:        cfg.Router,
+		groups:    map[string]*group{},
+		aliases:   cfg.Router.ModelGroupAlias,
+		selector:  NewSelector(cfg.Router.RoutingStrategy),
+		cooldowns: opt.Cooldowns,
+		now:       opt.Now,
+		sleep:     opt.Sleep,
+		rand:      opt.Rand,
+		log:       opt.Logger,
+	}
+	if r.cooldowns == nil {
+		r.cooldowns = cooldown.NewMemory()
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.sleep == nil {
+		r.sleep = sleepCtx
+	}
+	if r.rand == nil {
+		r.rand = defaultRand
+	}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	for _, d := range cfg.Deployments {
+		g := r.groups[d.ModelName]
+		if g == nil {
+			g = &group{name: d.ModelName}
+			r.groups[d.ModelName] = g
+			if strings.Contains(d.ModelName, "*") {
+				r.wildcards = append(r.wildcards, g)
+			}
+		}
+		if d.Implemented {
+			g.nodes = append(g.nodes, &node{d: d})
+		} else {
+			g.unimplemented = append(g.unimplemented, d)
+		}
+	}
+	for _, g := range r.groups {
+		g.maxInput = 0
+		for _, n := range g.nodes {
+			if n.d.MaxInputTokens == 0 {
+				g.maxInput = 0
+				break
+			}
+			g.maxInput = max(g.maxInput, n.d.MaxInputTokens)
+		}
+	}
+	return r
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Model is one entry of /v1/models.
+type Model struct {
+	ID      string
+	OwnedBy string
+}
+
+// Models lists the model groups with a routable deployment and the visible
+// aliases, sorted.
+func (r *Router) Models() []Model {
+	var out []Model
+	for name, g := range r.groups {
+		if len(g.nodes) > 0 && !strings.Contains(name, "*") {
+			out = append(out, Model{ID: name, OwnedBy: g.nodes[0].d.Provider})
+		}
+	}
+	for alias, target := range r.aliases {
+		if !r.rs.HiddenAliases[alias] {
+			if g := r.groups[target]; g != nil && len(g.nodes) > 0 {
+				out = append(out, Model{ID: alias, OwnedBy: g.nodes[0].d.Provider})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// resolve maps a client's model to its group: alias first, then an exact
+// group, then the first wildcard group that matches.
+func (r *Router) resolve(model string) (*group, error) {
+	name := model
+	if target, ok := r.aliases[model]; ok {
+		name = target
+	}
+	if g := r.groups[name]; g != nil {
+		return g, nil
+	}
+	for _, g := range r.wildcards {
+		if config.Match(g.name, name) {
+			return g, nil
+		}
+	}
+	names := make([]string, 0, len(r.groups))
+	for _, m := range r.Models() {
+		names = append(names, m.ID)
+	}
+	e := apierr.New(apierr.ModelNotFound, "model %q not found; available models: %s", model, strings.Join(names, ", "))
+	e.Param = "model"
+	return nil, e
+}
+
+// Group returns the model group a client's model resolves to.
+func (r *Router) Group(model string) (string, error) {
+	g, err := r.resolve(model)
+	if err != nil {
+		return "", err
+	}
+	return g.name, nil
+}
+
+// Deployments returns the deployments of a group (for admin and tests).
+func (r *Router) Deployments(groupName string) []*config.Deployment {
+	g := r.groups[groupName]
+	if g == nil {
+		return nil
+	}
+	out := make([]*config.Deployment, len(g.nodes))
+	for i, n := range g.nodes {
+		out[i] = n.d
+	}
+	return out
+}
+
+func (r *Router) errNoRoute(g *group) error {
+	if len(g.unimplemented) > 0 {
+		return apierr.New(apierr.NotImplemented, "model group %q has no usable deployment: provider %q is not implemented yet", g.name, g.unimplemented[0].Provider)
+	}
+	return apierr.New(apierr.ModelNotFound, "model group %q has no deployments", g.name)
+}
+
+// String describes the router for start-up logs.
+func (r *Router) String() string {
+	return fmt.Sprintf("router(strategy=%s, groups=%d)", r.rs.RoutingStrategy, len(r.groups))
+}

@@ -1,0 +1,177 @@
+package router
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/config"
+)
+
+// node is a deployment with the per-instance statistics strategies read.
+type node struct {
+	d        *config.Deployment
+	inflight atomic.Int64
+	latency  atomic.Uint64 // EWMA of seconds per attempt, as float64 bits; 0 = no sample
+	minute   atomic.Int64  // unix minute the counters below belong to
+	reqs     atomic.Int64  // requests this minute
+	tokens   atomic.Int64  // tokens this minute
+}
+
+func (n *node) usage(now time.Time) (reqs, tokens int64) {
+	if n.minute.Load() != now.Unix()/60 {
+		return 0, 0
+	}
+	return n.reqs.Load(), n.tokens.Load()
+}
+
+func (n *node) addUsage(now time.Time, reqs, tokens int64) {
+	m := now.Unix() / 60
+	if old := n.minute.Load(); old != m {
+		if n.minute.CompareAndSwap(old, m) {
+			n.reqs.Store(0)
+			n.tokens.Store(0)
+		}
+	}
+	n.reqs.Add(reqs)
+	n.tokens.Add(tokens)
+}
+
+func (n *node) observeLatency(d time.Duration) {
+	const alpha = 0.2
+	s := d.Seconds()
+	for {
+		old := n.latency.Load()
+		v := s
+		if old != 0 {
+			v = alpha*s + (1-alpha)*math.Float64frombits(old)
+		}
+		if n.latency.CompareAndSwap(old, math.Float64bits(v)) {
+			return
+		}
+	}
+}
+
+// Selector picks one deployment among filtered candidates (never empty).
+// Each routing strategy is one small Selector.
+type Selector interface {
+	Select(cands []*node, now time.Time, rnd func() float64) *node
+}
+
+// NewSelector returns the Selector for a routing_strategy name.
+func NewSelector(strategy string) Selector {
+	switch strategy {
+	case "least-busy":
+		return leastBusy{}
+	case "latency-based-routing":
+		return latencyBased{explore: 0.1}
+	case "usage-based-routing-v2":
+		return usageBased{}
+	case "cost-based-routing":
+		return costBased{}
+	}
+	return simpleShuffle{}
+}
+
+// simpleShuffle is LiteLLM's default: a weighted random choice by weight, else
+// rpm, else tpm — the field is chosen by what the first candidate sets. When
+// every weight is zero the choice is uniform, so weight 0 is not an off
+// switch (model_info.blocked is).
+type simpleShuffle struct{}
+
+func (simpleShuffle) Select(c []*node, _ time.Time, rnd func() float64) *node {
+	if len(c) == 1 {
+		return c[0]
+	}
+	var w func(*config.Deployment) float64
+	switch first := c[0].d; {
+	case first.HasWeight:
+		w = func(d *config.Deployment) float64 { return d.Weight }
+	case first.RPM > 0:
+		w = func(d *config.Deployment) float64 { return float64(d.RPM) }
+	case first.TPM > 0:
+		w = func(d *config.Deployment) float64 { return float64(d.TPM) }
+	default:
+		return c[int(rnd()*float64(len(c)))%len(c)]
+	}
+	var total float64
+	for _, n := range c {
+		total += w(n.d)
+	}
+	if total <= 0 {
+		return c[int(rnd()*float64(len(c)))%len(c)]
+	}
+	x := rnd() * total
+	for _, n := range c {
+		x -= w(n.d)
+		if x < 0 {
+			return n
+		}
+	}
+	return c[len(c)-1]
+}
+
+// leastBusy picks the deployment with the fewest requests in flight on this
+// instance (ties broken at random).
+type leastBusy struct{}
+
+func (leastBusy) Select(c []*node, _ time.Time, rnd func() float64) *node {
+	return pickMin(c, rnd, func(n *node) float64 { return float64(n.inflight.Load()) })
+}
+
+// latencyBased picks the lowest moving-average latency; a small share of
+// requests explores at random, and deployments never measured go first.
+type latencyBased struct{ explore float64 }
+
+func (l latencyBased) Select(c []*node, _ time.Time, rnd func() float64) *node {
+	if rnd() < l.explore {
+		return c[int(rnd()*float64(len(c)))%len(c)]
+	}
+	return pickMin(c, rnd, func(n *node) float64 { return math.Float64frombits(n.latency.Load()) })
+}
+
+// usageBased picks the deployment with the most RPM/TPM headroom left this
+// minute (as a share of its limit; unlimited deployments by least use).
+type usageBased struct{}
+
+func (usageBased) Select(c []*node, now time.Time, rnd func() float64) *node {
+	return pickMin(c, rnd, func(n *node) float64 {
+		reqs, toks := n.usage(now)
+		used := 0.0
+		if n.d.RPM > 0 {
+			used = math.Max(used, float64(reqs)/float64(n.d.RPM))
+		}
+		if n.d.TPM > 0 {
+			used = math.Max(used, float64(toks)/float64(n.d.TPM))
+		}
+		if n.d.RPM == 0 && n.d.TPM == 0 {
+			used = float64(reqs) / 1e9
+		}
+		return used
+	})
+}
+
+// costBased picks the cheapest deployment per token.
+type costBased struct{}
+
+func (costBased) Select(c []*node, _ time.Time, rnd func() float64) *node {
+	return pickMin(c, rnd, func(n *node) float64 { return n.d.InputCostPerToken + n.d.OutputCostPerToken })
+}
+
+func pickMin(c []*node, rnd func() float64, score func(*node) float64) *node {
+	best := math.Inf(1)
+	var ties []*node
+	for _, n := range c {
+		s := score(n)
+		switch {
+		case s < best:
+			best, ties = s, append(ties[:0], n)
+		case s == best:
+			ties = append(ties, n)
+		}
+	}
+	return ties[int(rnd()*float64(len(ties)))%len(ties)]
+}
+
+func defaultRand() float64 { return rand.Float64() }
