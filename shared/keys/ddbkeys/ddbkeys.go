@@ -1,0 +1,544 @@
+// Package ddbkeys is the DynamoDB implementation of keys.Store, on the
+// KEYS_TABLE (infra/tables.Keys).
+//
+// Items (partition key "pk", no sort key):
+//
+//	pk "key#<sha256 hex>"  kind "key", alias, team_id, user_id, models (L of S),
+//	                       rpm_limit, tpm_limit, max_budget (absent: unlimited),
+//	                       spend, blocked, expires (epoch ms, absent: never), created_at (epoch ms)
+//	pk "team#<id>"         kind "team", alias, models, rpm_limit, tpm_limit,
+//	                       max_budget, spend, blocked, created_at
+//
+// spend is created as 0 and changed only by ADD, so concurrent spend
+// updates never lose an increment; UpdateKey/UpdateTeam SET every other
+// attribute and never touch spend.
+//
+// The same items are checked by admissions (package ddblimits) through
+// GuardCheck: one ConditionCheck per guarded record inside the admission's
+// TransactWriteItems.
+package ddbkeys
+
+import (
+	"context"
+
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/limits"
+)
+
+// Options tune a Store.
+type Options struct {
+	Timeout time.Duration // per call, on top of the caller's deadline; 0: 2s
+}
+
+// Store is a keys.Store on DynamoDB.
+type Store struct {
+	client  *dynamodb.Client
+	table   string
+	timeout time.Duration
+}
+
+var _ keys.Store = (*Store)(nil)
+
+// New returns a Store on the keys table named table (build client with
+// ddb.NewClient).
+func New(client *dynamodb.Client, table string, o Options) *Store {
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Second
+	}
+	return &Store{client: client, table: table, timeout: o.Timeout}
+}
+
+// Attribute names.
+const (
+	attrPK        = "pk"
+	attrKind      = "kind"
+	attrAlias     = "alias"
+	attrTeamID    = "team_id"
+	attrUserID    = "user_id"
+	attrModels    = "models"
+	attrRPM       = "rpm_limit"
+	attrTPM       = "tpm_limit"
+	attrMaxBudget = "max_budget"
+	attrSpend     = "spend"
+	attrBlocked   = "blocked"
+	attrExpires   = "expires"
+	attrCreated   = "created_at"
+)
+
+// GuardCondition holds when the record exists, is not blocked, has not
+// expired at :now (epoch ms) and has spend below max_budget. It is the
+// DynamoDB form of limits.GuardState.Check.
+const GuardCondition = "attribute_exists(pk)" +
+	" AND (attribute_not_exists(blocked) OR blocked = :false)" +
+	" AND (attribute_not_exists(expires) OR expires > :now)" +
+	" AND (attribute_not_exists(max_budget) OR spend < max_budget)"
+
+// PK returns the partition key of a guarded record.
+func PK(g limits.Guard) string { return string(g.Kind) + "#" + g.ID }
+
+func keyPK(hash string) string { return PK(limits.Guard{Kind: limits.GuardKey, ID: hash}) }
+func teamPK(id string) string  { return PK(limits.Guard{Kind: limits.GuardTeam, ID: id}) }
+
+func itemKey(pk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: s(pk)}
+}
+
+// GuardCheck returns the ConditionCheck of guard g at now, for a
+// TransactWriteItems on the keys table named table. On failure it returns
+// the item (ALL_OLD), which GuardState decodes to name the reason.
+func GuardCheck(table string, g limits.Guard, now time.Time) types.TransactWriteItem {
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName:           aws.String(table),
+		Key:                 itemKey(PK(g)),
+		ConditionExpression: aws.String(GuardCondition),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":false": &types.AttributeValueMemberBOOL{Value: false},
+			":now":   n(now.UnixMilli()),
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}
+}
+
+// GuardState decodes the guard state of a key or team item (nil or empty:
+// not found).
+func GuardState(item map[string]types.AttributeValue) limits.GuardState {
+	if len(item) == 0 {
+		return limits.GuardState{}
+	}
+	st := limits.GuardState{Found: true, Blocked: getBool(item, attrBlocked), Spend: getFloat(item, attrSpend)}
+	if ms, ok := getInt(item, attrExpires); ok {
+		st.ExpiresAt = time.UnixMilli(ms).UTC()
+	}
+	if b, ok := getFloatOK(item, attrMaxBudget); ok {
+		st.MaxBudget = &b
+	}
+	return st
+}
+
+func (st *Store) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, st.timeout)
+}
+
+func wrap(op, what string, err error) error {
+	if ddb.Unavailable(err) {
+		return fmt.Errorf("%s %s: %w: %w", op, what, keys.ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s %s: %w", op, what, err)
+}
+
+// get reads one item with a strongly consistent read.
+func (st *Store) get(ctx context.Context, pk, what string) (map[string]types.AttributeValue, error) {
+	ctx, cancel := st.call(ctx)
+	defer cancel()
+	out, err := st.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(st.table), Key: itemKey(pk), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, wrap("get", what, err)
+	}
+	if len(out.Item) == 0 {
+		return nil, fmt.Errorf("%s: %w", what, keys.ErrNotFound)
+	}
+	return out.Item, nil
+}
+
+// create puts a new item unless its pk exists.
+func (st *Store) create(ctx context.Context, item map[string]types.AttributeValue, what string) error {
+	ctx, cancel := st.call(ctx)
+	defer cancel()
+	_, err := st.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(st.table),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if ddb.ConditionFailed(err) {
+		return fmt.Errorf("%s: %w", what, keys.ErrExists)
+	}
+	if err != nil {
+		return wrap("create", what, err)
+	}
+	return nil
+}
+
+// update SETs set (and REMOVEs remove) on an existing item and returns it.
+func (st *Store) update(ctx context.Context, pk, what string, set map[string]types.AttributeValue, remove []string, addSpend *float64) (map[string]types.AttributeValue, error) {
+	names := map[string]string{}
+	values := map[string]types.AttributeValue{}
+	expr := ""
+	i := 0
+	for name, v := range set {
+		i++
+		sep := ", "
+		if expr == "" {
+			sep = "SET "
+		}
+		expr += fmt.Sprintf("%s#n%d = :v%d", sep, i, i)
+		names[fmt.Sprintf("#n%d", i)] = name
+		values[fmt.Sprintf(":v%d", i)] = v
+	}
+	for j, name := range remove {
+		sep := ", "
+		if j == 0 {
+			sep = " REMOVE "
+		}
+		expr += fmt.Sprintf("%s#r%d", sep, j)
+		names[fmt.Sprintf("#r%d", j)] = name
+	}
+	if addSpend != nil {
+		expr += " ADD #spend :spend"
+		names["#spend"] = attrSpend
+		values[":spend"] = f(*addSpend)
+	}
+	in := &dynamodb.UpdateItemInput{
+		TableName:                aws.String(st.table),
+		Key:                      itemKey(pk),
+		UpdateExpression:         aws.String(expr),
+		ConditionExpression:      aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames: names,
+		ReturnValues:             types.ReturnValueAllNew,
+	}
+	if len(values) > 0 {
+		in.ExpressionAttributeValues = values
+	}
+	ctx, cancel := st.call(ctx)
+	defer cancel()
+	out, err := st.client.UpdateItem(ctx, in)
+	if ddb.ConditionFailed(err) {
+		return nil, fmt.Errorf("%s: %w", what, keys.ErrNotFound)
+	}
+	if err != nil {
+		return nil, wrap("update", what, err)
+	}
+	return out.Attributes, nil
+}
+
+func (st *Store) delete(ctx context.Context, pk, what string) error {
+	ctx, cancel := st.call(ctx)
+	defer cancel()
+	_, err := st.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:           aws.String(st.table),
+		Key:                 itemKey(pk),
+		ConditionExpression: aws.String("attribute_exists(pk)"),
+	})
+	if ddb.ConditionFailed(err) {
+		return fmt.Errorf("%s: %w", what, keys.ErrNotFound)
+	}
+	if err != nil {
+		return wrap("delete", what, err)
+	}
+	return nil
+}
+
+func keyWhat(hash string) string {
+	if len(hash) > 12 {
+		hash = hash[:12]
+	}
+	return "key " + hash
+}
+
+// GetKey implements keys.Store.
+func (st *Store) GetKey(ctx context.Context, hash string) (keys.Key, error) {
+	if !keys.ValidHash(hash) {
+		return keys.Key{}, fmt.Errorf("key: %w", keys.ErrNotFound)
+	}
+	item, err := st.get(ctx, keyPK(hash), keyWhat(hash))
+	if err != nil {
+		return keys.Key{}, err
+	}
+	return decodeKey(hash, item), nil
+}
+
+// CreateKey implements keys.Store.
+func (st *Store) CreateKey(ctx context.Context, k keys.Key) error {
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	if k.CreatedAt.IsZero() {
+		k.CreatedAt = time.Now()
+	}
+	item := keySettings(k)
+	item[attrPK] = s(keyPK(k.Hash))
+	item[attrKind] = s("key")
+	item[attrSpend] = f(0)
+	item[attrCreated] = n(k.CreatedAt.UnixMilli())
+	for _, a := range keyOptional(k) {
+		delete(item, a)
+	}
+	return st.create(ctx, item, keyWhat(k.Hash))
+}
+
+// UpdateKey implements keys.Store.
+func (st *Store) UpdateKey(ctx context.Context, k keys.Key) (keys.Key, error) {
+	if err := k.Validate(); err != nil {
+		return keys.Key{}, err
+	}
+	set := keySettings(k)
+	remove := keyOptional(k)
+	for _, a := range remove {
+		delete(set, a)
+	}
+	item, err := st.update(ctx, keyPK(k.Hash), keyWhat(k.Hash), set, remove, nil)
+	if err != nil {
+		return keys.Key{}, err
+	}
+	return decodeKey(k.Hash, item), nil
+}
+
+// DeleteKey implements keys.Store.
+func (st *Store) DeleteKey(ctx context.Context, hash string) error {
+	return st.delete(ctx, keyPK(hash), keyWhat(hash))
+}
+
+// BlockKey implements keys.Store.
+func (st *Store) BlockKey(ctx context.Context, hash string, blocked bool) error {
+	_, err := st.update(ctx, keyPK(hash), keyWhat(hash),
+		map[string]types.AttributeValue{attrBlocked: &types.AttributeValueMemberBOOL{Value: blocked}}, nil, nil)
+	return err
+}
+
+// AddKeySpend implements keys.Store.
+func (st *Store) AddKeySpend(ctx context.Context, hash string, usd float64) (float64, error) {
+	if err := keys.ValidAmount(usd); err != nil {
+		return 0, err
+	}
+	item, err := st.update(ctx, keyPK(hash), keyWhat(hash), nil, nil, &usd)
+	if err != nil {
+		return 0, err
+	}
+	return getFloat(item, attrSpend), nil
+}
+
+// GetTeam implements keys.Store.
+func (st *Store) GetTeam(ctx context.Context, id string) (keys.Team, error) {
+	if err := keys.ValidTeamID(id); err != nil {
+		return keys.Team{}, fmt.Errorf("team: %w", keys.ErrNotFound)
+	}
+	item, err := st.get(ctx, teamPK(id), "team "+id)
+	if err != nil {
+		return keys.Team{}, err
+	}
+	return decodeTeam(id, item), nil
+}
+
+// CreateTeam implements keys.Store.
+func (st *Store) CreateTeam(ctx context.Context, t keys.Team) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = time.Now()
+	}
+	item := teamSettings(t)
+	if t.MaxBudget == nil {
+		delete(item, attrMaxBudget)
+	}
+	item[attrPK] = s(teamPK(t.ID))
+	item[attrKind] = s("team")
+	item[attrSpend] = f(0)
+	item[attrCreated] = n(t.CreatedAt.UnixMilli())
+	return st.create(ctx, item, "team "+t.ID)
+}
+
+// UpdateTeam implements keys.Store.
+func (st *Store) UpdateTeam(ctx context.Context, t keys.Team) (keys.Team, error) {
+	if err := t.Validate(); err != nil {
+		return keys.Team{}, err
+	}
+	set := teamSettings(t)
+	var remove []string
+	if t.MaxBudget == nil {
+		delete(set, attrMaxBudget)
+		remove = append(remove, attrMaxBudget)
+	}
+	item, err := st.update(ctx, teamPK(t.ID), "team "+t.ID, set, remove, nil)
+	if err != nil {
+		return keys.Team{}, err
+	}
+	return decodeTeam(t.ID, item), nil
+}
+
+// DeleteTeam implements keys.Store.
+func (st *Store) DeleteTeam(ctx context.Context, id string) error {
+	return st.delete(ctx, teamPK(id), "team "+id)
+}
+
+// BlockTeam implements keys.Store.
+func (st *Store) BlockTeam(ctx context.Context, id string, blocked bool) error {
+	_, err := st.update(ctx, teamPK(id), "team "+id,
+		map[string]types.AttributeValue{attrBlocked: &types.AttributeValueMemberBOOL{Value: blocked}}, nil, nil)
+	return err
+}
+
+// AddTeamSpend implements keys.Store.
+func (st *Store) AddTeamSpend(ctx context.Context, id string, usd float64) (float64, error) {
+	if err := keys.ValidAmount(usd); err != nil {
+		return 0, err
+	}
+	item, err := st.update(ctx, teamPK(id), "team "+id, nil, nil, &usd)
+	if err != nil {
+		return 0, err
+	}
+	return getFloat(item, attrSpend), nil
+}
+
+// keySettings returns every settable attribute of k (optional ones with
+// placeholder values; keyOptional names those to drop).
+func keySettings(k keys.Key) map[string]types.AttributeValue {
+	item := map[string]types.AttributeValue{
+		attrAlias:   s(k.Alias),
+		attrTeamID:  s(k.TeamID),
+		attrUserID:  s(k.UserID),
+		attrModels:  list(k.Models),
+		attrRPM:     n(k.RPMLimit),
+		attrTPM:     n(k.TPMLimit),
+		attrBlocked: &types.AttributeValueMemberBOOL{Value: k.Blocked},
+		attrExpires: n(k.ExpiresAt.UnixMilli()),
+	}
+	if k.MaxBudget != nil {
+		item[attrMaxBudget] = f(*k.MaxBudget)
+	}
+	return item
+}
+
+// keyOptional names the optional attributes k leaves unset.
+func keyOptional(k keys.Key) []string {
+	var r []string
+	if k.MaxBudget == nil {
+		r = append(r, attrMaxBudget)
+	}
+	if k.ExpiresAt.IsZero() {
+		r = append(r, attrExpires)
+	}
+	return r
+}
+
+func teamSettings(t keys.Team) map[string]types.AttributeValue {
+	item := map[string]types.AttributeValue{
+		attrAlias:   s(t.Alias),
+		attrModels:  list(t.Models),
+		attrRPM:     n(t.RPMLimit),
+		attrTPM:     n(t.TPMLimit),
+		attrBlocked: &types.AttributeValueMemberBOOL{Value: t.Blocked},
+	}
+	if t.MaxBudget != nil {
+		item[attrMaxBudget] = f(*t.MaxBudget)
+	}
+	return item
+}
+
+func decodeKey(hash string, item map[string]types.AttributeValue) keys.Key {
+	k := keys.Key{
+		Hash:    hash,
+		Alias:   getString(item, attrAlias),
+		TeamID:  getString(item, attrTeamID),
+		UserID:  getString(item, attrUserID),
+		Models:  getList(item, attrModels),
+		Spend:   getFloat(item, attrSpend),
+		Blocked: getBool(item, attrBlocked),
+	}
+	k.RPMLimit, _ = getInt(item, attrRPM)
+	k.TPMLimit, _ = getInt(item, attrTPM)
+	if b, ok := getFloatOK(item, attrMaxBudget); ok {
+		k.MaxBudget = &b
+	}
+	if ms, ok := getInt(item, attrExpires); ok {
+		k.ExpiresAt = time.UnixMilli(ms).UTC()
+	}
+	if ms, ok := getInt(item, attrCreated); ok {
+		k.CreatedAt = time.UnixMilli(ms).UTC()
+	}
+	return k
+}
+
+func decodeTeam(id string, item map[string]types.AttributeValue) keys.Team {
+	t := keys.Team{
+		ID:      id,
+		Alias:   getString(item, attrAlias),
+		Models:  getList(item, attrModels),
+		Spend:   getFloat(item, attrSpend),
+		Blocked: getBool(item, attrBlocked),
+	}
+	t.RPMLimit, _ = getInt(item, attrRPM)
+	t.TPMLimit, _ = getInt(item, attrTPM)
+	if b, ok := getFloatOK(item, attrMaxBudget); ok {
+		t.MaxBudget = &b
+	}
+	if ms, ok := getInt(item, attrCreated); ok {
+		t.CreatedAt = time.UnixMilli(ms).UTC()
+	}
+	return t
+}
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+func f(v float64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatFloat(v, 'f', -1, 64)}
+}
+
+func list(vs []string) types.AttributeValue {
+	l := make([]types.AttributeValue, len(vs))
+	for i, v := range vs {
+		l[i] = s(v)
+	}
+	return &types.AttributeValueMemberL{Value: l}
+}
+
+func getString(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func getBool(item map[string]types.AttributeValue, name string) bool {
+	v, ok := item[name].(*types.AttributeValueMemberBOOL)
+	return ok && v.Value
+}
+
+func getInt(item map[string]types.AttributeValue, name string) (int64, bool) {
+	v, ok := item[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(v.Value, 10, 64)
+	return i, err == nil
+}
+
+func getFloatOK(item map[string]types.AttributeValue, name string) (float64, bool) {
+	v, ok := item[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(v.Value, 64)
+	return x, err == nil
+}
+
+func getFloat(item map[string]types.AttributeValue, name string) float64 {
+	x, _ := getFloatOK(item, name)
+	return x
+}
+
+func getList(item map[string]types.AttributeValue, name string) []string {
+	v, ok := item[name].(*types.AttributeValueMemberL)
+	if !ok || len(v.Value) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(v.Value))
+	for _, e := range v.Value {
+		if sv, ok := e.(*types.AttributeValueMemberS); ok {
+			out = append(out, sv.Value)
+		}
+	}
+	return out
+}

@@ -1,0 +1,273 @@
+// Package keystest is the conformance suite every keys.Store passes,
+// unchanged, on the memory store and on DynamoDB Local.
+package keystest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"math"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// Run runs the suite. newStore returns a store on fresh shared state the
+// first time it is called in a test, and another instance on the same state
+// (for DynamoDB: a new SDK client) on later calls in the same test.
+func Run(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	for _, tt := range []struct {
+		name string
+		fn   func(t *testing.T, newStore func(t *testing.T) keys.Store)
+	}{
+		{"KeyLifecycle", testKeyLifecycle},
+		{"TeamLifecycle", testTeamLifecycle},
+		{"NotFound", testNotFound},
+		{"Invalid", testInvalid},
+		{"ConcurrentSpend", testConcurrentSpend},
+	} {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })
+	}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func id(prefix string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+func usd(v float64) *float64 { return &v }
+
+func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	created := time.Date(2030, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
+	k := keys.Key{
+		Hash: keys.HashSecret("sk-" + id("secret")), Alias: "ci", TeamID: "t1", UserID: "u1",
+		Models: []string{"gpt-4o", "claude"}, RPMLimit: 100, TPMLimit: 50_000, MaxBudget: usd(50),
+		ExpiresAt: created.Add(24 * time.Hour), CreatedAt: created,
+	}
+	if err := s.CreateKey(c, k); err != nil {
+		t.Fatalf("CreateKey: %v", err)
+	}
+	if err := s.CreateKey(c, k); !errors.Is(err, keys.ErrExists) {
+		t.Fatalf("second CreateKey: %v, want ErrExists", err)
+	}
+	got, err := s.GetKey(c, k.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, k) {
+		t.Fatalf("GetKey =\n%+v\nwant\n%+v", got, k)
+	}
+
+	if total, err := s.AddKeySpend(c, k.Hash, 1.5); err != nil || total != 1.5 {
+		t.Fatalf("AddKeySpend = %v, %v; want 1.5", total, err)
+	}
+	// Update replaces settings but keeps spend and creation time.
+	u := keys.Key{Hash: k.Hash, Alias: "renamed", Models: []string{"gpt-4o-mini"}, RPMLimit: 5, Spend: 999, CreatedAt: time.Unix(1, 0)}
+	want := u
+	want.Spend, want.CreatedAt = 1.5, created
+	updated, err := s.UpdateKey(c, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(updated, want) {
+		t.Fatalf("UpdateKey =\n%+v\nwant\n%+v", updated, want)
+	}
+	if got, _ := newStore(t).GetKey(c, k.Hash); !reflect.DeepEqual(got, want) {
+		t.Fatalf("GetKey from another instance =\n%+v\nwant\n%+v", got, want)
+	}
+
+	if err := s.BlockKey(c, k.Hash, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetKey(c, k.Hash); !got.Blocked {
+		t.Fatal("BlockKey: key not blocked")
+	}
+	if err := s.BlockKey(c, k.Hash, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetKey(c, k.Hash); got.Blocked {
+		t.Fatal("BlockKey(false): key still blocked")
+	}
+	if err := s.DeleteKey(c, k.Hash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetKey(c, k.Hash); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("GetKey after delete: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteKey(c, k.Hash); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("second DeleteKey: %v, want ErrNotFound", err)
+	}
+
+	t.Run("defaults", func(t *testing.T) {
+		k := keys.Key{Hash: keys.HashSecret(id("sk"))}
+		if err := s.CreateKey(c, k); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetKey(c, k.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.CreatedAt.IsZero() {
+			t.Error("CreatedAt not set")
+		}
+		got.CreatedAt = time.Time{}
+		if !reflect.DeepEqual(got, k) {
+			t.Fatalf("GetKey =\n%+v\nwant\n%+v", got, k)
+		}
+	})
+}
+
+func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	created := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	tm := keys.Team{ID: id("team"), Alias: "research", Models: []string{"gpt-4o"}, RPMLimit: 1000, TPMLimit: 9, MaxBudget: usd(0), CreatedAt: created}
+	if err := s.CreateTeam(c, tm); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTeam(c, tm); !errors.Is(err, keys.ErrExists) {
+		t.Fatalf("second CreateTeam: %v, want ErrExists", err)
+	}
+	if got, err := s.GetTeam(c, tm.ID); err != nil || !reflect.DeepEqual(got, tm) {
+		t.Fatalf("GetTeam = %+v, %v\nwant %+v", got, err, tm)
+	}
+	if total, err := s.AddTeamSpend(c, tm.ID, 0.25); err != nil || total != 0.25 {
+		t.Fatalf("AddTeamSpend = %v, %v", total, err)
+	}
+	u := keys.Team{ID: tm.ID, Alias: "r2"}
+	want := u
+	want.Spend, want.CreatedAt = 0.25, created
+	if got, err := s.UpdateTeam(c, u); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("UpdateTeam = %+v, %v\nwant %+v", got, err, want)
+	}
+	if err := s.BlockTeam(c, tm.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetTeam(c, tm.ID); !got.Blocked {
+		t.Fatal("team not blocked")
+	}
+	if err := s.DeleteTeam(c, tm.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetTeam(c, tm.ID); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("GetTeam after delete: %v", err)
+	}
+}
+
+func testNotFound(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	h := keys.HashSecret(id("missing"))
+	team := id("missing")
+	for _, tt := range []struct {
+		name string
+		call func() error
+	}{
+		{"GetKey", func() error { _, err := s.GetKey(c, h); return err }},
+		{"GetKey raw secret", func() error { _, err := s.GetKey(c, "sk-not-a-hash"); return err }},
+		{"UpdateKey", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h}); return err }},
+		{"DeleteKey", func() error { return s.DeleteKey(c, h) }},
+		{"BlockKey", func() error { return s.BlockKey(c, h, true) }},
+		{"AddKeySpend", func() error { _, err := s.AddKeySpend(c, h, 1); return err }},
+		{"GetTeam", func() error { _, err := s.GetTeam(c, team); return err }},
+		{"GetTeam empty id", func() error { _, err := s.GetTeam(c, ""); return err }},
+		{"UpdateTeam", func() error { _, err := s.UpdateTeam(c, keys.Team{ID: team}); return err }},
+		{"DeleteTeam", func() error { return s.DeleteTeam(c, team) }},
+		{"BlockTeam", func() error { return s.BlockTeam(c, team, true) }},
+		{"AddTeamSpend", func() error { _, err := s.AddTeamSpend(c, team, 1); return err }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); !errors.Is(err, keys.ErrNotFound) {
+				t.Fatalf("%v, want ErrNotFound", err)
+			}
+		})
+	}
+	// Nothing was created by the failed writes.
+	if _, err := s.GetKey(c, h); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("failed writes created the key: %v", err)
+	}
+	if _, err := s.GetTeam(c, team); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("failed writes created the team: %v", err)
+	}
+}
+
+func testInvalid(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	h := keys.HashSecret(id("sk"))
+	if err := s.CreateKey(c, keys.Key{Hash: h}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTeam(c, keys.Team{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		call func() error
+	}{
+		{"raw secret as hash", func() error { return s.CreateKey(c, keys.Key{Hash: "sk-1234"}) }},
+		{"upper-case hash", func() error {
+			return s.CreateKey(c, keys.Key{Hash: "ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789"})
+		}},
+		{"negative rpm", func() error { return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), RPMLimit: -1}) }},
+		{"negative budget", func() error { return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), MaxBudget: usd(-1)}) }},
+		{"NaN budget", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h, MaxBudget: usd(math.NaN())}); return err }},
+		{"empty model", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h, Models: []string{""}}); return err }},
+		{"NaN spend", func() error { _, err := s.AddKeySpend(c, h, math.NaN()); return err }},
+		{"infinite spend", func() error { _, err := s.AddTeamSpend(c, "t", math.Inf(1)); return err }},
+		{"empty team id", func() error { return s.CreateTeam(c, keys.Team{}) }},
+		{"negative team tpm", func() error { _, err := s.UpdateTeam(c, keys.Team{ID: "t", TPMLimit: -5}); return err }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); !errors.Is(err, keys.ErrInvalid) {
+				t.Fatalf("%v, want ErrInvalid", err)
+			}
+		})
+	}
+	if got, _ := s.GetKey(c, h); !reflect.DeepEqual(got.Models, []string(nil)) || got.MaxBudget != nil || got.Spend != 0 {
+		t.Fatalf("invalid writes changed the key: %+v", got)
+	}
+}
+
+func testConcurrentSpend(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	h := keys.HashSecret(id("sk"))
+	team := id("team")
+	if err := s.CreateKey(c, keys.Key{Hash: h, TeamID: team}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
+		t.Fatal(err)
+	}
+	const instances, perInstance = 4, 25
+	var wg sync.WaitGroup
+	for range instances {
+		inst := newStore(t)
+		for range perInstance {
+			wg.Go(func() {
+				if _, err := inst.AddKeySpend(c, h, 0.5); err != nil {
+					t.Errorf("AddKeySpend: %v", err)
+				}
+				if _, err := inst.AddTeamSpend(c, team, 0.25); err != nil {
+					t.Errorf("AddTeamSpend: %v", err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if k, err := s.GetKey(c, h); err != nil || k.Spend != 50 {
+		t.Errorf("key spend = %v, %v; want 50", k.Spend, err)
+	}
+	if tm, err := s.GetTeam(c, team); err != nil || tm.Spend != 25 {
+		t.Errorf("team spend = %v, %v; want 25", tm.Spend, err)
+	}
+}
