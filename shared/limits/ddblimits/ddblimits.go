@@ -1,0 +1,288 @@
+// Package ddblimits is the DynamoDB implementation of limits.Store, on the
+// COUNTERS_TABLE (infra/tables.Counters), with guards checked on the
+// KEYS_TABLE items of package ddbkeys.
+//
+// # Items
+//
+//	pk "rl#<kind>#<id>#<window start, unix s>#<shard>"   req (N), tok (N), expires_at (N, unix s)
+//
+// The window is part of the key, so a new minute starts at a new item with
+// no reset; an old item is never read again, and TTL (expires_at, two
+// minutes after the window ends) only tidies up.
+//
+// # One round trip
+//
+// An admission is one call:
+//
+//   - one scope, no guard: UpdateItem
+//     ADD req :1, tok :est SET expires_at = :exp
+//     IF (attribute_not_exists(req) OR req < :rpm) AND (attribute_not_exists(tok) OR tok <= :tpm - :est)
+//     with ReturnValuesOnConditionCheckFailure ALL_OLD, which tells RPM from TPM;
+//   - otherwise: one TransactWriteItems holding a ConditionCheck per guard
+//     (ddbkeys.GuardCondition on the key or team item) and the Update above
+//     per scope. If any condition fails nothing is written; the cancellation
+//     reasons (with ALL_OLD items) name the guard or scope that blocked.
+//
+// A transaction cancelled only by TransactionConflict (another transaction
+// on the same item at the same moment) is retried with jittered backoff
+// until the call's deadline. The TPM correction after the call is one
+// unconditional UpdateItem ADD per TPM-limited counter, issued concurrently.
+//
+// # Ceilings
+//
+// One item takes about 1,000 write units per second. A transactional
+// write costs 2 units, the TPM correction 1, so one counter item carries
+// about 333 requests/s (20,000 RPM); the deployment and model-group scopes,
+// which every request to that model touches, meet it first. Above
+// limits.RPMPerShard (10,000 RPM) give the scope Shards (limits.ShardsFor):
+// each shard is its own item with an even share of the limits; a request
+// picks one at random and, if that one is full, tries one other. Transaction
+// conflicts on a hot item also fall with sharding.
+package ddblimits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
+	"github.com/sluice-gw/sluice/shared/limits"
+)
+
+// Options configure a Store.
+type Options struct {
+	// KeysTable is the keys table the guards check; required for guards.
+	KeysTable string
+	// Timeout bounds each Admit and AdjustTokens, on top of the caller's
+	// deadline; 0: 2s. Past it the fail-open/closed policy decides.
+	Timeout time.Duration
+	// Logger receives the fail-open lines; nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// Store is a limits.Store on DynamoDB.
+type Store struct {
+	client    *dynamodb.Client
+	table     string
+	keysTable string
+	timeout   time.Duration
+	admitter  limits.Admitter
+}
+
+var _ limits.Store = (*Store)(nil)
+
+// New returns a Store on the counters table named table (build client with
+// ddb.NewClient).
+func New(client *dynamodb.Client, table string, o Options) *Store {
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Second
+	}
+	s := &Store{client: client, table: table, keysTable: o.KeysTable, timeout: o.Timeout}
+	s.admitter = limits.Admitter{Backend: backend{s}, Logger: o.Logger, Timeout: o.Timeout}
+	return s
+}
+
+// Admit implements limits.Store.
+func (s *Store) Admit(ctx context.Context, req limits.AdmitRequest) (limits.Decision, error) {
+	if len(req.Guards) > 0 && s.keysTable == "" {
+		return limits.Decision{}, fmt.Errorf("%w: guards need Options.KeysTable", limits.ErrInvalid)
+	}
+	return s.admitter.Admit(ctx, req)
+}
+
+// FailedOpen returns how many requests this store admitted uncounted
+// because DynamoDB could not answer (the fail-open metric).
+func (s *Store) FailedOpen() int64 { return s.admitter.FailedOpen() }
+
+// PK returns the partition key of a counter item.
+func PK(slot limits.Slot, window time.Time) string {
+	return "rl#" + string(slot.Kind) + "#" + slot.ID + "#" + strconv.FormatInt(window.Unix(), 10) + "#" + strconv.Itoa(slot.Shard)
+}
+
+func key(pk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}}
+}
+
+func num(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+func getInt(item map[string]types.AttributeValue, name string) int64 {
+	if v, ok := item[name].(*types.AttributeValueMemberN); ok {
+		i, _ := strconv.ParseInt(v.Value, 10, 64)
+		return i
+	}
+	return 0
+}
+
+// Count returns the requests and tokens counted in a scope's shard in the
+// window holding now (a strongly consistent read; for tests and tools).
+func (s *Store) Count(ctx context.Context, kind limits.Kind, id string, shard int, now time.Time) (requests, tokens int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(PK(limits.Slot{Kind: kind, ID: id, Shard: shard}, limits.WindowStart(now))),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("read counter: %w", err)
+	}
+	return getInt(out.Item, "req"), getInt(out.Item, "tok"), nil
+}
+
+// update returns the conditional counter update of one item.
+func update(table string, p *limits.Plan, it limits.Item) *types.Update {
+	values := map[string]types.AttributeValue{
+		":one": num(1),
+		":est": num(p.Req.Tokens),
+		":exp": num(p.Expires.Unix()),
+	}
+	var cond string
+	if it.RPMCap > 0 {
+		cond = "(attribute_not_exists(req) OR req < :rpm)"
+		values[":rpm"] = num(it.RPMCap)
+	}
+	if it.TPMCap > 0 {
+		if cond != "" {
+			cond += " AND "
+		}
+		cond += "(attribute_not_exists(tok) OR tok <= :tmax)"
+		values[":tmax"] = num(it.TPMCap - p.Req.Tokens)
+	}
+	return &types.Update{
+		TableName:                           aws.String(table),
+		Key:                                 key(PK(it.Slot, p.Window)),
+		UpdateExpression:                    aws.String("ADD req :one, tok :est SET expires_at = :exp"),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// itemBlocked names why item i's old values left no room.
+func itemBlocked(p *limits.Plan, i int, old map[string]types.AttributeValue) limits.Outcome {
+	r := p.Items[i].RoomFor(getInt(old, "req"), getInt(old, "tok"), p.Req.Tokens)
+	if r == "" {
+		r = limits.ReasonRPM // changed since; report the request limit
+	}
+	return limits.BlockedByItem(i, r)
+}
+
+func unavailable(err error) error {
+	if ddb.Unavailable(err) {
+		return fmt.Errorf("%w: %w", limits.ErrUnavailable, err)
+	}
+	return err
+}
+
+type backend struct{ s *Store }
+
+func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, error) {
+	s := b.s
+	if len(p.Items) == 1 && len(p.Req.Guards) == 0 {
+		u := update(s.table, p, p.Items[0])
+		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                           u.TableName,
+			Key:                                 u.Key,
+			UpdateExpression:                    u.UpdateExpression,
+			ConditionExpression:                 u.ConditionExpression,
+			ExpressionAttributeValues:           u.ExpressionAttributeValues,
+			ReturnValuesOnConditionCheckFailure: u.ReturnValuesOnConditionCheckFailure,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return itemBlocked(p, 0, ccf.Item), nil
+		}
+		if err != nil {
+			return limits.Outcome{}, fmt.Errorf("admit: %w", unavailable(err))
+		}
+		return limits.AllowedOutcome, nil
+	}
+
+	items := make([]types.TransactWriteItem, 0, len(p.Req.Guards)+len(p.Items))
+	for _, g := range p.Req.Guards {
+		items = append(items, ddbkeys.GuardCheck(s.keysTable, g, p.Req.Now))
+	}
+	for _, it := range p.Items {
+		items = append(items, types.TransactWriteItem{Update: update(s.table, p, it)})
+	}
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
+	for attempt := 0; ; attempt++ {
+		_, err := s.client.TransactWriteItems(ctx, in)
+		if err == nil {
+			return limits.AllowedOutcome, nil
+		}
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			return limits.Outcome{}, fmt.Errorf("admit: %w", unavailable(err))
+		}
+		conflict := false
+		for i, r := range tce.CancellationReasons {
+			switch aws.ToString(r.Code) {
+			case "ConditionalCheckFailed":
+				if i < len(p.Req.Guards) {
+					reason := ddbkeys.GuardState(r.Item).Check(p.Req.Now)
+					if reason == "" {
+						reason = limits.ReasonBlocked // changed since; report it blocked
+					}
+					return limits.BlockedByGuard(i, reason), nil
+				}
+				return itemBlocked(p, i-len(p.Req.Guards), r.Item), nil
+			case "TransactionConflict":
+				conflict = true
+			case "", "None":
+			case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
+				return limits.Outcome{}, fmt.Errorf("admit: %w: %w", limits.ErrUnavailable, err)
+			default:
+				return limits.Outcome{}, fmt.Errorf("admit: %w", err)
+			}
+		}
+		if !conflict {
+			return limits.Outcome{}, fmt.Errorf("admit: %w", err)
+		}
+		backoff := time.Duration(rand.Int64N(int64(min(5*time.Millisecond<<min(attempt, 5), 100*time.Millisecond)) + 1))
+		select {
+		case <-ctx.Done():
+			return limits.Outcome{}, fmt.Errorf("admit: %w: transaction conflicts until the deadline: %w", limits.ErrUnavailable, ctx.Err())
+		case <-time.After(backoff):
+		}
+	}
+}
+
+// AdjustTokens implements limits.Store.
+func (s *Store) AdjustTokens(ctx context.Context, a limits.Admission, delta int64) error {
+	if delta == 0 || len(a.Slots) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	exp := a.Window.Add(time.Minute + limits.CounterTTL).Unix()
+	errs := make([]error, len(a.Slots))
+	var wg sync.WaitGroup
+	for i, slot := range a.Slots {
+		wg.Go(func() {
+			_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName:                 aws.String(s.table),
+				Key:                       key(PK(slot, a.Window)),
+				UpdateExpression:          aws.String("ADD tok :d SET expires_at = :exp"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":d": num(delta), ":exp": num(exp)},
+			})
+			if err != nil {
+				errs[i] = fmt.Errorf("adjust tokens of %s %s: %w", slot.Kind, slot.ID, unavailable(err))
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

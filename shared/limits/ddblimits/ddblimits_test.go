@@ -1,0 +1,181 @@
+package ddblimits_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
+	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
+	"github.com/sluice-gw/sluice/shared/limits/limitstest"
+	"github.com/sluice-gw/sluice/test/ddblocal"
+)
+
+func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
+
+func TestConformance(t *testing.T) {
+	limitstest.Run(t, func(t *testing.T) limitstest.Harness {
+		names := ddblocal.Tables(t)
+		newStore := func(t *testing.T) *ddblimits.Store {
+			return ddblimits.New(ddblocal.Client(t), names.Counters, ddblimits.Options{KeysTable: names.Keys, Timeout: 20 * time.Second})
+		}
+		reader := newStore(t)
+		return limitstest.Harness{
+			NewStore: func(t *testing.T) limits.Store { return newStore(t) },
+			Keys:     ddbkeys.New(ddblocal.Client(t), names.Keys, ddbkeys.Options{}),
+			Count: func(t *testing.T, kind limits.Kind, id string, shard int, now time.Time) (int64, int64) {
+				t.Helper()
+				req, tok, err := reader.Count(context.Background(), kind, id, shard, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return req, tok
+			},
+		}
+	})
+}
+
+// TestOneRoundTrip asserts the hot path's cost: an admission with key,
+// team, user, deployment and model-group scopes and the key and team guards
+// is one DynamoDB call; the TPM correction is one call per TPM-limited
+// counter, concurrent.
+func TestOneRoundTrip(t *testing.T) {
+	names := ddblocal.Tables(t)
+	client := ddblocal.Client(t)
+	ks := ddbkeys.New(client, names.Keys, ddbkeys.Options{})
+	st := ddblimits.New(client, names.Counters, ddblimits.Options{KeysTable: names.Keys})
+	bg := context.Background()
+	team := keys.Team{ID: "t1", RPMLimit: 100}
+	key := keys.Key{Hash: keys.HashSecret("sk-one"), TeamID: "t1", RPMLimit: 10, TPMLimit: 1000}
+	if err := ks.CreateTeam(bg, team); err != nil {
+		t.Fatal(err)
+	}
+	if err := ks.CreateKey(bg, key); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
+	full := limits.AdmitRequest{
+		Now:    now,
+		Tokens: 50,
+		Scopes: []limits.Scope{
+			{Kind: limits.KindKey, ID: key.Hash, RPM: 10, TPM: 1000},
+			{Kind: limits.KindTeam, ID: team.ID, RPM: 100},
+			{Kind: limits.KindUser, ID: "u1", RPM: 100},
+			{Kind: limits.KindDeployment, ID: "dep-1", RPM: 100, TPM: 10_000},
+			{Kind: limits.KindModelGroup, ID: "gpt-4o", RPM: 1000, Shards: 2},
+		},
+		Guards: []limits.Guard{key.Guard(), team.Guard()},
+	}
+	tests := []struct {
+		name       string
+		req        limits.AdmitRequest
+		wantCalls  int
+		wantAdjust int
+	}{
+		{"every scope and guard", full, 1, 2},
+		{"one scope", limits.AdmitRequest{Now: now, Scopes: full.Scopes[2:3]}, 1, 0},
+		{"unlimited scopes only", limits.AdmitRequest{Now: now, Scopes: []limits.Scope{{Kind: limits.KindUser, ID: "free"}}}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, count := ddb.WithCallCount(bg)
+			d, err := st.Admit(ctx, tt.req)
+			if err != nil || !d.Allowed {
+				t.Fatalf("Admit = %+v, %v", d, err)
+			}
+			if count.Calls() != tt.wantCalls {
+				t.Errorf("admission made %d DynamoDB calls %v, want %d", count.Calls(), count.Operations(), tt.wantCalls)
+			}
+			count.Reset()
+			if err := st.AdjustTokens(ctx, d.Admission, -10); err != nil {
+				t.Fatal(err)
+			}
+			if count.Calls() != tt.wantAdjust {
+				t.Errorf("correction made %d calls %v, want %d", count.Calls(), count.Operations(), tt.wantAdjust)
+			}
+		})
+	}
+	t.Run("blocked by a guard", func(t *testing.T) {
+		if err := ks.BlockTeam(bg, team.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		ctx, count := ddb.WithCallCount(bg)
+		d, err := st.Admit(ctx, full)
+		if err != nil || d.Allowed || d.Reason != limits.ReasonBlocked || d.BlockedGuard != team.Guard() {
+			t.Fatalf("Admit = %+v, %v; want blocked team", d, err)
+		}
+		if count.Calls() != 1 {
+			t.Errorf("rejection made %d calls, want 1", count.Calls())
+		}
+	})
+}
+
+// TestUnreachable checks the fail-open/fail-closed policy, and that a
+// DynamoDB that never answers cannot hang a request past its deadline.
+func TestUnreachable(t *testing.T) {
+	hang, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hang.Close()
+	go func() {
+		for {
+			c, err := hang.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}
+	cfg.BaseEndpoint = aws.String("http://" + hang.Addr().String())
+	st := ddblimits.New(ddb.NewClient(cfg, ddb.ClientOptions{Emulator: true, MaxAttempts: 1}), "counters",
+		ddblimits.Options{KeysTable: "keys", Timeout: 200 * time.Millisecond})
+
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	rpm := limits.Scope{Kind: limits.KindKey, ID: "k", RPM: 10}
+	tests := []struct {
+		name       string
+		req        limits.AdmitRequest
+		wantOpen   bool
+		wantClosed bool
+	}{
+		{"rate limit fails open", limits.AdmitRequest{Now: now, Scopes: []limits.Scope{rpm}}, true, false},
+		{"two rate limits fail open", limits.AdmitRequest{Now: now, Scopes: []limits.Scope{rpm, {Kind: limits.KindTeam, ID: "t", TPM: 5}}}, true, false},
+		{"rate limit set to fail closed", limits.AdmitRequest{Now: now, Scopes: []limits.Scope{{Kind: limits.KindKey, ID: "k", RPM: 10, OnError: limits.FailClosed}}}, false, true},
+		{"budget guard fails closed", limits.AdmitRequest{Now: now, Scopes: []limits.Scope{rpm}, Guards: []limits.Guard{{Kind: limits.GuardKey, ID: "h"}}}, false, true},
+		{"guard set to fail open", limits.AdmitRequest{Now: now, Guards: []limits.Guard{{Kind: limits.GuardKey, ID: "h", OnError: limits.FailOpen}}}, true, false},
+	}
+	var opened int64
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			d, err := st.Admit(ctx, tt.req)
+			if ctx.Err() != nil {
+				t.Fatal("Admit outlived its own timeout")
+			}
+			if tt.wantClosed && (!errors.Is(err, limits.ErrUnavailable) || d.Allowed) {
+				t.Fatalf("Admit = %+v, %v; want ErrUnavailable", d, err)
+			}
+			if tt.wantOpen {
+				if err != nil || !d.Allowed || !d.FailedOpen {
+					t.Fatalf("Admit = %+v, %v; want allowed, failed open", d, err)
+				}
+				opened++
+			}
+			if st.FailedOpen() != opened {
+				t.Errorf("FailedOpen() = %d, want %d", st.FailedOpen(), opened)
+			}
+		})
+	}
+}
