@@ -84,6 +84,9 @@ var perDeployment = map[apierr.Kind]bool{
 	apierr.UpstreamNotFound: true,
 }
 
+// anyClass is the cooldown bucket of failures counted against allowed_fails.
+const anyClass = "any"
+
 // cools lists classes that count towards a deployment's cooldown.
 var cools = map[apierr.Kind]bool{
 	apierr.UpstreamRateLimited: true,
@@ -243,7 +246,9 @@ func (s *state) tryGroup(ctx context.Context, g *group, fallback int) error {
 			if wait < 0 {
 				return lastErr
 			}
-			if dl, ok := ctx.Deadline(); ok && r.now().Add(wait).After(dl) {
+			// The deadline is wall-clock time: compare it with the real
+			// clock, not the injectable one that drives cooldowns.
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 				return lastErr
 			}
 			if err := r.sleep(ctx, wait); err != nil {
@@ -466,12 +471,17 @@ func (r *Router) recordFailure(ctx context.Context, d *config.Deployment, k apie
 		return
 	}
 	class := k.String()
+	// allowed_fails counts every failure of the deployment in the window,
+	// whatever its class (as LiteLLM counts failed calls per deployment), so
+	// those failures share one bucket; allowed_fails_policy gives a class its
+	// own bucket and budget.
+	bucket := class
 	allowed, hasPolicy := r.rs.AllowedFailsPolicy[class]
 	if !hasPolicy {
-		allowed = r.rs.AllowedFails
+		allowed, bucket = r.rs.AllowedFails, anyClass
 	}
 	f := cooldown.Failure{
-		Deployment: d.ID, Class: class, At: at, Allowed: allowed,
+		Deployment: d.ID, Class: bucket, At: at, Allowed: allowed,
 		Immediate: k == apierr.UpstreamRateLimited && !hasPolicy,
 		Window:    time.Minute, Cooldown: r.rs.CooldownTime,
 	}

@@ -1,0 +1,252 @@
+package router
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+)
+
+// twoDeployments is a group of two deployments; with rand fixed at 0 the
+// uniform choice always takes primary-a when it is available.
+const twoDeployments = primaryAB + `
+router_settings:
+  num_retries: 0
+  allowed_fails: 2
+  cooldown_time: 30
+`
+
+const primaryAB = `
+model_list:
+  - model_name: primary
+    litellm_params: {model: openai/gpt-4o-mini, api_key: k}
+    model_info: {id: primary-a}
+  - model_name: primary
+    litellm_params: {model: openai/gpt-4o-mini, api_key: k}
+    model_info: {id: primary-b}
+  - model_name: backup
+    litellm_params: {model: openai/gpt-4o, api_key: k}
+    model_info: {id: backup-a}
+`
+
+// doAt serves one request for model at time at and returns its trace.
+func doAt(t *testing.T, rt *Router, clk *clock, at time.Time, model string, fn AttemptFunc) ([]hop, error) {
+	t.Helper()
+	clk.Set(at)
+	res, err := rt.Do(context.Background(), req(model), fn)
+	return hops(res), err
+}
+
+func wantHops(t *testing.T, label string, got []hop, want ...hop) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: trace %v, want %v", label, got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s: trace %v, want %v", label, got, want)
+		}
+	}
+}
+
+func TestCooldownAfterAllowedFails(t *testing.T) {
+	clk := newClock()
+	rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now})
+	s := newScript(map[string][]error{"primary-a": repeat(e500, 3)})
+
+	// allowed_fails: 2 tolerates two failures in the minute; the third cools
+	// the deployment (LiteLLM: cooldown when fails > allowed_fails).
+	for i, at := range []time.Time{t0, t0.Add(time.Second), t0.Add(2 * time.Second)} {
+		got, err := doAt(t, rt, clk, at, "primary", s.fn)
+		if err != e500 {
+			t.Fatalf("request %d: err = %v, want %v", i+1, err, e500)
+		}
+		wantHops(t, "request", got, hop{"primary", "primary-a", "server_error"})
+	}
+	until := t0.Add(2*time.Second + 30*time.Second)
+
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want string
+	}{
+		{"very next request", t0.Add(2 * time.Second), "primary-b"},
+		{"a second later", t0.Add(3 * time.Second), "primary-b"},
+		{"at until-1ns", until.Add(-time.Nanosecond), "primary-b"},
+		{"at until", until, "primary-a"},
+	} {
+		got, err := doAt(t, rt, clk, tc.at, "primary", s.fn)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		wantHops(t, tc.name, got, hop{"primary", tc.want, ""})
+	}
+}
+
+func TestCooldownBelowAllowedFailsKeepsDeployment(t *testing.T) {
+	clk := newClock()
+	rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now})
+	s := newScript(map[string][]error{"primary-a": repeat(e500, 2)})
+	for i := 0; i < 2; i++ {
+		if _, err := doAt(t, rt, clk, t0.Add(time.Duration(i)*time.Second), "primary", s.fn); err != e500 {
+			t.Fatalf("request %d: err = %v", i+1, err)
+		}
+	}
+	got, err := doAt(t, rt, clk, t0.Add(2*time.Second), "primary", s.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHops(t, "after allowed_fails failures", got, hop{"primary", "primary-a", ""})
+}
+
+func TestCooldownRateLimitIsImmediate(t *testing.T) {
+	clk := newClock()
+	rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now})
+	s := newScript(map[string][]error{"primary-a": {e429}})
+	if _, err := doAt(t, rt, clk, t0, "primary", s.fn); err != e429 {
+		t.Fatalf("err = %v, want %v", err, e429)
+	}
+	for _, tc := range []struct {
+		at   time.Time
+		want string
+	}{
+		{t0, "primary-b"},
+		{t0.Add(30*time.Second - time.Nanosecond), "primary-b"},
+		{t0.Add(30 * time.Second), "primary-a"},
+	} {
+		got, err := doAt(t, rt, clk, tc.at, "primary", s.fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantHops(t, tc.at.Sub(t0).String(), got, hop{"primary", tc.want, ""})
+	}
+}
+
+func TestCooldownAllowedFailsPolicyOverridesImmediate429(t *testing.T) {
+	clk := newClock()
+	cfg := load(t, twoDeployments+`
+  allowed_fails_policy: {RateLimitErrorAllowedFails: 1}
+`)
+	rt := testRouter(t, cfg, Options{Now: clk.Now})
+	s := newScript(map[string][]error{"primary-a": {e429, e429}})
+	got, _ := doAt(t, rt, clk, t0, "primary", s.fn)
+	wantHops(t, "first 429", got, hop{"primary", "primary-a", "rate_limited"})
+	got, _ = doAt(t, rt, clk, t0, "primary", s.fn)
+	wantHops(t, "one 429 tolerated", got, hop{"primary", "primary-a", "rate_limited"})
+	got, _ = doAt(t, rt, clk, t0, "primary", s.fn)
+	wantHops(t, "second 429 cools", got, hop{"primary", "primary-b", ""})
+}
+
+func TestCooldownFailuresOfDifferentClassesCountTogether(t *testing.T) {
+	// allowed_fails counts a deployment's failures in the minute, whatever
+	// their class (LiteLLM counts failed calls per deployment); only
+	// allowed_fails_policy sets per-class budgets.
+	clk := newClock()
+	rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now})
+	s := newScript(map[string][]error{"primary-a": {e500, eTime, e500}})
+	for i := 0; i < 3; i++ {
+		got, _ := doAt(t, rt, clk, t0.Add(time.Duration(i)*time.Second), "primary", s.fn)
+		if got[0].Deployment != "primary-a" {
+			t.Fatalf("request %d went to %v", i+1, got)
+		}
+	}
+	got, err := doAt(t, rt, clk, t0.Add(3*time.Second), "primary", s.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHops(t, "after 3 mixed failures", got, hop{"primary", "primary-b", ""})
+}
+
+func TestCooldownFailuresOutsideTheMinuteDoNotCount(t *testing.T) {
+	clk := newClock()
+	rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now})
+	s := newScript(map[string][]error{"primary-a": repeat(e500, 3)})
+	// Three failures, but never more than two inside any minute window... the
+	// first two at t0, the third two minutes later.
+	for _, at := range []time.Time{t0, t0.Add(time.Second), t0.Add(2 * time.Minute)} {
+		if _, err := doAt(t, rt, clk, at, "primary", s.fn); err != e500 {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	got, err := doAt(t, rt, clk, t0.Add(2*time.Minute), "primary", s.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHops(t, "old failures expired", got, hop{"primary", "primary-a", ""})
+}
+
+func TestCooldownWholeGroup429WithEarliestEnd(t *testing.T) {
+	clk := newClock()
+	rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now})
+	s := newScript(map[string][]error{"primary-a": {e429}, "primary-b": {e429}})
+	got, _ := doAt(t, rt, clk, t0, "primary", s.fn)
+	wantHops(t, "a", got, hop{"primary", "primary-a", "rate_limited"})
+	got, _ = doAt(t, rt, clk, t0.Add(time.Second), "primary", s.fn)
+	wantHops(t, "b", got, hop{"primary", "primary-b", "rate_limited"})
+
+	// a cools until t0+30s, b until t0+31s.
+	clk.Set(t0.Add(5 * time.Second))
+	res, err := rt.Do(context.Background(), req("primary"), s.fn)
+	assertTrace(t, res, hop{"primary", "", "rate_limit_exceeded"})
+	e := apierr.From(err)
+	if e.Kind != apierr.RateLimited || e.HTTPStatus() != http.StatusTooManyRequests {
+		t.Fatalf("err = %v (status %d), want rate limited 429", err, e.HTTPStatus())
+	}
+	if e.RetryAfter != 25*time.Second {
+		t.Fatalf("RetryAfter = %v, want 25s (earliest end t0+30s)", e.RetryAfter)
+	}
+	if e.Code != "no_deployments_available" {
+		t.Fatalf("code = %q", e.Code)
+	}
+	if n := s.count("primary-a") + s.count("primary-b"); n != 2 {
+		t.Fatalf("attempts = %d, want 2 (none while every deployment cools)", n)
+	}
+
+	got, err = doAt(t, rt, clk, t0.Add(30*time.Second), "primary", s.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHops(t, "a back at its end", got, hop{"primary", "primary-a", ""})
+}
+
+func TestCooldownWholeGroupCoolingTakesFallbacks(t *testing.T) {
+	clk := newClock()
+	rt := testRouter(t, load(t, twoDeployments+"  fallbacks: [{primary: [backup]}]\n"), Options{Now: clk.Now})
+	s := newScript(map[string][]error{"primary-a": {e429}, "primary-b": {e429}})
+	doAt(t, rt, clk, t0, "primary", s.fn)
+	doAt(t, rt, clk, t0, "primary", s.fn)
+	got, err := doAt(t, rt, clk, t0.Add(time.Second), "primary", s.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHops(t, "cooling group falls back", got, hop{"primary", "", "rate_limit_exceeded"}, hop{"backup", "backup-a", ""})
+}
+
+func TestCooldownDisabled(t *testing.T) {
+	clk := newClock()
+	rt := testRouter(t, load(t, twoDeployments+"  disable_cooldowns: true\n"), Options{Now: clk.Now})
+	s := newScript(map[string][]error{"primary-a": {e429}})
+	doAt(t, rt, clk, t0, "primary", s.fn)
+	got, err := doAt(t, rt, clk, t0, "primary", s.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHops(t, "no cooldown", got, hop{"primary", "primary-a", ""})
+}
+
+func TestCooldownNotForCallerErrors(t *testing.T) {
+	// Errors the caller caused say nothing about the deployment's health.
+	clk := newClock()
+	rt := testRouter(t, load(t, primaryAB+"router_settings: {num_retries: 0, allowed_fails: 0}\n"), Options{Now: clk.Now})
+	for _, e := range []error{eBad, eCtx, ePolicy} {
+		s := newScript(map[string][]error{"primary-a": {e}})
+		doAt(t, rt, clk, t0, "primary", s.fn)
+		got, err := doAt(t, rt, clk, t0, "primary", s.fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantHops(t, apierr.KindOf(e).String(), got, hop{"primary", "primary-a", ""})
+	}
+}
