@@ -1,0 +1,232 @@
+// Package ddbcooldown is the DynamoDB implementation of cooldown.Store, on
+// the COUNTERS_TABLE (infra/tables.Counters).
+//
+// One item per deployment:
+//
+//	pk "cd#<deployment>"   until (N, unix ms): end of its cooldown
+//	                       w_<class> (N, unix ms): the failure window counted for class
+//	                       n_<class> (N): failures of class in that window
+//
+// A failure is one conditional UpdateItem returning ALL_NEW:
+//
+//	SET n_c = n_c + 1                IF w_c = :window       (same window)
+//	SET w_c = :window, n_c = 1       IF attribute_not_exists(w_c) OR w_c < :window   (new window)
+//
+// (the second only when the first fails; a failure from a window older than
+// the one counted is not counted). When the count passes Allowed, or the
+// failure is Immediate, a second write starts the cooldown without ever
+// shortening one:
+//
+//	SET until = :until   IF attribute_not_exists(until) OR until < :until
+//
+// Expiry is read, not deleted: CoolingDown compares until with now. The item
+// has no TTL (one small item per deployment; deleting it while a cooldown
+// runs would end the cooldown).
+package ddbcooldown
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sluice-gw/sluice/shared/cooldown"
+)
+
+// Options tune a Store.
+type Options struct {
+	Timeout time.Duration // per RecordFailure or CoolingDown, on top of the caller's deadline; 0: 2s
+}
+
+// Store is a cooldown.Store on DynamoDB.
+type Store struct {
+	client  *dynamodb.Client
+	table   string
+	timeout time.Duration
+}
+
+var _ cooldown.Store = (*Store)(nil)
+
+// New returns a Store on the counters table named table (build client with
+// ddb.NewClient).
+func New(client *dynamodb.Client, table string, o Options) *Store {
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Second
+	}
+	return &Store{client: client, table: table, timeout: o.Timeout}
+}
+
+// PK returns the partition key of a deployment's item.
+func PK(deployment string) string { return "cd#" + deployment }
+
+func key(deployment string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: PK(deployment)}}
+}
+
+func num(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+func getInt(item map[string]types.AttributeValue, name string) (int64, bool) {
+	v, ok := item[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(v.Value, 10, 64)
+	return i, err == nil
+}
+
+func untilOf(item map[string]types.AttributeValue) time.Time {
+	if ms, ok := getInt(item, "until"); ok {
+		return time.UnixMilli(ms).UTC()
+	}
+	return time.Time{}
+}
+
+// update runs one conditional update returning ALL_NEW, or ALL_OLD and
+// false when the condition fails.
+func (s *Store) update(ctx context.Context, in *dynamodb.UpdateItemInput) (map[string]types.AttributeValue, bool, error) {
+	in.TableName = aws.String(s.table)
+	in.ReturnValues = types.ReturnValueAllNew
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	out, err := s.client.UpdateItem(ctx, in)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return ccf.Item, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return out.Attributes, true, nil
+}
+
+// RecordFailure implements cooldown.Store.
+func (s *Store) RecordFailure(ctx context.Context, f cooldown.Failure) (time.Time, error) {
+	if err := cooldown.Validate(f); err != nil {
+		return time.Time{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	cool := f.Immediate
+	var until time.Time
+	if !f.Immediate {
+		n, u, err := s.count(ctx, f)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("record failure of %s: %w", f.Deployment, err)
+		}
+		cool, until = n > f.Allowed, u
+	}
+	if cool {
+		want := cooldown.Until(f)
+		item, _, err := s.update(ctx, &dynamodb.UpdateItemInput{
+			Key:                       key(f.Deployment),
+			UpdateExpression:          aws.String("SET #u = :u"),
+			ConditionExpression:       aws.String("attribute_not_exists(#u) OR #u < :u"),
+			ExpressionAttributeNames:  map[string]string{"#u": "until"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":u": num(want.UnixMilli())},
+		})
+		if err != nil {
+			return time.Time{}, fmt.Errorf("cool down %s: %w", f.Deployment, err)
+		}
+		until = untilOf(item)
+	}
+	if until.After(f.At) {
+		return until, nil
+	}
+	return time.Time{}, nil
+}
+
+// count adds f to its class's window count and returns the count (0 when f
+// belongs to an older window) and the deployment's cooldown end.
+func (s *Store) count(ctx context.Context, f cooldown.Failure) (int, time.Time, error) {
+	w := cooldown.WindowStart(f)
+	names := map[string]string{"#w": "w_" + f.Class, "#n": "n_" + f.Class}
+	for {
+		item, ok, err := s.update(ctx, &dynamodb.UpdateItemInput{
+			Key:                       key(f.Deployment),
+			UpdateExpression:          aws.String("SET #n = #n + :one"),
+			ConditionExpression:       aws.String("#w = :w"),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: map[string]types.AttributeValue{":w": num(w), ":one": num(1)},
+		})
+		if err != nil {
+			return 0, time.Time{}, err
+		}
+		if !ok {
+			if old, found := getInt(item, names["#w"]); found && old > w {
+				return 0, untilOf(item), nil // a late failure from an older window
+			}
+			item, ok, err = s.update(ctx, &dynamodb.UpdateItemInput{
+				Key:                       key(f.Deployment),
+				UpdateExpression:          aws.String("SET #w = :w, #n = :one"),
+				ConditionExpression:       aws.String("attribute_not_exists(#w) OR #w < :w"),
+				ExpressionAttributeNames:  names,
+				ExpressionAttributeValues: map[string]types.AttributeValue{":w": num(w), ":one": num(1)},
+			})
+			if err != nil {
+				return 0, time.Time{}, err
+			}
+			if !ok {
+				continue // another instance opened the window first: count in it
+			}
+		}
+		n, _ := getInt(item, names["#n"])
+		return int(n), untilOf(item), nil
+	}
+}
+
+// CoolingDown implements cooldown.Store with strongly consistent
+// BatchGetItem calls of up to 100 keys.
+func (s *Store) CoolingDown(ctx context.Context, ids []string, now time.Time) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	seen := map[string]bool{}
+	var keys []map[string]types.AttributeValue
+	for _, id := range ids {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			keys = append(keys, key(id))
+		}
+	}
+	for len(keys) > 0 {
+		batch := keys[:min(100, len(keys))]
+		keys = keys[len(batch):]
+		req := map[string]types.KeysAndAttributes{s.table: {
+			Keys:                     batch,
+			ConsistentRead:           aws.Bool(true),
+			ProjectionExpression:     aws.String("pk, #u"),
+			ExpressionAttributeNames: map[string]string{"#u": "until"},
+		}}
+		for delay := 10 * time.Millisecond; len(req) > 0; delay = min(2*delay, 200*time.Millisecond) {
+			res, err := s.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			if err != nil {
+				return nil, fmt.Errorf("read cooldowns: %w", err)
+			}
+			for _, item := range res.Responses[s.table] {
+				pk, _ := item["pk"].(*types.AttributeValueMemberS)
+				if u := untilOf(item); pk != nil && u.After(now) {
+					out[pk.Value[len("cd#"):]] = u
+				}
+			}
+			req = res.UnprocessedKeys
+			if len(req) == 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("read cooldowns: %w", ctx.Err())
+			case <-time.After(delay):
+			}
+		}
+	}
+	return out, nil
+}
