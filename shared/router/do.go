@@ -101,7 +101,7 @@ var cools = map[apierr.Kind]bool{
 // Do serves req: it resolves the group, then tries deployments with retries
 // and fallbacks, calling fn once per attempt.
 func (r *Router) Do(ctx context.Context, req *Request, fn AttemptFunc) (*Result, error) {
-	first, err := r.resolve(req.Model)
+	first, name, err := r.resolve(req.Model)
 	if err != nil {
 		return &Result{}, err
 	}
@@ -110,12 +110,12 @@ func (r *Router) Do(ctx context.Context, req *Request, fn AttemptFunc) (*Result,
 		ctx, cancel = context.WithTimeout(ctx, r.rs.Timeout)
 		defer cancel()
 	}
-	s := &state{r: r, req: req, fn: fn, res: &Result{}, visited: map[string]bool{}}
-	err = s.tryGroup(ctx, first, 0)
+	s := &state{r: r, req: req, fn: fn, res: &Result{}, visited: map[string]bool{}, first: name}
+	err = s.tryGroup(ctx, first, name, 0)
 	if err == nil {
 		return s.res, nil
 	}
-	return s.res, s.withFallbacks(ctx, first, err)
+	return s.res, s.withFallbacks(ctx, first, name, err)
 }
 
 type state struct {
@@ -123,24 +123,25 @@ type state struct {
 	req     *Request
 	fn      AttemptFunc
 	res     *Result
-	visited map[string]bool
+	visited map[string]bool // by model name: a wildcard group serves many models
 	number  int
+	first   string // the requested model's name after alias resolution
 }
 
 // withFallbacks walks the fallback chain of a failed group depth-first: each
 // fallback group is tried with its own retries, then its own fallbacks; no
 // group is visited twice and at most max_fallbacks groups are tried.
-func (s *state) withFallbacks(ctx context.Context, g *group, err error) error {
+func (s *state) withFallbacks(ctx context.Context, g *group, model string, err error) error {
 	orig := err
 	var tried []string
-	var walk func(g *group, err error) error
-	walk = func(g *group, err error) error {
-		for _, name := range s.fallbacksFor(g.name, err) {
+	var walk func(g *group, model string, err error) error
+	walk = func(g *group, model string, err error) error {
+		for _, name := range s.fallbacksFor(g, model, err) {
 			if s.res.Fallbacks >= s.r.rs.MaxFallbacks || ctx.Err() != nil {
 				return err
 			}
-			fg, rerr := s.r.resolve(name)
-			if rerr != nil || s.visited[fg.name] {
+			fg, fname, rerr := s.r.resolve(name)
+			if rerr != nil || s.visited[fname] {
 				continue
 			}
 			if s.req.PromptTokens > 0 && fg.maxInput > 0 && s.req.PromptTokens > fg.maxInput {
@@ -150,15 +151,15 @@ func (s *state) withFallbacks(ctx context.Context, g *group, err error) error {
 				continue
 			}
 			s.res.Fallbacks++
-			tried = append(tried, fg.name)
-			ferr := s.tryGroup(ctx, fg, s.res.Fallbacks)
+			tried = append(tried, fname)
+			ferr := s.tryGroup(ctx, fg, fname, s.res.Fallbacks)
 			if ferr == nil {
 				return nil
 			}
 			if committed(s.res) {
 				return ferr
 			}
-			if werr := walk(fg, ferr); werr == nil {
+			if werr := walk(fg, fname, ferr); werr == nil {
 				return nil
 			}
 		}
@@ -167,7 +168,7 @@ func (s *state) withFallbacks(ctx context.Context, g *group, err error) error {
 	if s.req.NoFallbacks || committed(s.res) {
 		return orig
 	}
-	if werr := walk(g, err); werr == nil {
+	if werr := walk(g, model, err); werr == nil {
 		return nil
 	} else if committed(s.res) {
 		return werr
@@ -182,28 +183,37 @@ func (s *state) withFallbacks(ctx context.Context, g *group, err error) error {
 
 func committed(res *Result) bool { return res.Final != nil && res.Final.Committed }
 
-// fallbacksFor picks the fallback list for a failure of group: the
-// context-window list for context errors, the content-policy list for
-// refusals (a refusal never takes the general list), else the request's own
-// list, the configured list (exact or wildcard), or default_fallbacks.
-func (s *state) fallbacksFor(groupName string, err error) []string {
+// fallbacksFor picks the fallback list for a failure of model (served by
+// group g): the context-window list for context errors, the content-policy
+// list for refusals (a refusal never takes the general list), else the
+// request's own list, the configured list (exact or wildcard), or
+// default_fallbacks.
+func (s *state) fallbacksFor(g *group, model string, err error) []string {
 	rs := &s.r.rs
+	// A model served by a wildcard group is looked up by its own name
+	// first ("openai/gpt-4o"), then by the group's ("openai/*").
+	lookup := func(fbs []config.Fallback) []string {
+		if fb := config.FallbacksFor(fbs, model); fb != nil || model == g.name {
+			return fb
+		}
+		return config.FallbacksFor(fbs, g.name)
+	}
 	switch apierr.KindOf(err) {
 	case apierr.ContextWindowExceeded:
 		if len(rs.ContextWindowFallbacks) > 0 {
-			return config.FallbacksFor(rs.ContextWindowFallbacks, groupName)
+			return lookup(rs.ContextWindowFallbacks)
 		}
 	case apierr.ContentPolicy:
-		return config.FallbacksFor(rs.ContentPolicyFallbacks, groupName)
+		return lookup(rs.ContentPolicyFallbacks)
 	case apierr.UpstreamBadRequest, apierr.InvalidRequest, apierr.NotImplemented, apierr.Internal:
 		if apierr.KindOf(err) != apierr.NotImplemented {
 			return nil // the same request fails anywhere
 		}
 	}
-	if s.req.FallbacksSet && s.res.Fallbacks == 0 && groupName == s.firstGroup() {
+	if s.req.FallbacksSet && s.res.Fallbacks == 0 && model == s.first {
 		return s.req.Fallbacks
 	}
-	if fb := config.FallbacksFor(rs.Fallbacks, groupName); fb != nil {
+	if fb := lookup(rs.Fallbacks); fb != nil {
 		return fb
 	}
 	if s.res.Fallbacks == 0 {
@@ -212,17 +222,10 @@ func (s *state) fallbacksFor(groupName string, err error) []string {
 	return nil
 }
 
-func (s *state) firstGroup() string {
-	if len(s.res.Trace) == 0 {
-		return ""
-	}
-	return s.res.Trace[0].Group
-}
-
-// tryGroup tries one group with its retries.
-func (s *state) tryGroup(ctx context.Context, g *group, fallback int) error {
+// tryGroup tries model, served by group g, with its retries.
+func (s *state) tryGroup(ctx context.Context, g *group, model string, fallback int) error {
 	r := s.r
-	s.visited[g.name] = true
+	s.visited[model] = true
 	if len(g.nodes) == 0 {
 		err := r.errNoRoute(g)
 		s.res.Trace = append(s.res.Trace, Record{Group: g.name, Class: apierr.KindOf(err).String()})
@@ -256,7 +259,7 @@ func (s *state) tryGroup(ctx context.Context, g *group, fallback int) error {
 			}
 			s.res.Retries++
 		}
-		err = s.attempt(ctx, g, n, retry, fallback)
+		err = s.attempt(ctx, g, model, n, retry, fallback)
 		if err == nil {
 			return nil
 		}
@@ -425,12 +428,12 @@ func hasAny(have, want []string) bool {
 }
 
 // attempt runs one try, records it, and counts a failure towards cooldown.
-func (s *state) attempt(ctx context.Context, g *group, n *node, retry, fallback int) error {
+func (s *state) attempt(ctx context.Context, g *group, model string, n *node, retry, fallback int) error {
 	r := s.r
 	s.number++
 	d := n.d
 	a := &Attempt{
-		Alias: s.req.Model, Group: g.name, Deployment: d, ProviderModel: providerModel(d, s.req.Model),
+		Alias: s.req.Model, Group: g.name, Deployment: d, ProviderModel: providerModel(d, model),
 		Number: s.number, Retry: retry, Fallback: fallback,
 		Timeout:       firstPositive(d.Timeout, r.rs.AttemptTimeout),
 		StreamTimeout: firstPositive(d.StreamTimeout, r.rs.StreamTimeout),
@@ -497,15 +500,16 @@ func (r *Router) recordFailure(ctx context.Context, d *config.Deployment, k apie
 }
 
 // providerModel is the provider's model name for an attempt; a wildcard
-// deployment ("openai/*") takes the client's model.
-func providerModel(d *config.Deployment, clientModel string) string {
+// deployment ("openai/*") takes the model being tried (the client's, or a
+// fallback's).
+func providerModel(d *config.Deployment, model string) string {
 	if d.Model != "*" {
 		return d.Model
 	}
-	if p, m, ok := strings.Cut(clientModel, "/"); ok && p == d.Provider {
+	if p, m, ok := strings.Cut(model, "/"); ok && p == d.Provider {
 		return m
 	}
-	return clientModel
+	return model
 }
 
 func firstPositive(ds ...time.Duration) time.Duration {

@@ -150,18 +150,20 @@ func (r *Router) Models() []Model {
 }
 
 // resolve maps a client's model to its group: alias first, then an exact
-// group, then the first wildcard group that matches.
-func (r *Router) resolve(model string) (*group, error) {
-	name := model
+// group, then the first wildcard group that matches. name is the model
+// after alias resolution: the group's name, or for a wildcard group the
+// concrete model it serves ("openai/gpt-4o" for "openai/*").
+func (r *Router) resolve(model string) (g *group, name string, err error) {
+	name = model
 	if target, ok := r.aliases[model]; ok {
 		name = target
 	}
 	if g := r.groups[name]; g != nil {
-		return g, nil
+		return g, name, nil
 	}
 	for _, g := range r.wildcards {
 		if config.Match(g.name, name) {
-			return g, nil
+			return g, name, nil
 		}
 	}
 	names := make([]string, 0, len(r.groups))
@@ -170,12 +172,12 @@ func (r *Router) resolve(model string) (*group, error) {
 	}
 	e := apierr.New(apierr.ModelNotFound, "model %q not found; available models: %s", model, strings.Join(names, ", "))
 	e.Param = "model"
-	return nil, e
+	return nil, "", e
 }
 
 // Group returns the model group a client's model resolves to.
 func (r *Router) Group(model string) (string, error) {
-	g, err := r.resolve(model)
+	g, _, err := r.resolve(model)
 	if err != nil {
 		return "", err
 	}
