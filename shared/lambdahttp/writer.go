@@ -1,0 +1,249 @@
+package lambdahttp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda/messages"
+)
+
+// internalErrorJSON is the body of the 500 that replaces a response whose
+// handler panicked before writing anything, and the data of the SSE error
+// event that ends a stream whose handler panicked after it started.
+const internalErrorJSON = `{"error":{"message":"internal error","type":"server_error","param":null,"code":"internal_error"}}`
+
+// Errors reported to Lambda, through the response stream's error trailers,
+// when a response is cut after it started. They carry no detail of the
+// failure: that goes to the log.
+var (
+	errPanicMidStream = messages.InvokeResponse_Error{Type: "Handler.Panic", Message: "the handler panicked after the response started"}
+	errAborted        = messages.InvokeResponse_Error{Type: "Handler.Aborted", Message: "the handler aborted the response"}
+)
+
+// responseWriter is the http.ResponseWriter handed to the handler. Only the
+// handler's goroutine uses it, as net/http's contract says; the status and
+// headers are published to Wrap through the ready channel, and the body goes
+// through a synchronous pipe to the runtime client, so nothing is buffered.
+type responseWriter struct {
+	log    *slog.Logger
+	cancel context.CancelCauseFunc
+	req    *http.Request
+
+	header http.Header
+	pr     *io.PipeReader
+	pw     *io.PipeWriter
+	ready  chan struct{} // closed once status and headers are fixed
+
+	wroteHeader bool
+	status      int
+	sent        http.Header // the headers as they were when fixed
+	sse         bool        // Content-Type text/event-stream
+	wroteBody   bool
+	err         error // first failed write
+}
+
+var (
+	_ http.ResponseWriter             = (*responseWriter)(nil)
+	_ http.Flusher                    = (*responseWriter)(nil)
+	_ interface{ FlushError() error } = (*responseWriter)(nil)
+)
+
+func newResponseWriter(cancel context.CancelCauseFunc, log *slog.Logger, req *http.Request) *responseWriter {
+	pr, pw := io.Pipe()
+	return &responseWriter{
+		log:    log,
+		cancel: cancel,
+		req:    req,
+		header: make(http.Header),
+		pr:     pr,
+		pw:     pw,
+		ready:  make(chan struct{}),
+	}
+}
+
+func (w *responseWriter) Header() http.Header { return w.header }
+
+func (w *responseWriter) WriteHeader(code int) {
+	if w.wroteHeader {
+		return
+	}
+	if code < 100 || code > 999 {
+		// As net/http does; serve recovers it into a 500.
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	if code < 200 {
+		// Informational responses cannot cross a function URL; the final
+		// status follows.
+		return
+	}
+	w.wroteHeader = true
+	w.status = code
+	w.sent = w.header.Clone()
+	if mt, _, err := mime.ParseMediaType(w.sent.Get("Content-Type")); err == nil && mt == "text/event-stream" {
+		w.sse = true
+	}
+	close(w.ready)
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		if len(p) > 0 && w.header.Get("Content-Type") == "" {
+			w.header.Set("Content-Type", http.DetectContentType(p))
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if w.status == http.StatusNoContent || w.status == http.StatusNotModified {
+		return 0, http.ErrBodyNotAllowed
+	}
+	n, err := w.pw.Write(p)
+	if n > 0 {
+		w.wroteBody = true
+	}
+	if err != nil {
+		w.err = fmt.Errorf("lambdahttp: write response: %w", err)
+		w.cancel(ErrResponseGone)
+		return n, w.err
+	}
+	return n, nil
+}
+
+// Flush sends the status and headers if they are not out yet. Body bytes need
+// no flushing: each Write returns only once the runtime client has taken them,
+// and it sends them on as a chunk straight away.
+func (w *responseWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush for http.ResponseController: it reports a response that
+// can no longer be delivered.
+func (w *responseWriter) FlushError() error {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.err
+}
+
+// serve runs the handler and ends the response stream when it returns.
+func (w *responseWriter) serve(h http.Handler, r *http.Request) {
+	var abort error
+	defer func() {
+		if !w.wroteHeader {
+			w.WriteHeader(http.StatusOK)
+		}
+		// The handler is done: release what hangs on its context, as net/http
+		// does when ServeHTTP returns.
+		w.cancel(context.Canceled)
+		if abort != nil {
+			// The runtime client turns a read error into the stream's error
+			// trailers; the function URL then cuts the response.
+			_ = w.pw.CloseWithError(abort)
+			return
+		}
+		_ = w.pw.Close()
+	}()
+	defer func() {
+		if v := recover(); v != nil {
+			abort = w.recovered(v)
+		}
+	}()
+	h.ServeHTTP(w, r)
+}
+
+// recovered answers for a handler that panicked with v: a clean error if the
+// client can still be told in-band, otherwise the error that cuts the stream.
+func (w *responseWriter) recovered(v any) error {
+	if v == http.ErrAbortHandler {
+		w.log.Warn("handler aborted the response", "method", w.req.Method, "path", w.req.URL.Path)
+		if w.wroteHeader {
+			return errAborted
+		}
+	} else {
+		// The panic value and where it happened, but no stack dump: a stack
+		// holds request data, and log lines must not.
+		w.log.Error("recovered a panic in the HTTP handler",
+			"method", w.req.Method, "path", w.req.URL.Path,
+			"panic", fmt.Sprint(v), "at", panicSite(),
+			"response_started", w.wroteHeader, "sse", w.sse)
+	}
+	switch {
+	case !w.wroteHeader:
+		clear(w.header)
+		w.header.Set("Content-Type", "application/json")
+		w.header.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, internalErrorJSON)
+		return nil
+	case w.sse:
+		_, _ = io.WriteString(w, "data: "+internalErrorJSON+"\n\n")
+		return nil
+	default:
+		return errPanicMidStream
+	}
+}
+
+// panicSite names the function and line that panicked: the first frame
+// below the runtime's panic machinery.
+func panicSite() string {
+	pcs := make([]uintptr, 32)
+	n := runtime.Callers(3, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	afterPanic := false
+	for {
+		f, more := frames.Next()
+		if f.Function == "runtime.gopanic" {
+			afterPanic = true
+		} else if afterPanic && !strings.HasPrefix(f.Function, "runtime.") {
+			return fmt.Sprintf("%s (%s:%d)", f.Function, f.File, f.Line)
+		}
+		if !more {
+			return "unknown"
+		}
+	}
+}
+
+// response waits until the status and headers are fixed and returns the
+// streaming response whose body the handler is still writing.
+func (w *responseWriter) response() *events.LambdaFunctionURLStreamingResponse {
+	<-w.ready
+	resp := &events.LambdaFunctionURLStreamingResponse{
+		StatusCode: w.status,
+		Body:       &responseBody{pr: w.pr, cancel: w.cancel},
+	}
+	if len(w.sent) > 0 {
+		resp.Headers = make(map[string]string, len(w.sent))
+		for k, vs := range w.sent {
+			if k == "Set-Cookie" {
+				resp.Cookies = vs
+				continue
+			}
+			resp.Headers[k] = strings.Join(vs, ",")
+		}
+	}
+	return resp
+}
+
+// responseBody is the stream the runtime client reads. It closes it after the
+// response POST ends, successfully or not; if the handler is still running
+// then, its writes fail and its context is cancelled with ErrResponseGone.
+type responseBody struct {
+	pr     *io.PipeReader
+	cancel context.CancelCauseFunc
+}
+
+func (b *responseBody) Read(p []byte) (int, error) { return b.pr.Read(p) }
+
+func (b *responseBody) Close() error {
+	b.cancel(ErrResponseGone)
+	return b.pr.CloseWithError(ErrResponseGone)
+}
