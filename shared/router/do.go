@@ -110,7 +110,7 @@ func (r *Router) Do(ctx context.Context, req *Request, fn AttemptFunc) (*Result,
 		ctx, cancel = context.WithTimeout(ctx, r.rs.Timeout)
 		defer cancel()
 	}
-	s := &state{r: r, req: req, fn: fn, res: &Result{}, visited: map[string]bool{}, first: name}
+	s := &state{r: r, req: req, fn: fn, res: &Result{}, visited: map[string]bool{}, first: name, need: req.PromptTokens}
 	err = s.tryGroup(ctx, first, name, 0)
 	if err == nil {
 		return s.res, nil
@@ -126,6 +126,10 @@ type state struct {
 	visited map[string]bool // by model name: a wildcard group serves many models
 	number  int
 	first   string // the requested model's name after alias resolution
+	// need is the prompt tokens the request is known to need: the
+	// estimate, raised past the window of a deployment that refused it as
+	// too long (estimates run low; a refusal is a fact).
+	need int
 }
 
 // withFallbacks walks the fallback chain of a failed group depth-first: each
@@ -144,10 +148,10 @@ func (s *state) withFallbacks(ctx context.Context, g *group, model string, err e
 			if rerr != nil || s.visited[fname] {
 				continue
 			}
-			if s.req.PromptTokens > 0 && fg.maxInput > 0 && s.req.PromptTokens > fg.maxInput {
+			if s.need > 0 && fg.maxInput > 0 && s.need > fg.maxInput {
 				s.r.log.LogAttrs(ctx, slog.LevelInfo, "fallback skipped: context window too small",
 					slog.String("call_id", s.req.CallID), slog.String("group", fg.name),
-					slog.Int("prompt_tokens", s.req.PromptTokens), slog.Int("max_input_tokens", fg.maxInput))
+					slog.Int("prompt_tokens", s.need), slog.Int("max_input_tokens", fg.maxInput))
 				continue
 			}
 			s.res.Fallbacks++
@@ -268,6 +272,9 @@ func (s *state) tryGroup(ctx context.Context, g *group, model string, fallback i
 		}
 		failed[n], lastErr, lastNode = err, err, n
 		k := apierr.KindOf(err)
+		if k == apierr.ContextWindowExceeded && n.d.MaxInputTokens >= s.need {
+			s.need = n.d.MaxInputTokens + 1
+		}
 		if noRetry[k] || ctx.Err() != nil {
 			return err
 		}
@@ -343,10 +350,10 @@ func (s *state) pick(ctx context.Context, g *group, now time.Time, failed map[*n
 		cands = tagged
 	}
 	// Context window (pre-call checks).
-	if r.rs.EnablePreCallChecks && s.req.PromptTokens > 0 {
-		fits := filter(cands, func(n *node) bool { return n.d.MaxInputTokens == 0 || s.req.PromptTokens <= n.d.MaxInputTokens })
+	if r.rs.EnablePreCallChecks && s.need > 0 {
+		fits := filter(cands, func(n *node) bool { return n.d.MaxInputTokens == 0 || s.need <= n.d.MaxInputTokens })
 		if len(fits) == 0 {
-			return nil, apierr.New(apierr.ContextWindowExceeded, "the request (about %d tokens) exceeds the context window of every deployment of model group %q", s.req.PromptTokens, g.name)
+			return nil, apierr.New(apierr.ContextWindowExceeded, "the request (about %d tokens) exceeds the context window of every deployment of model group %q", s.need, g.name)
 		}
 		cands = fits
 	}
