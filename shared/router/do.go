@@ -163,8 +163,14 @@ func (s *state) withFallbacks(ctx context.Context, g *group, model string, err e
 			if committed(s.res) {
 				return ferr
 			}
-			if werr := walk(fg, fname, ferr); werr == nil {
+			werr := walk(fg, fname, ferr)
+			if werr == nil {
 				return nil
+			}
+			// A refusal ends the chain: going on to this group's next
+			// general fallback would route around it (LiteLLM #40406).
+			if committed(s.res) || apierr.KindOf(werr) == apierr.ContentPolicy {
+				return werr
 			}
 		}
 		return err
@@ -174,8 +180,8 @@ func (s *state) withFallbacks(ctx context.Context, g *group, model string, err e
 	}
 	if werr := walk(g, model, err); werr == nil {
 		return nil
-	} else if committed(s.res) {
-		return werr
+	} else if committed(s.res) || werr != err {
+		return werr // the stream broke, or a fallback refused the content
 	}
 	if len(tried) > 0 {
 		e := *apierr.From(orig)
