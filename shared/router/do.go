@@ -467,6 +467,12 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 		if errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled {
 			outcome = "cancelled"
 		}
+		if rec.Class == apierr.UpstreamTimeout.String() {
+			// A timeout is a (lower bound of a) latency: without it a
+			// deployment that always times out stays "never measured"
+			// and keeps winning latency-based routing.
+			n.observeLatency(lat)
+		}
 	} else {
 		n.observeLatency(lat)
 	}
