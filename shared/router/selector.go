@@ -75,41 +75,51 @@ func NewSelector(strategy string) Selector {
 }
 
 // simpleShuffle is LiteLLM's default: a weighted random choice by weight, else
-// rpm, else tpm — the field is chosen by what the first candidate sets. When
-// every weight is zero the choice is uniform, so weight 0 is not an off
-// switch (model_info.blocked is).
+// rpm, else tpm — a field is used when the first candidate sets it and some
+// candidate has a positive value (with every value zero the next field is
+// tried, as LiteLLM v1.100 does). With no usable field the choice is
+// uniform, so weight 0 is not an off switch (model_info.blocked is).
 type simpleShuffle struct{}
+
+var shuffleFields = [...]struct {
+	set    func(*config.Deployment) bool
+	weight func(*config.Deployment) float64
+}{
+	{func(d *config.Deployment) bool { return d.HasWeight }, func(d *config.Deployment) float64 { return d.Weight }},
+	{func(d *config.Deployment) bool { return d.RPM > 0 }, func(d *config.Deployment) float64 { return float64(d.RPM) }},
+	{func(d *config.Deployment) bool { return d.TPM > 0 }, func(d *config.Deployment) float64 { return float64(d.TPM) }},
+}
 
 func (simpleShuffle) Select(c []*node, _ time.Time, rnd func() float64) *node {
 	if len(c) == 1 {
 		return c[0]
 	}
-	var w func(*config.Deployment) float64
-	switch first := c[0].d; {
-	case first.HasWeight:
-		w = func(d *config.Deployment) float64 { return d.Weight }
-	case first.RPM > 0:
-		w = func(d *config.Deployment) float64 { return float64(d.RPM) }
-	case first.TPM > 0:
-		w = func(d *config.Deployment) float64 { return float64(d.TPM) }
-	default:
-		return c[int(rnd()*float64(len(c)))%len(c)]
-	}
-	var total float64
-	for _, n := range c {
-		total += w(n.d)
-	}
-	if total <= 0 {
-		return c[int(rnd()*float64(len(c)))%len(c)]
-	}
-	x := rnd() * total
-	for _, n := range c {
-		x -= w(n.d)
-		if x < 0 {
-			return n
+	for _, f := range shuffleFields {
+		if !f.set(c[0].d) {
+			continue
 		}
+		var total float64
+		for _, n := range c {
+			total += f.weight(n.d)
+		}
+		if total <= 0 {
+			continue
+		}
+		x := rnd() * total
+		var last *node
+		for _, n := range c {
+			w := f.weight(n.d)
+			if w <= 0 {
+				continue
+			}
+			if x -= w; x < 0 {
+				return n
+			}
+			last = n
+		}
+		return last // rounding left x at ~0: the last weighted candidate
 	}
-	return c[len(c)-1]
+	return c[int(rnd()*float64(len(c)))%len(c)]
 }
 
 // leastBusy picks the deployment with the fewest requests in flight on this
