@@ -130,6 +130,8 @@ type state struct {
 	// estimate, raised past the window of a deployment that refused it as
 	// too long (estimates run low; a refusal is a fact).
 	need int
+	// refused is set once an upstream refused the content.
+	refused bool
 }
 
 // withFallbacks walks the fallback chain of a failed group depth-first: each
@@ -208,7 +210,13 @@ func (s *state) fallbacksFor(g *group, model string, err error) []string {
 		}
 		return config.FallbacksFor(fbs, g.name)
 	}
-	switch apierr.KindOf(err) {
+	k := apierr.KindOf(err)
+	if s.refused && k != apierr.ContentPolicy {
+		// The content was refused earlier in this request: only groups
+		// named in content_policy_fallbacks may see it.
+		return nil
+	}
+	switch k {
 	case apierr.ContextWindowExceeded:
 		if len(rs.ContextWindowFallbacks) > 0 {
 			return lookup(rs.ContextWindowFallbacks)
@@ -216,7 +224,7 @@ func (s *state) fallbacksFor(g *group, model string, err error) []string {
 	case apierr.ContentPolicy:
 		return lookup(rs.ContentPolicyFallbacks)
 	case apierr.UpstreamBadRequest, apierr.InvalidRequest, apierr.NotImplemented, apierr.Internal:
-		if apierr.KindOf(err) != apierr.NotImplemented {
+		if k != apierr.NotImplemented {
 			return nil // the same request fails anywhere
 		}
 	}
@@ -280,6 +288,9 @@ func (s *state) tryGroup(ctx context.Context, g *group, model string, fallback i
 		k := apierr.KindOf(err)
 		if k == apierr.ContextWindowExceeded && n.d.MaxInputTokens >= s.need {
 			s.need = n.d.MaxInputTokens + 1
+		}
+		if k == apierr.ContentPolicy {
+			s.refused = true
 		}
 		if noRetry[k] || ctx.Err() != nil {
 			return err

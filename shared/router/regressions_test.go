@@ -276,6 +276,15 @@ func TestRegressionContentRefusalNeverTakesGeneralFallbacks(t *testing.T) {
 			want:     []hop{{"primary", "primary-a", "server_error"}, {"backup", "backup-a", "content_policy"}, {"safe", "safe-a", "content_policy"}},
 			wantErr:  apierr.ContentPolicy,
 		},
+		{
+			// safe was approved for refused content; its own general
+			// fallback was not.
+			name:     "a content-policy fallback failing otherwise does not reopen the general lists",
+			settings: "  num_retries: 0\n  fallbacks: [{safe: [other]}]\n  content_policy_fallbacks: [{primary: [safe]}]\n",
+			plan:     map[string][]error{"primary-a": {ePolicy}, "safe-a": {e500}},
+			want:     []hop{{"primary", "primary-a", "content_policy"}, {"safe", "safe-a", "server_error"}},
+			wantErr:  apierr.ContentPolicy,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := testRouter(t, load(t, groupsYAML(tc.settings, groups...)), Options{})
