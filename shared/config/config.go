@@ -101,6 +101,7 @@ type RouterSettings struct {
 	ModelGroupAlias        map[string]string // alias -> group
 	HiddenAliases          map[string]bool   // aliases not listed by /v1/models
 	EnablePreCallChecks    bool
+	EnableTagFiltering     bool // route by request tags (metadata.tags); off: tags are only recorded
 }
 
 // Fallback maps a model group (or a wildcard pattern such as "gpt-*") to the

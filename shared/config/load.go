@@ -149,7 +149,6 @@ var ignoredWhy = map[string]string{
 	"num_workers":                      "Lambda scales by instances, not workers",
 	"routing_strategy_args":            "strategy arguments are not supported yet; defaults apply",
 	"provider_budget_config":           "provider budgets are not supported yet",
-	"enable_tag_filtering":             "tag filtering is always on when a request carries tags",
 	"disable_master_key_return":        "the master key is never returned",
 	"master_key_rotation":              "rotate the master key in SSM Parameter Store",
 	"infer_model_from_keys":            "not supported",

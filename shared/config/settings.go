@@ -117,6 +117,8 @@ func (l *loader) routerKey(r *RouterSettings, key, p string, v *yaml.Node) error
 		r.MaxFallbacks = int(n)
 	case "enable_pre_call_checks":
 		r.EnablePreCallChecks, err = l.boolv(p, v)
+	case "enable_tag_filtering":
+		r.EnableTagFiltering, err = l.boolv(p, v)
 	case "fallbacks":
 		r.Fallbacks, err = l.fallbacks(p, v)
 	case "context_window_fallbacks":

@@ -353,8 +353,9 @@ func (s *state) pick(ctx context.Context, g *group, now time.Time, failed map[*n
 	if len(cands) == 0 {
 		return nil, apierr.New(apierr.RateLimited, "every deployment of model group %q is blocked", g.name)
 	}
-	// Tags: deployments serving one of the request's tags, else those tagged "default".
-	if len(s.req.Tags) > 0 {
+	// Tags (enable_tag_filtering): deployments serving one of the request's
+	// tags, else those tagged "default".
+	if r.rs.EnableTagFiltering && len(s.req.Tags) > 0 {
 		tagged := filter(cands, func(n *node) bool { return hasAny(n.d.Tags, s.req.Tags) })
 		if len(tagged) == 0 {
 			tagged = filter(cands, func(n *node) bool { return hasAny(n.d.Tags, []string{"default"}) })

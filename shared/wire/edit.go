@@ -13,7 +13,9 @@ var (
 )
 
 // IsInvalidJSON reports whether err is Parse's invalid-JSON error.
-func IsInvalidJSON(err error) bool { return errors.Is(err, errInvalidJSON) || errors.Is(err, errNotObject) }
+func IsInvalidJSON(err error) bool {
+	return errors.Is(err, errInvalidJSON) || errors.Is(err, errNotObject)
+}
 
 func deleteFields(body []byte, fields []string) []byte {
 	for _, f := range fields {
