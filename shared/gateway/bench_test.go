@@ -1,0 +1,292 @@
+package gateway_test
+
+// Benchmarks of the gateway's own overhead.
+//
+//	go test -run '^$' -bench . -benchmem ./shared/gateway/
+//
+// BenchmarkOverhead sends the same requests to a local fake upstream directly
+// and through the gateway (served by httptest.NewServer): the difference in
+// ns/op and allocs/op is the cost of the gateway hop (the client, the fake
+// upstream and the gateway all run in this process, so allocs/op counts all
+// of them). BenchmarkHandler calls the handler alone, with no network, to
+// isolate its per-request CPU and allocations.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/gateway"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// The same request and responses as ../../../shared/bench (loadgen, mock).
+var (
+	jsonRequest   = benchRequest(false)
+	streamRequest = benchRequest(true)
+
+	completionBody = []byte(`{"id":"chatcmpl-mock0001","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini","system_fingerprint":"fp_mock","choices":[{"index":0,"message":{"role":"assistant","content":"Hello! This is a fixed response from the mock upstream."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":13,"total_tokens":25}}`)
+	streamBody     = sseBody(20)
+)
+
+func benchRequest(stream bool) []byte {
+	return fmt.Appendf(nil, `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":64,"temperature":0.2,"stream":%v}`, stream)
+}
+
+// sseBody is n chat.completion.chunk events (role, content..., finish with
+// usage) and [DONE].
+func sseBody(n int) []byte {
+	head := `{"id":"chatcmpl-mock0001","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o-mini","system_fingerprint":"fp_mock","choices":[`
+	var b bytes.Buffer
+	for i := range n {
+		b.WriteString("data: ")
+		b.WriteString(head)
+		switch i {
+		case 0:
+			b.WriteString(`{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`)
+		case n - 1:
+			fmt.Fprintf(&b, `{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":%d,"total_tokens":%d}}`, n-2, 12+n-2)
+		default:
+			fmt.Fprintf(&b, `{"index":0,"delta":{"content":"tok%d "},"logprobs":null,"finish_reason":null}]}`, i)
+		}
+		b.WriteString("\n\n")
+	}
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// fakeUpstream answers chat completions like the bench mock: the fixed JSON
+// at once, or the SSE events each flushed on its own.
+func fakeUpstream(b *testing.B) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil || r.URL.Path != "/v1/chat/completions" {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		if !bytes.Contains(body, []byte(`"stream":true`)) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", fmt.Sprint(len(completionBody)))
+			_, _ = w.Write(completionBody)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		f := w.(http.Flusher)
+		for rest := streamBody; len(rest) > 0; {
+			i := bytes.Index(rest, []byte("\n\n")) + 2
+			_, _ = w.Write(rest[:i])
+			f.Flush()
+			rest = rest[i:]
+		}
+	}))
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+func discardLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: level}))
+}
+
+// newHandler builds the gateway over a LiteLLM config, as app.Build does,
+// with logs formatted at level but discarded.
+func newHandler(b *testing.B, configYAML string, p gateway.Provider, level slog.Level) *gateway.Handler {
+	cfg, err := config.Load([]byte(configYAML), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	log := discardLogger(level)
+	if p == nil {
+		p = providers.New(providers.NewHTTPClient())
+	}
+	return gateway.New(gateway.Options{
+		Config: cfg, Router: router.New(cfg, router.Options{Logger: log}), Provider: p, Logger: log,
+	})
+}
+
+func openAIConfig(apiBase string) string {
+	return `
+model_list:
+  - model_name: gpt-4o-mini
+    litellm_params:
+      model: openai/gpt-4o-mini
+      api_base: ` + apiBase + `
+      api_key: dummy
+`
+}
+
+const mockConfig = `
+model_list:
+  - model_name: gpt-4o-mini
+    litellm_params:
+      model: mock/gpt-4o-mini
+`
+
+func benchClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		MaxIdleConns: 256, MaxIdleConnsPerHost: 256, DisableCompression: true,
+	}}
+}
+
+// post sends one request and reads the whole answer into buf.
+func post(ctx context.Context, client *http.Client, url string, body []byte, buf *bytes.Buffer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer sk-bench")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %.300s", resp.StatusCode, buf.Bytes())
+	}
+	return nil
+}
+
+func checkBody(stream bool, got []byte) error {
+	if stream {
+		if !bytes.HasSuffix(got, []byte("data: [DONE]\n\n")) || bytes.Count(got, []byte("data: ")) != 21 {
+			return fmt.Errorf("stream of %d events not ending with [DONE]: %.300s", bytes.Count(got, []byte("data: ")), got)
+		}
+		return nil
+	}
+	if !bytes.Contains(got, []byte(`"usage"`)) {
+		return fmt.Errorf("response without usage: %.300s", got)
+	}
+	return nil
+}
+
+// BenchmarkOverhead compares the same requests direct to the fake upstream
+// and through the gateway, one at a time (serial: latency) and from
+// GOMAXPROCS goroutines (parallel: throughput).
+func BenchmarkOverhead(b *testing.B) {
+	up := fakeUpstream(b)
+	gw := httptest.NewServer(newHandler(b, openAIConfig(up.URL+"/v1"), nil, slog.LevelInfo))
+	b.Cleanup(gw.Close)
+	for _, mode := range []struct {
+		name   string
+		stream bool
+		body   []byte
+	}{{"json", false, jsonRequest}, {"sse", true, streamRequest}} {
+		for _, target := range []struct{ name, url string }{
+			{"direct", up.URL + "/v1/chat/completions"},
+			{"gateway", gw.URL + "/v1/chat/completions"},
+		} {
+			b.Run(mode.name+"/"+target.name+"/serial", func(b *testing.B) {
+				client := benchClient()
+				defer client.CloseIdleConnections()
+				var buf bytes.Buffer
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := post(b.Context(), client, target.url, mode.body, &buf); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := checkBody(mode.stream, buf.Bytes()); err != nil {
+					b.Fatal(err)
+				}
+			})
+			b.Run(mode.name+"/"+target.name+"/parallel", func(b *testing.B) {
+				client := benchClient()
+				defer client.CloseIdleConnections()
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					var buf bytes.Buffer
+					for pb.Next() {
+						if err := post(context.Background(), client, target.url, mode.body, &buf); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					if buf.Len() > 0 {
+						if err := checkBody(mode.stream, buf.Bytes()); err != nil {
+							b.Error(err)
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// fixedProvider answers every call with the bench mock's bytes, so that
+// BenchmarkHandler/fixed measures the gateway alone (not the mock provider's
+// own JSON encoding).
+type fixedProvider struct{}
+
+func (fixedProvider) Do(_ context.Context, _ *config.Deployment, call wire.Call) (*http.Response, error) {
+	ct, body := "application/json", completionBody
+	if call.Stream {
+		ct, body = "text/event-stream", streamBody
+	}
+	return &http.Response{
+		StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {ct}},
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)),
+	}, nil
+}
+
+// BenchmarkHandler serves requests with httptest.NewRecorder and no network
+// (requests built with http.NewRequest: httptest.NewRequest parses a wire
+// request, which would dominate the profile):
+// "mock" through the project's mock provider, "fixed" through a provider that
+// returns fixed bytes (the gateway's own per-request cost). log=info formats
+// the per-request log lines as production does by default; log=warn skips them.
+func BenchmarkHandler(b *testing.B) {
+	for _, prov := range []struct {
+		name string
+		p    gateway.Provider
+	}{{"fixed", fixedProvider{}}, {"mock", nil}} {
+		for _, level := range []slog.Level{slog.LevelInfo, slog.LevelWarn} {
+			h := newHandler(b, mockConfig, prov.p, level)
+			for _, mode := range []struct {
+				name   string
+				stream bool
+				body   []byte
+			}{{"json", false, jsonRequest}, {"sse", true, streamRequest}} {
+				name := fmt.Sprintf("%s/%s/log=%s", mode.name, prov.name, strings.ToLower(level.String()))
+				b.Run(name, func(b *testing.B) {
+					b.ReportAllocs()
+					var rec *httptest.ResponseRecorder
+					var body bytes.Buffer // reused: the recorder's growth is not the handler's cost
+					for b.Loop() {
+						req, err := http.NewRequest(http.MethodPost, "http://gateway.test/v1/chat/completions", bytes.NewReader(mode.body))
+						if err != nil {
+							b.Fatal(err)
+						}
+						req.Header["Content-Type"] = []string{"application/json"}
+						rec = httptest.NewRecorder()
+						body.Reset()
+						rec.Body = &body
+						h.ServeHTTP(rec, req)
+						if rec.Code != http.StatusOK {
+							b.Fatalf("status %d: %s", rec.Code, rec.Body.Bytes())
+						}
+					}
+					if prov.p != nil { // the mock provider answers its own text
+						if err := checkBody(mode.stream, rec.Body.Bytes()); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
