@@ -16,10 +16,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
+	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/lambdahttp"
 )
 
-const internalError = `{"error":{"message":"internal error","type":"server_error","param":null,"code":"internal_error"}}`
+// internalError is the client's whole view of a panic.
+var internalError = string(apierr.JSON(apierr.New(apierr.Internal, "internal error")))
 
 // guard bounds a wait that only a broken adapter would make long; it is a
 // deadlock guard, not a timing assertion.
@@ -163,13 +165,15 @@ func TestResponseHeaders(t *testing.T) {
 		wantBody    string
 	}{
 		{
-			name: "status, joined headers and cookies",
+			name: "status, joined headers and cookies, no framing headers",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Add("X-Many", "a")
 				w.Header().Add("X-Many", "b")
 				w.Header().Add("Set-Cookie", "s=1")
 				w.Header().Add("Set-Cookie", "t=2")
+				w.Header().Set("Content-Length", "2")
+				w.Header().Set("Connection", "keep-alive")
 				w.WriteHeader(http.StatusCreated)
 				w.Header().Set("X-Late", "ignored")
 				io.WriteString(w, `{}`)

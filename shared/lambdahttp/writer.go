@@ -12,12 +12,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda/messages"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
 )
 
-// internalErrorJSON is the body of the 500 that replaces a response whose
-// handler panicked before writing anything, and the data of the SSE error
+// errInternal is what the client learns of a panic: the 500 that replaces a
+// response whose handler panicked before writing anything, or the SSE error
 // event that ends a stream whose handler panicked after it started.
-const internalErrorJSON = `{"error":{"message":"internal error","type":"server_error","param":null,"code":"internal_error"}}`
+var errInternal = apierr.New(apierr.Internal, "internal error")
 
 // Errors reported to Lambda, through the response stream's error trailers,
 // when a response is cut after it started. They carry no detail of the
@@ -179,13 +181,11 @@ func (w *responseWriter) recovered(v any) error {
 	switch {
 	case !w.wroteHeader:
 		clear(w.header)
-		w.header.Set("Content-Type", "application/json")
 		w.header.Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = io.WriteString(w, internalErrorJSON)
+		apierr.Write(w, errInternal)
 		return nil
 	case w.sse:
-		_, _ = io.WriteString(w, "data: "+internalErrorJSON+"\n\n")
+		_, _ = w.Write(apierr.SSE(errInternal))
 		return nil
 	default:
 		return errPanicMidStream
@@ -223,6 +223,9 @@ func (w *responseWriter) response() *events.LambdaFunctionURLStreamingResponse {
 	if len(w.sent) > 0 {
 		resp.Headers = make(map[string]string, len(w.sent))
 		for k, vs := range w.sent {
+			if hopByHop[k] {
+				continue
+			}
 			if k == "Set-Cookie" {
 				resp.Cookies = vs
 				continue
@@ -231,6 +234,18 @@ func (w *responseWriter) response() *events.LambdaFunctionURLStreamingResponse {
 		}
 	}
 	return resp
+}
+
+// hopByHop are headers about the framing of one connection. Lambda frames
+// the function URL's response itself (it streams it chunked), so a handler's
+// Content-Length or Connection would only contradict it.
+var hopByHop = map[string]bool{
+	"Connection":        true,
+	"Content-Length":    true,
+	"Keep-Alive":        true,
+	"Trailer":           true,
+	"Transfer-Encoding": true,
+	"Upgrade":           true,
 }
 
 // responseBody is the stream the runtime client reads. It closes it after the
