@@ -195,13 +195,24 @@ func start() (stop func(), err error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start DynamoDB Local: %w", err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	stop = func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
+		<-exited
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	os.Setenv(EndpointEnv, url)
-	if err := WaitReady(60 * time.Second); err != nil {
+	ready := make(chan error, 1)
+	go func() { ready <- WaitReady(60 * time.Second) }()
+	select {
+	case err := <-exited:
+		exited <- err // for stop
+		os.Unsetenv(EndpointEnv)
+		return nil, fmt.Errorf("DynamoDB Local exited at start: %v", err)
+	case err = <-ready:
+	}
+	if err != nil {
 		os.Unsetenv(EndpointEnv)
 		stop()
 		return nil, err
@@ -214,6 +225,9 @@ func start() (stop func(), err error) {
 // the working directory upwards, or from DYNAMODB_LOCAL_DIR.
 func Dir() (string, error) {
 	if d := os.Getenv("DYNAMODB_LOCAL_DIR"); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "DynamoDBLocal.jar")); err != nil {
+			return "", fmt.Errorf("DYNAMODB_LOCAL_DIR: %w", err)
+		}
 		return d, nil
 	}
 	wd, err := os.Getwd()

@@ -1,0 +1,76 @@
+package keys_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// TestCached: reads are served from the cache for the TTL (on an injected
+// clock), not-found answers included; writes through the cache drop the entry.
+func TestCached(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	shared := keys.NewMemory()
+	c := keys.NewCached(shared, 5*time.Second, clock)
+	h := keys.HashSecret("sk-cached")
+
+	if _, err := c.GetKey(ctx, h); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("GetKey = %v, want ErrNotFound", err)
+	}
+	if err := shared.CreateKey(ctx, keys.Key{Hash: h, RPMLimit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name    string
+		advance time.Duration
+		write   func() error
+		wantErr error
+		wantRPM int64
+	}{
+		{"not found is cached", 4 * time.Second, nil, keys.ErrNotFound, 0},
+		{"TTL passed", time.Second, nil, nil, 1},
+		{"settings changed elsewhere: cached", 0, func() error {
+			_, err := shared.UpdateKey(ctx, keys.Key{Hash: h, RPMLimit: 2})
+			return err
+		}, nil, 1},
+		{"just before TTL", 5*time.Second - time.Nanosecond, nil, nil, 1},
+		{"at TTL", time.Nanosecond, nil, nil, 2},
+		{"write through the cache drops the entry", 0, func() error {
+			_, err := c.UpdateKey(ctx, keys.Key{Hash: h, RPMLimit: 3})
+			return err
+		}, nil, 3},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			now = now.Add(st.advance)
+			if st.write != nil {
+				if err := st.write(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			k, err := c.GetKey(ctx, h)
+			if !errors.Is(err, st.wantErr) || (err == nil && k.RPMLimit != st.wantRPM) {
+				t.Fatalf("GetKey = %+v, %v; want rpm %d, err %v", k, err, st.wantRPM, st.wantErr)
+			}
+		})
+	}
+	t.Run("teams", func(t *testing.T) {
+		if err := c.CreateTeam(ctx, keys.Team{ID: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.GetTeam(ctx, "t"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.BlockTeam(ctx, "t", true); err != nil {
+			t.Fatal(err)
+		}
+		if tm, err := c.GetTeam(ctx, "t"); err != nil || !tm.Blocked {
+			t.Fatalf("GetTeam after BlockTeam = %+v, %v", tm, err)
+		}
+	})
+}
