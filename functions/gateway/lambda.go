@@ -1,11 +1,15 @@
 package main
 
 import (
-	"errors"
+	"log/slog"
 	"net/http"
+
+	"github.com/sluice-gw/sluice/shared/lambdahttp"
 )
 
-// startLambda serves h through the streaming function URL runtime.
-func startLambda(h http.Handler) error {
-	return errors.New("lambda runtime: not wired yet")
+// startLambda serves h through the streaming function URL runtime; it
+// returns only if the runtime loop ends.
+func startLambda(h http.Handler, log *slog.Logger) error {
+	lambdahttp.Start(h, lambdahttp.WithLogger(log))
+	return nil
 }

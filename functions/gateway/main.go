@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/app"
 )
 
@@ -38,12 +41,24 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	gw, err := app.Build(ctx, app.Settings{ConfigPath: *cfgPath, Store: *store, Getenv: os.LookupEnv, Logger: log})
+	settings := app.Settings{
+		ConfigPath: *cfgPath, Store: *store, Getenv: os.LookupEnv, Logger: log,
+		Tables: tables.NamesFromEnv(os.Getenv),
+	}
+	if *store == app.StoreDynamoDB {
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return fmt.Errorf("aws config: %w", err)
+		}
+		settings.AWS = &awsCfg
+		settings.Emulator = os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""
+	}
+	gw, err := app.Build(ctx, settings)
 	if err != nil {
 		return err
 	}
 	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
-		return startLambda(gw.Handler)
+		return startLambda(gw.Handler, log)
 	}
 
 	ln, err := net.Listen("tcp", *addr)

@@ -64,7 +64,7 @@ var kindInfo = [kindCount]struct {
 	TooLarge:              {"invalid_request_error", http.StatusRequestEntityTooLarge, "request_too_large"},
 	NotImplemented:        {"invalid_request_error", http.StatusNotImplemented, "not_implemented"},
 	RateLimited:           {"rate_limit_error", http.StatusTooManyRequests, "rate_limit_exceeded"},
-	BudgetExceeded:        {"budget_exceeded", http.StatusTooManyRequests, "budget_exceeded"},
+	BudgetExceeded:        {"budget_exceeded", http.StatusBadRequest, "budget_exceeded"},
 	UpstreamRateLimited:   {"rate_limit_error", http.StatusTooManyRequests, "upstream_rate_limited"},
 	UpstreamTimeout:       {"timeout_error", http.StatusGatewayTimeout, "upstream_timeout"},
 	UpstreamConnection:    {"api_connection_error", http.StatusBadGateway, "upstream_connection_error"},

@@ -9,28 +9,63 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/cooldown"
+	"github.com/sluice-gw/sluice/shared/cooldown/ddbcooldown"
+	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/gateway"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
+	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
+)
+
+// Stores.
+const (
+	StoreMemory   = "memory"
+	StoreDynamoDB = "dynamodb"
 )
 
 // Settings are what the environment and flags decide.
 type Settings struct {
 	ConfigPath string        // LiteLLM config file; "" for the embedded default
-	Store      string        // "memory" (default) or "dynamodb"
+	ConfigYAML []byte        // config text, used instead of ConfigPath when set
 	Getenv     config.Getenv // resolves os.environ/NAME in the config
 	Logger     *slog.Logger
+
+	Store string // StoreMemory (default) or StoreDynamoDB
+	// AWS is the SDK configuration for StoreDynamoDB; its endpoint comes
+	// only from the SDK's own AWS_ENDPOINT_URL handling.
+	AWS *aws.Config
+	// Emulator marks an endpoint override (DynamoDB Local, LocalStack).
+	Emulator bool
+	Tables   tables.Names
+	// KeyCacheTTL and CooldownCacheTTL bound how long this instance reuses
+	// what it read of keys and cooldowns (StoreDynamoDB). Zero: 5s and 1s.
+	KeyCacheTTL      time.Duration
+	CooldownCacheTTL time.Duration
+
 	// HTTPClient overrides the upstream client (tests).
 	HTTPClient *http.Client
+	// Now overrides the clock (tests).
+	Now func() time.Time
 }
 
 // Gateway is an assembled gateway.
 type Gateway struct {
-	Config  *config.Config
-	Router  *router.Router
-	Handler *gateway.Handler
+	Config    *config.Config
+	Router    *router.Router
+	Handler   *gateway.Handler
+	Keys      keys.Store
+	Limits    limits.Store
+	Cooldowns cooldown.Store
 }
 
 // Build loads the config and wires the gateway.
@@ -40,32 +75,65 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		log = slog.Default()
 	}
 	var cfg *config.Config
-	if s.ConfigPath == "" {
+	var err error
+	switch {
+	case s.ConfigYAML != nil:
+		cfg, err = config.Load(s.ConfigYAML, s.Getenv)
+	case s.ConfigPath != "":
+		cfg, err = config.LoadFile(s.ConfigPath, s.Getenv)
+	default:
 		cfg = config.Default()
-	} else {
-		var err error
-		if cfg, err = config.LoadFile(s.ConfigPath, s.Getenv); err != nil {
-			return nil, err
-		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	for _, w := range cfg.Warnings {
 		log.LogAttrs(ctx, slog.LevelWarn, "config", slog.String("path", w.Path), slog.Int("line", w.Line), slog.String("warning", w.Message))
 	}
+	gw := &Gateway{Config: cfg}
+	var keyReader gateway.KeyReader
 	switch s.Store {
-	case "", "memory":
+	case "", StoreMemory:
+		km := keys.NewMemory()
+		gw.Keys, gw.Limits, gw.Cooldowns = km, limits.NewMemory(km), cooldown.NewMemory()
+		keyReader = km
+	case StoreDynamoDB:
+		if s.AWS == nil {
+			return nil, fmt.Errorf("store %s needs an AWS configuration", s.Store)
+		}
+		names := s.Tables
+		if names == (tables.Names{}) {
+			names = tables.DefaultNames()
+		}
+		client := ddb.NewClient(*s.AWS, ddb.ClientOptions{Emulator: s.Emulator})
+		cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{}), orDefault(s.KeyCacheTTL, 5*time.Second), s.Now)
+		gw.Keys, keyReader = cached, cached
+		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{KeysTable: names.Keys, Logger: log})
+		gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{}),
+			cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})
 	default:
 		return nil, fmt.Errorf("store %q is not supported (memory, dynamodb)", s.Store)
 	}
-	rt := router.New(cfg, router.Options{Logger: log})
+	gw.Router = router.New(cfg, router.Options{Logger: log, Cooldowns: gw.Cooldowns, Now: s.Now})
 	client := s.HTTPClient
 	if client == nil {
 		client = providers.NewHTTPClient()
 	}
-	h := gateway.New(gateway.Options{
+	gw.Handler = gateway.New(gateway.Options{
 		Config:   cfg,
-		Router:   rt,
+		Router:   gw.Router,
 		Provider: providers.New(client),
+		Keys:     keyReader,
+		Limits:   gw.Limits,
+		Now:      s.Now,
 		Logger:   log,
 	})
-	return &Gateway{Config: cfg, Router: rt, Handler: h}, nil
+	return gw, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }

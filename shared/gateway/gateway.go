@@ -19,6 +19,8 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -35,6 +37,8 @@ type Provider interface {
 type Principal struct {
 	KeyHash string // "" for the master key or an open gateway
 	Master  bool
+	Key     *keys.Key  // the virtual key, if one was used
+	Team    *keys.Team // the key's team, if it has one
 }
 
 // Authenticator checks a request's bearer token. The seam for virtual keys.
@@ -66,8 +70,15 @@ type Options struct {
 	Config   *config.Config
 	Router   *router.Router
 	Provider Provider
-	// Auth overrides master-key authentication (virtual keys).
-	Auth    Authenticator
+	// Auth overrides authentication; by default the master key, and
+	// virtual keys from Keys when a master key is set.
+	Auth Authenticator
+	// Keys reads virtual keys and teams; nil: master key only.
+	Keys KeyReader
+	// Limits admits requests against RPM/TPM limits and key/team guards;
+	// nil: no shared limits.
+	Limits  limits.Store
+	Now     func() time.Time
 	Logger  *slog.Logger
 	MaxBody int64
 	// OnComplete, if set, is called once per served request, after the
@@ -81,6 +92,8 @@ type Handler struct {
 	router     *router.Router
 	provider   Provider
 	auth       Authenticator
+	limits     limits.Store
+	now        func() time.Time
 	log        *slog.Logger
 	maxBody    int64
 	onComplete func(context.Context, *Completion)
@@ -91,7 +104,10 @@ type Handler struct {
 func New(o Options) *Handler {
 	h := &Handler{
 		cfg: o.Config, router: o.Router, provider: o.Provider, auth: o.Auth,
-		log: o.Logger, maxBody: o.MaxBody, onComplete: o.OnComplete,
+		log: o.Logger, maxBody: o.MaxBody, onComplete: o.OnComplete, limits: o.Limits, now: o.Now,
+	}
+	if h.now == nil {
+		h.now = time.Now
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -100,7 +116,7 @@ func New(o Options) *Handler {
 		h.maxBody = DefaultMaxBody
 	}
 	if h.auth == nil {
-		h.auth = masterKey(o.Config.General.MasterKey)
+		h.auth = &access{master: masterKey(o.Config.General.MasterKey), keys: o.Keys, now: h.now}
 	}
 	h.models = modelsJSON(o.Router.Models())
 	return h

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/providers/azure"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -86,14 +87,28 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		req.Stream = false
 	}
 	c.Stream = req.Stream
+	if p.Key != nil || p.Team != nil {
+		group, err := h.router.Group(req.Model)
+		if err == nil {
+			err = allowModel(p, req.Model, group)
+		}
+		if err != nil {
+			apierr.Write(w, err)
+			return
+		}
+	}
+	prompt := wire.EstimateTokens(req.Body)
 	rreq := &router.Request{
-		Model: req.Model, CallID: c.CallID, PromptTokens: wire.EstimateTokens(req.Body), Stream: req.Stream,
+		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries,
 	}
-	x := &exchange{h: h, w: w, req: req, op: op, c: c}
+	x := &exchange{h: h, w: w, req: req, op: op, c: c, estimate: int64(prompt) + req.MaxTokens}
 	res, err := h.router.Do(r.Context(), rreq, x.attempt)
 	c.Attempt, c.Retries, c.Fallbacks = res.Final, res.Retries, res.Fallbacks
+	if err == nil {
+		x.correctTokens(r.Context(), res.Final)
+	}
 	if err != nil {
 		c.Err = err
 		if !x.committed {
@@ -122,8 +137,11 @@ type exchange struct {
 	op        wire.Op
 	c         *Completion
 	committed bool
-	retries   int
-	fallbacks int
+	// estimate is the token count admitted before the call (prompt estimate
+	// plus the max_tokens cap), corrected with the real usage afterwards.
+	estimate   int64
+	admitted   bool // the key's and team's scopes were counted
+	admissions []limits.Admission
 }
 
 func (x *exchange) setRouteHeaders(a *router.Attempt) {
@@ -154,6 +172,9 @@ func injectUsage(d *config.Deployment) bool {
 
 // attempt makes one try for the router.
 func (x *exchange) attempt(ctx context.Context, a *router.Attempt) error {
+	if err := x.admit(ctx, a); err != nil {
+		return err
+	}
 	d := a.Deployment
 	inject := x.req.Stream && !x.req.IncludeUsage && injectUsage(d)
 	body := x.req.WithModel(a.ProviderModel, inject)

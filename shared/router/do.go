@@ -43,6 +43,10 @@ type Attempt struct {
 	// Committed is set by the attempt function once output reached the
 	// client: after that the router neither retries nor falls back.
 	Committed bool
+	// Abort is set by the attempt function when the failure is the
+	// request's own (its key over a limit or budget): the router stops at
+	// once, with no retry, no fallback and no cooldown.
+	Abort bool
 	// Tokens, set by the attempt function when known, feed usage strategies.
 	Tokens int64
 }
@@ -193,7 +197,11 @@ func (s *state) withFallbacks(ctx context.Context, g *group, model string, err e
 	return orig
 }
 
-func committed(res *Result) bool { return res.Final != nil && res.Final.Committed }
+// committed reports whether the last attempt ends the request: output
+// reached the client, or the attempt aborted the request.
+func committed(res *Result) bool {
+	return res.Final != nil && (res.Final.Committed || res.Final.Abort)
+}
 
 // fallbacksFor picks the fallback list for a failure of model (served by
 // group g): the context-window list for context errors, the content-policy
@@ -494,7 +502,7 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 		slog.String("deployment", d.ID), slog.String("provider_model", d.Provider+"/"+a.ProviderModel),
 		slog.Int("attempt", a.Number), slog.String("outcome", outcome), slog.String("error_class", rec.Class),
 		slog.Duration("latency", lat))
-	if err != nil && ctx.Err() == nil {
+	if err != nil && ctx.Err() == nil && !a.Abort {
 		r.recordFailure(ctx, d, apierr.KindOf(err), end)
 	}
 	return err
