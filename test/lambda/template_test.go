@@ -1,0 +1,551 @@
+package lambda_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-gw/sluice/infra/tables"
+)
+
+// samTemplate is template.yaml read twice: by goformation, typed (it resolves
+// Ref only against parameter defaults and drops some SAM properties, such as
+// an SQS event's FunctionResponseTypes), and as plain YAML data with every
+// intrinsic kept as data ({"Ref": ...}, {"Fn::GetAtt": [...]}, {"Fn::Sub": ...}).
+type samTemplate struct {
+	typed *cloudformation.Template
+	raw   map[string]any
+}
+
+func loadTemplate(t *testing.T) *samTemplate {
+	t.Helper()
+	path := filepath.Join(repoRoot(t), "template.yaml")
+	typed, err := goformation.Open(path)
+	if err != nil {
+		t.Fatalf("goformation: %v", err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("yaml: %v", err)
+	}
+	raw, ok := yamlData(&doc).(map[string]any)
+	if !ok {
+		t.Fatal("template.yaml is not a mapping")
+	}
+	return &samTemplate{typed: typed, raw: raw}
+}
+
+// yamlData converts a YAML node to plain data, turning CloudFormation's
+// short-form intrinsics (!Ref, !GetAtt, !Sub, ...) into their long form.
+func yamlData(n *yaml.Node) any {
+	var v any
+	switch n.Kind {
+	case yaml.DocumentNode:
+		return yamlData(n.Content[0])
+	case yaml.AliasNode:
+		return yamlData(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[n.Content[i].Value] = yamlData(n.Content[i+1])
+		}
+		v = m
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			s = append(s, yamlData(c))
+		}
+		v = s
+	case yaml.ScalarNode:
+		if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
+			v = n.Value
+		} else if err := n.Decode(&v); err != nil {
+			v = n.Value
+		}
+	}
+	if !strings.HasPrefix(n.Tag, "!") || strings.HasPrefix(n.Tag, "!!") {
+		return v
+	}
+	switch fn := strings.TrimPrefix(n.Tag, "!"); fn {
+	case "Ref", "Condition":
+		return map[string]any{fn: v}
+	case "GetAtt":
+		if s, ok := v.(string); ok {
+			res, attr, _ := strings.Cut(s, ".")
+			v = []any{res, attr}
+		}
+		return map[string]any{"Fn::GetAtt": v}
+	default:
+		return map[string]any{"Fn::" + fn: v}
+	}
+}
+
+// at walks data along keys; nil if any step is missing.
+func at(data any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := data.(map[string]any)
+		if !ok {
+			return nil
+		}
+		data = m[k]
+	}
+	return data
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func (tpl *samTemplate) resources() map[string]any {
+	m, _ := tpl.raw["Resources"].(map[string]any)
+	return m
+}
+
+func (tpl *samTemplate) resourceType(id string) string {
+	return str(at(tpl.resources(), id, "Type"))
+}
+
+// functions returns the logical ids of the SAM functions, sorted.
+func (tpl *samTemplate) functions() []string {
+	var ids []string
+	for id := range tpl.typed.GetAllServerlessFunctionResources() {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// prop is a function property, falling back to Globals.Function.
+func (tpl *samTemplate) prop(fn, name string) any {
+	if v := at(tpl.resources(), fn, "Properties", name); v != nil {
+		return v
+	}
+	return at(tpl.raw, "Globals", "Function", name)
+}
+
+// refTarget returns the resource a {"Ref": X} names, or "".
+func refTarget(v any) string { return str(at(v, "Ref")) }
+
+// getAttTarget returns the resource and attribute of {"Fn::GetAtt": [R, A]}.
+func getAttTarget(v any) (string, string) {
+	s, _ := at(v, "Fn::GetAtt").([]any)
+	if len(s) != 2 {
+		return "", ""
+	}
+	return str(s[0]), str(s[1])
+}
+
+// makeTargets reads the Makefile's build-<LogicalId> targets and the
+// ./functions/<name> package each builds.
+func makeTargets(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(repoRoot(t), "Makefile"))
+	if err != nil {
+		t.Fatalf("Makefile: %v", err)
+	}
+	defer f.Close()
+	target := regexp.MustCompile(`^(build-[A-Za-z0-9]+):`)
+	pkg := regexp.MustCompile(`\./functions/([a-z0-9_-]+)`)
+	out := map[string]string{}
+	cur := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := target.FindStringSubmatch(line); m != nil {
+			cur = m[1]
+			out[cur] = ""
+			continue
+		}
+		if !strings.HasPrefix(line, "\t") {
+			cur = ""
+			continue
+		}
+		if m := pkg.FindStringSubmatch(line); cur != "" && m != nil && strings.Contains(line, "$(ARTIFACTS_DIR)/bootstrap") {
+			out[cur] = m[1]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// functionPackages maps each SAM function to the functions/<name> its build
+// target compiles.
+func functionPackages(t *testing.T, tpl *samTemplate) map[string]string {
+	t.Helper()
+	targets := makeTargets(t)
+	out := map[string]string{}
+	for _, fn := range tpl.functions() {
+		out[fn] = targets["build-"+fn]
+	}
+	return out
+}
+
+func TestTemplateBuilds(t *testing.T) {
+	tpl := loadTemplate(t)
+	targets := makeTargets(t)
+	if len(tpl.functions()) == 0 {
+		t.Fatal("no functions in template.yaml")
+	}
+	for _, fn := range tpl.functions() {
+		t.Run(fn, func(t *testing.T) {
+			if bm := str(at(tpl.resources(), fn, "Metadata", "BuildMethod")); bm != "makefile" {
+				t.Errorf("Metadata.BuildMethod = %q, want makefile", bm)
+			}
+			pkg, ok := targets["build-"+fn]
+			if !ok {
+				t.Fatalf("Makefile has no target build-%s", fn)
+			}
+			if pkg == "" {
+				t.Fatalf("Makefile target build-%s does not build ./functions/<name> into $(ARTIFACTS_DIR)/bootstrap", fn)
+			}
+			if _, err := os.Stat(filepath.Join(repoRoot(t), "functions", pkg, "main.go")); err != nil {
+				t.Errorf("build-%s builds functions/%s: %v", fn, pkg, err)
+			}
+			if rt := str(tpl.prop(fn, "Runtime")); rt != "provided.al2023" {
+				t.Errorf("Runtime = %q, want provided.al2023", rt)
+			}
+			if arch, _ := tpl.prop(fn, "Architectures").([]any); len(arch) != 1 || arch[0] != "arm64" {
+				t.Errorf("Architectures = %v, want [arm64]", arch)
+			}
+			if h := str(tpl.prop(fn, "Handler")); h != "bootstrap" {
+				t.Errorf("Handler = %q, want bootstrap", h)
+			}
+		})
+	}
+}
+
+// resourceEnvVars are the environment variables that name a deployed
+// resource, with the resource type each must refer to.
+func resourceEnvVars() map[string]string {
+	m := map[string]string{tables.SpendQueueEnvVar: "AWS::SQS::Queue"}
+	for _, tb := range tables.All() {
+		m[tb.EnvVar] = "AWS::DynamoDB::Table"
+	}
+	return m
+}
+
+func TestTemplateEnvironmentRefersToDeclaredResources(t *testing.T) {
+	tpl := loadTemplate(t)
+	kinds := resourceEnvVars()
+	for _, fn := range tpl.functions() {
+		t.Run(fn, func(t *testing.T) {
+			vars, _ := at(tpl.resources(), fn, "Properties", "Environment", "Variables").(map[string]any)
+			for name, v := range vars {
+				want, isResource := kinds[name]
+				if !isResource && (strings.HasSuffix(name, "_TABLE") || strings.HasSuffix(name, "_QUEUE_URL")) {
+					t.Errorf("%s names a table or queue that infra/tables does not know", name)
+					continue
+				}
+				if isResource {
+					target := refTarget(v)
+					if target == "" {
+						t.Errorf("%s = %v: want !Ref to a declared resource", name, v)
+					} else if got := tpl.resourceType(target); got != want {
+						t.Errorf("%s = !Ref %s, a %q; want a declared %s", name, target, got, want)
+					}
+				}
+				if s, ok := v.(string); ok && (strings.Contains(s, "sk-") || strings.Contains(strings.ToLower(name), "master_key") && name != "GATEWAY_MASTER_KEY_PARAMETER") {
+					t.Errorf("%s looks like a secret in plain text", name)
+				}
+			}
+			if v, ok := vars["GATEWAY_MASTER_KEY_PARAMETER"]; ok {
+				sub := str(at(v, "Fn::Sub"))
+				if sub != "/${MasterKeyParameterName}" || at(tpl.raw, "Parameters", "MasterKeyParameterName") == nil {
+					t.Errorf("GATEWAY_MASTER_KEY_PARAMETER = %v: want !Sub \"/${MasterKeyParameterName}\" on a declared parameter", v)
+				}
+			}
+		})
+	}
+}
+
+// envVarsReadBy returns the resource environment variables the code of
+// functions/<pkg> reads: their names as literals in its sources, and every
+// table's when it calls tables.NamesFromEnv.
+func envVarsReadBy(t *testing.T, pkg string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(repoRoot(t), "functions", pkg, "*.go"))
+	candidates := resourceEnvVars()
+	candidates["GATEWAY_MASTER_KEY_PARAMETER"] = ""
+	seen := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		for name := range candidates {
+			if strings.Contains(src, `"`+name+`"`) {
+				seen[name] = true
+			}
+		}
+		if strings.Contains(src, "tables.NamesFromEnv") {
+			for _, tb := range tables.All() {
+				seen[tb.EnvVar] = true
+			}
+		}
+		if strings.Contains(src, "tables.SpendQueueEnvVar") {
+			seen[tables.SpendQueueEnvVar] = true
+		}
+	}
+	var out []string
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// policy is one SAM policy template use: its name and the resource it is
+// scoped to.
+type policy struct{ name, target string }
+
+func (tpl *samTemplate) policies(fn string) []policy {
+	var out []policy
+	list, _ := at(tpl.resources(), fn, "Properties", "Policies").([]any)
+	for _, p := range list {
+		m, ok := p.(map[string]any)
+		if !ok {
+			out = append(out, policy{name: fmt.Sprint(p)})
+			continue
+		}
+		for name, args := range m {
+			var target string
+			for _, key := range []string{"TableName", "QueueName", "ParameterName"} {
+				if v := at(args, key); v != nil {
+					if r := refTarget(v); r != "" {
+						target = r
+					} else if r, attr := getAttTarget(v); r != "" && attr == "QueueName" {
+						target = r
+					}
+				}
+			}
+			out = append(out, policy{name: name, target: target})
+		}
+	}
+	return out
+}
+
+func hasPolicy(ps []policy, target string, names ...string) bool {
+	return slices.ContainsFunc(ps, func(p policy) bool { return p.target == target && slices.Contains(names, p.name) })
+}
+
+func TestTemplatePoliciesCoverWhatEachFunctionUses(t *testing.T) {
+	tpl := loadTemplate(t)
+	pkgs := functionPackages(t, tpl)
+	dynamo := []string{"DynamoDBCrudPolicy", "DynamoDBReadPolicy", "DynamoDBWritePolicy"}
+	for _, fn := range tpl.functions() {
+		t.Run(fn, func(t *testing.T) {
+			ps := tpl.policies(fn)
+			vars, _ := at(tpl.resources(), fn, "Properties", "Environment", "Variables").(map[string]any)
+			// The code reads no resource the template does not give it.
+			for _, name := range envVarsReadBy(t, pkgs[fn]) {
+				if _, ok := vars[name]; !ok {
+					t.Errorf("functions/%s reads %s, which the template does not set", pkgs[fn], name)
+				}
+			}
+			granted := map[string]bool{}
+			for name, v := range vars {
+				target := refTarget(v)
+				switch resourceEnvVars()[name] {
+				case "AWS::DynamoDB::Table":
+					if !hasPolicy(ps, target, dynamo...) {
+						t.Errorf("%s names table %s, but no DynamoDB policy is scoped to it", name, target)
+					}
+					granted[target] = true
+				case "AWS::SQS::Queue":
+					if !hasPolicy(ps, target, "SQSSendMessagePolicy") {
+						t.Errorf("%s names queue %s, but no SQSSendMessagePolicy is scoped to it", name, target)
+					}
+					granted[target] = true
+				}
+				if name == "GATEWAY_MASTER_KEY_PARAMETER" {
+					if !hasPolicy(ps, "MasterKeyParameterName", "SSMParameterReadPolicy") {
+						t.Error("the function reads the master key parameter without SSMParameterReadPolicy on it")
+					}
+					granted["MasterKeyParameterName"] = true
+				}
+			}
+			for _, q := range tpl.sqsEventQueues(fn) {
+				if !hasPolicy(ps, q, "SQSPollerPolicy") {
+					t.Errorf("SQS event source on %s without SQSPollerPolicy scoped to it", q)
+				}
+				granted[q] = true
+			}
+			// Least privilege: every policy is scoped to a resource the
+			// function is given.
+			for _, p := range ps {
+				if p.target == "" || !granted[p.target] {
+					t.Errorf("policy %s on %q: not scoped to a resource this function uses", p.name, p.target)
+				}
+			}
+		})
+	}
+}
+
+// sqsEventQueues returns the queues whose SQS events trigger fn.
+func (tpl *samTemplate) sqsEventQueues(fn string) []string {
+	var out []string
+	evs, _ := at(tpl.resources(), fn, "Properties", "Events").(map[string]any)
+	for _, ev := range evs {
+		if str(at(ev, "Type")) == "SQS" {
+			r, _ := getAttTarget(at(ev, "Properties", "Queue"))
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestTemplateGatewayURLStreams(t *testing.T) {
+	tpl := loadTemplate(t)
+	pkgs := functionPackages(t, tpl)
+	found := false
+	for id, fn := range tpl.typed.GetAllServerlessFunctionResources() {
+		switch pkgs[id] {
+		case "gateway":
+			found = true
+			u := fn.FunctionUrlConfig
+			if u == nil || u.InvokeMode == nil || *u.InvokeMode != "RESPONSE_STREAM" {
+				t.Errorf("%s: the function URL does not stream (InvokeMode RESPONSE_STREAM)", id)
+			}
+			if u != nil && u.AuthType != "NONE" {
+				t.Errorf("%s: AuthType = %q; OpenAI SDKs send Bearer keys and cannot sign SigV4: want NONE", id, u.AuthType)
+			}
+		case "admin":
+			if u := fn.FunctionUrlConfig; u != nil && u.InvokeMode != nil && *u.InvokeMode != "BUFFERED" {
+				t.Errorf("%s: httpadapter answers buffered: InvokeMode = %s", id, *u.InvokeMode)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no function builds functions/gateway")
+	}
+	if v := at(tpl.raw, "Outputs", "GatewayUrl", "Value"); v == nil {
+		t.Error("no GatewayUrl output")
+	} else if r, attr := getAttTarget(v); attr != "FunctionUrl" || r == "" {
+		t.Errorf("GatewayUrl = %v: want !GetAtt <Function>Url.FunctionUrl", v)
+	}
+}
+
+func TestTemplateSpendConsumer(t *testing.T) {
+	tpl := loadTemplate(t)
+	consumers := 0
+	typedQueues := tpl.typed.GetAllSQSQueueResources()
+	for _, fn := range tpl.functions() {
+		evs, _ := at(tpl.resources(), fn, "Properties", "Events").(map[string]any)
+		for name, ev := range evs {
+			if str(at(ev, "Type")) != "SQS" {
+				continue
+			}
+			consumers++
+			t.Run(fn+"/"+name, func(t *testing.T) {
+				props := at(ev, "Properties")
+				frt, _ := at(props, "FunctionResponseTypes").([]any)
+				if !slices.Contains(frt, any("ReportBatchItemFailures")) {
+					t.Errorf("FunctionResponseTypes = %v, want [ReportBatchItemFailures]", frt)
+				}
+				if w, _ := at(props, "MaximumBatchingWindowInSeconds").(int); w <= 0 {
+					t.Errorf("MaximumBatchingWindowInSeconds = %v, want a batching window", at(props, "MaximumBatchingWindowInSeconds"))
+				}
+				if at(props, "ScalingConfig", "MaximumConcurrency") == nil {
+					t.Error("no ScalingConfig.MaximumConcurrency")
+				}
+				queue, attr := getAttTarget(at(props, "Queue"))
+				q, ok := typedQueues[queue]
+				if !ok || attr != "Arn" {
+					t.Fatalf("Queue = %v: want !GetAtt <declared queue>.Arn", at(props, "Queue"))
+				}
+				timeout := 3 // Lambda's default
+				if v, ok := tpl.prop(fn, "Timeout").(int); ok {
+					timeout = v
+				}
+				if vt := q.VisibilityTimeout; vt == nil || *vt < 6*timeout {
+					t.Errorf("%s VisibilityTimeout = %v, want at least 6 x %d s (the consumer's timeout)", queue, at(tpl.resources(), queue, "Properties", "VisibilityTimeout"), timeout)
+				}
+				dlq, _ := getAttTarget(at(tpl.resources(), queue, "Properties", "RedrivePolicy", "deadLetterTargetArn"))
+				if _, ok := typedQueues[dlq]; !ok || dlq == queue {
+					t.Errorf("%s has no redrive to a declared dead-letter queue (got %q)", queue, dlq)
+				}
+				if n, _ := at(tpl.resources(), queue, "Properties", "RedrivePolicy", "maxReceiveCount").(int); n <= 0 {
+					t.Errorf("%s RedrivePolicy.maxReceiveCount = %v", queue, n)
+				}
+			})
+		}
+	}
+	if consumers == 0 {
+		t.Fatal("no function consumes a queue")
+	}
+}
+
+// TestTemplateTablesMatchInfraTables checks template.yaml against the single
+// definition of the tables in infra/tables.
+func TestTemplateTablesMatchInfraTables(t *testing.T) {
+	tpl := loadTemplate(t)
+	declared := tpl.typed.GetAllDynamoDBTableResources()
+	known := map[string]bool{}
+	for _, want := range tables.All() {
+		known[want.LogicalID] = true
+		t.Run(want.LogicalID, func(t *testing.T) {
+			got, ok := declared[want.LogicalID]
+			if !ok {
+				t.Fatalf("template.yaml does not declare %s", want.LogicalID)
+			}
+			if got.BillingMode == nil || *got.BillingMode != string(tables.BillingMode) {
+				t.Errorf("BillingMode = %v, want %s", got.BillingMode, tables.BillingMode)
+			}
+			var gotKeys, wantKeys []string
+			for _, k := range got.KeySchema {
+				gotKeys = append(gotKeys, k.AttributeName+"/"+k.KeyType)
+			}
+			for _, k := range want.KeySchema() {
+				wantKeys = append(wantKeys, *k.AttributeName+"/"+string(k.KeyType))
+			}
+			if !slices.Equal(gotKeys, wantKeys) {
+				t.Errorf("KeySchema = %v, want %v", gotKeys, wantKeys)
+			}
+			var gotAttrs, wantAttrs []string
+			for _, a := range got.AttributeDefinitions {
+				gotAttrs = append(gotAttrs, a.AttributeName+"/"+a.AttributeType)
+			}
+			for _, a := range want.AttributeDefinitions() {
+				wantAttrs = append(wantAttrs, *a.AttributeName+"/"+string(a.AttributeType))
+			}
+			sort.Strings(gotAttrs)
+			sort.Strings(wantAttrs)
+			if !slices.Equal(gotAttrs, wantAttrs) {
+				t.Errorf("AttributeDefinitions = %v, want %v", gotAttrs, wantAttrs)
+			}
+			ttl := got.TimeToLiveSpecification
+			switch {
+			case want.TTLAttribute == "" && ttl != nil && ttl.Enabled:
+				t.Errorf("TTL on %v, but infra/tables has none", ttl.AttributeName)
+			case want.TTLAttribute != "" && (ttl == nil || !ttl.Enabled || ttl.AttributeName == nil || *ttl.AttributeName != want.TTLAttribute):
+				t.Errorf("TTL = %v, want enabled on %q", at(tpl.resources(), want.LogicalID, "Properties", "TimeToLiveSpecification"), want.TTLAttribute)
+			}
+		})
+	}
+	for id := range declared {
+		if !known[id] {
+			t.Errorf("template.yaml declares table %s, which infra/tables does not define", id)
+		}
+	}
+}
