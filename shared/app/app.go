@@ -48,7 +48,9 @@ type Settings struct {
 	Emulator bool
 	Tables   tables.Names
 	// KeyCacheTTL and CooldownCacheTTL bound how long this instance reuses
-	// what it read of keys and cooldowns (StoreDynamoDB). Zero: 5s and 1s.
+	// what it read of keys and cooldowns (StoreDynamoDB): a blocked key or a
+	// spent budget takes effect on every instance within KeyCacheTTL.
+	// Zero: 1s each.
 	KeyCacheTTL      time.Duration
 	CooldownCacheTTL time.Duration
 
@@ -106,7 +108,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 			names = tables.DefaultNames()
 		}
 		client := ddb.NewClient(*s.AWS, ddb.ClientOptions{Emulator: s.Emulator})
-		cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{}), orDefault(s.KeyCacheTTL, 5*time.Second), s.Now)
+		cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{}), orDefault(s.KeyCacheTTL, time.Second), s.Now)
 		gw.Keys, keyReader = cached, cached
 		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{KeysTable: names.Keys, Logger: log})
 		gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{}),

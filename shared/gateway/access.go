@@ -114,9 +114,16 @@ func allowModel(p *Principal, model, group string) error {
 }
 
 // admit counts an attempt against the shared limits before the upstream
-// call: the key's and team's scopes and guards once per request (with the
-// first attempt), the deployment's own rpm/tpm on every attempt. It is one
-// store call, or none when nothing is limited.
+// call: the key's and team's scopes once per request (with the first
+// attempt), the deployment's own rpm/tpm on every attempt. It is one store
+// call, or none when nothing is limited.
+//
+// Key and team state (blocked, expired, budget) is checked at
+// authentication from the per-instance key cache, not as guards in this
+// write: a guard would put the key's own item into every transaction, and
+// concurrent transactions on one item conflict, so a busy key would
+// serialise its own requests. Spend reaches the key item through the spend
+// queue anyway, so a guard could not make the budget exact either.
 func (x *exchange) admit(ctx context.Context, a *router.Attempt) error {
 	h := x.h
 	if h.limits == nil {
@@ -125,24 +132,18 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) error {
 	p := x.c.Principal
 	req := limits.AdmitRequest{Now: h.now(), Tokens: x.estimate}
 	if !x.admitted && p != nil {
-		if k := p.Key; k != nil {
-			req.Guards = append(req.Guards, k.Guard())
-			if k.RPMLimit > 0 || k.TPMLimit > 0 {
-				req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKey, ID: k.Hash, RPM: k.RPMLimit, TPM: k.TPMLimit, Shards: limits.ShardsFor(k.RPMLimit)})
-			}
+		if k := p.Key; k != nil && (k.RPMLimit > 0 || k.TPMLimit > 0) {
+			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKey, ID: k.Hash, RPM: k.RPMLimit, TPM: k.TPMLimit, Shards: limits.ShardsFor(k.RPMLimit)})
 		}
-		if t := p.Team; t != nil {
-			req.Guards = append(req.Guards, t.Guard())
-			if t.RPMLimit > 0 || t.TPMLimit > 0 {
-				req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindTeam, ID: t.ID, RPM: t.RPMLimit, TPM: t.TPMLimit, Shards: limits.ShardsFor(t.RPMLimit)})
-			}
+		if t := p.Team; t != nil && (t.RPMLimit > 0 || t.TPMLimit > 0) {
+			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindTeam, ID: t.ID, RPM: t.RPMLimit, TPM: t.TPMLimit, Shards: limits.ShardsFor(t.RPMLimit)})
 		}
 	}
 	d := a.Deployment
 	if d.RPM > 0 || d.TPM > 0 {
 		req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindDeployment, ID: d.ID, RPM: d.RPM, TPM: d.TPM, Shards: limits.ShardsFor(d.RPM)})
 	}
-	if len(req.Scopes) == 0 && len(req.Guards) == 0 {
+	if len(req.Scopes) == 0 {
 		x.admitted = true
 		return nil
 	}

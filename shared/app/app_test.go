@@ -1,0 +1,274 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/test/ddblocal"
+)
+
+func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
+
+const okBody = `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`
+
+// upstream answers with status and counts its hits.
+func upstream(t *testing.T, status int) (*httptest.Server, *atomic.Int64) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		hits.Add(1)
+		w.WriteHeader(status)
+		if status == 200 {
+			io.WriteString(w, okBody)
+		} else {
+			io.WriteString(w, `{"error":{"message":"boom"}}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits
+}
+
+// instance builds one gateway on the shared DynamoDB tables, as one Lambda
+// instance would be (its own SDK client and caches).
+func instance(t *testing.T, yaml string, s app.Settings) *app.Gateway {
+	t.Helper()
+	cfg := ddblocal.Config(t)
+	s.ConfigYAML = []byte(yaml)
+	s.Store = app.StoreDynamoDB
+	s.AWS = &cfg
+	s.Emulator = true
+	s.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	gw, err := app.Build(context.Background(), s)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return gw
+}
+
+func call(t *testing.T, h http.Handler, ctx context.Context, key, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body)).WithContext(ctx)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// A cooldown one instance causes is honoured by another on its next request.
+func TestCooldownSharedBetweenInstances(t *testing.T) {
+	bad, badHits := upstream(t, 500)
+	good, goodHits := upstream(t, 200)
+	yaml := fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/x, api_base: %s, order: 1}
+    model_info: {id: dep-bad}
+  - model_name: m
+    litellm_params: {model: openai/x, api_base: %s, order: 2}
+    model_info: {id: dep-good}
+router_settings: {num_retries: 0, allowed_fails: 1, cooldown_time: 60}
+`, bad.URL, good.URL)
+	names := ddblocal.Tables(t)
+	a := instance(t, yaml, app.Settings{Tables: names})
+	b := instance(t, yaml, app.Settings{Tables: names})
+
+	// Instance b reads the (empty) cooldown state first, so its cache is warm
+	// with "nothing cools": the order-1 deployment serves... and fails.
+	if rec := call(t, b.Handler, context.Background(), "", `{"model":"m"}`); rec.Code != 502 {
+		t.Fatalf("b first: %d %s", rec.Code, rec.Body)
+	}
+	// Instance a sees one more failure: past allowed_fails (1) in the
+	// shared count, dep-bad cools.
+	if rec := call(t, a.Handler, context.Background(), "", `{"model":"m"}`); rec.Code != 502 {
+		t.Fatalf("a: %d via %s %s", rec.Code, rec.Header().Get("X-Litellm-Model-Id"), rec.Body)
+	}
+	if n := badHits.Load(); n != 2 {
+		t.Fatalf("bad deployment hits = %d, want 2", n)
+	}
+	// A third instance, fresh, skips dep-bad at once.
+	c := instance(t, yaml, app.Settings{Tables: names})
+	rec := call(t, c.Handler, context.Background(), "", `{"model":"m"}`)
+	if rec.Code != 200 || rec.Header().Get("X-Litellm-Model-Id") != "dep-good" {
+		t.Fatalf("fresh instance: %d via %q: %s", rec.Code, rec.Header().Get("X-Litellm-Model-Id"), rec.Body)
+	}
+	if badHits.Load() != 2 || goodHits.Load() != 1 {
+		t.Fatalf("hits bad=%d good=%d", badHits.Load(), goodHits.Load())
+	}
+}
+
+// Two instances with a clock moved past b's cooldown cache TTL: b sees the
+// cooldown a recorded without restarting.
+func TestCooldownSeenAfterCacheTTL(t *testing.T) {
+	bad, badHits := upstream(t, 500)
+	good, _ := upstream(t, 200)
+	yaml := fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/x, api_base: %s, order: 1}
+    model_info: {id: dep-bad}
+  - model_name: m
+    litellm_params: {model: openai/x, api_base: %s, order: 2}
+    model_info: {id: dep-good}
+router_settings: {num_retries: 0, allowed_fails: 0, cooldown_time: 600}
+`, bad.URL, good.URL)
+	var now atomic.Int64
+	now.Store(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	names := ddblocal.Tables(t)
+	a := instance(t, yaml, app.Settings{Tables: names, Now: clock, CooldownCacheTTL: time.Second})
+	b := instance(t, yaml, app.Settings{Tables: names, Now: clock, CooldownCacheTTL: time.Second})
+	if rec := call(t, a.Handler, context.Background(), "", `{"model":"m"}`); rec.Code != 502 {
+		t.Fatalf("a: %d", rec.Code)
+	}
+	now.Add(int64(2 * time.Second)) // past b's cache TTL (it has not read yet anyway)
+	rec := call(t, b.Handler, context.Background(), "", `{"model":"m"}`)
+	if rec.Header().Get("X-Litellm-Model-Id") != "dep-good" || badHits.Load() != 1 {
+		t.Fatalf("b went to %q; bad hits %d", rec.Header().Get("X-Litellm-Model-Id"), badHits.Load())
+	}
+}
+
+// The common request (warm caches, a virtual key with limits, a deployment
+// with limits) makes exactly one DynamoDB call before the upstream call,
+// plus the TPM correction after it.
+func TestDynamoDBCallsPerRequest(t *testing.T) {
+	up, hits := upstream(t, 200)
+	yaml := fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/x, api_base: %s, rpm: 1000}
+general_settings: {master_key: sk-master}
+`, up.URL)
+	gw := instance(t, yaml, app.Settings{Tables: ddblocal.Tables(t)})
+	budget := 10.0
+	secret := "sk-virtual-test-key"
+	ctx := context.Background()
+	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), Alias: "t", RPMLimit: 100, MaxBudget: &budget}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		key, body string
+		status    int
+		calls     int
+	}{
+		// Cold: key read + cooldown read + admission.
+		{"cold", secret, `{"model":"m","messages":[]}`, 200, 3},
+		// Warm: the admission alone (rpm limits only: no TPM correction).
+		{"warm", secret, `{"model":"m","messages":[]}`, 200, 1},
+		{"warm again", secret, `{"model":"m","messages":[]}`, 200, 1},
+		// The master key has no guards; the deployment's rpm is still counted.
+		{"master key", "sk-master", `{"model":"m","messages":[]}`, 200, 1},
+		// A wrong key is refused from the cache of negative answers after one read.
+		{"wrong key", "sk-nope", `{"model":"m"}`, 401, 1},
+		{"wrong key again", "sk-nope", `{"model":"m"}`, 401, 0},
+	}
+	for _, tt := range tests {
+		cctx, count := ddb.WithCallCount(ctx)
+		rec := call(t, gw.Handler, cctx, tt.key, tt.body)
+		if rec.Code != tt.status {
+			t.Fatalf("%s: status %d: %s", tt.name, rec.Code, rec.Body)
+		}
+		if count.Calls() != tt.calls {
+			t.Errorf("%s: %d DynamoDB calls %v, want %d", tt.name, count.Calls(), count.Operations(), tt.calls)
+		}
+	}
+	if hits.Load() != 4 {
+		t.Errorf("upstream hits = %d, want 4", hits.Load())
+	}
+}
+
+// With a TPM limit, the real usage replaces the estimate after the call: one
+// admission before, one correction after.
+func TestTPMCorrection(t *testing.T) {
+	up, _ := upstream(t, 200)
+	yaml := fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/x, api_base: %s}
+general_settings: {master_key: sk-master}
+`, up.URL)
+	gw := instance(t, yaml, app.Settings{Tables: ddblocal.Tables(t)})
+	secret := "sk-tpm-key"
+	ctx := context.Background()
+	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), TPMLimit: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	call(t, gw.Handler, ctx, secret, `{"model":"m"}`) // warm the caches
+	cctx, count := ddb.WithCallCount(ctx)
+	rec := call(t, gw.Handler, cctx, secret, `{"model":"m","max_tokens":500}`)
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if ops := count.Operations(); len(ops) != 2 {
+		t.Fatalf("calls = %v, want the admission and one correction", ops)
+	}
+	// Estimates: ~500 tokens admitted, 6 used. Were the estimate kept, the
+	// next two 500-token requests could not both fit in 1000 TPM.
+	for i := 0; i < 2; i++ {
+		if rec := call(t, gw.Handler, ctx, secret, `{"model":"m","max_tokens":400}`); rec.Code != 200 {
+			t.Fatalf("request %d after correction: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	rec = call(t, gw.Handler, ctx, secret, `{"model":"m","max_tokens":990}`)
+	if rec.Code != 429 || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("over the TPM limit: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// Several instances, many concurrent requests, one key limited to 50 RPM:
+// exactly 50 reach the upstream, every other one gets 429.
+func TestKeyLimitExactAcrossInstances(t *testing.T) {
+	up, hits := upstream(t, 200)
+	yaml := fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/x, api_base: %s}
+general_settings: {master_key: sk-master}
+`, up.URL)
+	names := ddblocal.Tables(t)
+	// A fixed clock keeps every request in one window.
+	at := time.Now().UTC().Truncate(time.Minute).Add(10 * time.Second)
+	clock := func() time.Time { return at }
+	const instances, workers, perWorker, limit = 4, 16, 2, 50
+	var gws []*app.Gateway
+	for i := 0; i < instances; i++ {
+		gws = append(gws, instance(t, yaml, app.Settings{Tables: names, Now: clock}))
+	}
+	secret := "sk-limited"
+	if err := gws[0].Keys.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret(secret), RPMLimit: limit}); err != nil {
+		t.Fatal(err)
+	}
+	var ok, limited, other atomic.Int64
+	done := make(chan struct{})
+	for i := 0; i < instances*workers; i++ {
+		go func(h http.Handler) {
+			defer func() { done <- struct{}{} }()
+			for j := 0; j < perWorker; j++ {
+				switch rec := call(t, h, context.Background(), secret, `{"model":"m"}`); rec.Code {
+				case 200:
+					ok.Add(1)
+				case 429:
+					limited.Add(1)
+				default:
+					other.Add(1)
+					t.Errorf("status %d: %s", rec.Code, rec.Body)
+				}
+			}
+		}(gws[i%instances].Handler)
+	}
+	for i := 0; i < instances*workers; i++ {
+		<-done
+	}
+	if ok.Load() != limit || hits.Load() != limit || limited.Load() != instances*workers*perWorker-limit {
+		t.Fatalf("ok=%d limited=%d other=%d upstream=%d; want exactly %d admitted", ok.Load(), limited.Load(), other.Load(), hits.Load(), limit)
+	}
+}
