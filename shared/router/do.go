@@ -35,6 +35,7 @@ type Attempt struct {
 	ProviderModel string // the provider's model name for this attempt
 	Number        int    // 1-based across the whole request
 	Retry         int    // retries so far in this group
+	Retries       int    // retries so far in the whole request (x-litellm-attempted-retries)
 	Fallback      int    // fallbacks taken so far (0 = the requested group)
 	// Timeout bounds a non-streamed attempt; StreamTimeout bounds the wait
 	// for a stream's first chunk. Zero: no bound beyond the request's.
@@ -467,7 +468,7 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 	d := n.d
 	a := &Attempt{
 		Alias: s.req.Model, Group: g.name, Deployment: d, ProviderModel: providerModel(d, model),
-		Number: s.number, Retry: retry, Fallback: fallback,
+		Number: s.number, Retry: retry, Retries: s.res.Retries, Fallback: fallback,
 		Timeout:       firstPositive(d.Timeout, r.rs.AttemptTimeout),
 		StreamTimeout: firstPositive(d.StreamTimeout, r.rs.StreamTimeout),
 	}

@@ -208,6 +208,9 @@ func checkRequest(t *testing.T, rng *rand.Rand, cfg *config.Config, rt *Router, 
 		case x == 2 && r.Stream:
 			a.Committed = true
 			return eBroken
+		case x == 3 && rng.IntN(4) == 0: // the request's own limit: stop at once
+			a.Abort = true
+			return fail(apierr.BudgetExceeded)
 		default:
 			return propertyErrors[rng.IntN(len(propertyErrors))]
 		}
@@ -221,9 +224,11 @@ func checkRequest(t *testing.T, rng *rand.Rand, cfg *config.Config, rt *Router, 
 
 	// Attempts and the trace agree; attempts are numbered in order.
 	var attemptRecs []hop
-	for _, h := range trace {
+	var attemptPos []int // index of each attempt's record in the trace
+	for i, h := range trace {
 		if h.Deployment != "" {
 			attemptRecs = append(attemptRecs, h)
+			attemptPos = append(attemptPos, i)
 		}
 	}
 	if len(attemptRecs) != len(attempts) {
@@ -291,10 +296,10 @@ func checkRequest(t *testing.T, rng *rand.Rand, cfg *config.Config, rt *Router, 
 		}
 	}
 
-	// Nothing follows a committed attempt or a success.
+	// Nothing follows a committed, aborted or successful attempt.
 	for i, a := range attempts {
-		if (a.Committed || attemptRecs[i].Class == "") && i != len(attempts)-1 {
-			fail("attempt %d committed or succeeded, then %d more", i+1, len(attempts)-1-i)
+		if (a.Committed || a.Abort || attemptRecs[i].Class == "") && attemptPos[i] != len(trace)-1 {
+			fail("attempt %d committed, aborted or succeeded, then %d more records", i+1, len(trace)-1-attemptPos[i])
 		}
 	}
 	if (err == nil) != (len(attempts) > 0 && attemptRecs[len(attemptRecs)-1].Class == "" && trace[len(trace)-1].Deployment != "") {

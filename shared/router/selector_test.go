@@ -352,23 +352,29 @@ model_list:
   - model_name: h
     litellm_params: {model: openai/m, api_key: k, tags: [paid]}
     model_info: {id: h-paid}
+router_settings:
+  enable_tag_filtering: %v
 `
 
 func TestTagsFilter(t *testing.T) {
 	for _, tc := range []struct {
-		model string
-		tags  []string
-		want  string // "" for an error
+		filter bool
+		model  string
+		tags   []string
+		want   string // "" for an error
 	}{
-		{"g", []string{"free"}, "free"},
-		{"g", []string{"eu"}, "free"},
-		{"g", []string{"paid"}, "paid"},
-		{"g", []string{"other", "free"}, "free"},
-		{"g", []string{"other"}, "fallback"},
-		{"h", []string{"other"}, ""},
+		{true, "g", []string{"free"}, "free"},
+		{true, "g", []string{"eu"}, "free"},
+		{true, "g", []string{"paid"}, "paid"},
+		{true, "g", []string{"other", "free"}, "free"},
+		{true, "g", []string{"other"}, "fallback"},
+		{true, "h", []string{"other"}, ""},
+		// enable_tag_filtering off: tags are only recorded.
+		{false, "g", []string{"free"}, "paid"},
+		{false, "h", []string{"other"}, "h-paid"},
 	} {
-		t.Run(fmt.Sprint(tc.model, tc.tags), func(t *testing.T) {
-			rt := testRouter(t, load(t, taggedGroup), Options{})
+		t.Run(fmt.Sprint(tc.filter, tc.model, tc.tags), func(t *testing.T) {
+			rt := testRouter(t, load(t, fmt.Sprintf(taggedGroup, tc.filter)), Options{})
 			s := newScript(nil)
 			r := req(tc.model)
 			r.Tags = tc.tags
