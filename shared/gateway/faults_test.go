@@ -199,6 +199,12 @@ var faultGroups = map[string]string{"p1": "primary", "p2": "primary", "b1": "bac
 // first candidate: p1 before p2), no backoff waits, a fresh cooldown store.
 func faultGateway(t *testing.T, extraSettings string) (*gateway.Handler, *upstreams) {
 	t.Helper()
+	return faultGatewayAt(t, extraSettings, nil)
+}
+
+// faultGatewayAt is faultGateway with the router's clock (cooldowns) set.
+func faultGatewayAt(t *testing.T, extraSettings string, now func() time.Time) (*gateway.Handler, *upstreams) {
+	t.Helper()
 	u := newUpstreams(t, faultGroups)
 	yaml := fmt.Sprintf(faultConfig, u.srvs["p1"].URL, u.srvs["p2"].URL, u.srvs["b1"].URL, u.srvs["l1"].URL, u.srvs["s1"].URL, extraSettings)
 	cfg, err := config.Load([]byte(yaml), nil)
@@ -210,6 +216,7 @@ func faultGateway(t *testing.T, extraSettings string) (*gateway.Handler, *upstre
 		Cooldowns: cooldown.NewMemory(),
 		Sleep:     func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
 		Rand:      func() float64 { return 0 },
+		Now:       now,
 		Logger:    log,
 	})
 	client := providers.NewHTTPClient()
@@ -455,6 +462,31 @@ func TestFaultCooldownAcrossRequests(t *testing.T) {
 		t.Fatalf("status %d: %s", rep.status, rep.body)
 	}
 	assertAttempts(t, u, seq(pp, pp[1]))
+}
+
+// Every deployment of the group cooling down: 429 with Retry-After at the
+// earliest end, and no upstream call.
+func TestFaultWholeGroupCooling(t *testing.T) {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	h, u := faultGatewayAt(t, "  cooldown_time: 7\n", func() time.Time { return at })
+	u.set(f429, "p1", "p2")
+	rep := call(t, h, `{"model":"primary","messages":[],"disable_fallbacks":true}`)
+	if rep.status != 429 {
+		t.Fatalf("status %d: %s", rep.status, rep.body)
+	}
+	for _, stream := range []bool{false, true} {
+		rep = call(t, h, fmt.Sprintf(`{"model":"primary","messages":[],"stream":%v,"disable_fallbacks":true}`, stream))
+		if rep.status != 429 || rep.header.Get("Retry-After") != "7" || gjson.Get(rep.body, "error.code").String() != "no_deployments_available" {
+			t.Fatalf("stream=%v: status %d Retry-After %q: %s", stream, rep.status, rep.header.Get("Retry-After"), rep.body)
+		}
+	}
+	assertAttempts(t, u, pp)
+	// Without disable_fallbacks the cooling group falls back.
+	rep = call(t, h, `{"model":"primary","messages":[]}`)
+	if rep.status != 200 || rep.content() != "Hello from b1" {
+		t.Fatalf("status %d: %s", rep.status, rep.body)
+	}
+	assertAttempts(t, u, seq(pp, bk))
 }
 
 // x-litellm-attempted-retries counts retries, also when a fallback group
