@@ -315,6 +315,9 @@ func fallbackCycle(fbs []Fallback, groups []string) []string {
 		color[n] = grey
 		stack = append(stack, n)
 		for _, t := range FallbacksFor(fbs, n) {
+			if t == n && !exactEntry(fbs, n) {
+				continue // "*": [backup] does not make backup fall back to itself
+			}
 			switch color[t] {
 			case grey:
 				for i, s := range stack {
@@ -339,6 +342,15 @@ func fallbackCycle(fbs []Fallback, groups []string) []string {
 		}
 	}
 	return nil
+}
+
+func exactEntry(fbs []Fallback, group string) bool {
+	for _, fb := range fbs {
+		if fb.From == group {
+			return true
+		}
+	}
+	return false
 }
 
 // Match reports whether name matches pattern, where '*' matches any run of

@@ -154,7 +154,7 @@ func (x *exchange) setRouteHeaders(a *router.Attempt) {
 	if a.Deployment.APIBase != "" {
 		hd["X-Litellm-Model-Api-Base"] = []string{a.Deployment.APIBase}
 	}
-	hd["X-Litellm-Attempted-Retries"] = []string{strconv.Itoa(a.Number - 1 - a.Fallback)}
+	hd["X-Litellm-Attempted-Retries"] = []string{strconv.Itoa(a.Retries)}
 	hd["X-Litellm-Attempted-Fallbacks"] = []string{strconv.Itoa(a.Fallback)}
 }
 

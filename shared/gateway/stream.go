@@ -51,10 +51,6 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 		ev, err := rd.Next()
 		if err != nil {
 			if !x.committed {
-				if err == io.EOF && len(held) > 0 {
-					x.commit(a, held)
-					return nil
-				}
 				if timedOut.Load() {
 					return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", d.ID, firstPositiveDur(a.StreamTimeout, a.Timeout))
 				}

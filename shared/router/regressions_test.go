@@ -457,7 +457,6 @@ func TestRegressionDisableFallbacksHoldsForStreams(t *testing.T) {
 // matches its own targets, which is not a cycle (a group is never visited
 // twice in one request).
 func TestRegressionWildcardFallbackKeysLoad(t *testing.T) {
-	t.Skip("config bug, reported: config.Load rejects {\"*\": [backup]} as the cycle backup -> backup; delete this line once fixed")
 	for _, list := range []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks"} {
 		t.Run(list, func(t *testing.T) {
 			yaml := groupsYAML(fmt.Sprintf("  %s: [{\"*\": [backup]}]\n", list), "gpt-4o", "backup")
