@@ -41,6 +41,9 @@ type invocation struct {
 	deadline time.Time
 	chunks   chan []byte // each read of the response body, in order of arrival
 	done     chan *posted
+	// dropAfter, if set, makes the Runtime API drop the response connection
+	// once the body holds it, as when the client went away.
+	dropAfter []byte
 }
 
 // posted is a response (or error) POST as the Runtime API received it.
@@ -111,6 +114,14 @@ func (api *runtimeAPI) servePost(w http.ResponseWriter, r *http.Request, kind st
 			chunk := bytes.Clone(buf[:n])
 			p.body = append(p.body, chunk...)
 			inv.chunks <- chunk
+			if inv.dropAfter != nil && bytes.Contains(p.body, inv.dropAfter) {
+				if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+					conn.Close()
+				}
+				p.kind = "dropped"
+				inv.done <- p
+				return
+			}
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -182,9 +193,15 @@ func startChild(t *testing.T, api *runtimeAPI, env ...string) *syncBuffer {
 // upstreamScript tells the fake upstream what to do with one request: send
 // the first chunk, wait for release, then finish the stream or cut it.
 type upstreamScript struct {
-	release chan struct{}
-	cut     bool
+	release   chan struct{}
+	cut       bool
+	// endless, after release, streams until the gateway goes away (at most
+	// maxEndless events), then closes cancelled.
+	endless   bool
+	cancelled chan struct{}
 }
+
+const maxEndless = 10000
 
 const (
 	firstContent  = "Hello"
@@ -220,6 +237,20 @@ func fakeUpstream(t *testing.T) (url string, scripts chan upstreamScript) {
 		select {
 		case <-s.release:
 		case <-r.Context().Done():
+			return
+		}
+		if s.endless {
+			for range maxEndless {
+				if _, err := io.WriteString(w, chunk("more", "")); err != nil {
+					break
+				}
+				if http.NewResponseController(w).Flush() != nil || r.Context().Err() != nil {
+					break
+				}
+			}
+			if r.Context().Err() != nil {
+				close(s.cancelled)
+			}
 			return
 		}
 		if s.cut {
@@ -409,6 +440,15 @@ router_settings:
 		}
 	})
 
+	defer t.Run("a dropped response stream ends the upstream call at its next event", func(t *testing.T) {
+		// Lambda does not stop a streaming function whose client went away;
+		// what a function can see is the Runtime API failing its response
+		// stream. net/http notices that only on the next write: then the
+		// handler's context is cancelled (and aws-lambda-go exits the process),
+		// so the upstream stream stops.
+		testResponseDropped(t, api, scripts, urlEvent(t, "POST", "/v1/chat/completions", chat), deadline)
+	})
+
 	t.Run("request deadline is the Lambda deadline minus the margin", func(t *testing.T) {
 		inv := api.invoke(t, urlEvent(t, "GET", "/test/deadline", nil), deadline)
 		p := inv.wait(t)
@@ -427,6 +467,31 @@ router_settings:
 			t.Errorf("handler deadline = %+v, want %d", got, want)
 		}
 	})
+}
+
+// The last subtest: the function does not survive it.
+func testResponseDropped(t *testing.T, api *runtimeAPI, scripts chan upstreamScript, ev []byte, deadline time.Time) {
+	s := upstreamScript{release: make(chan struct{}), endless: true, cancelled: make(chan struct{})}
+	scripts <- s
+	api.mu.Lock()
+	api.seq++
+	inv := &invocation{id: fmt.Sprintf("inv-%d", api.seq), event: ev, deadline: deadline,
+		chunks: make(chan []byte, 4096), done: make(chan *posted, 1), dropAfter: []byte(firstContent)}
+	api.mu.Unlock()
+	select {
+	case api.next <- inv:
+	case <-time.After(guard):
+		t.Fatal("the function never asked for the next invocation")
+	}
+	if p := inv.wait(t); p.kind != "dropped" {
+		t.Fatalf("response ended as %s before the drop", p.kind)
+	}
+	close(s.release) // the upstream streams on, until the function stops it
+	select {
+	case <-s.cancelled:
+	case <-time.After(guard):
+		t.Fatalf("the upstream call went on after the response stream was dropped (%d events later)", maxEndless)
+	}
 }
 
 // checkStreamingPost checks the wire form of a streamed response POST.
