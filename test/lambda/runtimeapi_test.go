@@ -193,8 +193,8 @@ func startChild(t *testing.T, api *runtimeAPI, env ...string) *syncBuffer {
 // upstreamScript tells the fake upstream what to do with one request: send
 // the first chunk, wait for release, then finish the stream or cut it.
 type upstreamScript struct {
-	release   chan struct{}
-	cut       bool
+	release chan struct{}
+	cut     bool
 	// endless, after release, streams until the gateway goes away (at most
 	// maxEndless events), then closes cancelled.
 	endless   bool
