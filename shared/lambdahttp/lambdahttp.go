@@ -23,7 +23,11 @@
 //   - The request context is cancelled when the response can no longer be
 //     delivered: a Write that fails, or the runtime client closing the
 //     response stream, cancels it with ErrResponseGone as its cause, so that
-//     the upstream call stops too.
+//     the upstream call stops too. Two limits: Lambda does not stop or fail a
+//     streaming response whose client went away (it bills the function until
+//     it ends), so there the deadline margin is what bounds the call; and a
+//     response stream that the Runtime API drops is noticed by net/http only
+//     at the next write (aws-lambda-go then exits the process).
 //
 // Wire protocol note: Lambda's documentation asks a streaming runtime to send
 // the header Lambda-Runtime-Function-Response-Mode: streaming. aws-lambda-go's
