@@ -194,13 +194,17 @@ func JSON(err error) []byte {
 }
 
 // Write sends err as an OpenAI-style JSON error with its status and, for
-// rate limits, Retry-After in whole seconds (rounded up).
+// rate limits, Retry-After in whole seconds (rounded up; at least 1 on a 429).
 func Write(w http.ResponseWriter, err error) {
 	e := From(err)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	if e.RetryAfter > 0 {
-		h.Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10))
+	ra := e.RetryAfter
+	if ra <= 0 && e.HTTPStatus() == http.StatusTooManyRequests {
+		ra = time.Second
+	}
+	if ra > 0 {
+		h.Set("Retry-After", strconv.FormatInt(int64((ra+time.Second-1)/time.Second), 10))
 	}
 	w.WriteHeader(e.HTTPStatus())
 	_, _ = w.Write(JSON(e))

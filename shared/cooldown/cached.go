@@ -141,6 +141,9 @@ func (c *Cached) CoolingDown(ctx context.Context, ids []string, now time.Time) (
 	defer c.mu.Unlock()
 	for _, id := range ids {
 		if u := later(out[id], c.cache[id].until); u.After(now) {
+			if out == nil {
+				out = make(map[string]time.Time, len(ids))
+			}
 			out[id] = u
 		}
 	}

@@ -102,9 +102,12 @@ func (m *Memory) RecordFailure(_ context.Context, f Failure) (time.Time, error) 
 func (m *Memory) CoolingDown(_ context.Context, ids []string, now time.Time) (map[string]time.Time, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[string]time.Time{}
+	var out map[string]time.Time // nil while nothing cools: the common case allocates nothing
 	for _, id := range ids {
 		if d, ok := m.deps[id]; ok && d.until.After(now) {
+			if out == nil {
+				out = make(map[string]time.Time, len(ids))
+			}
 			out[id] = d.until
 		}
 	}

@@ -8,11 +8,12 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -98,6 +99,9 @@ type Handler struct {
 	maxBody    int64
 	onComplete func(context.Context, *Completion)
 	models     []byte // /v1/models body, built once
+
+	depHeaders   map[*config.Deployment]depHeader
+	groupHeaders map[string][]string
 }
 
 // New returns the gateway handler.
@@ -119,6 +123,16 @@ func New(o Options) *Handler {
 		h.auth = &access{master: masterKey(o.Config.General.MasterKey), keys: o.Keys, now: h.now}
 	}
 	h.models = modelsJSON(o.Router.Models())
+	h.depHeaders = make(map[*config.Deployment]depHeader, len(o.Config.Deployments))
+	h.groupHeaders = map[string][]string{}
+	for _, d := range o.Config.Deployments {
+		dh := depHeader{id: []string{d.ID}}
+		if d.APIBase != "" {
+			dh.base = []string{d.APIBase}
+		}
+		h.depHeaders[d] = dh
+		h.groupHeaders[d.ModelName] = []string{d.ModelName}
+	}
 	return h
 }
 
@@ -194,7 +208,7 @@ func (h *Handler) method(w http.ResponseWriter, r *http.Request, m string) bool 
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header()["Content-Type"] = []string{"application/json"}
+	w.Header()["Content-Type"] = hdrJSON
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -218,9 +232,12 @@ func bearer(r *http.Request) string {
 	return r.Header.Get("X-Api-Key")
 }
 
+// newCallID returns a random UUID-shaped id. Call ids need to be unique, not
+// secret: the runtime's fast generator serves.
 func newCallID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:])
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 	var out [36]byte
 	hex.Encode(out[0:8], b[0:4])
 	out[8] = '-'

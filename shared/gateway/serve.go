@@ -20,6 +20,30 @@ import (
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
+// Header values shared by every response; net/http never modifies them.
+var (
+	hdrJSON        = []string{"application/json"}
+	hdrEventStream = []string{"text/event-stream"}
+	hdrNoCache     = []string{"no-cache"}
+	hdrNo          = []string{"no"}
+	smallInts      = func() (s [10][]string) {
+		for i := range s {
+			s[i] = []string{strconv.Itoa(i)}
+		}
+		return s
+	}()
+)
+
+func intHeader(n int) []string {
+	if n >= 0 && n < len(smallInts) {
+		return smallInts[n]
+	}
+	return []string{strconv.Itoa(n)}
+}
+
+// depHeader holds a deployment's header values, built once.
+type depHeader struct{ id, base []string }
+
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func getBuf() *bytes.Buffer { b := bufPool.Get().(*bytes.Buffer); b.Reset(); return b }
@@ -74,7 +98,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	}
 	req, err := wire.Parse(buf.Bytes())
 	if err != nil {
-		apierr.Write(w, &apierr.Error{Kind: apierr.InvalidRequest, Message: "invalid request body: " + err.Error()})
+		e := &apierr.Error{Kind: apierr.InvalidRequest, Message: "invalid request body: " + err.Error()}
+		var fe *wire.FieldError
+		if errors.As(err, &fe) {
+			e.Message, e.Param = fe.Msg, fe.Param
+		}
+		apierr.Write(w, e)
 		return
 	}
 	if req.Model == "" {
@@ -149,13 +178,21 @@ func (x *exchange) setRouteHeaders(a *router.Attempt) {
 		return
 	}
 	hd := x.w.Header()
-	hd["X-Litellm-Model-Id"] = []string{a.Deployment.ID}
-	hd["X-Litellm-Model-Group"] = []string{a.Group}
-	if a.Deployment.APIBase != "" {
-		hd["X-Litellm-Model-Api-Base"] = []string{a.Deployment.APIBase}
+	if dh, ok := x.h.depHeaders[a.Deployment]; ok {
+		hd["X-Litellm-Model-Id"] = dh.id
+		if dh.base != nil {
+			hd["X-Litellm-Model-Api-Base"] = dh.base
+		}
+	} else {
+		hd["X-Litellm-Model-Id"] = []string{a.Deployment.ID}
 	}
-	hd["X-Litellm-Attempted-Retries"] = []string{strconv.Itoa(a.Retries)}
-	hd["X-Litellm-Attempted-Fallbacks"] = []string{strconv.Itoa(a.Fallback)}
+	if g, ok := x.h.groupHeaders[a.Group]; ok {
+		hd["X-Litellm-Model-Group"] = g
+	} else {
+		hd["X-Litellm-Model-Group"] = []string{a.Group}
+	}
+	hd["X-Litellm-Attempted-Retries"] = intHeader(a.Retries)
+	hd["X-Litellm-Attempted-Fallbacks"] = intHeader(a.Fallback)
 }
 
 // injectUsage says whether to ask a stream for its usage even when the
@@ -182,6 +219,9 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) error {
 		body = wire.SetDefaults(body, d.Params)
 	}
 	call := wire.Call{Op: x.op, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body)}
+	if x.req.HasMock {
+		call.MockResponse = &x.req.MockResponse
+	}
 	if !x.req.Stream {
 		if a.Timeout > 0 {
 			var cancel context.CancelFunc
@@ -218,7 +258,7 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 	}
 	x.setRouteHeaders(a)
 	hd := x.w.Header()
-	hd["Content-Type"] = []string{"application/json"}
+	hd["Content-Type"] = hdrJSON
 	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
 	if x.c.HasUsage {
 		hd["X-Litellm-Response-Cost"] = []string{strconv.FormatFloat(x.c.Cost, 'g', 8, 64)}

@@ -45,6 +45,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	}
 	defer resp.Body.Close()
 	rd := sse.NewReader(resp.Body)
+	defer rd.Release()
 	var held [][]byte
 	var streamErr error
 	for {
@@ -115,9 +116,9 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 func (x *exchange) commit(a *router.Attempt, held [][]byte) {
 	x.setRouteHeaders(a)
 	hd := x.w.Header()
-	hd["Content-Type"] = []string{"text/event-stream"}
-	hd["Cache-Control"] = []string{"no-cache"}
-	hd["X-Accel-Buffering"] = []string{"no"}
+	hd["Content-Type"] = hdrEventStream
+	hd["Cache-Control"] = hdrNoCache
+	hd["X-Accel-Buffering"] = hdrNo
 	x.committed, a.Committed = true, true
 	x.w.WriteHeader(http.StatusOK)
 	for _, ev := range held {
@@ -136,9 +137,29 @@ func hasContent(data []byte) bool {
 	if !bytes.Contains(data, []byte(`"choices"`)) {
 		return false
 	}
-	r := gjson.GetManyBytes(data, "choices.0.delta.content", "choices.0.delta.tool_calls", "choices.0.delta.function_call",
-		"choices.0.delta.refusal", "choices.0.finish_reason", "choices.0.text")
-	return r[0].String() != "" || r[1].Exists() || r[2].Exists() || r[3].String() != "" || r[4].String() != "" || r[5].String() != ""
+	c := gjson.GetBytes(data, "choices.0")
+	if !c.IsObject() {
+		return false
+	}
+	has := false
+	c.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "delta":
+			v.ForEach(func(dk, dv gjson.Result) bool {
+				switch dk.Str {
+				case "content", "refusal", "reasoning_content":
+					has = dv.Type == gjson.String && dv.Str != ""
+				case "tool_calls", "function_call":
+					has = dv.Type != gjson.Null
+				}
+				return !has
+			})
+		case "finish_reason", "text":
+			has = v.Type == gjson.String && v.Str != ""
+		}
+		return !has
+	})
+	return has
 }
 
 func firstPositiveDur(ds ...time.Duration) time.Duration {

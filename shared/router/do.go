@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,11 +112,13 @@ func (r *Router) Do(ctx context.Context, req *Request, fn AttemptFunc) (*Result,
 		return &Result{}, err
 	}
 	if r.rs.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.rs.Timeout)
-		defer cancel()
+		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > r.rs.Timeout {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, r.rs.Timeout)
+			defer cancel()
+		}
 	}
-	s := &state{r: r, req: req, fn: fn, res: &Result{}, visited: map[string]bool{}, first: name, need: req.PromptTokens}
+	s := &state{r: r, req: req, fn: fn, res: &Result{}, first: name, need: req.PromptTokens}
 	err = s.tryGroup(ctx, first, name, 0)
 	if err == nil {
 		return s.res, nil
@@ -128,7 +131,7 @@ type state struct {
 	req     *Request
 	fn      AttemptFunc
 	res     *Result
-	visited map[string]bool // by model name: a wildcard group serves many models
+	visited []string // by model name: a wildcard group serves many models
 	number  int
 	first   string // the requested model's name after alias resolution
 	// need is the prompt tokens the request is known to need: the
@@ -152,7 +155,7 @@ func (s *state) withFallbacks(ctx context.Context, g *group, model string, err e
 				return err
 			}
 			fg, fname, rerr := s.r.resolve(name)
-			if rerr != nil || s.visited[fname] {
+			if rerr != nil || slices.Contains(s.visited, fname) {
 				continue
 			}
 			if s.need > 0 && fg.maxInput > 0 && s.need > fg.maxInput {
@@ -252,13 +255,13 @@ func (s *state) fallbacksFor(g *group, model string, err error) []string {
 // tryGroup tries model, served by group g, with its retries.
 func (s *state) tryGroup(ctx context.Context, g *group, model string, fallback int) error {
 	r := s.r
-	s.visited[model] = true
+	s.visited = append(s.visited, model)
 	if len(g.nodes) == 0 {
 		err := r.errNoRoute(g)
 		s.res.Trace = append(s.res.Trace, Record{Group: g.name, Class: apierr.KindOf(err).String()})
 		return err
 	}
-	failed := map[*node]error{}
+	var failed map[*node]error // allocated on the first failure
 	var lastErr error
 	var lastNode *node
 	for retry := 0; ; retry++ {
@@ -292,6 +295,9 @@ func (s *state) tryGroup(ctx context.Context, g *group, model string, fallback i
 		}
 		if committed(s.res) {
 			return err
+		}
+		if failed == nil {
+			failed = make(map[*node]error, len(g.nodes))
 		}
 		failed[n], lastErr, lastNode = err, err, n
 		k := apierr.KindOf(err)
@@ -353,12 +359,7 @@ func (r *Router) backoff(retry int, same bool, lastErr error) time.Duration {
 // pick filters the group's candidates and asks the strategy for one.
 func (s *state) pick(ctx context.Context, g *group, now time.Time, failed map[*node]error) (*node, error) {
 	r := s.r
-	cands := make([]*node, 0, len(g.nodes))
-	for _, n := range g.nodes {
-		if !n.d.Blocked {
-			cands = append(cands, n)
-		}
-	}
+	cands := filter(g.nodes, func(n *node) bool { return !n.d.Blocked })
 	if len(cands) == 0 {
 		return nil, apierr.New(apierr.RateLimited, "every deployment of model group %q is blocked", g.name)
 	}
@@ -386,9 +387,12 @@ func (s *state) pick(ctx context.Context, g *group, now time.Time, failed map[*n
 	}
 	// Cooldowns.
 	if !r.rs.DisableCooldowns {
-		ids := make([]string, len(cands))
-		for i, n := range cands {
-			ids[i] = n.d.ID
+		ids := g.ids
+		if len(cands) != len(g.nodes) {
+			ids = make([]string, len(cands))
+			for i, n := range cands {
+				ids[i] = n.d.ID
+			}
 		}
 		cooling, err := r.cooldowns.CoolingDown(ctx, ids, now)
 		if err != nil { // fail open: routing without cooldown data beats refusing
@@ -440,14 +444,23 @@ func (s *state) pick(ctx context.Context, g *group, now time.Time, failed map[*n
 	return r.selector.Select(cands, now, r.rand), nil
 }
 
+// filter returns the nodes keep accepts. It returns in itself, without
+// allocating, when it keeps them all (the common case); in is never changed.
 func filter(in []*node, keep func(*node) bool) []*node {
-	out := make([]*node, 0, len(in))
-	for _, n := range in {
+	for i, n := range in {
 		if keep(n) {
-			out = append(out, n)
+			continue
 		}
+		out := make([]*node, i, len(in)-1)
+		copy(out, in[:i])
+		for _, m := range in[i+1:] {
+			if keep(m) {
+				out = append(out, m)
+			}
+		}
+		return out
 	}
-	return out
+	return in
 }
 
 func hasAny(have, want []string) bool {
@@ -500,18 +513,21 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 	s.res.Trace = append(s.res.Trace, rec)
 	r.log.LogAttrs(ctx, level, "attempt",
 		slog.String("call_id", s.req.CallID), slog.String("alias", a.Alias), slog.String("group", g.name),
-		slog.String("deployment", d.ID), slog.String("provider_model", d.Provider+"/"+a.ProviderModel),
+		slog.String("deployment", d.ID), slog.String("provider_model", n.label(a.ProviderModel)),
 		slog.Int("attempt", a.Number), slog.String("outcome", outcome), slog.String("error_class", rec.Class),
 		slog.Duration("latency", lat))
 	if err != nil && ctx.Err() == nil && !a.Abort {
-		r.recordFailure(ctx, d, apierr.KindOf(err), end)
+		e := apierr.From(err)
+		if until := r.recordFailure(ctx, d, e.Kind, end); e.Kind == apierr.UpstreamRateLimited && e.RetryAfter <= 0 && until.After(end) {
+			e.RetryAfter = until.Sub(end) // a 429 without a hint: retry when the cooldown ends
+		}
 	}
 	return err
 }
 
-func (r *Router) recordFailure(ctx context.Context, d *config.Deployment, k apierr.Kind, at time.Time) {
+func (r *Router) recordFailure(ctx context.Context, d *config.Deployment, k apierr.Kind, at time.Time) time.Time {
 	if r.rs.DisableCooldowns || !cools[k] || r.rs.CooldownTime <= 0 {
-		return
+		return time.Time{}
 	}
 	class := k.String()
 	// allowed_fails counts every failure of the deployment in the window,
@@ -531,12 +547,13 @@ func (r *Router) recordFailure(ctx context.Context, d *config.Deployment, k apie
 	until, err := r.cooldowns.RecordFailure(ctx, f)
 	if err != nil {
 		r.log.LogAttrs(ctx, slog.LevelWarn, "cooldown write failed", slog.String("deployment", d.ID), slog.String("error", err.Error()))
-		return
+		return time.Time{}
 	}
 	if !until.IsZero() {
 		r.log.LogAttrs(ctx, slog.LevelWarn, "deployment cooling down", slog.String("deployment", d.ID),
 			slog.String("error_class", class), slog.Time("until", until))
 	}
+	return until
 }
 
 // providerModel is the provider's model name for an attempt; a wildcard

@@ -47,7 +47,8 @@ type Router struct {
 
 type group struct {
 	name          string
-	nodes         []*node // implemented deployments
+	nodes         []*node  // implemented deployments
+	ids           []string // their ids, for cooldown reads
 	unimplemented []*config.Deployment
 	maxInput      int // largest known context window; 0 when any is unknown
 }
@@ -91,7 +92,8 @@ func New(cfg *config.Config, opt Options) *Router {
 			}
 		}
 		if d.Implemented {
-			g.nodes = append(g.nodes, &node{d: d})
+			g.nodes = append(g.nodes, &node{d: d, provider: d.Provider + "/" + d.Model})
+			g.ids = append(g.ids, d.ID)
 		} else {
 			g.unimplemented = append(g.unimplemented, d)
 		}

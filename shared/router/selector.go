@@ -12,11 +12,21 @@ import (
 // node is a deployment with the per-instance statistics strategies read.
 type node struct {
 	d        *config.Deployment
+	provider string // "provider/model", for logs
 	inflight atomic.Int64
 	latency  atomic.Uint64 // EWMA of seconds per attempt, as float64 bits; 0 = no sample
 	minute   atomic.Int64  // unix minute the counters below belong to
 	reqs     atomic.Int64  // requests this minute
 	tokens   atomic.Int64  // tokens this minute
+}
+
+// label is "provider/model" for logs, built once unless the deployment is a
+// wildcard serving many models.
+func (n *node) label(model string) string {
+	if model == n.d.Model {
+		return n.provider
+	}
+	return n.d.Provider + "/" + model
 }
 
 func (n *node) usage(now time.Time) (reqs, tokens int64) {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // ErrTruncated means the stream ended in the middle of an event.
@@ -17,16 +18,29 @@ const maxEvent = 8 << 20
 
 // Reader splits a stream into events.
 type Reader struct {
-	r     io.Reader
-	buf   []byte
-	start int // first unread byte
-	end   int // end of valid data
-	err   error
+	r       io.Reader
+	buf     []byte
+	start   int // first unread byte
+	end     int // end of valid data
+	scanned int // bytes after start already searched for a boundary
+	err     error
 }
 
-// NewReader returns a Reader over r.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
+
+// NewReader returns a Reader over r. Call Release when done with it.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{r: r, buf: make([]byte, 8<<10)}
+	return &Reader{r: r, buf: *bufPool.Get().(*[]byte)}
+}
+
+// Release returns the Reader's buffer to a pool; the Reader and any event
+// it returned must not be used afterwards.
+func (r *Reader) Release() {
+	if cap(r.buf) == 8<<10 {
+		b := r.buf[:cap(r.buf)]
+		bufPool.Put(&b)
+	}
+	r.buf = nil
 }
 
 // Next returns the next complete event, including its terminating blank line.
@@ -49,40 +63,53 @@ func (r *Reader) Next() ([]byte, error) {
 
 // Buffered reports whether a complete event is already buffered, so that a
 // caller can write it before flushing.
-func (r *Reader) Buffered() bool {
-	_, n := eventEnd(r.buf[r.start:r.end])
-	return n > 0
-}
+func (r *Reader) Buffered() bool { return r.boundary() > 0 }
 
 func (r *Reader) take() []byte {
-	data := r.buf[r.start:r.end]
-	_, n := eventEnd(data)
+	n := r.boundary()
 	if n == 0 {
 		return nil
 	}
-	ev := data[:n]
+	ev := r.buf[r.start : r.start+n]
 	r.start += n
+	r.scanned = 0
 	return ev
 }
 
-// eventEnd finds the first blank line ("\n\n" or "\r\n\r\n") and returns its
-// index and the length of the event including it.
-func eventEnd(b []byte) (int, int) {
-	i := bytes.Index(b, []byte("\n\n"))
-	j := bytes.Index(b, []byte("\r\n\r\n"))
-	switch {
-	case i >= 0 && (j < 0 || i < j):
-		return i, i + 2
-	case j >= 0:
-		return j, j + 4
+// boundary returns the length of the first complete event in the buffer
+// (through its blank line, "\n\n" or "\r\n\r\n"), or 0. Bytes already
+// searched are not searched again.
+func (r *Reader) boundary() int {
+	data := r.buf[r.start:r.end]
+	for i := max(r.scanned, 0); i < len(data); {
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			break
+		}
+		nl := i + j // a line ends here; a blank line follows if the next one is empty
+		switch {
+		case nl+1 < len(data) && data[nl+1] == '\n':
+			return nl + 2
+		case nl+2 < len(data) && data[nl+1] == '\r' && data[nl+2] == '\n':
+			return nl + 3
+		case nl+1 >= len(data) || (data[nl+1] == '\r' && nl+2 >= len(data)):
+			r.scanned = nl // undecided until more bytes arrive
+			return 0
+		}
+		i = nl + 1
 	}
-	return -1, 0
+	r.scanned = max(len(data)-1, 0)
+	return 0
 }
 
 func (r *Reader) fill() {
 	if r.start > 0 { // slide unread data to the front
 		n := copy(r.buf, r.buf[r.start:r.end])
 		r.start, r.end = 0, n
+	}
+	if r.buf == nil {
+		r.err = errors.New("sse: reader used after Release")
+		return
 	}
 	if r.end == len(r.buf) {
 		if len(r.buf) >= maxEvent {

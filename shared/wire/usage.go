@@ -16,7 +16,13 @@ type Usage struct {
 // UsageOf reads "usage" from a JSON response body or stream event; ok is false
 // when there is none.
 func UsageOf(data []byte) (u Usage, ok bool) {
-	if !bytes.Contains(data, []byte(`"usage"`)) {
+	// Chunks often carry "usage":null; only an object is worth parsing.
+	i := bytes.Index(data, []byte(`"usage"`))
+	if i < 0 {
+		return u, false
+	}
+	rest := bytes.TrimLeft(data[i+len(`"usage"`):], " \t\r\n:")
+	if len(rest) == 0 || rest[0] != '{' {
 		return u, false
 	}
 	v := gjson.GetBytes(data, "usage")

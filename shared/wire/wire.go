@@ -41,6 +41,8 @@ type Call struct {
 	Stream bool
 	// PromptTokens is the gateway's estimate, used by mocks and limits.
 	PromptTokens int
+	// MockResponse is the request's own mock_response (not forwarded).
+	MockResponse *string
 }
 
 // Request is what the gateway reads of a client's request body.
@@ -59,8 +61,16 @@ type Request struct {
 	Tags          []string // metadata.tags / tags
 	MockResponse  string   // per-request mock_response (mock deployments only)
 	HasMock       bool
-	HasNonPrompts bool // body has fields the prompt estimate ignores
+	gatewayFields bool // the body has fields only the gateway reads
 }
+
+// FieldError is a request field of the wrong type.
+type FieldError struct {
+	Param string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Msg }
 
 // Parse reads the fields the gateway interprets. It does not validate the
 // rest of the body: the upstream does.
@@ -73,16 +83,27 @@ func Parse(body []byte) (*Request, error) {
 		return nil, errNotObject
 	}
 	r := &Request{Body: body, NumRetries: -1}
+	var ferr *FieldError
 	root.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "model":
-			if v.Type == gjson.String {
+			switch v.Type {
+			case gjson.String:
 				r.Model = v.Str
 				r.modelStart = v.Index
 				r.modelEnd = v.Index + len(v.Raw)
+			case gjson.Null:
+			default:
+				ferr = &FieldError{Param: "model", Msg: "'model' must be a string"}
 			}
 		case "stream":
-			r.Stream = v.Type == gjson.True
+			switch v.Type {
+			case gjson.True:
+				r.Stream = true
+			case gjson.False, gjson.Null:
+			default:
+				ferr = &FieldError{Param: "stream", Msg: "'stream' must be a boolean"}
+			}
 		case "stream_options":
 			r.IncludeUsage = v.Get("include_usage").Type == gjson.True
 		case "max_tokens", "max_completion_tokens":
@@ -90,6 +111,7 @@ func Parse(body []byte) (*Request, error) {
 				r.MaxTokens = n
 			}
 		case "fallbacks":
+			r.gatewayFields = true
 			r.FallbacksSet = true
 			v.ForEach(func(_, f gjson.Result) bool {
 				if f.Type == gjson.String {
@@ -102,20 +124,28 @@ func Parse(body []byte) (*Request, error) {
 				return true
 			})
 		case "disable_fallbacks":
+			r.gatewayFields = true
 			r.NoFallbacks = v.Type == gjson.True
 		case "num_retries":
-			if v.Type == gjson.Number {
-				r.NumRetries = int(v.Int())
+			r.gatewayFields = true
+			if v.Type == gjson.Number && v.Int() >= 0 {
+				r.NumRetries = int(min(v.Int(), 10))
 			}
 		case "tags":
+			r.gatewayFields = true
 			r.Tags = appendStrings(r.Tags, v)
 		case "metadata":
+			r.gatewayFields = true
 			r.Tags = appendStrings(r.Tags, v.Get("tags"))
 		case "mock_response":
+			r.gatewayFields = true
 			r.MockResponse, r.HasMock = v.String(), true
 		}
-		return true
+		return ferr == nil
 	})
+	if ferr != nil {
+		return nil, ferr
+	}
 	return r, nil
 }
 
@@ -134,8 +164,13 @@ func appendStrings(dst []string, v gjson.Result) []string {
 var gatewayFields = []string{"fallbacks", "disable_fallbacks", "num_retries", "mock_response", "tags", "metadata"}
 
 // WithModel returns the body with the model value replaced by model, and
-// gateway-only fields removed. The original body is not modified.
+// gateway-only fields removed. The original body is not modified; when
+// nothing changes it is returned as is.
 func (r *Request) WithModel(model string, injectUsage bool) []byte {
+	inject := injectUsage && r.Stream && !r.IncludeUsage
+	if model == r.Model && !r.gatewayFields && !inject {
+		return r.Body
+	}
 	q := strconv.AppendQuote(make([]byte, 0, len(model)+2), model)
 	var out []byte
 	if r.modelEnd > 0 {
@@ -146,16 +181,11 @@ func (r *Request) WithModel(model string, injectUsage bool) []byte {
 	} else {
 		out = append([]byte(nil), r.Body...)
 	}
-	if r.hasGatewayFields() {
+	if r.gatewayFields {
 		out = deleteFields(out, gatewayFields)
 	}
-	if injectUsage && r.Stream && !r.IncludeUsage {
+	if inject {
 		out = setIncludeUsage(out)
 	}
 	return out
-}
-
-func (r *Request) hasGatewayFields() bool {
-	return r.FallbacksSet || r.NoFallbacks || r.NumRetries >= 0 || r.HasMock || len(r.Tags) > 0 ||
-		gjson.GetBytes(r.Body, "metadata").Exists()
 }

@@ -52,8 +52,8 @@ func Respond(ctx context.Context, d *config.Deployment, call wire.Call) *http.Re
 	if d.MockResponse != nil {
 		reply = *d.MockResponse
 	}
-	if r := gjson.GetBytes(call.Body, "mock_response"); r.Exists() && d.Protocol == config.ProtocolMock {
-		reply = r.String()
+	if call.MockResponse != nil && d.Protocol == config.ProtocolMock {
+		reply = *call.MockResponse
 	}
 	if e, ok := injected[strings.TrimSpace(reply)]; ok {
 		body := fmt.Sprintf(`{"error":{"message":%q,"type":"mock_error","param":null,"code":%q}}`, e.msg, e.code)
