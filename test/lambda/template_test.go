@@ -402,14 +402,49 @@ func TestTemplatePoliciesCoverWhatEachFunctionUses(t *testing.T) {
 	}
 }
 
-// sqsEventQueues returns the queues whose SQS events trigger fn.
+// consumer is one SQS event source: a SAM `Type: SQS` event or an
+// AWS::Lambda::EventSourceMapping on a queue.
+type consumer struct {
+	name     string // event name or mapping logical id
+	function string // logical id
+	props    any    // BatchSize, MaximumBatchingWindowInSeconds, FunctionResponseTypes, ...
+	queue    any    // the queue's ARN, as written
+	samEvent bool
+}
+
+// consumers returns every SQS event source in the template.
+func (tpl *samTemplate) consumers() []consumer {
+	var out []consumer
+	for _, fn := range tpl.functions() {
+		evs, _ := at(tpl.resources(), fn, "Properties", "Events").(map[string]any)
+		for name, ev := range evs {
+			if str(at(ev, "Type")) == "SQS" {
+				out = append(out, consumer{name: name, function: fn, props: at(ev, "Properties"), queue: at(ev, "Properties", "Queue"), samEvent: true})
+			}
+		}
+	}
+	for id, r := range tpl.resources() {
+		if str(at(r, "Type")) != "AWS::Lambda::EventSourceMapping" {
+			continue
+		}
+		props := at(r, "Properties")
+		q, _ := getAttTarget(at(props, "EventSourceArn"))
+		if tpl.resourceType(q) != "AWS::SQS::Queue" {
+			continue
+		}
+		out = append(out, consumer{name: id, function: refTarget(at(props, "FunctionName")), props: props, queue: at(props, "EventSourceArn")})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// sqsEventQueues returns the queues whose SQS event sources trigger fn.
 func (tpl *samTemplate) sqsEventQueues(fn string) []string {
 	var out []string
-	evs, _ := at(tpl.resources(), fn, "Properties", "Events").(map[string]any)
-	for _, ev := range evs {
-		if str(at(ev, "Type")) == "SQS" {
-			r, _ := getAttTarget(at(ev, "Properties", "Queue"))
-			out = append(out, r)
+	for _, c := range tpl.consumers() {
+		if c.function == fn {
+			q, _ := getAttTarget(c.queue)
+			out = append(out, q)
 		}
 	}
 	return out
@@ -448,51 +483,49 @@ func TestTemplateGatewayURLStreams(t *testing.T) {
 
 func TestTemplateSpendConsumer(t *testing.T) {
 	tpl := loadTemplate(t)
-	consumers := 0
 	typedQueues := tpl.typed.GetAllSQSQueueResources()
-	for _, fn := range tpl.functions() {
-		evs, _ := at(tpl.resources(), fn, "Properties", "Events").(map[string]any)
-		for name, ev := range evs {
-			if str(at(ev, "Type")) != "SQS" {
-				continue
-			}
-			consumers++
-			t.Run(fn+"/"+name, func(t *testing.T) {
-				props := at(ev, "Properties")
-				frt, _ := at(props, "FunctionResponseTypes").([]any)
-				if !slices.Contains(frt, any("ReportBatchItemFailures")) {
-					t.Errorf("FunctionResponseTypes = %v, want [ReportBatchItemFailures]", frt)
-				}
-				if w, _ := at(props, "MaximumBatchingWindowInSeconds").(int); w <= 0 {
-					t.Errorf("MaximumBatchingWindowInSeconds = %v, want a batching window", at(props, "MaximumBatchingWindowInSeconds"))
-				}
-				if at(props, "ScalingConfig", "MaximumConcurrency") == nil {
-					t.Error("no ScalingConfig.MaximumConcurrency")
-				}
-				queue, attr := getAttTarget(at(props, "Queue"))
-				q, ok := typedQueues[queue]
-				if !ok || attr != "Arn" {
-					t.Fatalf("Queue = %v: want !GetAtt <declared queue>.Arn", at(props, "Queue"))
-				}
-				timeout := 3 // Lambda's default
-				if v, ok := tpl.prop(fn, "Timeout").(int); ok {
-					timeout = v
-				}
-				if vt := q.VisibilityTimeout; vt == nil || *vt < 6*timeout {
-					t.Errorf("%s VisibilityTimeout = %v, want at least 6 x %d s (the consumer's timeout)", queue, at(tpl.resources(), queue, "Properties", "VisibilityTimeout"), timeout)
-				}
-				dlq, _ := getAttTarget(at(tpl.resources(), queue, "Properties", "RedrivePolicy", "deadLetterTargetArn"))
-				if _, ok := typedQueues[dlq]; !ok || dlq == queue {
-					t.Errorf("%s has no redrive to a declared dead-letter queue (got %q)", queue, dlq)
-				}
-				if n, _ := at(tpl.resources(), queue, "Properties", "RedrivePolicy", "maxReceiveCount").(int); n <= 0 {
-					t.Errorf("%s RedrivePolicy.maxReceiveCount = %v", queue, n)
-				}
-			})
-		}
-	}
-	if consumers == 0 {
+	consumers := tpl.consumers()
+	if len(consumers) == 0 {
 		t.Fatal("no function consumes a queue")
+	}
+	for _, c := range consumers {
+		t.Run(c.name, func(t *testing.T) {
+			if c.samEvent {
+				t.Errorf("%s: a SAM SQS event also attaches AWSLambdaSQSQueueExecutionRole (every queue in the account); declare an AWS::Lambda::EventSourceMapping", c.function)
+			}
+			if tpl.resourceType(c.function) != "AWS::Serverless::Function" {
+				t.Fatalf("event source for %q, which is not a declared function", c.function)
+			}
+			frt, _ := at(c.props, "FunctionResponseTypes").([]any)
+			if !slices.Contains(frt, any("ReportBatchItemFailures")) {
+				t.Errorf("FunctionResponseTypes = %v, want [ReportBatchItemFailures]", frt)
+			}
+			if w, _ := at(c.props, "MaximumBatchingWindowInSeconds").(int); w <= 0 {
+				t.Errorf("MaximumBatchingWindowInSeconds = %v, want a batching window", at(c.props, "MaximumBatchingWindowInSeconds"))
+			}
+			if at(c.props, "ScalingConfig", "MaximumConcurrency") == nil {
+				t.Error("no ScalingConfig.MaximumConcurrency")
+			}
+			queue, attr := getAttTarget(c.queue)
+			q, ok := typedQueues[queue]
+			if !ok || attr != "Arn" {
+				t.Fatalf("queue = %v: want !GetAtt <declared queue>.Arn", c.queue)
+			}
+			timeout := 3 // Lambda's default
+			if v, ok := tpl.prop(c.function, "Timeout").(int); ok {
+				timeout = v
+			}
+			if vt := q.VisibilityTimeout; vt == nil || *vt < 6*timeout {
+				t.Errorf("%s VisibilityTimeout = %v, want at least 6 x %d s (the consumer's timeout)", queue, at(tpl.resources(), queue, "Properties", "VisibilityTimeout"), timeout)
+			}
+			dlq, _ := getAttTarget(at(tpl.resources(), queue, "Properties", "RedrivePolicy", "deadLetterTargetArn"))
+			if _, ok := typedQueues[dlq]; !ok || dlq == queue {
+				t.Errorf("%s has no redrive to a declared dead-letter queue (got %q)", queue, dlq)
+			}
+			if n, _ := at(tpl.resources(), queue, "Properties", "RedrivePolicy", "maxReceiveCount").(int); n <= 0 {
+				t.Errorf("%s RedrivePolicy.maxReceiveCount = %v", queue, n)
+			}
+		})
 	}
 }
 
