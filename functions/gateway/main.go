@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/logbuf"
 )
 
 func main() {
@@ -36,7 +38,14 @@ func run() error {
 	store := flag.String("store", envOr("GATEWAY_STORE", "memory"), "state store: memory or dynamodb (env GATEWAY_STORE)")
 	flag.Parse()
 
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv("LOG_LEVEL"))}))
+	inLambda := os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
+	var logOut io.Writer = os.Stderr
+	if !inLambda { // batch log lines locally; in Lambda every line must be out before the instance freezes
+		lb := logbuf.New(os.Stderr, 100*time.Millisecond)
+		defer lb.Close()
+		logOut = lb
+	}
+	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: logLevel(os.Getenv("LOG_LEVEL"))}))
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -57,7 +66,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+	if inLambda {
 		return startLambda(gw.Handler, log)
 	}
 

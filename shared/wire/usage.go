@@ -16,16 +16,21 @@ type Usage struct {
 // UsageOf reads "usage" from a JSON response body or stream event; ok is false
 // when there is none.
 func UsageOf(data []byte) (u Usage, ok bool) {
-	// Chunks often carry "usage":null; only an object is worth parsing.
-	i := bytes.Index(data, []byte(`"usage"`))
+	// Chunks often carry "usage":null; only an object is worth parsing, and
+	// only that object is parsed: usage comes last in OpenAI's bodies.
+	i := bytes.LastIndex(data, []byte(`"usage"`))
 	if i < 0 {
 		return u, false
 	}
-	rest := bytes.TrimLeft(data[i+len(`"usage"`):], " \t\r\n:")
+	rest := bytes.TrimLeft(data[i+len(`"usage"`):], " \t\r\n")
+	if len(rest) == 0 || rest[0] != ':' {
+		return u, false
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
 	if len(rest) == 0 || rest[0] != '{' {
 		return u, false
 	}
-	v := gjson.GetBytes(data, "usage")
+	v := gjson.ParseBytes(rest)
 	if !v.IsObject() {
 		return u, false
 	}
