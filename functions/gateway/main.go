@@ -19,10 +19,12 @@ import (
 	"time"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/logbuf"
+	"github.com/sluice-gw/sluice/shared/ssmparam"
 )
 
 func main() {
@@ -54,13 +56,22 @@ func run() error {
 		ConfigPath: *cfgPath, Store: *store, Getenv: os.LookupEnv, Logger: log,
 		Tables: tables.NamesFromEnv(os.Getenv),
 	}
-	if *store == app.StoreDynamoDB {
+	settings.MasterKey = firstEnv("GATEWAY_MASTER_KEY", "LITELLM_MASTER_KEY")
+	param := os.Getenv("GATEWAY_MASTER_KEY_PARAMETER")
+	if *store == app.StoreDynamoDB || param != "" {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
 			return fmt.Errorf("aws config: %w", err)
 		}
 		settings.AWS = &awsCfg
 		settings.Emulator = os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""
+		if param != "" { // never run open because a parameter could not be read
+			key, err := ssmparam.Get(ctx, ssm.NewFromConfig(awsCfg), param)
+			if err != nil {
+				return fmt.Errorf("master key: %w", err)
+			}
+			settings.MasterKey = key
+		}
 	}
 	gw, err := app.Build(ctx, settings)
 	if err != nil {
@@ -121,6 +132,15 @@ func defaultAddr() string {
 		return "127.0.0.1:" + p
 	}
 	return "127.0.0.1:4000"
+}
+
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func envOr(name, def string) string {

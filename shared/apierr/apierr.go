@@ -54,7 +54,7 @@ var kindInfo = [kindCount]struct {
 	status int
 	code   string
 }{
-	Internal:              {"internal_error", http.StatusInternalServerError, "internal_error"},
+	Internal:              {"server_error", http.StatusInternalServerError, "internal_error"},
 	InvalidRequest:        {"invalid_request_error", http.StatusBadRequest, "invalid_request"},
 	Unauthorized:          {"authentication_error", http.StatusUnauthorized, "invalid_api_key"},
 	Forbidden:             {"permission_error", http.StatusForbidden, "model_not_allowed"},
@@ -188,7 +188,7 @@ func JSON(err error) []byte {
 	}
 	b, mErr := json.Marshal(body{Error: p})
 	if mErr != nil { // cannot happen with these types
-		return []byte(`{"error":{"message":"internal error","type":"internal_error","param":null,"code":"internal_error"}}`)
+		return []byte(`{"error":{"message":"internal error","type":"server_error","param":null,"code":"internal_error"}}`)
 	}
 	return b
 }

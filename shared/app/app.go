@@ -39,6 +39,9 @@ type Settings struct {
 	ConfigYAML []byte        // config text, used instead of ConfigPath when set
 	Getenv     config.Getenv // resolves os.environ/NAME in the config
 	Logger     *slog.Logger
+	// MasterKey, when set, overrides general_settings.master_key (from SSM
+	// in Lambda, or LITELLM_MASTER_KEY locally).
+	MasterKey string
 
 	Store string // StoreMemory (default) or StoreDynamoDB
 	// AWS is the SDK configuration for StoreDynamoDB; its endpoint comes
@@ -88,6 +91,9 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if s.MasterKey != "" {
+		cfg.General.MasterKey = s.MasterKey
 	}
 	for _, w := range cfg.Warnings {
 		log.LogAttrs(ctx, slog.LevelWarn, "config", slog.String("path", w.Path), slog.Int("line", w.Line), slog.String("warning", w.Message))
