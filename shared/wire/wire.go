@@ -6,7 +6,7 @@
 package wire
 
 import (
-	"strconv"
+	"encoding/json"
 
 	"github.com/tidwall/gjson"
 )
@@ -171,7 +171,7 @@ func (r *Request) WithModel(model string, injectUsage bool) []byte {
 	if model == r.Model && !r.gatewayFields && !inject {
 		return r.Body
 	}
-	q := strconv.AppendQuote(make([]byte, 0, len(model)+2), model)
+	q, _ := json.Marshal(model) // JSON, not Go, escapes: strconv.Quote writes \x7f, \a, \v
 	var out []byte
 	if r.modelEnd > 0 {
 		out = make([]byte, 0, len(r.Body)-(r.modelEnd-r.modelStart)+len(q)+40)
