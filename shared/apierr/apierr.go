@@ -204,7 +204,7 @@ func Write(w http.ResponseWriter, err error) {
 		ra = time.Second
 	}
 	if ra > 0 {
-		h.Set("Retry-After", strconv.FormatInt(int64((ra+time.Second-1)/time.Second), 10))
+		h.Set("Retry-After", strconv.FormatInt(int64(ra/time.Second)+min(int64(ra%time.Second), 1), 10)) // ceil without overflow
 	}
 	w.WriteHeader(e.HTTPStatus())
 	_, _ = w.Write(JSON(e))
