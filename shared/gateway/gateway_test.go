@@ -12,11 +12,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
+	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 )
@@ -550,5 +552,59 @@ router_settings: {model_group_alias: {alias-a: a, secret: {model: b, hidden: tru
 	}
 	if list.Object != "list" || strings.Join(ids, ",") != "a,alias-a,b" {
 		t.Fatalf("models = %v (%s)", ids, list.Object)
+	}
+}
+
+// A deployment at its own rpm limit (counted across instances) is not
+// waited for: the request is answered 429 at once, with Retry-After.
+func TestDeploymentLimitAcrossInstancesNoWait(t *testing.T) {
+	var hits atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		hits.Add(1)
+		io.WriteString(w, completion)
+	}))
+	defer up.Close()
+	cfg, err := config.Load([]byte(fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s, rpm: 2}\n", up.URL)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := limits.NewMemory(nil)
+	var waits []time.Duration
+	var mu sync.Mutex
+	newInstance := func() *httptest.Server {
+		rt := router.New(cfg, router.Options{
+			Cooldowns: cooldown.NewMemory(),
+			Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Sleep: func(ctx context.Context, d time.Duration) error {
+				mu.Lock()
+				waits = append(waits, d)
+				mu.Unlock()
+				return ctx.Err()
+			},
+		})
+		// 10 s before the window ends: a Retry-After short enough to wait for.
+		at := time.Now().UTC().Truncate(time.Minute).Add(50 * time.Second)
+		srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()), Limits: shared,
+			Now: func() time.Time { return at }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	a, b := &fixture{srv: newInstance()}, &fixture{srv: newInstance()}
+	for i := 0; i < 2; i++ {
+		if resp := a.post(t, "/v1/chat/completions", "", `{"model":"m"}`); resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d", i, resp.StatusCode)
+		}
+	}
+	resp := b.post(t, "/v1/chat/completions", "", `{"model":"m"}`)
+	out := readAll(t, resp.Body)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("third request: %d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
+	}
+	if hits.Load() != 2 {
+		t.Errorf("upstream hits = %d, want 2", hits.Load())
+	}
+	if len(waits) != 0 {
+		t.Errorf("the router waited %v for a deployment at its rpm limit", waits)
 	}
 }

@@ -88,6 +88,7 @@ var noRetry = map[apierr.Kind]bool{
 var perDeployment = map[apierr.Kind]bool{
 	apierr.UpstreamAuth:     true,
 	apierr.UpstreamNotFound: true,
+	apierr.RateLimited:      true, // the deployment's own rpm/tpm is used up this minute: waiting cannot help
 }
 
 // anyClass is the cooldown bucket of failures counted against allowed_fails.
