@@ -114,6 +114,9 @@ type Fallback struct {
 // GeneralSettings holds the general_settings the gateway uses.
 type GeneralSettings struct {
 	MasterKey string `json:"-"` // empty: the gateway is open (LiteLLM's behaviour)
+	// RateLimitsFailOpen admits requests uncounted when the limits store
+	// cannot answer (logged and counted); false refuses them with 503.
+	RateLimitsFailOpen bool
 }
 
 // Defaults as LiteLLM documents them.

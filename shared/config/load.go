@@ -55,7 +55,7 @@ func Load(data []byte, getenv Getenv) (*Config, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("parse config: %w", err)
 	}
-	l := &loader{getenv: getenv, cfg: &Config{}}
+	l := &loader{getenv: getenv, cfg: &Config{General: GeneralSettings{RateLimitsFailOpen: true}}}
 	if err := l.load(&doc); err != nil {
 		return nil, err
 	}
@@ -213,6 +213,10 @@ func (l *loader) load(doc *yaml.Node) error {
 func (l *loader) general(path string, n *yaml.Node) error {
 	return pairs(path, n, func(key string, v *yaml.Node, p string) error {
 		switch key {
+		case "rate_limits_fail_open":
+			b, err := l.boolv(p, v)
+			l.cfg.General.RateLimitsFailOpen = b
+			return err
 		case "master_key":
 			s, set, err := l.str(p, v)
 			if err != nil {

@@ -131,17 +131,21 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) error {
 	}
 	p := x.c.Principal
 	req := limits.AdmitRequest{Now: h.now(), Tokens: x.estimate}
+	onErr := limits.FailOpen
+	if !h.cfg.General.RateLimitsFailOpen {
+		onErr = limits.FailClosed
+	}
 	if !x.admitted && p != nil {
 		if k := p.Key; k != nil && (k.RPMLimit > 0 || k.TPMLimit > 0) {
-			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKey, ID: k.Hash, RPM: k.RPMLimit, TPM: k.TPMLimit, Shards: limits.ShardsFor(k.RPMLimit)})
+			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKey, ID: k.Hash, RPM: k.RPMLimit, TPM: k.TPMLimit, Shards: limits.ShardsFor(k.RPMLimit), OnError: onErr})
 		}
 		if t := p.Team; t != nil && (t.RPMLimit > 0 || t.TPMLimit > 0) {
-			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindTeam, ID: t.ID, RPM: t.RPMLimit, TPM: t.TPMLimit, Shards: limits.ShardsFor(t.RPMLimit)})
+			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindTeam, ID: t.ID, RPM: t.RPMLimit, TPM: t.TPMLimit, Shards: limits.ShardsFor(t.RPMLimit), OnError: onErr})
 		}
 	}
 	d := a.Deployment
 	if d.RPM > 0 || d.TPM > 0 {
-		req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindDeployment, ID: d.ID, RPM: d.RPM, TPM: d.TPM, Shards: limits.ShardsFor(d.RPM)})
+		req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindDeployment, ID: d.ID, RPM: d.RPM, TPM: d.TPM, Shards: limits.ShardsFor(d.RPM), OnError: onErr})
 	}
 	if len(req.Scopes) == 0 {
 		x.admitted = true

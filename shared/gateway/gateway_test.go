@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,9 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
+	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 )
@@ -606,5 +612,52 @@ func TestDeploymentLimitAcrossInstancesNoWait(t *testing.T) {
 	}
 	if len(waits) != 0 {
 		t.Errorf("the router waited %v for a deployment at its rpm limit", waits)
+	}
+}
+
+// With the limits store unreachable, general_settings.rate_limits_fail_open
+// decides: admit uncounted (the default) or refuse with 503. Never a hang.
+func TestRateLimitStoreUnreachable(t *testing.T) {
+	hang, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hang.Close()
+	go func() {
+		for {
+			c, err := hang.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accept, never answer
+		}
+	}()
+	awsCfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}
+	awsCfg.BaseEndpoint = aws.String("http://" + hang.Addr().String())
+	store := ddblimits.New(ddb.NewClient(awsCfg, ddb.ClientOptions{Emulator: true, MaxAttempts: 1}), "counters",
+		ddblimits.Options{Timeout: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, tt := range []struct {
+		setting string
+		status  int
+	}{{"", 200}, {"general_settings: {rate_limits_fail_open: true}\n", 200}, {"general_settings: {rate_limits_fail_open: false}\n", 503}} {
+		t.Run(fmt.Sprintf("status %d %q", tt.status, tt.setting), func(t *testing.T) {
+			cfg, err := config.Load([]byte("model_list:\n  - model_name: m\n    litellm_params: {model: mock/m, rpm: 100}\n"+tt.setting), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()), Limits: store,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+			defer srv.Close()
+			f := &fixture{srv: srv}
+			resp := f.post(t, "/v1/chat/completions", "", `{"model":"m"}`)
+			out := readAll(t, resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
+			}
+			if tt.status == 503 {
+				openAIError(t, out)
+			}
+		})
 	}
 }
