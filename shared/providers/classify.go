@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -29,6 +30,10 @@ func StatusError(d *config.Deployment, resp *http.Response) *apierr.Error {
 // Classify maps an upstream status, headers and body to an *apierr.Error.
 func Classify(d *config.Deployment, status int, h http.Header, body []byte) *apierr.Error {
 	msg, code, typ := errorFields(body)
+	msg = Redact(msg, d) // before any cut, so no part of a key survives
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
 	lower := strings.ToLower(msg + " " + code + " " + typ)
 	e := &apierr.Error{}
 	switch {
@@ -61,20 +66,23 @@ func Classify(d *config.Deployment, status int, h http.Header, body []byte) *api
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	e.Message = fmt.Sprintf("%s (deployment %s returned %d)", Redact(msg, d), d.ID, status)
+	if msg == "" {
+		msg = "upstream error"
+	}
+	e.Message = fmt.Sprintf("%s (deployment %s returned %d)", msg, d.ID, status)
 	return e
 }
 
 func errorFields(body []byte) (msg, code, typ string) {
 	body = bytes.TrimSpace(body)
 	if !gjson.ValidBytes(body) {
-		if len(body) > 300 {
-			body = body[:300]
-		}
 		return string(body), "", ""
 	}
-	r := gjson.GetManyBytes(body, "error.message", "error.code", "error.type", "error.innererror.code", "message", "detail")
+	r := gjson.GetManyBytes(body, "error.message", "error.code", "error.type", "error.innererror.code", "message", "detail", "error")
 	msg = r[0].String()
+	if msg == "" && r[6].Type == gjson.String { // {"error":"..."} (Ollama, vLLM)
+		msg = r[6].Str
+	}
 	if msg == "" {
 		msg = r[4].String()
 	}
@@ -101,10 +109,14 @@ func Redact(msg string, d *config.Deployment) string {
 }
 
 // RetryAfter reads retry-after-ms, then Retry-After (seconds or HTTP date).
+// Hints beyond a day are capped there (and then refused by the router's
+// max_retry_after); non-numbers and non-positive values mean no hint.
 func RetryAfter(h http.Header, now time.Time) time.Duration {
 	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+		if ms, err := strconv.ParseFloat(v, 64); err == nil {
+			if d := capHint(ms * float64(time.Millisecond)); d > 0 {
+				return d
+			}
 		}
 	}
 	v := h.Get("Retry-After")
@@ -112,13 +124,22 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
+		return capHint(s * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return capHint(float64(t.Sub(now)))
 	}
 	return 0
+}
+
+const maxHint = 24 * time.Hour
+
+func capHint(ns float64) time.Duration {
+	switch {
+	case math.IsNaN(ns) || ns <= 0:
+		return 0
+	case ns >= float64(maxHint):
+		return maxHint
+	}
+	return time.Duration(ns)
 }

@@ -185,7 +185,7 @@ func TestClassify(t *testing.T) {
 			name:   "599",
 			status: 599,
 			kind:   apierr.UpstreamServer, httpStatus: 502,
-			msg: " (deployment d1 returned 599)",
+			msg: "upstream error (deployment d1 returned 599)",
 		},
 		{
 			name:   "400",
@@ -226,7 +226,7 @@ func TestClassify(t *testing.T) {
 			status: 500,
 			body:   long,
 			kind:   apierr.UpstreamServer, httpStatus: 502,
-			msg: long[:300] + " (deployment d1 returned 500)",
+			msg: long[:300] + "... (deployment d1 returned 500)",
 		},
 		{
 			name:   "empty body",
@@ -345,7 +345,7 @@ func TestStatusErrorReadsAtMost64KiB(t *testing.T) {
 	if body.n > maxErrorBody {
 		t.Errorf("read %d bytes, want at most %d", body.n, maxErrorBody)
 	}
-	if want := strings.Repeat("z", 300) + " (deployment d1 returned 500)"; e.Message != want {
+	if want := strings.Repeat("z", 300) + "... (deployment d1 returned 500)"; e.Message != want {
 		t.Errorf("Message = %q, want %q", e.Message, want)
 	}
 	if e.Kind != apierr.UpstreamServer {
@@ -540,4 +540,34 @@ func TestDispatcherMockErrors(t *testing.T) {
 			t.Errorf("kind = %v, want %v", k, apierr.UpstreamRateLimited)
 		}
 	})
+}
+
+// A key cut in half by the message limit must not survive in part.
+func TestRedactBeforeCut(t *testing.T) {
+	d := &config.Deployment{ID: "d1", APIKey: "0123456789abcdef0123456789abcdef"}
+	body := []byte(strings.Repeat("x", 270) + d.APIKey + " trailing")
+	e := Classify(d, 500, nil, body)
+	if strings.Contains(e.Message, "0123456789abcdef0123") {
+		t.Fatalf("part of the key leaked: %q", e.Message)
+	}
+}
+
+func TestRetryAfterHuge(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, v := range []string{"inf", "1e20", "9223372036"} {
+		h := http.Header{"Retry-After": {v}}
+		if got := RetryAfter(h, now); got != 24*time.Hour {
+			t.Errorf("Retry-After %s = %v, want the 24h cap", v, got)
+		}
+	}
+	if got := RetryAfter(http.Header{"Retry-After": {"NaN"}}, now); got != 0 {
+		t.Errorf("NaN = %v", got)
+	}
+}
+
+func TestPlainStringError(t *testing.T) {
+	e := Classify(&config.Deployment{ID: "d1"}, 404, nil, []byte(`{"error":"model 'llama3' not found, try pulling it first"}`))
+	if e.Message != "model 'llama3' not found, try pulling it first (deployment d1 returned 404)" {
+		t.Fatalf("Message = %q", e.Message)
+	}
 }

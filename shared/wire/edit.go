@@ -19,10 +19,12 @@ func IsInvalidJSON(err error) bool {
 
 func deleteFields(body []byte, fields []string) []byte {
 	for _, f := range fields {
-		if gjson.GetBytes(body, f).Exists() {
-			if out, err := sjson.DeleteBytes(body, f); err == nil {
-				body = out
+		for i := 0; i < 8 && gjson.GetBytes(body, f).Exists(); i++ { // repeated keys too
+			out, err := sjson.DeleteBytes(body, f)
+			if err != nil {
+				break
 			}
+			body = out
 		}
 	}
 	return body

@@ -22,15 +22,17 @@ func UsageOf(data []byte) (u Usage, ok bool) {
 	if i < 0 {
 		return u, false
 	}
+	var v gjson.Result
 	rest := bytes.TrimLeft(data[i+len(`"usage"`):], " \t\r\n")
-	if len(rest) == 0 || rest[0] != ':' {
-		return u, false
+	if len(rest) > 0 && rest[0] == ':' {
+		if rest = bytes.TrimLeft(rest[1:], " \t\r\n"); len(rest) > 0 && rest[0] == '{' {
+			v = gjson.ParseBytes(rest)
+		} else {
+			return u, false // "usage":null
+		}
+	} else { // the last "usage" was text, not the key: parse the top level
+		v = gjson.GetBytes(data, "usage")
 	}
-	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-	if len(rest) == 0 || rest[0] != '{' {
-		return u, false
-	}
-	v := gjson.ParseBytes(rest)
 	if !v.IsObject() {
 		return u, false
 	}

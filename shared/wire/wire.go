@@ -97,10 +97,11 @@ func Parse(body []byte) (*Request, error) {
 				ferr = &FieldError{Param: "model", Msg: "'model' must be a string"}
 			}
 		case "stream":
-			switch v.Type {
+			switch v.Type { // a repeated key: the last wins, as for the upstream's parser
 			case gjson.True:
 				r.Stream = true
 			case gjson.False, gjson.Null:
+				r.Stream = false
 			default:
 				ferr = &FieldError{Param: "stream", Msg: "'stream' must be a boolean"}
 			}
@@ -139,7 +140,9 @@ func Parse(body []byte) (*Request, error) {
 			r.Tags = appendStrings(r.Tags, v.Get("tags"))
 		case "mock_response":
 			r.gatewayFields = true
-			r.MockResponse, r.HasMock = v.String(), true
+			if v.Type != gjson.Null { // null means no mock, as in LiteLLM
+				r.MockResponse, r.HasMock = v.String(), true
+			}
 		}
 		return ferr == nil
 	})

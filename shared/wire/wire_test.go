@@ -602,3 +602,23 @@ func TestOp(t *testing.T) {
 		})
 	}
 }
+
+func TestUsageNotLastOccurrence(t *testing.T) {
+	u, ok := UsageOf([]byte(`{"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3},"choices":[{"message":{"content":"usage"}}]}`))
+	if !ok || u.TotalTokens != 3 {
+		t.Fatalf("UsageOf = %+v, %v", u, ok)
+	}
+}
+
+func TestRepeatedKeys(t *testing.T) {
+	r, err := Parse([]byte(`{"model":"gpt","stream":true,"stream":false,"tags":["a"],"tags":["b"],"mock_response":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Stream || r.HasMock {
+		t.Fatalf("Stream=%v HasMock=%v; the last stream wins and a null mock is no mock", r.Stream, r.HasMock)
+	}
+	if out := string(r.WithModel("gpt", false)); strings.Contains(out, "tags") {
+		t.Fatalf("a repeated gateway field was forwarded: %s", out)
+	}
+}

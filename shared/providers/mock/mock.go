@@ -125,10 +125,15 @@ func stream(id, model string, created int64, reply string, prompt, completion in
 func embeddings(model string, call wire.Call) []byte {
 	in := gjson.GetBytes(call.Body, "input")
 	var inputs []string
-	if in.IsArray() {
-		in.ForEach(func(_, v gjson.Result) bool { inputs = append(inputs, v.Raw); return true })
-	} else {
+	switch arr := in.Array(); {
+	case in.IsArray() && len(arr) > 0 && arr[0].Type == gjson.Number: // one input given as tokens
 		inputs = []string{in.Raw}
+	case in.IsArray():
+		for _, v := range arr {
+			inputs = append(inputs, text(v))
+		}
+	default:
+		inputs = []string{text(in)}
 	}
 	dims := int(gjson.GetBytes(call.Body, "dimensions").Int())
 	if dims <= 0 || dims > 4096 {
@@ -146,12 +151,23 @@ func embeddings(model string, call wire.Call) []byte {
 	return body
 }
 
+// text is an input's value: the decoded string, or the raw JSON of tokens.
+func text(v gjson.Result) string {
+	if v.Type == gjson.String {
+		return v.Str
+	}
+	return v.Raw
+}
+
 func vector(s string, dims int) []float64 {
 	v := make([]float64, dims)
 	var norm float64
-	h := sha256.Sum256([]byte(s))
+	var h [sha256.Size]byte
 	for i := range v {
-		x := binary.LittleEndian.Uint32(h[(i*4)%28:])
+		if i%8 == 0 { // a fresh block of 8 values every 8 dimensions
+			h = sha256.Sum256([]byte(s + "#" + strconv.Itoa(i/8)))
+		}
+		x := binary.LittleEndian.Uint32(h[(i%8)*4:])
 		v[i] = float64(x)/math.MaxUint32*2 - 1
 		norm += v[i] * v[i]
 	}

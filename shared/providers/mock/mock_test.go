@@ -375,7 +375,7 @@ func TestEmbeddingsDeterministic(t *testing.T) {
 // TestEmbeddingsGolden pins one vector, so that a per-process seed or a
 // changed derivation (which would move every stored demo vector) shows.
 func TestEmbeddingsGolden(t *testing.T) {
-	want := []float64{0.77223816569628, -0.22089927007061338, 0.5956943242337592}
+	want := []float64{0.20265027199501534, -0.7802501611172027, 0.5917284456039995}
 	got := embed(t, `{"input":"hello","dimensions":3}`).Data[0].Embedding
 	if len(got) != len(want) {
 		t.Fatalf("embedding = %v, want %v", got, want)
@@ -383,6 +383,34 @@ func TestEmbeddingsGolden(t *testing.T) {
 	for i := range want {
 		if math.Abs(got[i]-want[i]) > 1e-12 {
 			t.Fatalf("embedding = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestEmbeddingsInputs(t *testing.T) {
+	for _, tt := range []struct {
+		body string
+		n    int
+	}{
+		{`{"input":[1,2,3]}`, 1}, // one input as tokens
+		{`{"input":[[1,2],[3]]}`, 2},
+		{`{"input":["a","b","c"]}`, 3},
+		{`{"input":"a"}`, 1},
+	} {
+		if got := len(embed(t, tt.body).Data); got != tt.n {
+			t.Errorf("%s: %d embeddings, want %d", tt.body, got, tt.n)
+		}
+	}
+	a := embed(t, `{"input":"hello","dimensions":16}`).Data[0].Embedding
+	b := embed(t, `{"input":"hell\u006f","dimensions":16}`).Data[0].Embedding
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("the same text escaped differently got another vector")
+		}
+	}
+	for i := 0; i+8 < len(a); i++ {
+		if a[i] == a[i+8] && a[i+1] == a[i+9] {
+			t.Fatalf("vector repeats: %v", a)
 		}
 	}
 }
