@@ -151,6 +151,22 @@ func modelsJSON(ms []router.Model) []byte {
 	return b
 }
 
+// modelsFor lists the models p may use: all of them, unless its key or
+// team names a list.
+func (h *Handler) modelsFor(p *Principal) []byte {
+	if (p.Key == nil || len(p.Key.Models) == 0) && (p.Team == nil || len(p.Team.Models) == 0) {
+		return h.models
+	}
+	var allowed []router.Model
+	for _, m := range h.router.Models() {
+		group, err := h.router.Group(m.ID)
+		if err == nil && allowModel(p, m.ID, group) == nil {
+			allowed = append(allowed, m)
+		}
+	}
+	return modelsJSON(allowed)
+}
+
 // masterKey authenticates against general_settings.master_key; with none set,
 // the gateway is open (LiteLLM's behaviour).
 type masterKey string
@@ -180,11 +196,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !h.method(w, r, http.MethodGet) {
 			return
 		}
-		if _, err := h.authenticate(r); err != nil {
+		p, err := h.authenticate(r)
+		if err != nil {
 			apierr.Write(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, h.models)
+		writeJSON(w, http.StatusOK, h.modelsFor(p))
 	case "/health/liveliness", "/health/liveness":
 		if h.method(w, r, http.MethodGet) {
 			writeJSON(w, http.StatusOK, []byte(`"I'm alive!"`))

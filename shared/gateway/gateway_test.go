@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/providers"
@@ -659,5 +660,91 @@ func TestRateLimitStoreUnreachable(t *testing.T) {
 				openAIError(t, out)
 			}
 		})
+	}
+}
+
+func TestVirtualKeys(t *testing.T) {
+	cfg, err := config.Load([]byte(`model_list:
+  - model_name: a
+    litellm_params: {model: mock/a}
+  - model_name: b
+    litellm_params: {model: mock/b}
+router_settings: {model_group_alias: {alias-a: a}}
+general_settings: {master_key: sk-master}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := keys.NewMemory()
+	ctx := context.Background()
+	spent, budget := 5.0, 5.0
+	for _, k := range []keys.Key{
+		{Hash: keys.HashSecret("sk-only-a"), Models: []string{"a"}, RPMLimit: 2},
+		{Hash: keys.HashSecret("sk-blocked"), Blocked: true},
+		{Hash: keys.HashSecret("sk-expired"), ExpiresAt: time.Now().Add(-time.Hour)},
+		{Hash: keys.HashSecret("sk-broke"), MaxBudget: &budget},
+		{Hash: keys.HashSecret("sk-team"), TeamID: "t1"},
+	} {
+		if err := ks.CreateKey(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ks.AddKeySpend(ctx, keys.HashSecret("sk-broke"), spent); err != nil {
+		t.Fatal(err)
+	}
+	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1", Models: []string{"b"}}); err != nil {
+		t.Fatal(err)
+	}
+	rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()),
+		Keys: ks, Limits: limits.NewMemory(ks), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	defer srv.Close()
+	f := &fixture{srv: srv}
+
+	tests := []struct {
+		name, key, model string
+		status           int
+		code             string
+	}{
+		{"allowed model", "sk-only-a", "a", 200, ""},
+		{"allowed through its alias", "sk-only-a", "alias-a", 200, ""},
+		{"model not allowed", "sk-only-a", "b", 403, "model_not_allowed"},
+		{"over the key's rpm", "sk-only-a", "a", 429, "rate_limit_exceeded"},
+		{"unknown key", "sk-nobody", "a", 401, "invalid_api_key"},
+		{"blocked key", "sk-blocked", "a", 401, "invalid_api_key"},
+		{"expired key", "sk-expired", "a", 401, "invalid_api_key"},
+		{"budget spent", "sk-broke", "a", 400, "budget_exceeded"},
+		{"team's models", "sk-team", "b", 200, ""},
+		{"outside the team's models", "sk-team", "a", 403, "model_not_allowed"},
+		{"master key", "sk-master", "b", 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := f.post(t, "/v1/chat/completions", tt.key, `{"model":"`+tt.model+`"}`)
+			out := readAll(t, resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
+			}
+			if tt.code != "" {
+				if _, _, code := openAIError(t, out); code != tt.code {
+					t.Fatalf("code %s, want %s", code, tt.code)
+				}
+			}
+			if tt.status == 429 && resp.Header.Get("Retry-After") == "" {
+				t.Error("429 without Retry-After")
+			}
+		})
+	}
+
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer sk-only-a")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(t, resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(body, `"id":"a"`) || !strings.Contains(body, `"id":"alias-a"`) || strings.Contains(body, `"id":"b"`) {
+		t.Fatalf("models for a key limited to a: %s", body)
 	}
 }
