@@ -28,6 +28,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/wire"
 )
 
 // fixture is a gateway in front of fake upstreams.
@@ -746,5 +747,58 @@ general_settings: {master_key: sk-master}
 	resp.Body.Close()
 	if !strings.Contains(body, `"id":"a"`) || !strings.Contains(body, `"id":"alias-a"`) || strings.Contains(body, `"id":"b"`) {
 		t.Fatalf("models for a key limited to a: %s", body)
+	}
+}
+
+type panicProvider struct{ afterFirstChunk bool }
+
+type panicReader struct{ sent bool }
+
+func (p *panicReader) Read(b []byte) (int, error) {
+	if !p.sent {
+		p.sent = true
+		return copy(b, chunk("hi")), nil
+	}
+	panic("reader exploded")
+}
+
+func (p panicProvider) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	if !p.afterFirstChunk {
+		panic("provider exploded")
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(&panicReader{})}, nil
+}
+
+// A panic never reaches the client as a stack trace: a 500 before output, an
+// SSE error event after a stream started.
+func TestPanicsBecomeCleanErrors(t *testing.T) {
+	cfg, err := config.Load([]byte("model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: http://127.0.0.1:1}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []bool{false, true} {
+		t.Run(fmt.Sprintf("after first chunk=%v", after), func(t *testing.T) {
+			logs := &syncBuffer{}
+			rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: panicProvider{afterFirstChunk: after},
+				Logger: slog.New(slog.NewJSONHandler(logs, nil))}))
+			defer srv.Close()
+			resp := (&fixture{srv: srv}).post(t, "/v1/chat/completions", "", `{"model":"m","stream":true}`)
+			out := readAll(t, resp.Body)
+			if !after {
+				if resp.StatusCode != 500 {
+					t.Fatalf("status %d: %s", resp.StatusCode, out)
+				}
+				openAIError(t, out)
+			} else if !strings.HasPrefix(out, chunk("hi")) || !strings.Contains(out, `data: {"error":`) {
+				t.Fatalf("stream = %q", out)
+			}
+			if strings.Contains(out, "goroutine") || strings.Contains(out, "exploded") {
+				t.Fatalf("panic details reached the client: %q", out)
+			}
+			if !strings.Contains(logs.String(), "exploded") || strings.Contains(logs.String(), "goroutine ") {
+				t.Fatalf("want one log line with the panic value and no stack: %s", logs.String())
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 
 	"log/slog"
 	"net/http"
@@ -84,6 +85,8 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	}
 	c := &Completion{CallID: newCallID(), Started: time.Now(), Operation: op}
 	w.Header()["X-Litellm-Call-Id"] = []string{c.CallID}
+	var x *exchange
+	defer func() { h.recoverPanic(r.Context(), recover(), w, x, c.CallID) }()
 	p, err := h.authenticate(r)
 	if err != nil {
 		apierr.Write(w, err)
@@ -132,7 +135,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries,
 	}
-	x := &exchange{h: h, w: w, req: req, op: op, c: c, estimate: int64(prompt) + req.MaxTokens}
+	x = &exchange{h: h, w: w, req: req, op: op, c: c, estimate: int64(prompt) + req.MaxTokens}
 	res, err := h.router.Do(r.Context(), rreq, x.attempt)
 	c.Attempt, c.Retries, c.Fallbacks = res.Final, res.Retries, res.Fallbacks
 	if err == nil {
@@ -156,6 +159,28 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	if h.onComplete != nil {
 		h.onComplete(r.Context(), c)
 	}
+}
+
+// recoverPanic turns a panic in a request into a clean error for the client
+// (a 500, or an SSE error event once a stream started) and one log line with
+// the panic's value, never a stack trace.
+func (h *Handler) recoverPanic(ctx context.Context, v any, w http.ResponseWriter, x *exchange, callID string) {
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	h.log.LogAttrs(ctx, slog.LevelError, "panic", slog.String("call_id", callID), slog.String("panic", fmt.Sprint(v)))
+	e := apierr.New(apierr.Internal, "internal error")
+	if x != nil && x.committed {
+		if x.req.Stream {
+			_, _ = w.Write(apierr.SSE(e))
+			flush(w)
+		}
+		return
+	}
+	apierr.Write(w, e)
 }
 
 // exchange is one client request's state across its attempts.
