@@ -57,6 +57,13 @@ func run() error {
 		Tables: tables.NamesFromEnv(os.Getenv),
 	}
 	settings.MasterKey = firstEnv("GATEWAY_MASTER_KEY", "LITELLM_MASTER_KEY")
+	var err error
+	if settings.KeyCacheTTL, err = envDuration("GATEWAY_KEY_CACHE_TTL"); err != nil {
+		return err
+	}
+	if settings.CooldownCacheTTL, err = envDuration("GATEWAY_COOLDOWN_CACHE_TTL"); err != nil {
+		return err
+	}
 	param := os.Getenv("GATEWAY_MASTER_KEY_PARAMETER")
 	if *store == app.StoreDynamoDB || param != "" {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
@@ -132,6 +139,19 @@ func defaultAddr() string {
 		return "127.0.0.1:" + p
 	}
 	return "127.0.0.1:4000"
+}
+
+// envDuration reads a Go duration ("1s", "500ms"); unset is zero (the default).
+func envDuration(name string) (time.Duration, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s=%q: want a duration such as 1s or 500ms", name, v)
+	}
+	return d, nil
 }
 
 func firstEnv(names ...string) string {
