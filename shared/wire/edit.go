@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/tidwall/gjson"
@@ -30,7 +31,23 @@ func deleteFields(body []byte, fields []string) []byte {
 	return body
 }
 
-func setIncludeUsage(body []byte) []byte {
+// setIncludeUsage asks for usage in a stream. Without a stream_options key
+// (the usual case) the member is inserted after the opening brace, with no
+// parse; otherwise sjson edits the existing object.
+func setIncludeUsage(body []byte, hasStreamOptions bool) []byte {
+	if !hasStreamOptions {
+		if i := bytes.IndexByte(body, '{'); i >= 0 {
+			const member = `"stream_options":{"include_usage":true}`
+			rest := bytes.TrimLeft(body[i+1:], " \t\r\n")
+			out := make([]byte, 0, len(body)+len(member)+1)
+			out = append(out, body[:i+1]...)
+			out = append(out, member...)
+			if len(rest) > 0 && rest[0] != '}' {
+				out = append(out, ',')
+			}
+			return append(out, body[i+1:]...)
+		}
+	}
 	out, err := sjson.SetBytes(body, "stream_options.include_usage", true)
 	if err != nil {
 		return body

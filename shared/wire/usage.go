@@ -18,9 +18,17 @@ type Usage struct {
 func UsageOf(data []byte) (u Usage, ok bool) {
 	// Chunks often carry "usage":null; only an object is worth parsing, and
 	// only that object is parsed: usage comes last in OpenAI's bodies.
-	i := bytes.LastIndex(data, []byte(`"usage"`))
+	key := []byte(`"usage"`)
+	i := bytes.Index(data, key) // forward search is vectorised; LastIndex is not
 	if i < 0 {
 		return u, false
+	}
+	for { // the last occurrence
+		j := bytes.Index(data[i+len(key):], key)
+		if j < 0 {
+			break
+		}
+		i += len(key) + j
 	}
 	var v gjson.Result
 	rest := bytes.TrimLeft(data[i+len(`"usage"`):], " \t\r\n")

@@ -53,6 +53,7 @@ type Request struct {
 	modelEnd      int
 	Stream        bool
 	IncludeUsage  bool // stream_options.include_usage
+	streamOptions bool // the body has a stream_options key
 	MaxTokens     int64
 	Fallbacks     []string // per-request fallbacks
 	FallbacksSet  bool
@@ -106,6 +107,7 @@ func Parse(body []byte) (*Request, error) {
 				ferr = &FieldError{Param: "stream", Msg: "'stream' must be a boolean"}
 			}
 		case "stream_options":
+			r.streamOptions = true
 			r.IncludeUsage = v.Get("include_usage").Type == gjson.True
 		case "max_tokens", "max_completion_tokens":
 			if n := v.Int(); n > r.MaxTokens {
@@ -188,7 +190,7 @@ func (r *Request) WithModel(model string, injectUsage bool) []byte {
 		out = deleteFields(out, gatewayFields)
 	}
 	if inject {
-		out = setIncludeUsage(out)
+		out = setIncludeUsage(out, r.streamOptions)
 	}
 	return out
 }

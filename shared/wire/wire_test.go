@@ -622,3 +622,29 @@ func TestRepeatedKeys(t *testing.T) {
 		t.Fatalf("a repeated gateway field was forwarded: %s", out)
 	}
 }
+
+func TestInjectUsageShapes(t *testing.T) {
+	for _, in := range []string{
+		`{"model":"m","stream":true}`,
+		` { "stream" : true , "model":"m"}`,
+		`{"stream":true,"model":"m","stream_options":{"foo":1}}`,
+		`{"stream":true,"model":"m","stream_options":{"include_usage":false}}`,
+	} {
+		r, err := Parse([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := r.WithModel("m2", true)
+		var got map[string]any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%s -> invalid JSON %s", in, out)
+		}
+		so, _ := got["stream_options"].(map[string]any)
+		if so["include_usage"] != true || got["model"] != "m2" {
+			t.Errorf("%s -> %s", in, out)
+		}
+		if strings.Contains(in, "foo") && so["foo"] != float64(1) {
+			t.Errorf("existing stream_options lost: %s", out)
+		}
+	}
+}
