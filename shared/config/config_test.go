@@ -132,6 +132,7 @@ func TestBrokenConfigs(t *testing.T) {
 		{"list at root", "- a\n- b\n", "must be a mapping"},
 		{"model_list not a list", "model_list: {a: b}\n", "model_list (line 1): must be a list"},
 		{"duplicate id", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\n    model_info: {id: same}\n  - model_name: a\n    litellm_params: {model: openai/y}\n    model_info: {id: same}\n", `duplicate deployment id "same"`},
+		{"huge retries", "model_list: []\nrouter_settings: {num_retries: 99999999999}\n", "router_settings.num_retries (line 2): must be at most 2147483647"},
 		{"bad bool", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\n    model_info: {blocked: maybe}\n", "must be true or false"},
 	}
 	for _, tt := range tests {

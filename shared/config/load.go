@@ -295,6 +295,16 @@ func (l *loader) intv(path string, n *yaml.Node) (int64, error) {
 	return i, nil
 }
 
+// count reads a non-negative whole number that fits an int (retries,
+// orders, token windows).
+func (l *loader) count(path string, n *yaml.Node) (int, error) {
+	i, err := l.intv(path, n)
+	if err == nil && i > math.MaxInt32 {
+		return 0, errAt(path, n, "must be at most %d, got %d", math.MaxInt32, i)
+	}
+	return int(i), err
+}
+
 func (l *loader) floatv(path string, n *yaml.Node) (float64, error) {
 	s, err := l.scalar(path, n)
 	if err != nil {
@@ -505,9 +515,7 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 			d.Weight, err = l.floatv(p, v)
 			d.HasWeight = true
 		case "order":
-			var o int64
-			o, err = l.intv(p, v)
-			d.Order = int(o)
+			d.Order, err = l.count(p, v)
 		case "mock_response":
 			var s string
 			if s, err = l.scalar(p, v); err == nil {
@@ -520,9 +528,7 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 		case "tags":
 			d.Tags, err = l.strList(p, v)
 		case "max_input_tokens":
-			var m int64
-			m, err = l.intv(p, v)
-			d.MaxInputTokens = int(m)
+			d.MaxInputTokens, err = l.count(p, v)
 		default:
 			if passParams[key] {
 				var val any
@@ -558,9 +564,9 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 		case "timeout":
 			infoTimeout, err = l.seconds(p, v)
 		case "max_input_tokens", "max_tokens":
-			var m int64
-			if m, err = l.intv(p, v); err == nil && (key == "max_input_tokens" || d.MaxInputTokens == 0) {
-				d.MaxInputTokens = int(m)
+			var m int
+			if m, err = l.count(p, v); err == nil && (key == "max_input_tokens" || d.MaxInputTokens == 0) {
+				d.MaxInputTokens = m
 			}
 		case "input_cost_per_token":
 			if d.InputCostPerToken == 0 {

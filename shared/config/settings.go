@@ -86,18 +86,12 @@ func (l *loader) routerKey(r *RouterSettings, key, p string, v *yaml.Node) error
 		}
 		r.RoutingStrategy = canon
 	case "num_retries", "retries":
-		var n int64
-		n, err = l.intv(p, v)
-		r.NumRetries = int(n)
+		r.NumRetries, err = l.count(p, v)
 	case "max_retries":
 		l.warn(p, v, "read as num_retries")
-		var n int64
-		n, err = l.intv(p, v)
-		r.NumRetries = int(n)
+		r.NumRetries, err = l.count(p, v)
 	case "allowed_fails":
-		var n int64
-		n, err = l.intv(p, v)
-		r.AllowedFails = int(n)
+		r.AllowedFails, err = l.count(p, v)
 	case "cooldown_time":
 		r.CooldownTime, err = l.seconds(p, v)
 	case "disable_cooldowns":
@@ -112,9 +106,7 @@ func (l *loader) routerKey(r *RouterSettings, key, p string, v *yaml.Node) error
 	case "max_retry_after":
 		r.MaxRetryAfter, err = l.seconds(p, v)
 	case "max_fallbacks":
-		var n int64
-		n, err = l.intv(p, v)
-		r.MaxFallbacks = int(n)
+		r.MaxFallbacks, err = l.count(p, v)
 	case "enable_pre_call_checks":
 		r.EnablePreCallChecks, err = l.boolv(p, v)
 	case "enable_tag_filtering":
@@ -177,8 +169,8 @@ func (l *loader) policy(p string, v *yaml.Node, suffix string) (map[string]int, 
 			l.warn(kp, vv, "unknown error type; ignored")
 			return nil
 		}
-		n, err := l.intv(kp, vv)
-		out[class] = int(n)
+		n, err := l.count(kp, vv)
+		out[class] = n
 		return err
 	})
 	return out, err

@@ -173,8 +173,8 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) error {
 }
 
 // rejected maps a refused admission to the client's error. A deployment at
-// its own limit is another deployment's chance; anything of the key's or
-// team's own ends the request.
+// its own limit is another deployment's chance; the key's or team's own
+// limit ends the request.
 func (x *exchange) rejected(a *router.Attempt, dec limits.Decision) error {
 	switch dec.Reason {
 	case limits.ReasonRPM, limits.ReasonTPM:
@@ -193,16 +193,9 @@ func (x *exchange) rejected(a *router.Attempt, dec limits.Decision) error {
 		e.RetryAfter = dec.RetryAfter
 		return e
 	}
+	// Only scope reasons can come back: the gateway sends no guards (see admit).
 	a.Abort = true
-	what, budget := "key", (*float64)(nil)
-	if p := x.c.Principal; p != nil {
-		if dec.BlockedGuard.Kind == limits.GuardTeam && p.Team != nil {
-			what, budget = "team", p.Team.MaxBudget
-		} else if p.Key != nil {
-			budget = p.Key.MaxBudget
-		}
-	}
-	return reasonError(what, dec.Reason, budget)
+	return reasonError("key", dec.Reason, nil)
 }
 
 func scopeName(k limits.Kind) string {

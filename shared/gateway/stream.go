@@ -32,14 +32,17 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	defer cancel()
 	var timedOut atomic.Bool
 	var timer *time.Timer
-	if t := firstPositiveDur(a.StreamTimeout, a.Timeout); t > 0 {
-		timer = time.AfterFunc(t, func() { timedOut.Store(true); cancel() })
+	if a.StreamTimeout > 0 {
+		timer = time.AfterFunc(a.StreamTimeout, func() { timedOut.Store(true); cancel() })
 		defer timer.Stop()
+	}
+	noFirstChunk := func() error {
+		return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", d.ID, a.StreamTimeout)
 	}
 	resp, err := x.h.provider.Do(actx, d, call)
 	if err != nil {
 		if timedOut.Load() {
-			return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", d.ID, firstPositiveDur(a.StreamTimeout, a.Timeout))
+			return noFirstChunk()
 		}
 		return err
 	}
@@ -53,7 +56,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 		if err != nil {
 			if !x.committed {
 				if timedOut.Load() {
-					return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", d.ID, firstPositiveDur(a.StreamTimeout, a.Timeout))
+					return noFirstChunk()
 				}
 				if err == io.EOF || errors.Is(err, sse.ErrTruncated) {
 					return apierr.New(apierr.UpstreamConnection, "deployment %s ended the stream before the first chunk", d.ID)
@@ -89,7 +92,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 					timer.Stop()
 				}
 				if timedOut.Load() {
-					return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk in time", d.ID)
+					return noFirstChunk()
 				}
 				x.commit(a, held)
 				held = nil
@@ -160,13 +163,4 @@ func hasContent(data []byte) bool {
 		return !has
 	})
 	return has
-}
-
-func firstPositiveDur(ds ...time.Duration) time.Duration {
-	for _, d := range ds {
-		if d > 0 {
-			return d
-		}
-	}
-	return 0
 }

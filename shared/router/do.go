@@ -39,7 +39,8 @@ type Attempt struct {
 	Retries       int    // retries so far in the whole request (x-litellm-attempted-retries)
 	Fallback      int    // fallbacks taken so far (0 = the requested group)
 	// Timeout bounds a non-streamed attempt; StreamTimeout bounds the wait
-	// for a stream's first chunk. Zero: no bound beyond the request's.
+	// for a stream's first chunk (stream_timeout, else timeout). Zero: no
+	// bound beyond the request's.
 	Timeout       time.Duration
 	StreamTimeout time.Duration
 	// Committed is set by the attempt function once output reached the
@@ -484,7 +485,7 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 		Alias: s.req.Model, Group: g.name, Deployment: d, ProviderModel: providerModel(d, model),
 		Number: s.number, Retry: retry, Retries: s.res.Retries, Fallback: fallback,
 		Timeout:       firstPositive(d.Timeout, r.rs.AttemptTimeout),
-		StreamTimeout: firstPositive(d.StreamTimeout, r.rs.StreamTimeout),
+		StreamTimeout: firstPositive(d.StreamTimeout, r.rs.StreamTimeout, d.Timeout, r.rs.AttemptTimeout),
 	}
 	s.res.Final = a
 	start := r.now()
