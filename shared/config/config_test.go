@@ -17,9 +17,10 @@ var fixtureEnv = env(map[string]string{
 	"AZURE_API_KEY": "az", "ANTHROPIC_API_KEY": "ant", "LITELLM_MASTER_KEY": "sk-master", "DATABASE_URL": "postgres://x",
 })
 
-// The fixture configs from the seeds must load unchanged.
+// The fixture configs from the seeds (testdata/litellm-configs) must load
+// unchanged.
 func TestFixturesLoad(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "fixtures", "litellm-configs")
+	dir := filepath.Join("testdata", "litellm-configs")
 	tests := []struct {
 		file        string
 		deployments int
@@ -82,6 +83,10 @@ func TestFixturesLoad(t *testing.T) {
 			},
 			warnings: []string{"max_parallel_requests", "reserved concurrency"},
 		},
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) != len(tests) {
+		t.Fatalf("%s holds %d configs (%v), the table checks %d", dir, len(files), err, len(tests))
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -1,0 +1,483 @@
+// Command bench measures the gateway's own cost against net/http's bare
+// ReverseProxy, everything on loopback:
+//
+//   - ./test/bench/mock: an OpenAI-compatible upstream that answers at once;
+//   - ./test/bench/bareproxy: httputil.ReverseProxy with no logic in front of it,
+//     the floor for any Go gateway hop;
+//   - ./functions/gateway in local mode with one deployment whose api_base is
+//     the mock, twice: at the default log level (info) and with LOG_LEVEL=warn,
+//     to show what per-request logging costs;
+//   - ./test/bench/loadgen against the bare proxy and both gateways,
+//     interleaved (the order rotates each round), at c=1 and c=32, JSON and SSE.
+//
+// It prints every RESULT line, then the medians over the rounds and the
+// ratios to the bare proxy. Not part of CI: the numbers depend on the machine,
+// and only ratios measured in one run mean anything (the load generator, the
+// upstream and the proxies share the cores).
+//
+//	go run ./test/bench                         # about 2.5 minutes
+//	go run ./test/bench -rounds 3 -d 10s        # longer, steadier
+//	go run ./test/bench -rounds 1 -d 2s         # a quick look
+//
+// Each flag's default comes from an environment variable when it is set:
+// ROUNDS, DURATION, WARMUP, CONCURRENCY ("1 32"), MODES ("json sse") and OUT
+// (a directory that keeps the raw RESULT lines and the logs; default: a new
+// temporary directory).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	rounds      int
+	dur, warmup time.Duration
+	concs       []int
+	modes       []string
+	out         string
+}
+
+func parseFlags() (options, error) {
+	var o options
+	var concs, modes string
+	var envErrs []error
+	flag.IntVar(&o.rounds, "rounds", envInt("ROUNDS", 2, &envErrs), "rounds over all targets (env ROUNDS)")
+	flag.DurationVar(&o.dur, "d", envDuration("DURATION", 5*time.Second, &envErrs), "measured duration of each load run (env DURATION)")
+	flag.DurationVar(&o.warmup, "warmup", envDuration("WARMUP", time.Second, &envErrs), "warmup before each load run, not recorded (env WARMUP)")
+	flag.StringVar(&concs, "c", envOr("CONCURRENCY", "1 32"), "concurrencies, space- or comma-separated (env CONCURRENCY)")
+	flag.StringVar(&modes, "modes", envOr("MODES", "json sse"), "modes: json, sse (env MODES)")
+	flag.StringVar(&o.out, "out", os.Getenv("OUT"), "directory for the raw RESULT lines and the logs (env OUT); empty: a temporary directory")
+	flag.Parse()
+	if err := errors.Join(envErrs...); err != nil {
+		return o, err
+	}
+	if flag.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if o.rounds < 1 || o.rounds > 100 {
+		return o, fmt.Errorf("-rounds %d: want 1..100", o.rounds)
+	}
+	if o.dur <= 0 || o.dur > 10*time.Minute || o.warmup < 0 || o.warmup > time.Minute {
+		return o, fmt.Errorf("-d %s -warmup %s: want 0 < d <= 10m, 0 <= warmup <= 1m", o.dur, o.warmup)
+	}
+	for _, f := range fields(concs) {
+		c, err := strconv.Atoi(f)
+		if err != nil || c < 1 || c > 1024 {
+			return o, fmt.Errorf("concurrency %q: want a whole number in 1..1024", f)
+		}
+		o.concs = append(o.concs, c)
+	}
+	for _, m := range fields(modes) {
+		if m != "json" && m != "sse" {
+			return o, fmt.Errorf("mode %q: want json or sse", m)
+		}
+		o.modes = append(o.modes, m)
+	}
+	if len(o.concs) == 0 || len(o.modes) == 0 {
+		return o, errors.New("no concurrency or no mode to measure")
+	}
+	return o, nil
+}
+
+// The three targets, in the order of the summary's columns.
+var targets = []string{"bare", "gw_info", "gw_warn"}
+
+func run() error {
+	o, err := parseFlags()
+	if err != nil {
+		return err
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		if o.out, err = os.MkdirTemp("", "sluice-bench."); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	bin, err := os.MkdirTemp("", "sluice-bench-bin.")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(bin)
+
+	// Every load run is bounded by loadgen itself; this bounds the whole run
+	// (builds, start-up and all load runs) in case anything hangs.
+	runs := o.rounds * len(o.modes) * len(o.concs) * len(targets)
+	budget := 5*time.Minute + time.Duration(runs)*(o.warmup+o.dur+30*time.Second)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+
+	fmt.Println("== building (gateway and bench tools from", root+")")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(filepath.Separator),
+		"./functions/gateway", "./test/bench/mock", "./test/bench/bareproxy", "./test/bench/loadgen")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build: %w", err)
+	}
+
+	var procs procs
+	defer procs.stop()
+
+	mockAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	if err := procs.start(ctx, o.out, "mock", nil, filepath.Join(bin, "mock"), "-addr", mockAddr); err != nil {
+		return err
+	}
+	bareAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	if err := procs.start(ctx, o.out, "bareproxy", nil, filepath.Join(bin, "bareproxy"), "-addr", bareAddr, "-upstream", "http://"+mockAddr); err != nil {
+		return err
+	}
+	config := filepath.Join(bin, "config.yaml")
+	if err := os.WriteFile(config, []byte(gatewayConfig(mockAddr)), 0o644); err != nil {
+		return err
+	}
+	url := map[string]string{"bare": "http://" + bareAddr + "/v1/chat/completions"}
+	for _, g := range []struct{ target, name, level string }{{"gw_info", "gateway-info", "info"}, {"gw_warn", "gateway-warn", "warn"}} {
+		addr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		// Local mode, memory store, no master key: nothing but the mock.
+		env := []string{"LOG_LEVEL=" + g.level, "AWS_LAMBDA_RUNTIME_API=", "GATEWAY_MASTER_KEY=", "LITELLM_MASTER_KEY=", "GATEWAY_MASTER_KEY_PARAMETER="}
+		if err := procs.start(ctx, o.out, g.name, env, filepath.Join(bin, "gateway"), "-addr", addr, "-config", config, "-store", "memory"); err != nil {
+			return err
+		}
+		if err := ready(ctx, "http://"+addr+"/health/readiness"); err != nil {
+			return fmt.Errorf("%s is not ready (log: %s): %w", g.name, filepath.Join(o.out, g.name+".log"), err)
+		}
+		url[g.target] = "http://" + addr + "/v1/chat/completions"
+	}
+
+	resultsPath := filepath.Join(o.out, "results.txt")
+	results, err := os.Create(resultsPath)
+	if err != nil {
+		return err
+	}
+	defer results.Close()
+	fmt.Printf("== %s, %d cores; %d rounds x %d targets, -d %s -warmup %s\n", runtime.Version(), runtime.NumCPU(), o.rounds, len(targets), o.dur, o.warmup)
+	var lines []result
+	for round := 1; round <= o.rounds; round++ {
+		for _, mode := range o.modes {
+			for _, c := range o.concs {
+				// Interleave, and rotate the order each round so no target
+				// always runs first (or right after the same neighbour).
+				for i := range targets {
+					t := targets[(i+round-1)%len(targets)]
+					line, err := loadgen(ctx, filepath.Join(bin, "loadgen"), url[t], c, mode, o, t)
+					if err != nil {
+						return err
+					}
+					fmt.Println(line)
+					fmt.Fprintln(results, line)
+					r, err := parseResult(line)
+					if err != nil {
+						return err
+					}
+					lines = append(lines, r)
+				}
+			}
+		}
+	}
+	fmt.Printf("\n== summary (median of %d rounds; raw lines in %s, logs beside them)\n", o.rounds, resultsPath)
+	summary(os.Stdout, lines, o)
+	return nil
+}
+
+// gatewayConfig is a LiteLLM config with one deployment on the mock.
+func gatewayConfig(mockAddr string) string {
+	return `model_list:
+  - model_name: gpt-4o-mini
+    litellm_params:
+      model: openai/gpt-4o-mini
+      api_base: http://` + mockAddr + `/v1
+      api_key: dummy
+`
+}
+
+// moduleRoot is the directory of this repository's go.mod.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	data, err := os.ReadFile(gomod)
+	if err != nil || !bytes.Contains(data, []byte("module github.com/sluice-gw/sluice\n")) {
+		return "", errors.New("run this from inside the sluice repository (go run ./test/bench)")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// freeAddr is a loopback address nothing listens on (the kernel's pick).
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+type procs []*proc
+
+// start runs a server with its output in out/name.log and waits (bounded)
+// until it accepts connections on the address after its -addr flag.
+func (ps *procs) start(ctx context.Context, out, name string, env []string, path string, args ...string) error {
+	addr := ""
+	for i, a := range args {
+		if a == "-addr" && i+1 < len(args) {
+			addr = args[i+1]
+		}
+	}
+	logPath := filepath.Join(out, name+".log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); log.Close(); close(p.done) }()
+	*ps = append(*ps, p)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited at start-up (%s); log %s:\n%s", name, cmd.ProcessState, logPath, readFile(logPath))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not come up on %s; log %s:\n%s", name, addr, logPath, readFile(logPath))
+		}
+	}
+}
+
+// stop ends every server this run started: SIGTERM, then SIGKILL after 3s.
+func (ps *procs) stop() {
+	for _, p := range *ps {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range *ps {
+		select {
+		case <-p.done:
+		case <-time.After(3 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	}
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+// ready polls a readiness URL until it answers 2xx (bounded).
+func ready(ctx context.Context, url string) error {
+	client := &http.Client{Timeout: time.Second}
+	var last error
+	for i := 0; i < 50; i++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode/100 == 2 {
+				return nil
+			}
+			err = fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return last
+}
+
+// loadgen runs one measurement and returns its RESULT line.
+func loadgen(ctx context.Context, path, url string, c int, mode string, o options, label string) (string, error) {
+	cmd := exec.CommandContext(ctx, path, "-url", url, "-c", strconv.Itoa(c), "-d", o.dur.String(),
+		"-warmup", o.warmup.String(), "-stream="+strconv.FormatBool(mode == "sse"), "-label", label)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("loadgen %s %s c=%d: %w\n%s", label, mode, c, err, stderr.String())
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "RESULT ") {
+			return line, nil
+		}
+	}
+	return "", fmt.Errorf("loadgen %s %s c=%d printed no RESULT line:\n%s%s", label, mode, c, out, stderr.String())
+}
+
+type result struct {
+	label, mode string
+	c           int
+	rps, p50    float64
+	errs        int
+}
+
+// parseResult reads the fields the summary needs from a RESULT line.
+func parseResult(line string) (result, error) {
+	kv := map[string]string{}
+	for _, f := range strings.Fields(line)[1:] {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			kv[k] = v
+		}
+	}
+	var r result
+	var errs [4]error
+	r.label, r.mode = kv["label"], kv["mode"]
+	r.c, errs[0] = strconv.Atoi(kv["c"])
+	r.rps, errs[1] = strconv.ParseFloat(kv["rps"], 64)
+	r.p50, errs[2] = strconv.ParseFloat(kv["p50_ms"], 64)
+	r.errs, errs[3] = strconv.Atoi(kv["err"])
+	if err := errors.Join(errs[:]...); err != nil {
+		return r, fmt.Errorf("bad RESULT line %q: %w", line, err)
+	}
+	return r, nil
+}
+
+// summary prints, per mode and concurrency, the medians of rps and p50 of
+// each target over the rounds, and each gateway's rps ratio and p50
+// difference to the bare proxy.
+func summary(w io.Writer, lines []result, o options) {
+	type key struct {
+		label, mode string
+		c           int
+	}
+	rps, p50 := map[key][]float64{}, map[key][]float64{}
+	errs := map[key]int{}
+	for _, r := range lines {
+		k := key{r.label, r.mode, r.c}
+		rps[k] = append(rps[k], r.rps)
+		p50[k] = append(p50[k], r.p50)
+		errs[k] += r.errs
+	}
+	fmt.Fprintf(w, "%-5s %4s | %9s %8s | %9s %8s %6s %8s | %9s %8s %6s %8s | %s\n",
+		"mode", "c", "bare rps", "p50 ms", "info rps", "p50 ms", "ratio", "dp50 ms", "warn rps", "p50 ms", "ratio", "dp50 ms", "errors")
+	for _, m := range []string{"json", "sse"} {
+		for _, c := range o.concs {
+			kb, ki, kw := key{"bare", m, c}, key{"gw_info", m, c}, key{"gw_warn", m, c}
+			if len(rps[kb]) == 0 {
+				continue
+			}
+			br, bp := median(rps[kb]), median(p50[kb])
+			ir, ip := median(rps[ki]), median(p50[ki])
+			wr, wp := median(rps[kw]), median(p50[kw])
+			fmt.Fprintf(w, "%-5s %4d | %9.0f %8.3f | %9.0f %8.3f %5.2fx %+8.3f | %9.0f %8.3f %5.2fx %+8.3f | %d\n",
+				m, c, br, bp, ir, ip, ir/br, ip-bp, wr, wp, wr/br, wp-bp, errs[kb]+errs[ki]+errs[kw])
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "goal: at c=32 gateway rps / bare rps >= 0.90 (json and sse); at c=1 gateway p50 - bare p50 <= +0.050 ms")
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func fields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int, errs *[]error) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("%s=%q: want a whole number", name, s))
+	}
+	return v
+}
+
+func envDuration(name string, def time.Duration, errs *[]error) time.Duration {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("%s=%q: want a duration such as 5s", name, s))
+	}
+	return v
+}
