@@ -60,6 +60,7 @@ type Request struct {
 	NoFallbacks   bool     // disable_fallbacks
 	NumRetries    int      // per-request num_retries, -1 when absent
 	Tags          []string // metadata.tags / tags
+	User          string   // the end user the request is for ("user"); forwarded as is
 	MockResponse  string   // per-request mock_response (mock deployments only)
 	HasMock       bool
 	gatewayFields bool // the body has fields only the gateway reads
@@ -133,6 +134,10 @@ func Parse(body []byte) (*Request, error) {
 			r.gatewayFields = true
 			if v.Type == gjson.Number && v.Int() >= 0 {
 				r.NumRetries = int(min(v.Int(), 10))
+			}
+		case "user":
+			if v.Type == gjson.String {
+				r.User = v.Str
 			}
 		case "tags":
 			r.gatewayFields = true

@@ -24,13 +24,14 @@ type fields struct {
 	Tags         []string
 	MockResponse string
 	HasMock      bool
+	User         string
 }
 
 func fieldsOf(r *Request) fields {
 	return fields{
 		Model: r.Model, Stream: r.Stream, IncludeUsage: r.IncludeUsage, MaxTokens: r.MaxTokens,
 		Fallbacks: r.Fallbacks, FallbacksSet: r.FallbacksSet, NoFallbacks: r.NoFallbacks,
-		NumRetries: r.NumRetries, Tags: r.Tags, MockResponse: r.MockResponse, HasMock: r.HasMock,
+		NumRetries: r.NumRetries, Tags: r.Tags, MockResponse: r.MockResponse, HasMock: r.HasMock, User: r.User,
 	}
 }
 
@@ -38,7 +39,7 @@ func (f fields) equal(g fields) bool {
 	return f.Model == g.Model && f.Stream == g.Stream && f.IncludeUsage == g.IncludeUsage &&
 		f.MaxTokens == g.MaxTokens && slices.Equal(f.Fallbacks, g.Fallbacks) &&
 		f.FallbacksSet == g.FallbacksSet && f.NoFallbacks == g.NoFallbacks && f.NumRetries == g.NumRetries &&
-		slices.Equal(f.Tags, g.Tags) && f.MockResponse == g.MockResponse && f.HasMock == g.HasMock
+		slices.Equal(f.Tags, g.Tags) && f.MockResponse == g.MockResponse && f.HasMock == g.HasMock && f.User == g.User
 }
 
 func TestParse(t *testing.T) {
@@ -77,6 +78,8 @@ func TestParse(t *testing.T) {
 		{"model absent", `{"messages":[]}`, fields{NumRetries: -1}},
 		{"empty object", `{}`, fields{NumRetries: -1}},
 		{"stream true", `{"model":"m","stream":true}`, fields{Model: "m", Stream: true, NumRetries: -1}},
+		{"user", `{"model":"m","user":"end-user-7"}`, fields{Model: "m", User: "end-user-7", NumRetries: -1}},
+		{"user not a string ignored", `{"model":"m","user":7}`, fields{Model: "m", NumRetries: -1}},
 		{"stream false", `{"model":"m","stream":false}`, fields{Model: "m", NumRetries: -1}},
 		{"stream null", `{"model":"m","stream":null}`, fields{Model: "m", NumRetries: -1}},
 		{
@@ -539,9 +542,29 @@ func TestUsageOf(t *testing.T) {
 			Usage{PromptTokens: 8, TotalTokens: 8}, true,
 		},
 		{
-			"details objects ignored",
+			"cached tokens from details, other details ignored",
 			`{"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,"prompt_tokens_details":{"cached_tokens":64,"total_tokens":1},"completion_tokens_details":{"reasoning_tokens":10}}}`,
+			Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120, CachedTokens: 64}, true,
+		},
+		{
+			"details null",
+			`{"usage":{"prompt_tokens":100,"completion_tokens":20,"prompt_tokens_details":null}}`,
 			Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120}, true,
+		},
+		{
+			"anthropic-style cache read and creation (as LiteLLM reports them)",
+			`{"usage":{"prompt_tokens":1500,"completion_tokens":10,"total_tokens":1510,"cache_creation_input_tokens":1000,"cache_read_input_tokens":400}}`,
+			Usage{PromptTokens: 1500, CompletionTokens: 10, TotalTokens: 1510, CachedTokens: 400, CacheCreationTokens: 1000}, true,
+		},
+		{
+			"details win over cache_read_input_tokens",
+			`{"usage":{"prompt_tokens":1500,"completion_tokens":10,"cache_read_input_tokens":300,"prompt_tokens_details":{"cached_tokens":400}}}`,
+			Usage{PromptTokens: 1500, CompletionTokens: 10, TotalTokens: 1510, CachedTokens: 400}, true,
+		},
+		{
+			"deepseek cache hits",
+			`{"usage":{"prompt_tokens":90,"completion_tokens":5,"total_tokens":95,"prompt_cache_hit_tokens":64,"prompt_cache_miss_tokens":26}}`,
+			Usage{PromptTokens: 90, CompletionTokens: 5, TotalTokens: 95, CachedTokens: 64}, true,
 		},
 		{
 			"word usage in content before the usage object",

@@ -1,0 +1,128 @@
+package wire
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestUsageAdd(t *testing.T) {
+	a := Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3, CachedTokens: 4, CacheCreationTokens: 5}
+	b := Usage{PromptTokens: 10, CompletionTokens: 20, TotalTokens: 30, CachedTokens: 40, CacheCreationTokens: 50}
+	want := Usage{PromptTokens: 11, CompletionTokens: 22, TotalTokens: 33, CachedTokens: 44, CacheCreationTokens: 55}
+	if got := a.Add(b); got != want {
+		t.Fatalf("Add = %+v, want %+v", got, want)
+	}
+}
+
+func TestTextBytes(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want int
+	}{
+		{"empty", ``, 0},
+		{"role chunk", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, 0},
+		{"content", `{"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}`, 5},
+		{"content null", `{"choices":[{"delta":{"content":null,"refusal":null}}]}`, 0},
+		{"spaces around colon", `{"choices": [{"delta": {"content" :  "abc"}}]}`, 3},
+		{"escapes count as written", `{"choices":[{"delta":{"content":"a\"b\\c\n"}}]}`, 9},
+		{"a member name inside content is not a key", `{"choices":[{"delta":{"content":"say \"content\":\"xx\" please"}}]}`, 29},
+		{"reasoning and content", `{"choices":[{"delta":{"reasoning_content":"think","content":"ok"}}]}`, 7},
+		{"tool call arguments", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{\"a\":1}"}}]}}]}`, 9},
+		{"refusal", `{"choices":[{"delta":{"refusal":"no"}}]}`, 2},
+		{"several choices", `{"choices":[{"delta":{"content":"ab"}},{"delta":{"content":"cde"}}]}`, 5},
+		{"logprobs content list ignored", `{"choices":[{"message":{"content":"hi"},"logprobs":{"content":[{"token":"hi"}]}}]}`, 2},
+		{
+			"whole response body",
+			`{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"stop"}],"usage":null}`,
+			13,
+		},
+		{"usage chunk", `{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}`, 0},
+		{"truncated string", `{"choices":[{"delta":{"content":"abc`, 3},
+		{"key at the end", `{"content"`, 0},
+		{"unicode", `{"content":"héllo"}`, len("héllo")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := TextBytes([]byte(tt.data)); got != tt.want {
+				t.Errorf("TextBytes(%s) = %d, want %d", tt.data, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTextTokens(t *testing.T) {
+	for n, want := range map[int]int64{0: 0, 1: 1, 4: 1, 5: 2, 400: 100} {
+		if got := TextTokens(n); got != want {
+			t.Errorf("TextTokens(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+func TestTextBytesAllocatesNothing(t *testing.T) {
+	data := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"tok "},"logprobs":null,"finish_reason":null}]}`)
+	if n := testing.AllocsPerRun(100, func() { _ = TextBytes(data) }); n != 0 {
+		t.Fatalf("TextBytes allocates %v times", n)
+	}
+}
+
+func BenchmarkTextBytes(b *testing.B) {
+	data := []byte(`{"id":"chatcmpl-mock0001","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o-mini","system_fingerprint":"fp_mock","choices":[{"index":0,"delta":{"content":"tok5 "},"logprobs":null,"finish_reason":null}]}`)
+	long := []byte(strings.Repeat(" ", 4000) + string(data))
+	b.Run("chunk", func(b *testing.B) {
+		for b.Loop() {
+			_ = TextBytes(data)
+		}
+	})
+	b.Run("long", func(b *testing.B) {
+		for b.Loop() {
+			_ = TextBytes(long)
+		}
+	})
+}
+
+func TestTextMeter(t *testing.T) {
+	head := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o-mini","choices":[`
+	content := func(s string) string {
+		return head + `{"index":0,"delta":{"content":"` + s + `"},"logprobs":null,"finish_reason":null}]}`
+	}
+	tool := func(s string) string {
+		return head + `{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"` + s + `"}}]},"finish_reason":null}]}`
+	}
+	role := head + `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`
+	finish := head + `{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`
+	usage := head + `],"usage":{"prompt_tokens":12,"completion_tokens":40,"total_tokens":52}}`
+	words := []string{"Hello", ",", " world", " this", " is", " a", " longer", " sentence", " with", " tokens", " of", " many", " sizes", " like", " extraordinarily", "!"}
+
+	tests := []struct {
+		name   string
+		events []string
+		slack  int // allowed error in bytes
+	}{
+		{"content", append(append([]string{role}, mapStrings(words, content)...), finish, usage, "[DONE]"), 0},
+		{"tool call", append([]string{role, head + `{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}`},
+			append(mapStrings([]string{`{\"`, `city`, `\":\"`, `Paris`, `\"}`}, tool), finish)...), 0},
+		{"long content", []string{content(strings.Repeat("x", 300)), content(strings.Repeat("y", 17)), content("z")}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m TextMeter
+			exact := 0
+			for _, ev := range tt.events {
+				m.Add([]byte(ev))
+				exact += TextBytes([]byte(ev))
+			}
+			if d := m.Bytes() - exact; d > tt.slack || d < -tt.slack {
+				t.Fatalf("meter counted %d bytes, exactly %d", m.Bytes(), exact)
+			}
+		})
+	}
+}
+
+func mapStrings(in []string, f func(string) string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = f(s)
+	}
+	return out
+}
