@@ -1,0 +1,263 @@
+// Package pricing says what a call costs: a price table in LiteLLM's
+// model_prices_and_context_window.json format (an embedded one with the
+// common models of the providers the gateway speaks, or a full file of that
+// format), and the cost of a usage at a price in integer nano-USD.
+//
+// All money in the spend pipeline is int64 nano-USD (1e-9 USD): a cost is
+// rounded once, per call, and totals are exact sums.
+package pricing
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// NanosPerUSD is the number of nano-USD in one US dollar.
+const NanosPerUSD = 1e9
+
+// Price is what a model's tokens cost, in USD per token, and its limits.
+type Price struct {
+	Input  float64 // an input token that is neither read from nor written to a cache
+	Output float64 // an output token (reasoning tokens included)
+	// CacheRead and CacheWrite price input tokens read from and written to
+	// the provider's prompt cache; zero: priced as Input.
+	CacheRead  float64
+	CacheWrite float64
+	MaxInput   int // context window (0 = unknown)
+	MaxOutput  int // output limit (0 = unknown)
+}
+
+// CostNanos is the cost of u at p in nano-USD, rounded once to the nearest
+// nano-USD. Cached and cache-writing tokens are part of PromptTokens (OpenAI's
+// convention) and are priced at CacheRead and CacheWrite. Negative counts
+// count as zero; a cost beyond int64 is capped.
+func (p Price) CostNanos(u wire.Usage) int64 {
+	prompt := max(u.PromptTokens, 0)
+	cached := min(max(u.CachedTokens, 0), prompt)
+	written := min(max(u.CacheCreationTokens, 0), prompt-cached)
+	plain := prompt - cached - written
+	read, write := p.CacheRead, p.CacheWrite
+	if read == 0 {
+		read = p.Input
+	}
+	if write == 0 {
+		write = p.Input
+	}
+	usd := float64(plain)*p.Input + float64(cached)*read + float64(written)*write +
+		float64(max(u.CompletionTokens, 0))*p.Output
+	n := math.Round(usd * NanosPerUSD)
+	switch {
+	case n >= math.MaxInt64 || math.IsNaN(n):
+		return math.MaxInt64
+	case n <= 0:
+		return 0
+	}
+	return int64(n)
+}
+
+// USD formats nano-USD as a decimal number of dollars, as LiteLLM's
+// x-litellm-response-cost header carries it ("0.000123").
+func USD(nanos int64) string {
+	return strconv.FormatFloat(float64(nanos)/NanosPerUSD, 'f', -1, 64)
+}
+
+// Table is a price table: model name -> price.
+type Table struct {
+	m map[string]Price
+}
+
+// entry is one model of a LiteLLM price file. Values are read leniently:
+// LiteLLM's own file holds a "sample_spec" entry with descriptions where
+// numbers go, and fields the gateway does not use are ignored.
+type entry struct {
+	Input          json.RawMessage `json:"input_cost_per_token"`
+	Output         json.RawMessage `json:"output_cost_per_token"`
+	CacheRead      json.RawMessage `json:"cache_read_input_token_cost"`
+	CacheHit       json.RawMessage `json:"input_cost_per_token_cache_hit"`
+	CacheWrite     json.RawMessage `json:"cache_creation_input_token_cost"`
+	MaxInputTokens json.RawMessage `json:"max_input_tokens"`
+	MaxOutput      json.RawMessage `json:"max_output_tokens"`
+	MaxTokens      json.RawMessage `json:"max_tokens"`
+}
+
+// number reads a JSON number (or a string holding one); ok is false for
+// anything else, and for negative, NaN or infinite values.
+func number(raw json.RawMessage) (float64, bool) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return 0, false
+	}
+	if s[0] == '"' {
+		var str string
+		if json.Unmarshal(raw, &str) != nil {
+			return 0, false
+		}
+		s = strings.TrimSpace(str)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+func count(raw json.RawMessage) int {
+	f, ok := number(raw)
+	if !ok || f > math.MaxInt32 {
+		return 0
+	}
+	return int(f)
+}
+
+// Parse reads a price file in LiteLLM's format: a JSON object from model
+// name to an object with input_cost_per_token, output_cost_per_token,
+// cache_read_input_token_cost (or input_cost_per_token_cache_hit),
+// cache_creation_input_token_cost, max_input_tokens, max_output_tokens and
+// max_tokens. LiteLLM's "sample_spec" entry and entries with neither an input nor an output price per token
+// (image, audio or per-second models) are left out.
+func Parse(data []byte) (*Table, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("price table: %w", err)
+	}
+	t := &Table{m: make(map[string]Price, len(raw))}
+	for name, v := range raw {
+		if name == "sample_spec" { // LiteLLM's documentation of the format
+			continue
+		}
+		var e entry
+		if json.Unmarshal(v, &e) != nil {
+			continue // not an object: not a model
+		}
+		in, hasIn := number(e.Input)
+		out, hasOut := number(e.Output)
+		if !hasIn && !hasOut {
+			continue
+		}
+		p := Price{Input: in, Output: out, MaxInput: count(e.MaxInputTokens), MaxOutput: count(e.MaxOutput)}
+		if r, ok := number(e.CacheRead); ok {
+			p.CacheRead = r
+		} else if r, ok := number(e.CacheHit); ok {
+			p.CacheRead = r
+		}
+		p.CacheWrite, _ = number(e.CacheWrite)
+		if p.MaxOutput == 0 { // LiteLLM: max_tokens is the output limit where it differs
+			p.MaxOutput = count(e.MaxTokens)
+		}
+		t.m[name] = p
+	}
+	return t, nil
+}
+
+// LoadFile reads a price file (GATEWAY_PRICES).
+func LoadFile(path string) (*Table, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read price table: %w", err)
+	}
+	t, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+//go:embed prices.json
+var defaultJSON []byte
+
+var defaultTable = sync.OnceValue(func() *Table {
+	t, err := Parse(defaultJSON)
+	if err != nil {
+		panic("embedded price table: " + err.Error()) // a build-time bug, caught by tests
+	}
+	return t
+})
+
+// Default is the embedded price table, parsed once.
+func Default() *Table { return defaultTable() }
+
+// DefaultJSON is the embedded price table's text.
+func DefaultJSON() []byte { return defaultJSON }
+
+// Len is the number of models in the table.
+func (t *Table) Len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.m)
+}
+
+// Get returns the price of one table key, as it is spelled.
+func (t *Table) Get(key string) (Price, bool) {
+	if t == nil {
+		return Price{}, false
+	}
+	p, ok := t.m[key]
+	return p, ok
+}
+
+// Lookup finds the price of a deployment's model. baseModel (model_info.
+// base_model), when set, is what the operator says the deployment is (an
+// Azure deployment name says nothing about its model), so it is tried first;
+// then model. Each name is tried as "provider/name", then as "name" alone;
+// a Bedrock id loses its "converse/" or "invoke/" route, and a cross-region
+// inference profile ("us.", "eu.", "apac.", "global.", ...) not in the table
+// is priced as the model it routes to. Lookup allocates nothing.
+func (t *Table) Lookup(provider, model, baseModel string) (Price, bool) {
+	if t == nil {
+		return Price{}, false
+	}
+	if baseModel != "" {
+		if p, ok := t.lookupName(provider, baseModel); ok {
+			return p, true
+		}
+	}
+	if model == "" {
+		return Price{}, false
+	}
+	return t.lookupName(provider, model)
+}
+
+// Bedrock's cross-region inference profile prefixes.
+var profilePrefixes = []string{"us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global."}
+
+func (t *Table) lookupName(provider, name string) (Price, bool) {
+	if p, ok := t.withProvider(provider, name); ok {
+		return p, true
+	}
+	if rest, ok := strings.CutPrefix(name, "converse/"); ok {
+		name = rest
+	} else if rest, ok := strings.CutPrefix(name, "invoke/"); ok {
+		name = rest
+	} else {
+		return Price{}, false
+	}
+	return t.withProvider(provider, name)
+}
+
+func (t *Table) withProvider(provider, name string) (Price, bool) {
+	if provider != "" {
+		var buf [160]byte
+		k := append(append(append(buf[:0], provider...), '/'), name...)
+		if p, ok := t.m[string(k)]; ok { // no allocation: the compiler looks up the bytes
+			return p, true
+		}
+	}
+	if p, ok := t.m[name]; ok {
+		return p, true
+	}
+	for _, pre := range profilePrefixes {
+		if rest, ok := strings.CutPrefix(name, pre); ok && strings.Contains(rest, ".") {
+			return t.withProvider(provider, rest)
+		}
+	}
+	return Price{}, false
+}
