@@ -153,7 +153,7 @@ general_settings: {master_key: sk-master}
 	budget := 10.0
 	secret := "sk-virtual-test-key"
 	ctx := context.Background()
-	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), Alias: "t", RPMLimit: 100, MaxBudget: &budget}); err != nil {
+	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), Alias: "t", RPMLimit: 100, Budget: keys.Budget{MaxBudget: &budget}}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

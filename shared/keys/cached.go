@@ -20,6 +20,7 @@ type Cached struct {
 	mu    sync.Mutex
 	keys  map[string]cachedKey
 	teams map[string]cachedTeam
+	admin adminCaches // users, members, end users (cached_admin.go)
 }
 
 type cachedKey struct {
@@ -130,12 +131,6 @@ func (c *Cached) BlockKey(ctx context.Context, hash string, blocked bool) error 
 	return c.Store.BlockKey(ctx, hash, blocked)
 }
 
-// AddKeySpend implements Store.
-func (c *Cached) AddKeySpend(ctx context.Context, hash string, usd float64) (float64, error) {
-	defer c.dropKey(hash)
-	return c.Store.AddKeySpend(ctx, hash, usd)
-}
-
 // CreateTeam implements Store.
 func (c *Cached) CreateTeam(ctx context.Context, t Team) error {
 	defer c.dropTeam(t.ID)
@@ -150,7 +145,7 @@ func (c *Cached) UpdateTeam(ctx context.Context, t Team) (Team, error) {
 
 // DeleteTeam implements Store.
 func (c *Cached) DeleteTeam(ctx context.Context, id string) error {
-	defer c.dropTeam(id)
+	defer c.dropMemberships()
 	return c.Store.DeleteTeam(ctx, id)
 }
 
@@ -160,8 +155,29 @@ func (c *Cached) BlockTeam(ctx context.Context, id string, blocked bool) error {
 	return c.Store.BlockTeam(ctx, id, blocked)
 }
 
-// AddTeamSpend implements Store.
-func (c *Cached) AddTeamSpend(ctx context.Context, id string, usd float64) (float64, error) {
-	defer c.dropTeam(id)
-	return c.Store.AddTeamSpend(ctx, id, usd)
+
+// ApplySpend implements Store.
+func (c *Cached) ApplySpend(ctx context.Context, deltas []SpendDelta) ([]Ref, error) {
+	defer func() {
+		for _, d := range deltas {
+			c.drop(d.Ref)
+		}
+	}()
+	return c.Store.ApplySpend(ctx, deltas)
+}
+
+// drop forgets what this instance read of r.
+func (c *Cached) drop(r Ref) {
+	switch r.Kind {
+	case KindKey:
+		c.dropKey(r.ID)
+	case KindTeam:
+		c.dropTeam(r.ID)
+	case KindUser:
+		c.admin.users.drop(r.ID)
+	case KindMember:
+		c.admin.members.drop(r.ID)
+	case KindEndUser:
+		c.admin.endUsers.drop(r.ID)
+	}
 }

@@ -2,14 +2,12 @@
 // with which limits and budget, and what they have spent.
 //
 // A key is stored under the SHA-256 of its secret (HashSecret); the raw
-// secret is never stored. Spend is changed only by AddKeySpend and
-// AddTeamSpend, plain atomic additions; updates of a record's settings never
-// touch it.
+// secret is never stored. Spend is changed only by ApplySpend (the spend
+// pipeline), atomic additions of integer nano-dollars; updates of a record's
+// settings never touch it.
 //
 // The gateway reads records through Cached (a short per-instance cache) and
-// checks "not blocked, not expired, spend below budget" authoritatively in
-// the admission itself, as limits guards (Key.Guard, Team.Guard), so the hot
-// path needs no separate read.
+// checks "not blocked, not expired, spend below budget" from it.
 //
 // The memory store and the DynamoDB store (package ddbkeys) pass the
 // conformance suite in keystest.
@@ -17,6 +15,7 @@ package keys
 
 import (
 	"context"
+	"encoding/json"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -37,11 +36,18 @@ type Key struct {
 	Models    []string  // allowed model groups; empty: every model (LiteLLM)
 	RPMLimit  int64     // 0: none
 	TPMLimit  int64     // 0: none
-	MaxBudget *float64  // USD; nil: unlimited
-	Spend     float64   // USD spent; changed only by AddKeySpend
 	Blocked   bool      //
 	ExpiresAt time.Time // zero: never
 	CreatedAt time.Time // set by CreateKey when zero
+	Budget              // max_budget, soft_budget, budget_duration and spend
+
+	// Admin fields (the admin API's; the gateway does not read them).
+	KeyName   string          // "sk-...abcd": the secret's prefix and last 4
+	Metadata  json.RawMessage // a JSON object, or nil
+	Tags      []string        //
+	CreatedBy string          // who created it: a user id or "master_key"
+	UpdatedAt time.Time       //
+	UpdatedBy string          //
 }
 
 // Team groups keys under shared models, limits and budget.
@@ -51,10 +57,14 @@ type Team struct {
 	Models    []string
 	RPMLimit  int64
 	TPMLimit  int64
-	MaxBudget *float64
-	Spend     float64 // changed only by AddTeamSpend
 	Blocked   bool
 	CreatedAt time.Time
+	Budget    // max_budget, soft_budget, budget_duration and spend
+
+	// Admin fields.
+	Members   []TeamMember    // changed only by AddMember, UpdateMember and RemoveMember
+	Metadata  json.RawMessage // a JSON object, or nil
+	UpdatedAt time.Time
 }
 
 // Store keeps keys and teams. Implementations are safe for concurrent use.
@@ -67,16 +77,55 @@ type Store interface {
 	UpdateKey(ctx context.Context, k Key) (Key, error)
 	DeleteKey(ctx context.Context, hash string) error
 	BlockKey(ctx context.Context, hash string, blocked bool) error
-	// AddKeySpend atomically adds usd to the key's spend and returns the new total.
-	AddKeySpend(ctx context.Context, hash string, usd float64) (float64, error)
 
 	GetTeam(ctx context.Context, id string) (Team, error)
 	CreateTeam(ctx context.Context, t Team) error
 	UpdateTeam(ctx context.Context, t Team) (Team, error)
 	DeleteTeam(ctx context.Context, id string) error
 	BlockTeam(ctx context.Context, id string, blocked bool) error
-	AddTeamSpend(ctx context.Context, id string, usd float64) (float64, error)
+
+	// ApplySpend adds each delta to its record's spend, atomically for the
+	// whole slice: lifetime spend, and the spend of the budget period that
+	// contains delta.At (a later period starts the period over; an earlier
+	// one adds to the lifetime spend only). A delta whose record does not
+	// exist is skipped. It returns the records whose soft budget this
+	// spend crossed for the first time in their period, and marks them.
+	// It is not idempotent: the spend pipeline makes it exactly-once.
+	ApplySpend(ctx context.Context, deltas []SpendDelta) ([]Ref, error)
+
+	AdminStore
 }
+
+// Kind is the kind of a record that carries spend.
+type Kind string
+
+// Record kinds. The DynamoDB partition key of a record is "<kind>#<id>".
+const (
+	KindKey     Kind = "key"     // ID: the key's hash
+	KindTeam    Kind = "team"    // ID: the team id
+	KindUser    Kind = "user"    // ID: the user id
+	KindMember  Kind = "member"  // ID: MemberID(team, user)
+	KindEndUser Kind = "enduser" // ID: the end user id (a request's "user")
+)
+
+// Ref names a record.
+type Ref struct {
+	Kind Kind
+	ID   string
+}
+
+func (r Ref) String() string { return string(r.Kind) + "#" + r.ID }
+
+// MemberID is the id of a user's membership of a team.
+func MemberID(team, user string) string { return team + "#" + user }
+
+// SpendDelta is spend to add to one record.
+type SpendDelta struct {
+	Ref   Ref
+	Nanos int64     // nano-USD, >= 0
+	At    time.Time // when it was spent (the request's end): picks the budget period
+}
+
 
 // Errors. Store errors wrap one of these, or ErrUnavailable from a store
 // that could not answer.
@@ -116,6 +165,7 @@ func (k Key) normalize() Key {
 	if !k.CreatedAt.IsZero() {
 		k.CreatedAt = k.CreatedAt.UTC().Truncate(time.Millisecond)
 	}
+	k.UpdatedAt = ms(k.UpdatedAt)
 	return k
 }
 
@@ -123,6 +173,7 @@ func (t Team) normalize() Team {
 	if !t.CreatedAt.IsZero() {
 		t.CreatedAt = t.CreatedAt.UTC().Truncate(time.Millisecond)
 	}
+	t.UpdatedAt = ms(t.UpdatedAt)
 	return t
 }
 
@@ -148,7 +199,10 @@ func (k Key) Validate() error {
 		// Never echo the value: it may be a raw secret passed by mistake.
 		return fmt.Errorf("key hash: %w: want 64 lowercase hex digits (HashSecret), got %d bytes", ErrInvalid, len(k.Hash))
 	}
-	return validSettings("key "+k.Hash[:8], k.RPMLimit, k.TPMLimit, k.MaxBudget, k.Models)
+	if err := validMetadata("key "+k.Hash[:8], k.Metadata); err != nil {
+		return err
+	}
+	return validSettings("key "+k.Hash[:8], k.RPMLimit, k.TPMLimit, k.Budget, k.Models)
 }
 
 // Validate checks t; its error wraps ErrInvalid.
@@ -156,7 +210,10 @@ func (t Team) Validate() error {
 	if err := ValidTeamID(t.ID); err != nil {
 		return err
 	}
-	return validSettings("team "+t.ID, t.RPMLimit, t.TPMLimit, t.MaxBudget, t.Models)
+	if err := validMetadata("team "+t.ID, t.Metadata); err != nil {
+		return err
+	}
+	return validSettings("team "+t.ID, t.RPMLimit, t.TPMLimit, t.Budget, t.Models)
 }
 
 // ValidTeamID checks a team id; its error wraps ErrInvalid.
@@ -167,16 +224,14 @@ func ValidTeamID(id string) error {
 	return nil
 }
 
-func validSettings(what string, rpm, tpm int64, budget *float64, models []string) error {
+func validSettings(what string, rpm, tpm int64, b Budget, models []string) error {
 	switch {
 	case rpm < 0 || tpm < 0:
 		return fmt.Errorf("%s: %w: negative rpm or tpm limit", what, ErrInvalid)
-	case budget != nil && (*budget < 0 || math.IsNaN(*budget) || math.IsInf(*budget, 0)):
-		return fmt.Errorf("%s: %w: max budget %v", what, ErrInvalid, *budget)
 	case slices.Contains(models, ""):
 		return fmt.Errorf("%s: %w: empty model name", what, ErrInvalid)
 	}
-	return nil
+	return b.validate(what)
 }
 
 // ValidAmount checks a spend increment; its error wraps ErrInvalid.

@@ -17,6 +17,8 @@ type Memory struct {
 	now   func() time.Time
 	keys  map[string]Key
 	teams map[string]Team
+	spend map[Ref]SpendState // absent: nothing spent yet
+	admin                    // users, members, end users, aliases, deleted keys (memory_admin.go)
 }
 
 var (
@@ -26,24 +28,22 @@ var (
 
 // NewMemory returns an empty memory store.
 func NewMemory() *Memory {
-	return &Memory{now: time.Now, keys: map[string]Key{}, teams: map[string]Team{}}
+	return &Memory{now: time.Now, keys: map[string]Key{}, teams: map[string]Team{}, spend: map[Ref]SpendState{}, admin: newAdmin()}
 }
 
 func cloneKey(k Key) Key {
 	k.Models = slices.Clone(k.Models)
-	if k.MaxBudget != nil {
-		b := *k.MaxBudget
-		k.MaxBudget = &b
-	}
+	k.Tags = slices.Clone(k.Tags)
+	k.Metadata = slices.Clone(k.Metadata)
+	k.Budget = cloneBudget(k.Budget)
 	return k
 }
 
 func cloneTeam(t Team) Team {
 	t.Models = slices.Clone(t.Models)
-	if t.MaxBudget != nil {
-		b := *t.MaxBudget
-		t.MaxBudget = &b
-	}
+	t.Members = slices.Clone(t.Members)
+	t.Metadata = slices.Clone(t.Metadata)
+	t.Budget = cloneBudget(t.Budget)
 	return t
 }
 
@@ -57,6 +57,7 @@ func (m *Memory) GetKey(_ context.Context, hash string) (Key, error) {
 	if !ok {
 		return Key{}, notFound("key", hash)
 	}
+	m.fill(Ref{KindKey, hash}, &k.Budget)
 	return cloneKey(k), nil
 }
 
@@ -70,9 +71,13 @@ func (m *Memory) CreateKey(_ context.Context, k Key) error {
 	if _, ok := m.keys[k.Hash]; ok {
 		return fmt.Errorf("key %s: %w", short(k.Hash), ErrExists)
 	}
+	if err := m.takeAlias(k.Alias, k.Hash); err != nil {
+		return err
+	}
 	if k.CreatedAt.IsZero() {
 		k.CreatedAt = m.now().UTC().Truncate(time.Millisecond)
 	}
+	k.Budget.clearSpend()
 	m.keys[k.Hash] = cloneKey(k.normalize())
 	return nil
 }
@@ -88,21 +93,24 @@ func (m *Memory) UpdateKey(_ context.Context, k Key) (Key, error) {
 	if !ok {
 		return Key{}, notFound("key", k.Hash)
 	}
-	k.Spend, k.CreatedAt = old.Spend, old.CreatedAt
+	if k.Alias != old.Alias {
+		if err := m.takeAlias(k.Alias, k.Hash); err != nil {
+			return Key{}, err
+		}
+		delete(m.aliases, old.Alias)
+	}
+	k.CreatedAt, k.CreatedBy = old.CreatedAt, old.CreatedBy
+	k.Budget.clearSpend()
 	k = k.normalize()
 	m.keys[k.Hash] = cloneKey(k)
+	m.fill(Ref{KindKey, k.Hash}, &k.Budget)
 	return cloneKey(k), nil
 }
 
-// DeleteKey implements Store.
-func (m *Memory) DeleteKey(_ context.Context, hash string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.keys[hash]; !ok {
-		return notFound("key", hash)
-	}
-	delete(m.keys, hash)
-	return nil
+// DeleteKey implements Store: ArchiveKey by nobody known.
+func (m *Memory) DeleteKey(ctx context.Context, hash string) error {
+	_, err := m.ArchiveKey(ctx, hash, "")
+	return err
 }
 
 // BlockKey implements Store.
@@ -118,22 +126,6 @@ func (m *Memory) BlockKey(_ context.Context, hash string, blocked bool) error {
 	return nil
 }
 
-// AddKeySpend implements Store.
-func (m *Memory) AddKeySpend(_ context.Context, hash string, usd float64) (float64, error) {
-	if err := ValidAmount(usd); err != nil {
-		return 0, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k, ok := m.keys[hash]
-	if !ok {
-		return 0, notFound("key", hash)
-	}
-	k.Spend += usd
-	m.keys[hash] = k
-	return k.Spend, nil
-}
-
 // GetTeam implements Store.
 func (m *Memory) GetTeam(_ context.Context, id string) (Team, error) {
 	m.mu.Lock()
@@ -142,6 +134,7 @@ func (m *Memory) GetTeam(_ context.Context, id string) (Team, error) {
 	if !ok {
 		return Team{}, notFound("team", id)
 	}
+	m.fill(Ref{KindTeam, id}, &t.Budget)
 	return cloneTeam(t), nil
 }
 
@@ -158,6 +151,8 @@ func (m *Memory) CreateTeam(_ context.Context, t Team) error {
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = m.now().UTC().Truncate(time.Millisecond)
 	}
+	t.Members = nil
+	t.Budget.clearSpend()
 	m.teams[t.ID] = cloneTeam(t.normalize())
 	return nil
 }
@@ -173,9 +168,11 @@ func (m *Memory) UpdateTeam(_ context.Context, t Team) (Team, error) {
 	if !ok {
 		return Team{}, notFound("team", t.ID)
 	}
-	t.Spend, t.CreatedAt = old.Spend, old.CreatedAt
+	t.CreatedAt, t.Members = old.CreatedAt, old.Members
+	t.Budget.clearSpend()
 	t = t.normalize()
 	m.teams[t.ID] = cloneTeam(t)
+	m.fill(Ref{KindTeam, t.ID}, &t.Budget)
 	return cloneTeam(t), nil
 }
 
@@ -183,10 +180,15 @@ func (m *Memory) UpdateTeam(_ context.Context, t Team) (Team, error) {
 func (m *Memory) DeleteTeam(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.teams[id]; !ok {
+	t, ok := m.teams[id]
+	if !ok {
 		return notFound("team", id)
 	}
+	for _, mb := range t.Members {
+		m.dropMembership(id, mb.UserID)
+	}
 	delete(m.teams, id)
+	delete(m.spend, Ref{KindTeam, id})
 	return nil
 }
 
@@ -201,22 +203,6 @@ func (m *Memory) BlockTeam(_ context.Context, id string, blocked bool) error {
 	t.Blocked = blocked
 	m.teams[id] = t
 	return nil
-}
-
-// AddTeamSpend implements Store.
-func (m *Memory) AddTeamSpend(_ context.Context, id string, usd float64) (float64, error) {
-	if err := ValidAmount(usd); err != nil {
-		return 0, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.teams[id]
-	if !ok {
-		return 0, notFound("team", id)
-	}
-	t.Spend += usd
-	m.teams[id] = t
-	return t.Spend, nil
 }
 
 // GuardState implements limits.GuardSource.

@@ -170,7 +170,7 @@ func (st *Store) create(ctx context.Context, item map[string]types.AttributeValu
 }
 
 // update SETs set (and REMOVEs remove) on an existing item and returns it.
-func (st *Store) update(ctx context.Context, pk, what string, set map[string]types.AttributeValue, remove []string, addSpend *float64) (map[string]types.AttributeValue, error) {
+func (st *Store) update(ctx context.Context, pk, what string, set map[string]types.AttributeValue, remove []string) (map[string]types.AttributeValue, error) {
 	names := map[string]string{}
 	values := map[string]types.AttributeValue{}
 	expr := ""
@@ -192,11 +192,6 @@ func (st *Store) update(ctx context.Context, pk, what string, set map[string]typ
 		}
 		expr += fmt.Sprintf("%s#r%d", sep, j)
 		names[fmt.Sprintf("#r%d", j)] = name
-	}
-	if addSpend != nil {
-		expr += " ADD #spend :spend"
-		names["#spend"] = attrSpend
-		values[":spend"] = f(*addSpend)
 	}
 	in := &dynamodb.UpdateItemInput{
 		TableName:                aws.String(st.table),
@@ -265,15 +260,12 @@ func (st *Store) CreateKey(ctx context.Context, k keys.Key) error {
 	if k.CreatedAt.IsZero() {
 		k.CreatedAt = time.Now()
 	}
-	item := keySettings(k)
+	item, _ := keySettings(k)
 	item[attrPK] = s(keyPK(k.Hash))
 	item[attrKind] = s("key")
-	item[attrSpend] = f(0)
+	item[attrSpend] = money(0)
 	item[attrCreated] = n(k.CreatedAt.UnixMilli())
-	for _, a := range keyOptional(k) {
-		delete(item, a)
-	}
-	return st.create(ctx, item, keyWhat(k.Hash))
+	return st.createKey(ctx, k, item)
 }
 
 // UpdateKey implements keys.Store.
@@ -281,40 +273,21 @@ func (st *Store) UpdateKey(ctx context.Context, k keys.Key) (keys.Key, error) {
 	if err := k.Validate(); err != nil {
 		return keys.Key{}, err
 	}
-	set := keySettings(k)
-	remove := keyOptional(k)
-	for _, a := range remove {
-		delete(set, a)
-	}
-	item, err := st.update(ctx, keyPK(k.Hash), keyWhat(k.Hash), set, remove, nil)
-	if err != nil {
-		return keys.Key{}, err
-	}
-	return decodeKey(k.Hash, item), nil
+	set, remove := keySettings(k)
+	return st.updateKey(ctx, k, set, remove)
 }
 
 // DeleteKey implements keys.Store.
 func (st *Store) DeleteKey(ctx context.Context, hash string) error {
-	return st.delete(ctx, keyPK(hash), keyWhat(hash))
+	_, err := st.ArchiveKey(ctx, hash, "")
+	return err
 }
 
 // BlockKey implements keys.Store.
 func (st *Store) BlockKey(ctx context.Context, hash string, blocked bool) error {
 	_, err := st.update(ctx, keyPK(hash), keyWhat(hash),
-		map[string]types.AttributeValue{attrBlocked: &types.AttributeValueMemberBOOL{Value: blocked}}, nil, nil)
+		map[string]types.AttributeValue{attrBlocked: &types.AttributeValueMemberBOOL{Value: blocked}}, nil)
 	return err
-}
-
-// AddKeySpend implements keys.Store.
-func (st *Store) AddKeySpend(ctx context.Context, hash string, usd float64) (float64, error) {
-	if err := keys.ValidAmount(usd); err != nil {
-		return 0, err
-	}
-	item, err := st.update(ctx, keyPK(hash), keyWhat(hash), nil, nil, &usd)
-	if err != nil {
-		return 0, err
-	}
-	return getFloat(item, attrSpend), nil
 }
 
 // GetTeam implements keys.Store.
@@ -337,13 +310,10 @@ func (st *Store) CreateTeam(ctx context.Context, t keys.Team) error {
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = time.Now()
 	}
-	item := teamSettings(t)
-	if t.MaxBudget == nil {
-		delete(item, attrMaxBudget)
-	}
+	item, _ := teamSettings(t)
 	item[attrPK] = s(teamPK(t.ID))
 	item[attrKind] = s("team")
-	item[attrSpend] = f(0)
+	item[attrSpend] = money(0)
 	item[attrCreated] = n(t.CreatedAt.UnixMilli())
 	return st.create(ctx, item, "team "+t.ID)
 }
@@ -353,13 +323,8 @@ func (st *Store) UpdateTeam(ctx context.Context, t keys.Team) (keys.Team, error)
 	if err := t.Validate(); err != nil {
 		return keys.Team{}, err
 	}
-	set := teamSettings(t)
-	var remove []string
-	if t.MaxBudget == nil {
-		delete(set, attrMaxBudget)
-		remove = append(remove, attrMaxBudget)
-	}
-	item, err := st.update(ctx, teamPK(t.ID), "team "+t.ID, set, remove, nil)
+	set, remove := teamSettings(t)
+	item, err := st.update(ctx, teamPK(t.ID), "team "+t.ID, set, remove)
 	if err != nil {
 		return keys.Team{}, err
 	}
@@ -368,71 +333,44 @@ func (st *Store) UpdateTeam(ctx context.Context, t keys.Team) (keys.Team, error)
 
 // DeleteTeam implements keys.Store.
 func (st *Store) DeleteTeam(ctx context.Context, id string) error {
-	return st.delete(ctx, teamPK(id), "team "+id)
+	return st.deleteTeam(ctx, id)
 }
 
 // BlockTeam implements keys.Store.
 func (st *Store) BlockTeam(ctx context.Context, id string, blocked bool) error {
 	_, err := st.update(ctx, teamPK(id), "team "+id,
-		map[string]types.AttributeValue{attrBlocked: &types.AttributeValueMemberBOOL{Value: blocked}}, nil, nil)
+		map[string]types.AttributeValue{attrBlocked: &types.AttributeValueMemberBOOL{Value: blocked}}, nil)
 	return err
 }
 
-// AddTeamSpend implements keys.Store.
-func (st *Store) AddTeamSpend(ctx context.Context, id string, usd float64) (float64, error) {
-	if err := keys.ValidAmount(usd); err != nil {
-		return 0, err
-	}
-	item, err := st.update(ctx, teamPK(id), "team "+id, nil, nil, &usd)
-	if err != nil {
-		return 0, err
-	}
-	return getFloat(item, attrSpend), nil
-}
-
-// keySettings returns every settable attribute of k (optional ones with
-// placeholder values; keyOptional names those to drop).
-func keySettings(k keys.Key) map[string]types.AttributeValue {
-	item := map[string]types.AttributeValue{
-		attrAlias:   s(k.Alias),
-		attrTeamID:  s(k.TeamID),
-		attrUserID:  s(k.UserID),
-		attrModels:  list(k.Models),
-		attrRPM:     n(k.RPMLimit),
-		attrTPM:     n(k.TPMLimit),
-		attrBlocked: &types.AttributeValueMemberBOOL{Value: k.Blocked},
-		attrExpires: n(k.ExpiresAt.UnixMilli()),
-	}
-	if k.MaxBudget != nil {
-		item[attrMaxBudget] = f(*k.MaxBudget)
-	}
-	return item
-}
-
-// keyOptional names the optional attributes k leaves unset.
-func keyOptional(k keys.Key) []string {
-	var r []string
-	if k.MaxBudget == nil {
-		r = append(r, attrMaxBudget)
-	}
+// keySettings returns the attributes of k's settings to SET, and the names
+// of its unset optional ones to REMOVE. Spend attributes are never among
+// them.
+func keySettings(k keys.Key) (map[string]types.AttributeValue, []string) {
+	item, remove := budgetAttrs(k.Budget)
+	item[attrAlias] = s(k.Alias)
+	item[attrTeamID] = s(k.TeamID)
+	item[attrUserID] = s(k.UserID)
+	item[attrModels] = list(k.Models)
+	item[attrRPM] = n(k.RPMLimit)
+	item[attrTPM] = n(k.TPMLimit)
+	item[attrBlocked] = &types.AttributeValueMemberBOOL{Value: k.Blocked}
 	if k.ExpiresAt.IsZero() {
-		r = append(r, attrExpires)
+		remove = append(remove, attrExpires)
+	} else {
+		item[attrExpires] = n(k.ExpiresAt.UnixMilli())
 	}
-	return r
+	return item, keyAdminAttrs(k, item, remove)
 }
 
-func teamSettings(t keys.Team) map[string]types.AttributeValue {
-	item := map[string]types.AttributeValue{
-		attrAlias:   s(t.Alias),
-		attrModels:  list(t.Models),
-		attrRPM:     n(t.RPMLimit),
-		attrTPM:     n(t.TPMLimit),
-		attrBlocked: &types.AttributeValueMemberBOOL{Value: t.Blocked},
-	}
-	if t.MaxBudget != nil {
-		item[attrMaxBudget] = f(*t.MaxBudget)
-	}
-	return item
+func teamSettings(t keys.Team) (map[string]types.AttributeValue, []string) {
+	item, remove := budgetAttrs(t.Budget)
+	item[attrAlias] = s(t.Alias)
+	item[attrModels] = list(t.Models)
+	item[attrRPM] = n(t.RPMLimit)
+	item[attrTPM] = n(t.TPMLimit)
+	item[attrBlocked] = &types.AttributeValueMemberBOOL{Value: t.Blocked}
+	return item, teamAdminAttrs(t, item, remove)
 }
 
 func decodeKey(hash string, item map[string]types.AttributeValue) keys.Key {
@@ -442,20 +380,18 @@ func decodeKey(hash string, item map[string]types.AttributeValue) keys.Key {
 		TeamID:  getString(item, attrTeamID),
 		UserID:  getString(item, attrUserID),
 		Models:  getList(item, attrModels),
-		Spend:   getFloat(item, attrSpend),
 		Blocked: getBool(item, attrBlocked),
+		Budget:  decodeBudget(item),
 	}
 	k.RPMLimit, _ = getInt(item, attrRPM)
 	k.TPMLimit, _ = getInt(item, attrTPM)
-	if b, ok := getFloatOK(item, attrMaxBudget); ok {
-		k.MaxBudget = &b
-	}
 	if ms, ok := getInt(item, attrExpires); ok {
 		k.ExpiresAt = time.UnixMilli(ms).UTC()
 	}
 	if ms, ok := getInt(item, attrCreated); ok {
 		k.CreatedAt = time.UnixMilli(ms).UTC()
 	}
+	decodeKeyAdmin(item, &k)
 	return k
 }
 
@@ -464,17 +400,15 @@ func decodeTeam(id string, item map[string]types.AttributeValue) keys.Team {
 		ID:      id,
 		Alias:   getString(item, attrAlias),
 		Models:  getList(item, attrModels),
-		Spend:   getFloat(item, attrSpend),
 		Blocked: getBool(item, attrBlocked),
+		Budget:  decodeBudget(item),
 	}
 	t.RPMLimit, _ = getInt(item, attrRPM)
 	t.TPMLimit, _ = getInt(item, attrTPM)
-	if b, ok := getFloatOK(item, attrMaxBudget); ok {
-		t.MaxBudget = &b
-	}
 	if ms, ok := getInt(item, attrCreated); ok {
 		t.CreatedAt = time.UnixMilli(ms).UTC()
 	}
+	decodeTeamAdmin(item, &t)
 	return t
 }
 

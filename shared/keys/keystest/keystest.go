@@ -29,6 +29,9 @@ func Run(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		{"NotFound", testNotFound},
 		{"Invalid", testInvalid},
 		{"ConcurrentSpend", testConcurrentSpend},
+		{"SpendPeriods", testSpendPeriods},
+		{"SoftBudget", testSoftBudget},
+		{"Admin", testAdmin},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })
 	}
@@ -53,7 +56,8 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	created := time.Date(2030, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
 	k := keys.Key{
 		Hash: keys.HashSecret("sk-" + id("secret")), Alias: "ci", TeamID: "t1", UserID: "u1",
-		Models: []string{"gpt-4o", "claude"}, RPMLimit: 100, TPMLimit: 50_000, MaxBudget: usd(50),
+		Models: []string{"gpt-4o", "claude"}, RPMLimit: 100, TPMLimit: 50_000,
+		Budget:    keys.Budget{MaxBudget: usd(50), SoftBudget: usd(40), Duration: "30d"},
 		ExpiresAt: created.Add(24 * time.Hour), CreatedAt: created,
 	}
 	if err := s.CreateKey(c, k); err != nil {
@@ -70,13 +74,14 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		t.Fatalf("GetKey =\n%+v\nwant\n%+v", got, k)
 	}
 
-	if total, err := s.AddKeySpend(c, k.Hash, 1.5); err != nil || total != 1.5 {
-		t.Fatalf("AddKeySpend = %v, %v; want 1.5", total, err)
+	spendAt := time.Date(2030, 1, 9, 0, 0, 0, 0, time.UTC)
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: k.Hash}, Nanos: 1_500_000_000, At: spendAt}}); err != nil {
+		t.Fatalf("ApplySpend: %v", err)
 	}
 	// Update replaces settings but keeps spend and creation time.
-	u := keys.Key{Hash: k.Hash, Alias: "renamed", Models: []string{"gpt-4o-mini"}, RPMLimit: 5, Spend: 999, CreatedAt: time.Unix(1, 0)}
+	u := keys.Key{Hash: k.Hash, Alias: "renamed", Models: []string{"gpt-4o-mini"}, RPMLimit: 5, Budget: keys.Budget{Spend: 999, Duration: "30d"}, CreatedAt: time.Unix(1, 0)}
 	want := u
-	want.Spend, want.CreatedAt = 1.5, created
+	want.Spend, want.PeriodSpend, want.PeriodStart, want.CreatedAt = 1.5, 1.5, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), created
 	updated, err := s.UpdateKey(c, u)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +137,7 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
 func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	s, c := newStore(t), ctx(t)
 	created := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	tm := keys.Team{ID: id("team"), Alias: "research", Models: []string{"gpt-4o"}, RPMLimit: 1000, TPMLimit: 9, MaxBudget: usd(0), CreatedAt: created}
+	tm := keys.Team{ID: id("team"), Alias: "research", Models: []string{"gpt-4o"}, RPMLimit: 1000, TPMLimit: 9, Budget: keys.Budget{MaxBudget: usd(0)}, CreatedAt: created}
 	if err := s.CreateTeam(c, tm); err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +147,8 @@ func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if got, err := s.GetTeam(c, tm.ID); err != nil || !reflect.DeepEqual(got, tm) {
 		t.Fatalf("GetTeam = %+v, %v\nwant %+v", got, err, tm)
 	}
-	if total, err := s.AddTeamSpend(c, tm.ID, 0.25); err != nil || total != 0.25 {
-		t.Fatalf("AddTeamSpend = %v, %v", total, err)
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindTeam, ID: tm.ID}, Nanos: 250_000_000, At: created}}); err != nil {
+		t.Fatalf("ApplySpend: %v", err)
 	}
 	u := keys.Team{ID: tm.ID, Alias: "r2"}
 	want := u
@@ -178,19 +183,21 @@ func testNotFound(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		{"UpdateKey", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h}); return err }},
 		{"DeleteKey", func() error { return s.DeleteKey(c, h) }},
 		{"BlockKey", func() error { return s.BlockKey(c, h, true) }},
-		{"AddKeySpend", func() error { _, err := s.AddKeySpend(c, h, 1); return err }},
 		{"GetTeam", func() error { _, err := s.GetTeam(c, team); return err }},
 		{"GetTeam empty id", func() error { _, err := s.GetTeam(c, ""); return err }},
 		{"UpdateTeam", func() error { _, err := s.UpdateTeam(c, keys.Team{ID: team}); return err }},
 		{"DeleteTeam", func() error { return s.DeleteTeam(c, team) }},
 		{"BlockTeam", func() error { return s.BlockTeam(c, team, true) }},
-		{"AddTeamSpend", func() error { _, err := s.AddTeamSpend(c, team, 1); return err }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := tt.call(); !errors.Is(err, keys.ErrNotFound) {
 				t.Fatalf("%v, want ErrNotFound", err)
 			}
 		})
+	}
+	// Spend for records that do not exist is skipped, and creates nothing.
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: h}, Nanos: 1}, {Ref: keys.Ref{Kind: keys.KindTeam, ID: team}, Nanos: 1}}); err != nil {
+		t.Fatalf("ApplySpend for missing records: %v", err)
 	}
 	// Nothing was created by the failed writes.
 	if _, err := s.GetKey(c, h); !errors.Is(err, keys.ErrNotFound) {
@@ -219,11 +226,15 @@ func testInvalid(t *testing.T, newStore func(t *testing.T) keys.Store) {
 			return s.CreateKey(c, keys.Key{Hash: "ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789"})
 		}},
 		{"negative rpm", func() error { return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), RPMLimit: -1}) }},
-		{"negative budget", func() error { return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), MaxBudget: usd(-1)}) }},
-		{"NaN budget", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h, MaxBudget: usd(math.NaN())}); return err }},
+		{"negative budget", func() error { return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), Budget: keys.Budget{MaxBudget: usd(-1)}}) }},
+		{"NaN budget", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h, Budget: keys.Budget{MaxBudget: usd(math.NaN())}}); return err }},
 		{"empty model", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h, Models: []string{""}}); return err }},
-		{"NaN spend", func() error { _, err := s.AddKeySpend(c, h, math.NaN()); return err }},
-		{"infinite spend", func() error { _, err := s.AddTeamSpend(c, "t", math.Inf(1)); return err }},
+		{"negative soft budget", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h, Budget: keys.Budget{SoftBudget: usd(-2)}}); return err }},
+		{"bad budget duration", func() error { _, err := s.UpdateTeam(c, keys.Team{ID: "t", Budget: keys.Budget{Duration: "monthly"}}); return err }},
+		{"negative spend", func() error {
+			_, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: h}, Nanos: -1}})
+			return err
+		}},
 		{"empty team id", func() error { return s.CreateTeam(c, keys.Team{}) }},
 		{"negative team tpm", func() error { _, err := s.UpdateTeam(c, keys.Team{ID: "t", TPMLimit: -5}); return err }},
 	} {
@@ -254,20 +265,21 @@ func testConcurrentSpend(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		inst := newStore(t)
 		for range perInstance {
 			wg.Go(func() {
-				if _, err := inst.AddKeySpend(c, h, 0.5); err != nil {
-					t.Errorf("AddKeySpend: %v", err)
-				}
-				if _, err := inst.AddTeamSpend(c, team, 0.25); err != nil {
-					t.Errorf("AddTeamSpend: %v", err)
+				if _, err := inst.ApplySpend(c, []keys.SpendDelta{
+					{Ref: keys.Ref{Kind: keys.KindKey, ID: h}, Nanos: 500_000_001, At: time.Now()},
+					{Ref: keys.Ref{Kind: keys.KindTeam, ID: team}, Nanos: 250_000_003, At: time.Now()},
+				}); err != nil {
+					t.Errorf("ApplySpend: %v", err)
 				}
 			})
 		}
 	}
 	wg.Wait()
-	if k, err := s.GetKey(c, h); err != nil || k.Spend != 50 {
-		t.Errorf("key spend = %v, %v; want 50", k.Spend, err)
+	// Exact to the nano-dollar: 100 x 0.500000001 and 100 x 0.250000003.
+	if k, err := s.GetKey(c, h); err != nil || keys.Nanos(k.Spend) != 50_000_000_100 {
+		t.Errorf("key spend = %v, %v; want 50.0000001", k.Spend, err)
 	}
-	if tm, err := s.GetTeam(c, team); err != nil || tm.Spend != 25 {
-		t.Errorf("team spend = %v, %v; want 25", tm.Spend, err)
+	if tm, err := s.GetTeam(c, team); err != nil || keys.Nanos(tm.Spend) != 25_000_000_300 {
+		t.Errorf("team spend = %v, %v; want 25.0000003", tm.Spend, err)
 	}
 }

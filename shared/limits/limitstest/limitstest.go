@@ -222,11 +222,16 @@ func testAllOrNothing(t *testing.T, h Harness) {
 
 func budget(v float64) *float64 { return &v }
 
+func spend(c context.Context, s keys.Store, r keys.Ref, usd float64) error {
+	_, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: r, Nanos: keys.Nanos(usd), At: base}})
+	return err
+}
+
 func testGuards(t *testing.T, h Harness) {
 	s := h.NewStore(t)
 	c := ctx(t)
-	team := keys.Team{ID: id("team"), MaxBudget: budget(10)}
-	key := keys.Key{Hash: keys.HashSecret(id("sk")), TeamID: team.ID, MaxBudget: budget(1), ExpiresAt: base.Add(20 * time.Second)}
+	team := keys.Team{ID: id("team"), Budget: keys.Budget{MaxBudget: budget(10)}}
+	key := keys.Key{Hash: keys.HashSecret(id("sk")), TeamID: team.ID, Budget: keys.Budget{MaxBudget: budget(1)}, ExpiresAt: base.Add(20 * time.Second)}
 	sc := limits.Scope{Kind: limits.KindKey, ID: key.Hash, RPM: 100}
 	req := func(now time.Time) limits.AdmitRequest {
 		return limits.AdmitRequest{Now: now, Scopes: []limits.Scope{sc}, Guards: []limits.Guard{key.Guard(), team.Guard()}}
@@ -259,15 +264,15 @@ func testGuards(t *testing.T, h Harness) {
 		{"key unblocked", func() error { return h.Keys.BlockKey(c, key.Hash, false) }, base, "", limits.Guard{}},
 		{"team blocked", func() error { return h.Keys.BlockTeam(c, team.ID, true) }, base, limits.ReasonBlocked, team.Guard()},
 		{"team unblocked", func() error { return h.Keys.BlockTeam(c, team.ID, false) }, base, "", limits.Guard{}},
-		{"key spend below budget", func() error { _, err := h.Keys.AddKeySpend(c, key.Hash, 0.75); return err }, base, "", limits.Guard{}},
-		{"key spend at budget", func() error { _, err := h.Keys.AddKeySpend(c, key.Hash, 0.25); return err }, base, limits.ReasonBudget, key.Guard()},
+		{"key spend below budget", func() error { return spend(c, h.Keys, keys.Ref{Kind: keys.KindKey, ID: key.Hash}, 0.75) }, base, "", limits.Guard{}},
+		{"key spend at budget", func() error { return spend(c, h.Keys, keys.Ref{Kind: keys.KindKey, ID: key.Hash}, 0.25) }, base, limits.ReasonBudget, key.Guard()},
 		{"key budget raised", func() error {
 			k := key
 			k.MaxBudget = budget(5)
 			_, err := h.Keys.UpdateKey(c, k)
 			return err
 		}, base, "", limits.Guard{}},
-		{"team spend over budget", func() error { _, err := h.Keys.AddTeamSpend(c, team.ID, 10.5); return err }, base, limits.ReasonBudget, team.Guard()},
+		{"team spend over budget", func() error { return spend(c, h.Keys, keys.Ref{Kind: keys.KindTeam, ID: team.ID}, 10.5) }, base, limits.ReasonBudget, team.Guard()},
 		{"team budget removed", func() error {
 			tm := team
 			tm.MaxBudget = nil

@@ -1,0 +1,319 @@
+package ddbkeys
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// Budget and spend attributes, on every record that carries spend.
+//
+//	max_budget, soft_budget   N (USD); absent: none
+//	budget_duration           S; absent: no period
+//	spend                     N (USD, exact decimal of nano-dollars); only ever ADDed
+//	period_start              N (epoch ms) start of the period period_spend counts
+//	period_spend              N (USD)
+//	soft_alerted              N (epoch ms) the period whose soft budget crossing was logged
+const (
+	attrSoftBudget  = "soft_budget"
+	attrDuration    = "budget_duration"
+	attrPeriodStart = "period_start"
+	attrPeriodSpend = "period_spend"
+	attrSoftAlerted = "soft_alerted"
+)
+
+// budgetAttrs returns the budget settings of b to SET, and the names of the
+// unset ones to REMOVE. Spend attributes are never among them.
+func budgetAttrs(b keys.Budget) (set map[string]types.AttributeValue, remove []string) {
+	set = map[string]types.AttributeValue{}
+	if b.MaxBudget != nil {
+		set[attrMaxBudget] = f(*b.MaxBudget)
+	} else {
+		remove = append(remove, attrMaxBudget)
+	}
+	if b.SoftBudget != nil {
+		set[attrSoftBudget] = f(*b.SoftBudget)
+	} else {
+		remove = append(remove, attrSoftBudget)
+	}
+	if b.Duration != "" {
+		set[attrDuration] = s(b.Duration)
+	} else {
+		remove = append(remove, attrDuration)
+	}
+	return set, remove
+}
+
+// decodeBudget reads the budget settings and spend of a record item.
+func decodeBudget(item map[string]types.AttributeValue) keys.Budget {
+	b := keys.Budget{Duration: getString(item, attrDuration)}
+	if v, ok := getFloatOK(item, attrMaxBudget); ok {
+		b.MaxBudget = &v
+	}
+	if v, ok := getFloatOK(item, attrSoftBudget); ok {
+		b.SoftBudget = &v
+	}
+	st := decodeSpendState(item)
+	b.Spend, b.PeriodStart, b.PeriodSpend, b.SoftAlerted = keys.USD(st.Total), st.PeriodStart, keys.USD(st.Period), st.SoftAlerted
+	return b
+}
+
+func decodeSpendState(item map[string]types.AttributeValue) keys.SpendState {
+	var st keys.SpendState
+	st.Total = getNanos(item, attrSpend)
+	st.Period = getNanos(item, attrPeriodSpend)
+	if ms, ok := getInt(item, attrPeriodStart); ok {
+		st.PeriodStart = time.UnixMilli(ms).UTC()
+	}
+	if ms, ok := getInt(item, attrSoftAlerted); ok {
+		st.SoftAlerted = time.UnixMilli(ms).UTC()
+	}
+	return st
+}
+
+// getNanos reads a money attribute exactly.
+func getNanos(item map[string]types.AttributeValue, name string) int64 {
+	v, ok := item[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0
+	}
+	n, err := keys.ParseDecimalUSD(v.Value)
+	if err != nil { // written by something else: fall back to the float
+		x, _ := getFloatOK(item, name)
+		return keys.Nanos(x)
+	}
+	return n
+}
+
+func money(nanos int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: keys.DecimalUSD(nanos)}
+}
+
+// SpendStates reads the budget settings and spend of the records refs name,
+// with strongly consistent reads (BatchGetItem, 100 at a time). Records
+// that do not exist are absent from the result.
+func (st *Store) SpendStates(ctx context.Context, refs []keys.Ref) (map[keys.Ref]keys.RecordSpend, error) {
+	out := make(map[keys.Ref]keys.RecordSpend, len(refs))
+	byPK := make(map[string]keys.Ref, len(refs))
+	for _, r := range refs {
+		byPK[r.String()] = r
+	}
+	pks := slices.Sorted(maps.Keys(byPK))
+	for len(pks) > 0 {
+		n := min(len(pks), 100)
+		chunk := pks[:n]
+		pks = pks[n:]
+		ks := make([]map[string]types.AttributeValue, len(chunk))
+		for i, pk := range chunk {
+			ks[i] = itemKey(pk)
+		}
+		req := map[string]types.KeysAndAttributes{st.table: {Keys: ks, ConsistentRead: aws.Bool(true)}}
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt > 0 {
+				if err := backoff(ctx, attempt); err != nil {
+					return nil, wrap("read spend of", fmt.Sprintf("%d records", len(refs)), err)
+				}
+			}
+			cctx, cancel := st.call(ctx)
+			res, err := st.client.BatchGetItem(cctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			cancel()
+			if err != nil {
+				return nil, wrap("read spend of", fmt.Sprintf("%d records", len(refs)), err)
+			}
+			for _, item := range res.Responses[st.table] {
+				r, ok := byPK[getString(item, attrPK)]
+				if !ok || getString(item, attrKind) == "" {
+					continue
+				}
+				b := decodeBudget(item)
+				out[r] = keys.RecordSpend{Budget: b, State: decodeSpendState(item)}
+			}
+			req = res.UnprocessedKeys
+		}
+	}
+	return out, nil
+}
+
+func backoff(ctx context.Context, attempt int) error {
+	d := time.Duration(min(attempt, 6)) * 20 * time.Millisecond
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// SpendUpdate returns the transaction item that moves the record ref from
+// what was read of it (from) to the spend state to: the lifetime spend and,
+// in the same period, the period spend grow by ADD, so concurrent writers
+// never lose an increment; a new period is SET. Its condition holds only
+// while the record exists with the budget_duration and period_start that
+// were read, so a concurrent period change or budget_duration change
+// cancels the transaction (re-read and retry). It leaves soft_alerted to
+// MarkSoft.
+func SpendUpdate(table string, ref keys.Ref, from keys.RecordSpend, to keys.SpendState) types.TransactWriteItem {
+	names := map[string]string{"#spend": attrSpend, "#pk": attrPK, "#ps": attrPeriodStart, "#dur": attrDuration}
+	values := map[string]types.AttributeValue{":spend": money(to.Total - from.State.Total)}
+	expr := "ADD #spend :spend"
+	cond := "attribute_exists(#pk)"
+	if from.Budget.Duration == "" {
+		cond += " AND attribute_not_exists(#dur)"
+	} else {
+		cond += " AND #dur = :dur"
+		values[":dur"] = s(from.Budget.Duration)
+	}
+	if from.State.PeriodStart.IsZero() {
+		cond += " AND attribute_not_exists(#ps)"
+	} else {
+		cond += " AND #ps = :old"
+		values[":old"] = n(from.State.PeriodStart.UnixMilli())
+	}
+	names["#pspend"] = attrPeriodSpend
+	switch {
+	case to.PeriodStart.Equal(from.State.PeriodStart):
+		if d := to.Period - from.State.Period; d != 0 {
+			expr += ", #pspend :pd"
+			values[":pd"] = money(d)
+		} else {
+			delete(names, "#pspend")
+		}
+	default:
+		expr += " SET #ps = :ps, #pspend = :pspend"
+		values[":ps"] = n(to.PeriodStart.UnixMilli())
+		values[":pspend"] = money(to.Period)
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(table),
+		Key:                       itemKey(ref.String()),
+		UpdateExpression:          aws.String(expr),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}}
+}
+
+// MarkSoft marks the record's soft budget crossing for the period starting
+// at mark, unless it is marked already; it reports whether this call marked
+// it, so that exactly one caller logs the crossing.
+func (st *Store) MarkSoft(ctx context.Context, ref keys.Ref, mark time.Time) (bool, error) {
+	ctx, cancel := st.call(ctx)
+	defer cancel()
+	_, err := st.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       itemKey(ref.String()),
+		UpdateExpression:          aws.String("SET #sa = :m"),
+		ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#sa) OR #sa <> :m)"),
+		ExpressionAttributeNames:  map[string]string{"#sa": attrSoftAlerted, "#pk": attrPK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":m": n(mark.UnixMilli())},
+	})
+	if ddb.ConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, wrap("mark soft budget of", ref.String(), err)
+	}
+	return true, nil
+}
+
+// ApplySpend implements keys.Store: it reads the records, computes each
+// one's next state with keys.Step, and writes them all in one
+// TransactWriteItems (at most 100 records), retrying on a concurrent period
+// change. Soft budget crossings are then marked one by one.
+func (st *Store) ApplySpend(ctx context.Context, deltas []keys.SpendDelta) ([]keys.Ref, error) {
+	var refs []keys.Ref
+	seen := map[keys.Ref]bool{}
+	for _, d := range deltas {
+		if d.Nanos < 0 || d.Ref.ID == "" {
+			return nil, fmt.Errorf("spend for %s: %w", d.Ref, keys.ErrInvalid)
+		}
+		if !seen[d.Ref] {
+			seen[d.Ref] = true
+			refs = append(refs, d.Ref)
+		}
+	}
+	if len(refs) > 100 {
+		return nil, fmt.Errorf("spend for %d records: %w: at most 100 in one call", len(refs), keys.ErrInvalid)
+	}
+	for attempt := 0; ; attempt++ {
+		states, err := st.SpendStates(ctx, refs)
+		if err != nil {
+			return nil, err
+		}
+		next, crossed := NextStates(states, deltas)
+		if len(next) == 0 {
+			return nil, nil
+		}
+		items := make([]types.TransactWriteItem, 0, len(next))
+		for _, r := range refs {
+			if to, ok := next[r]; ok {
+				items = append(items, SpendUpdate(st.table, r, states[r], to))
+			}
+		}
+		cctx, cancel := st.call(ctx)
+		_, err = st.client.TransactWriteItems(cctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		cancel()
+		var canceled *types.TransactionCanceledException
+		if errors.As(err, &canceled) && attempt < 10 {
+			if err := backoff(ctx, attempt+1); err != nil {
+				return nil, wrap("add spend to", fmt.Sprintf("%d records", len(next)), err)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, wrap("add spend to", fmt.Sprintf("%d records", len(next)), err)
+		}
+		var marked []keys.Ref
+		for _, c := range crossed {
+			ok, err := st.MarkSoft(ctx, c.Ref, c.Mark)
+			if err != nil {
+				return marked, err
+			}
+			if ok {
+				marked = append(marked, c.Ref)
+			}
+		}
+		return marked, nil
+	}
+}
+
+// Crossing is a soft budget a batch of spend crossed, in the period marked
+// by Mark.
+type Crossing struct {
+	Ref  keys.Ref
+	Mark time.Time
+}
+
+// NextStates applies deltas in order, with keys.Step, to the records read in
+// states; deltas for records not in states are skipped. It returns each
+// touched record's next state and the soft budget crossings to mark.
+func NextStates(states map[keys.Ref]keys.RecordSpend, deltas []keys.SpendDelta) (map[keys.Ref]keys.SpendState, []Crossing) {
+	next := map[keys.Ref]keys.SpendState{}
+	var crossed []Crossing
+	for _, d := range deltas {
+		rs, ok := states[d.Ref]
+		if !ok {
+			continue
+		}
+		cur, ok := next[d.Ref]
+		if !ok {
+			cur = rs.State
+		}
+		to, c := keys.Step(rs.Budget, cur, d)
+		next[d.Ref] = to
+		if c {
+			crossed = append(crossed, Crossing{Ref: d.Ref, Mark: to.SoftAlerted})
+		}
+	}
+	return next, crossed
+}

@@ -1,0 +1,509 @@
+package keystest
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// testAdmin runs the AdminStore part of the suite: key admin fields, alias
+// uniqueness, listing, deleted keys, regeneration, users, team members and
+// end users, and the spend of the records they add.
+func testAdmin(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	for _, tt := range []struct {
+		name string
+		fn   func(t *testing.T, newStore func(t *testing.T) keys.Store)
+	}{
+		{"KeyAdminFields", testKeyAdminFields},
+		{"KeyAlias", testKeyAlias},
+		{"ListKeys", testListKeys},
+		{"ArchiveKey", testArchiveKey},
+		{"RegenerateKey", testRegenerateKey},
+		{"Users", testUsers},
+		{"Members", testMembers},
+		{"EndUsers", testEndUsers},
+		{"AdminNotFound", testAdminNotFound},
+		{"AdminInvalid", testAdminInvalid},
+	} {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })
+	}
+}
+
+var when = time.Date(2030, 3, 4, 5, 6, 7, 8_000_000, time.UTC)
+
+func testKeyAdminFields(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	k := keys.Key{
+		Hash: keys.HashSecret(id("sk")), Alias: id("alias"), KeyName: "sk-...abcd",
+		Metadata: json.RawMessage(`{"env":"ci","n":1}`), Tags: []string{"a", "b"},
+		CreatedBy: "u1", UpdatedBy: "u2", UpdatedAt: when.Add(time.Hour), CreatedAt: when,
+		Budget: keys.Budget{MaxBudget: usd(3), SoftBudget: usd(2), Duration: "1d"},
+	}
+	if err := s.CreateKey(c, k); err != nil {
+		t.Fatal(err)
+	}
+	got, err := newStore(t).GetKey(c, k.Hash)
+	if err != nil || !reflect.DeepEqual(got, k) {
+		t.Fatalf("GetKey = %+v, %v\nwant %+v", got, err, k)
+	}
+	u := k
+	u.Metadata, u.Tags, u.CreatedBy, u.UpdatedBy = nil, nil, "someone-else", "u3"
+	want := u
+	want.CreatedBy = "u1" // kept from creation
+	if got, err := s.UpdateKey(c, u); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("UpdateKey = %+v, %v\nwant %+v", got, err, want)
+	}
+}
+
+func testKeyAlias(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	alias := id("alias")
+	a := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: alias, CreatedAt: when}
+	b := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: alias, CreatedAt: when}
+	if err := s.CreateKey(c, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := newStore(t).CreateKey(c, b); !errors.Is(err, keys.ErrAliasExists) || !errors.Is(err, keys.ErrExists) {
+		t.Fatalf("CreateKey with a taken alias: %v, want ErrAliasExists", err)
+	}
+	if _, err := s.GetKey(c, b.Hash); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("the refused key was stored: %v", err)
+	}
+	if got, err := s.GetKeyByAlias(c, alias); err != nil || got.Hash != a.Hash {
+		t.Fatalf("GetKeyByAlias = %+v, %v", got, err)
+	}
+	b.Alias = id("other")
+	if err := s.CreateKey(c, b); err != nil {
+		t.Fatal(err)
+	}
+	// Renaming onto a taken alias is refused and changes nothing.
+	b2 := b
+	b2.Alias, b2.RPMLimit = alias, 7
+	if _, err := s.UpdateKey(c, b2); !errors.Is(err, keys.ErrAliasExists) {
+		t.Fatalf("UpdateKey onto a taken alias: %v", err)
+	}
+	if got, _ := s.GetKey(c, b.Hash); got.Alias != b.Alias || got.RPMLimit != 0 {
+		t.Fatalf("refused update changed the key: %+v", got)
+	}
+	// Renaming frees the old alias.
+	a.Alias = id("renamed")
+	if _, err := s.UpdateKey(c, a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetKeyByAlias(c, alias); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("old alias still resolves: %v", err)
+	}
+	b.Alias = alias
+	if _, err := s.UpdateKey(c, b); err != nil {
+		t.Fatalf("taking a freed alias: %v", err)
+	}
+	if got, err := s.GetKeyByAlias(c, alias); err != nil || got.Hash != b.Hash {
+		t.Fatalf("GetKeyByAlias after rename = %+v, %v", got, err)
+	}
+	// Clearing an alias frees it too.
+	b.Alias = ""
+	if _, err := s.UpdateKey(c, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetKeyByAlias(c, alias); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("cleared alias still resolves: %v", err)
+	}
+}
+
+func testListKeys(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	team, user := id("team"), id("user")
+	var made []keys.Key
+	for i, f := range []keys.KeyFilter{{UserID: user, TeamID: team}, {UserID: user}, {TeamID: team}, {}} {
+		k := keys.Key{Hash: keys.HashSecret(id("sk")), UserID: f.UserID, TeamID: f.TeamID, Alias: id("a"), CreatedAt: when.Add(time.Duration(i) * time.Second)}
+		if err := s.CreateKey(c, k); err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, k)
+	}
+	hashes := func(ks []keys.Key) []string {
+		var out []string
+		for _, k := range ks {
+			out = append(out, k.Hash)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name string
+		f    keys.KeyFilter
+		want []keys.Key
+	}{
+		{"user", keys.KeyFilter{UserID: user}, made[:2]},
+		{"team", keys.KeyFilter{TeamID: team}, []keys.Key{made[0], made[2]}},
+		{"user and team", keys.KeyFilter{UserID: user, TeamID: team}, made[:1]},
+		{"alias", keys.KeyFilter{Alias: made[3].Alias}, made[3:]},
+	} {
+		got, err := newStore(t).ListKeys(c, tt.f)
+		if err != nil || !slices.Equal(hashes(got), hashes(tt.want)) {
+			t.Errorf("%s: ListKeys = %v, %v; want %v", tt.name, hashes(got), err, hashes(tt.want))
+		}
+	}
+	all, err := s.ListKeys(c, keys.KeyFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range made {
+		if !slices.Contains(hashes(all), k.Hash) {
+			t.Errorf("ListKeys({}) misses %s", k.Hash[:8])
+		}
+	}
+	if got, _ := s.ListKeys(c, keys.KeyFilter{UserID: user}); len(got) > 0 && !reflect.DeepEqual(got[0], made[0]) {
+		t.Errorf("listed key = %+v\nwant %+v", got[0], made[0])
+	}
+}
+
+func testArchiveKey(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	user := id("user")
+	k := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: id("alias"), UserID: user, CreatedAt: when, Budget: keys.Budget{MaxBudget: usd(1)}}
+	if err := s.CreateKey(c, k); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: k.Hash}, Nanos: 250_000_000, At: when}}); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().Add(-time.Second)
+	got, err := s.ArchiveKey(c, k.Hash, "admin-1")
+	if err != nil || got.Hash != k.Hash || got.Spend != 0.25 {
+		t.Fatalf("ArchiveKey = %+v, %v", got, err)
+	}
+	if _, err := s.GetKey(c, k.Hash); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("GetKey after ArchiveKey: %v", err)
+	}
+	if _, err := s.ArchiveKey(c, k.Hash, "admin-1"); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("second ArchiveKey: %v", err)
+	}
+	if _, err := s.GetKeyByAlias(c, k.Alias); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("alias of a deleted key resolves: %v", err)
+	}
+	del, err := newStore(t).ListDeletedKeys(c, keys.KeyFilter{UserID: user})
+	if err != nil || len(del) != 1 {
+		t.Fatalf("ListDeletedKeys = %+v, %v; want one", del, err)
+	}
+	d := del[0]
+	if d.Hash != k.Hash || d.Alias != k.Alias || d.DeletedBy != "admin-1" || d.DeletedAt.Before(before) || d.Spend != 0.25 || d.MaxBudget == nil {
+		t.Fatalf("deleted key = %+v", d)
+	}
+	// The alias is free again; the hash may be created anew, with no spend.
+	k2 := k
+	k2.Hash = keys.HashSecret(id("sk"))
+	if err := s.CreateKey(c, k2); err != nil {
+		t.Fatalf("reusing a deleted key's alias: %v", err)
+	}
+	if err := s.CreateKey(c, keys.Key{Hash: k.Hash}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetKey(c, k.Hash); got.Spend != 0 {
+		t.Fatalf("re-created key inherited spend %v", got.Spend)
+	}
+	// DeleteKey keeps an audit copy too.
+	if err := s.DeleteKey(c, k.Hash); err != nil {
+		t.Fatal(err)
+	}
+	if del, _ := s.ListDeletedKeys(c, keys.KeyFilter{}); len(del) < 2 {
+		t.Fatalf("DeleteKey left no audit copy: %+v", del)
+	}
+}
+
+func testRegenerateKey(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	old := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: id("alias"), Models: []string{"m"}, CreatedAt: when, CreatedBy: "u1", Budget: keys.Budget{MaxBudget: usd(5)}}
+	if err := s.CreateKey(c, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: old.Hash}, Nanos: 1_500_000_000, At: when}}); err != nil {
+		t.Fatal(err)
+	}
+	nk := old
+	nk.Hash, nk.KeyName, nk.CreatedAt, nk.CreatedBy = keys.HashSecret(id("sk")), "sk-...wxyz", time.Time{}, ""
+	got, err := s.RegenerateKey(c, old.Hash, nk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Hash != nk.Hash || got.Spend != 1.5 || !got.CreatedAt.Equal(when) || got.CreatedBy != "u1" || got.KeyName != "sk-...wxyz" {
+		t.Fatalf("RegenerateKey = %+v", got)
+	}
+	if _, err := newStore(t).GetKey(c, old.Hash); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("old hash still exists: %v", err)
+	}
+	if k, err := s.GetKeyByAlias(c, old.Alias); err != nil || k.Hash != nk.Hash {
+		t.Fatalf("alias resolves to %+v, %v", k, err)
+	}
+	if k, err := s.GetKey(c, nk.Hash); err != nil || k.Spend != 1.5 {
+		t.Fatalf("new key = %+v, %v", k, err)
+	}
+	if _, err := s.RegenerateKey(c, old.Hash, nk); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("regenerating a gone key: %v", err)
+	}
+}
+
+func testUsers(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	u := keys.User{
+		ID: id("user"), Email: "a@example.com", Alias: "Ann", Role: keys.RoleInternalUser,
+		Models: []string{"m1"}, RPMLimit: 10, TPMLimit: 100, Metadata: json.RawMessage(`{"x":1}`),
+		CreatedAt: when, UpdatedAt: when, Budget: keys.Budget{MaxBudget: usd(9), Duration: "30d"},
+	}
+	if err := s.CreateUser(c, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := newStore(t).CreateUser(c, u); !errors.Is(err, keys.ErrExists) {
+		t.Fatalf("second CreateUser: %v", err)
+	}
+	if got, err := newStore(t).GetUser(c, u.ID); err != nil || !reflect.DeepEqual(got, u) {
+		t.Fatalf("GetUser = %+v, %v\nwant %+v", got, err, u)
+	}
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindUser, ID: u.ID}, Nanos: 2_000_000_000, At: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	up := keys.User{ID: u.ID, Role: keys.RoleProxyAdminViewer, Email: "b@example.com", CreatedAt: time.Unix(1, 0)}
+	got, err := s.UpdateUser(c, up)
+	if err != nil || got.Email != "b@example.com" || got.Role != keys.RoleProxyAdminViewer || got.Spend != 2 || !got.CreatedAt.Equal(when) || got.Models != nil {
+		t.Fatalf("UpdateUser = %+v, %v", got, err)
+	}
+	list, err := s.ListUsers(c)
+	if err != nil || !slices.ContainsFunc(list, func(x keys.User) bool { return x.ID == u.ID && x.Spend == 2 }) {
+		t.Fatalf("ListUsers = %+v, %v", list, err)
+	}
+	if err := s.DeleteUser(c, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetUser(c, u.ID); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("GetUser after delete: %v", err)
+	}
+	// Deleted with its spend: re-created, it starts at zero.
+	if err := s.CreateUser(c, keys.User{ID: u.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetUser(c, u.ID); got.Spend != 0 || got.Role != keys.RoleInternalUser {
+		t.Fatalf("re-created user = %+v (want no spend, default role internal_user)", got)
+	}
+}
+
+func testMembers(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	team, user, other := id("team"), id("user"), id("user")
+	if err := s.AddMember(c, keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser}); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("AddMember to a missing team: %v", err)
+	}
+	if err := s.CreateTeam(c, keys.Team{ID: team, Alias: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateUser(c, keys.User{ID: other, Role: keys.RoleInternalUserViewer}); err != nil {
+		t.Fatal(err)
+	}
+	m := keys.Member{TeamID: team, UserID: user, Role: keys.MemberAdmin, CreatedAt: when, Budget: keys.Budget{MaxBudget: usd(1)}}
+	if err := s.AddMember(c, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := newStore(t).AddMember(c, m); !errors.Is(err, keys.ErrExists) {
+		t.Fatalf("second AddMember: %v", err)
+	}
+	if err := s.AddMember(c, keys.Member{TeamID: team, UserID: other, Role: keys.MemberUser}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := newStore(t).GetMember(c, team, user); err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("GetMember = %+v, %v\nwant %+v", got, err, m)
+	}
+	tm, err := s.GetTeam(c, team)
+	want := []keys.TeamMember{{UserID: user, Role: keys.MemberAdmin}, {UserID: other, Role: keys.MemberUser}}
+	if err != nil || !reflect.DeepEqual(tm.Members, want) || tm.Role(user) != keys.MemberAdmin || tm.Role("nobody") != "" {
+		t.Fatalf("team members = %+v, %v; want %+v", tm.Members, err, want)
+	}
+	// The user that did not exist was created as an internal user.
+	if u, err := s.GetUser(c, user); err != nil || u.Role != keys.RoleInternalUser || !slices.Equal(u.Teams, []string{team}) {
+		t.Fatalf("member's user = %+v, %v", u, err)
+	}
+	if u, _ := s.GetUser(c, other); u.Role != keys.RoleInternalUserViewer || !slices.Equal(u.Teams, []string{team}) {
+		t.Fatalf("existing user after AddMember = %+v", u)
+	}
+	// Team settings updates keep the members.
+	if got, err := s.UpdateTeam(c, keys.Team{ID: team, Alias: "t2"}); err != nil || !reflect.DeepEqual(got.Members, want) {
+		t.Fatalf("UpdateTeam members = %+v, %v", got.Members, err)
+	}
+	// Spend of a membership.
+	ref := keys.Ref{Kind: keys.KindMember, ID: keys.MemberID(team, user)}
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: ref, Nanos: 500_000_000, At: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	m.Role = keys.MemberUser
+	m.MaxBudget = usd(2)
+	got, err := s.UpdateMember(c, m)
+	if err != nil || got.Role != keys.MemberUser || *got.MaxBudget != 2 || got.Spend != 0.5 {
+		t.Fatalf("UpdateMember = %+v, %v", got, err)
+	}
+	if tm, _ := s.GetTeam(c, team); tm.Role(user) != keys.MemberUser {
+		t.Fatalf("team role after UpdateMember = %q", tm.Role(user))
+	}
+	if err := s.RemoveMember(c, team, user); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveMember(c, team, user); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("second RemoveMember: %v", err)
+	}
+	if _, err := s.GetMember(c, team, user); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("GetMember after RemoveMember: %v", err)
+	}
+	if u, _ := s.GetUser(c, user); len(u.Teams) != 0 {
+		t.Fatalf("user teams after RemoveMember = %v", u.Teams)
+	}
+	if tm, _ := s.GetTeam(c, team); tm.Role(user) != "" || len(tm.Members) != 1 {
+		t.Fatalf("team members after RemoveMember = %+v", tm.Members)
+	}
+	// Deleting a user ends its memberships; deleting a team ends the rest.
+	if err := s.AddMember(c, keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteUser(c, user); err != nil {
+		t.Fatal(err)
+	}
+	if tm, _ := s.GetTeam(c, team); tm.Role(user) != "" {
+		t.Fatalf("deleted user still a member: %+v", tm.Members)
+	}
+	if _, err := s.GetMember(c, team, user); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("membership of a deleted user: %v", err)
+	}
+	if err := s.DeleteTeam(c, team); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := s.GetUser(c, other); len(u.Teams) != 0 {
+		t.Fatalf("user teams after DeleteTeam = %v", u.Teams)
+	}
+	if _, err := s.GetMember(c, team, other); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("membership of a deleted team: %v", err)
+	}
+}
+
+func testEndUsers(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	e := keys.EndUser{ID: id("customer"), Alias: "acme", RPMLimit: 3, TPMLimit: 30, CreatedAt: when, UpdatedAt: when,
+		Budget: keys.Budget{MaxBudget: usd(1), Duration: "1h"}}
+	if err := s.CreateEndUser(c, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateEndUser(c, e); !errors.Is(err, keys.ErrExists) {
+		t.Fatalf("second CreateEndUser: %v", err)
+	}
+	if got, err := newStore(t).GetEndUser(c, e.ID); err != nil || !reflect.DeepEqual(got, e) {
+		t.Fatalf("GetEndUser = %+v, %v\nwant %+v", got, err, e)
+	}
+	at := time.Now()
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindEndUser, ID: e.ID}, Nanos: 1_000_000_000, At: at}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetEndUser(c, e.ID)
+	if err != nil || got.Spend != 1 || !got.Exceeded(at) {
+		t.Fatalf("end user after spend = %+v, %v (want spend 1, exceeded)", got, err)
+	}
+	if err := s.BlockEndUser(c, e.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetEndUser(c, e.ID); !got.Blocked {
+		t.Fatal("BlockEndUser: not blocked")
+	}
+	up := keys.EndUser{ID: e.ID, Alias: "acme2", Budget: keys.Budget{MaxBudget: usd(10)}}
+	if got, err := s.UpdateEndUser(c, up); err != nil || got.Alias != "acme2" || got.Spend != 1 || got.Blocked || !got.CreatedAt.Equal(when) {
+		t.Fatalf("UpdateEndUser = %+v, %v", got, err)
+	}
+	list, err := s.ListEndUsers(c)
+	if err != nil || !slices.ContainsFunc(list, func(x keys.EndUser) bool { return x.ID == e.ID && x.Spend == 1 }) {
+		t.Fatalf("ListEndUsers = %+v, %v", list, err)
+	}
+	if err := s.DeleteEndUser(c, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetEndUser(c, e.ID); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("GetEndUser after delete: %v", err)
+	}
+	if teams, err := s.ListTeams(c); err != nil {
+		t.Fatalf("ListTeams: %v (%d)", err, len(teams))
+	}
+}
+
+func testAdminNotFound(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	h, missing := keys.HashSecret(id("missing")), id("missing")
+	for _, tt := range []struct {
+		name string
+		call func() error
+	}{
+		{"GetKeyByAlias", func() error { _, err := s.GetKeyByAlias(c, missing); return err }},
+		{"GetKeyByAlias empty", func() error { _, err := s.GetKeyByAlias(c, ""); return err }},
+		{"ArchiveKey", func() error { _, err := s.ArchiveKey(c, h, "x"); return err }},
+		{"RegenerateKey", func() error {
+			_, err := s.RegenerateKey(c, h, keys.Key{Hash: keys.HashSecret(id("sk"))})
+			return err
+		}},
+		{"GetUser", func() error { _, err := s.GetUser(c, missing); return err }},
+		{"UpdateUser", func() error { _, err := s.UpdateUser(c, keys.User{ID: missing}); return err }},
+		{"DeleteUser", func() error { return s.DeleteUser(c, missing) }},
+		{"GetMember", func() error { _, err := s.GetMember(c, missing, missing); return err }},
+		{"UpdateMember", func() error {
+			_, err := s.UpdateMember(c, keys.Member{TeamID: missing, UserID: missing, Role: keys.MemberUser})
+			return err
+		}},
+		{"RemoveMember", func() error { return s.RemoveMember(c, missing, missing) }},
+		{"GetEndUser", func() error { _, err := s.GetEndUser(c, missing); return err }},
+		{"UpdateEndUser", func() error { _, err := s.UpdateEndUser(c, keys.EndUser{ID: missing}); return err }},
+		{"DeleteEndUser", func() error { return s.DeleteEndUser(c, missing) }},
+		{"BlockEndUser", func() error { return s.BlockEndUser(c, missing, true) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); !errors.Is(err, keys.ErrNotFound) {
+				t.Fatalf("%v, want ErrNotFound", err)
+			}
+		})
+	}
+	if _, err := s.GetUser(c, missing); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("failed writes created the user: %v", err)
+	}
+	if _, err := s.GetEndUser(c, missing); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("failed writes created the end user: %v", err)
+	}
+}
+
+func testAdminInvalid(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	team := id("team")
+	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		call func() error
+	}{
+		{"user role", func() error { return s.CreateUser(c, keys.User{ID: id("u"), Role: "root"}) }},
+		{"user id", func() error { return s.CreateUser(c, keys.User{}) }},
+		{"user rpm", func() error { return s.CreateUser(c, keys.User{ID: id("u"), RPMLimit: -1}) }},
+		{"user metadata", func() error { return s.CreateUser(c, keys.User{ID: id("u"), Metadata: json.RawMessage(`[1]`)}) }},
+		{"key metadata", func() error {
+			return s.CreateKey(c, keys.Key{Hash: keys.HashSecret(id("sk")), Metadata: json.RawMessage(`"x"`)})
+		}},
+		{"team metadata", func() error { return s.CreateTeam(c, keys.Team{ID: id("t"), Metadata: json.RawMessage(`{`)}) }},
+		{"member role", func() error { return s.AddMember(c, keys.Member{TeamID: team, UserID: id("u"), Role: "owner"}) }},
+		{"member budget", func() error {
+			return s.AddMember(c, keys.Member{TeamID: team, UserID: id("u"), Role: keys.MemberUser, Budget: keys.Budget{MaxBudget: usd(-1)}})
+		}},
+		{"end user id", func() error { return s.CreateEndUser(c, keys.EndUser{}) }},
+		{"end user tpm", func() error { return s.CreateEndUser(c, keys.EndUser{ID: id("e"), TPMLimit: -1}) }},
+		{"end user duration", func() error {
+			return s.CreateEndUser(c, keys.EndUser{ID: id("e"), Budget: keys.Budget{Duration: "fortnight"}})
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); !errors.Is(err, keys.ErrInvalid) {
+				t.Fatalf("%v, want ErrInvalid", err)
+			}
+		})
+	}
+}

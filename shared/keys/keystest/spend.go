@@ -1,0 +1,90 @@
+package keystest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// testSpendPeriods: spend in a budget_duration period counts against the
+// budget; the first spend after the boundary starts a new period; a late
+// delta of an earlier period only adds to the lifetime spend.
+func testSpendPeriods(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	h := keys.HashSecret(id("sk"))
+	team := id("team")
+	if err := s.CreateKey(c, keys.Key{Hash: h, Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTeam(c, keys.Team{ID: team, Budget: keys.Budget{MaxBudget: usd(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	kref, tref := keys.Ref{Kind: keys.KindKey, ID: h}, keys.Ref{Kind: keys.KindTeam, ID: team}
+	day1 := time.Date(2031, 3, 4, 23, 59, 59, 0, time.UTC)
+	day2 := time.Date(2031, 3, 5, 0, 0, 0, 0, time.UTC)
+	apply := func(ds ...keys.SpendDelta) {
+		t.Helper()
+		if _, err := s.ApplySpend(c, ds); err != nil {
+			t.Fatalf("ApplySpend: %v", err)
+		}
+	}
+	apply(keys.SpendDelta{Ref: kref, Nanos: 600_000_000, At: day1}, keys.SpendDelta{Ref: tref, Nanos: 600_000_000, At: day1})
+	apply(keys.SpendDelta{Ref: kref, Nanos: 400_000_000, At: day1}, keys.SpendDelta{Ref: tref, Nanos: 400_000_000, At: day1})
+	k, err := newStore(t).GetKey(c, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := k.Current(day1); got != 1 || !k.Exceeded(day1) {
+		t.Fatalf("day 1: current %v, exceeded %v; want 1, true", got, k.Exceeded(day1))
+	}
+	// The boundary resets the budget exactly: no job, no write.
+	if got := k.Current(day2); got != 0 || k.Exceeded(day2) {
+		t.Fatalf("day 2 before any spend: current %v, exceeded %v; want 0, false", got, k.Exceeded(day2))
+	}
+	if !k.ResetAt(day1).Equal(day2) {
+		t.Fatalf("ResetAt = %v, want %v", k.ResetAt(day1), day2)
+	}
+	apply(keys.SpendDelta{Ref: kref, Nanos: 250_000_000, At: day2})
+	// A late event of day 1 adds to the lifetime spend only.
+	apply(keys.SpendDelta{Ref: kref, Nanos: 5, At: day1})
+	k, _ = newStore(t).GetKey(c, h)
+	if keys.Nanos(k.Spend) != 1_250_000_005 || keys.Nanos(k.PeriodSpend) != 250_000_000 || !k.PeriodStart.Equal(day2) {
+		t.Fatalf("after day 2: spend %v, period %v from %v; want 1.250000005, 0.25 from %v", k.Spend, k.PeriodSpend, k.PeriodStart, day2)
+	}
+	// Without a duration the lifetime spend is the budget's.
+	tm, _ := newStore(t).GetTeam(c, team)
+	if tm.Current(day2) != 1 || tm.Exceeded(day2) || !tm.PeriodStart.IsZero() {
+		t.Fatalf("team: current %v exceeded %v period %v; want 1, false, none", tm.Current(day2), tm.Exceeded(day2), tm.PeriodStart)
+	}
+}
+
+// testSoftBudget: crossing a soft budget is reported once per period.
+func testSoftBudget(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	h := keys.HashSecret(id("sk"))
+	if err := s.CreateKey(c, keys.Key{Hash: h, Budget: keys.Budget{SoftBudget: usd(1), Duration: "7d"}}); err != nil {
+		t.Fatal(err)
+	}
+	ref := keys.Ref{Kind: keys.KindKey, ID: h}
+	mon := time.Date(2031, 3, 3, 10, 0, 0, 0, time.UTC) // a Monday
+	var reported []time.Time
+	for _, at := range []time.Time{mon, mon.Add(time.Hour), mon.Add(2 * time.Hour), mon.AddDate(0, 0, 7), mon.AddDate(0, 0, 8)} {
+		crossed, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: ref, Nanos: 700_000_000, At: at}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(crossed, ref) {
+			reported = append(reported, at)
+		}
+	}
+	want := []time.Time{mon.Add(time.Hour), mon.AddDate(0, 0, 8)}
+	if !slices.EqualFunc(reported, want, time.Time.Equal) {
+		t.Fatalf("soft budget crossings reported at %v, want %v", reported, want)
+	}
+	k, _ := newStore(t).GetKey(c, h)
+	if !k.SoftAlerted.Equal(time.Date(2031, 3, 10, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("SoftAlerted = %v, want the second week's start", k.SoftAlerted)
+	}
+}

@@ -1,0 +1,124 @@
+package keys
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// SpendState is a record's spend in exact nano-dollars: what ApplySpend
+// changes. Both stores follow Step.
+type SpendState struct {
+	Total       int64     // lifetime
+	PeriodStart time.Time // zero: no period yet
+	Period      int64     // spent in the period starting at PeriodStart
+	SoftAlerted time.Time // see Budget.SoftAlerted
+}
+
+// Step returns the state after adding d to a record with budget settings b
+// in state st: the lifetime total always grows; a period later than
+// st.PeriodStart starts over with d, the same period grows, an earlier one
+// is not touched. crossed reports that the soft budget is now reached in a
+// period whose crossing was not marked yet (the new state marks it).
+func Step(b Budget, st SpendState, d SpendDelta) (next SpendState, crossed bool) {
+	next = st
+	next.Total += d.Nanos
+	mark := time.Unix(0, 0).UTC()
+	current := next.Total
+	if b.Duration != "" {
+		p := PeriodStart(b.Duration, d.At)
+		switch {
+		case p.After(st.PeriodStart):
+			next.PeriodStart, next.Period = p, d.Nanos
+		case p.Equal(st.PeriodStart):
+			next.Period += d.Nanos
+		default:
+			return next, false // an earlier period's spend: lifetime only
+		}
+		mark, current = p, next.Period
+	}
+	if b.SoftBudget != nil && current >= Nanos(*b.SoftBudget) && !next.SoftAlerted.Equal(mark) {
+		next.SoftAlerted = mark
+		return next, true
+	}
+	return next, false
+}
+
+// budget returns st as the read fields of a Budget with settings b.
+func (st SpendState) budget(b Budget) Budget {
+	b.Spend, b.PeriodStart, b.PeriodSpend, b.SoftAlerted = USD(st.Total), st.PeriodStart, USD(st.Period), st.SoftAlerted
+	return b
+}
+
+func (b *Budget) clearSpend() {
+	b.Spend, b.PeriodStart, b.PeriodSpend, b.SoftAlerted = 0, time.Time{}, 0, time.Time{}
+}
+
+// fill sets b's spend fields from the spend recorded for r. m.mu is held.
+func (m *Memory) fill(r Ref, b *Budget) {
+	*b = m.spend[r].budget(*b)
+}
+
+// budgetOf returns the budget settings of the record r names, if it exists.
+// m.mu is held.
+func (m *Memory) budgetOf(r Ref) (Budget, bool) {
+	switch r.Kind {
+	case KindKey:
+		k, ok := m.keys[r.ID]
+		return k.Budget, ok
+	case KindTeam:
+		t, ok := m.teams[r.ID]
+		return t.Budget, ok
+	case KindUser:
+		u, ok := m.users[r.ID]
+		return u.Budget, ok
+	case KindMember:
+		mb, ok := m.members[r.ID]
+		return mb.Budget, ok
+	case KindEndUser:
+		e, ok := m.endUsers[r.ID]
+		return e.Budget, ok
+	}
+	return Budget{}, false
+}
+
+// ApplySpend implements Store.
+func (m *Memory) ApplySpend(_ context.Context, deltas []SpendDelta) ([]Ref, error) {
+	if err := validDeltas(deltas); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var crossed []Ref
+	for _, d := range deltas {
+		b, ok := m.budgetOf(d.Ref)
+		if !ok {
+			continue
+		}
+		next, c := Step(b, m.spend[d.Ref], d)
+		m.spend[d.Ref] = next
+		if c {
+			crossed = append(crossed, d.Ref)
+		}
+	}
+	return crossed, nil
+}
+
+func validDeltas(deltas []SpendDelta) error {
+	for _, d := range deltas {
+		if d.Nanos < 0 {
+			return fmt.Errorf("spend %d nano-USD for %s: %w: negative", d.Nanos, d.Ref, ErrInvalid)
+		}
+		if d.Ref.ID == "" {
+			return fmt.Errorf("spend for a %s with no id: %w", d.Ref.Kind, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// RecordSpend is what the spend pipeline reads of a record before adding to
+// it: its budget settings and its spend state.
+type RecordSpend struct {
+	Budget Budget // settings (MaxBudget, SoftBudget, Duration); spend fields as read
+	State  SpendState
+}
