@@ -155,7 +155,6 @@ func (c *Cached) BlockTeam(ctx context.Context, id string, blocked bool) error {
 	return c.Store.BlockTeam(ctx, id, blocked)
 }
 
-
 // ApplySpend implements Store.
 func (c *Cached) ApplySpend(ctx context.Context, deltas []SpendDelta) ([]Ref, error) {
 	defer func() {

@@ -15,9 +15,9 @@ package keys
 
 import (
 	"context"
-	"encoding/json"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -125,7 +125,6 @@ type SpendDelta struct {
 	Nanos int64     // nano-USD, >= 0
 	At    time.Time // when it was spent (the request's end): picks the budget period
 }
-
 
 // Errors. Store errors wrap one of these, or ErrUnavailable from a store
 // that could not answer.

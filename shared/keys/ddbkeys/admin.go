@@ -57,7 +57,7 @@ const (
 	kindDeleted = "deleted_key"
 )
 
-func aliasPK(alias string) string          { return "alias#" + alias }
+func aliasPK(alias string) string            { return "alias#" + alias }
 func refPK(kind keys.Kind, id string) string { return keys.Ref{Kind: kind, ID: id}.String() }
 
 // keyAdminAttrs adds the admin fields of k to item (SET) and remove.

@@ -226,11 +226,22 @@ func testInvalid(t *testing.T, newStore func(t *testing.T) keys.Store) {
 			return s.CreateKey(c, keys.Key{Hash: "ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789"})
 		}},
 		{"negative rpm", func() error { return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), RPMLimit: -1}) }},
-		{"negative budget", func() error { return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), Budget: keys.Budget{MaxBudget: usd(-1)}}) }},
-		{"NaN budget", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h, Budget: keys.Budget{MaxBudget: usd(math.NaN())}}); return err }},
+		{"negative budget", func() error {
+			return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), Budget: keys.Budget{MaxBudget: usd(-1)}})
+		}},
+		{"NaN budget", func() error {
+			_, err := s.UpdateKey(c, keys.Key{Hash: h, Budget: keys.Budget{MaxBudget: usd(math.NaN())}})
+			return err
+		}},
 		{"empty model", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h, Models: []string{""}}); return err }},
-		{"negative soft budget", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h, Budget: keys.Budget{SoftBudget: usd(-2)}}); return err }},
-		{"bad budget duration", func() error { _, err := s.UpdateTeam(c, keys.Team{ID: "t", Budget: keys.Budget{Duration: "monthly"}}); return err }},
+		{"negative soft budget", func() error {
+			_, err := s.UpdateKey(c, keys.Key{Hash: h, Budget: keys.Budget{SoftBudget: usd(-2)}})
+			return err
+		}},
+		{"bad budget duration", func() error {
+			_, err := s.UpdateTeam(c, keys.Team{ID: "t", Budget: keys.Budget{Duration: "monthly"}})
+			return err
+		}},
 		{"negative spend", func() error {
 			_, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: h}, Nanos: -1}})
 			return err
