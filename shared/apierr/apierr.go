@@ -46,6 +46,7 @@ const (
 	ContentPolicy         // the provider refused the content
 	StreamBroken          // the stream broke after content reached the client
 	Unavailable           // the gateway cannot serve (e.g. its store is down)
+	Conflict              // the record exists already (admin API: a taken user_id)
 	kindCount
 )
 
@@ -76,6 +77,7 @@ var kindInfo = [kindCount]struct {
 	ContentPolicy:         {"invalid_request_error", http.StatusBadRequest, "content_policy_violation"},
 	StreamBroken:          {"api_error", http.StatusBadGateway, "stream_broken"},
 	Unavailable:           {"api_error", http.StatusServiceUnavailable, "service_unavailable"},
+	Conflict:              {"invalid_request_error", http.StatusConflict, "conflict"},
 }
 
 // String is the kind's class name, as logged.

@@ -40,6 +40,7 @@ func TestKinds(t *testing.T) {
 		{ContentPolicy, "invalid_request_error", 400, "content_policy_violation", "content_policy"},
 		{StreamBroken, "api_error", 502, "stream_broken", "stream_broken"},
 		{Unavailable, "api_error", 503, "service_unavailable", "service_unavailable"},
+		{Conflict, "invalid_request_error", 409, "conflict", "conflict"},
 	}
 	if len(tests) != int(kindCount) {
 		t.Fatalf("the table covers %d kinds, the package has %d", len(tests), kindCount)
