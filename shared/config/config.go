@@ -10,6 +10,8 @@ package config
 import (
 	"fmt"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/pricing"
 )
 
 // Config is a loaded, validated gateway configuration.
@@ -25,6 +27,8 @@ type Warning struct {
 	Path    string // e.g. "general_settings.database_url"
 	Line    int
 	Message string
+
+	price bool // added by ResolvePrices
 }
 
 func (w Warning) String() string {
@@ -54,17 +58,42 @@ type Deployment struct {
 	Order         int  // lower is tried first; 0 = unset
 	Blocked       bool
 	Tags          []string
-	// MaxInputTokens is the context window used by pre-call checks (0 = unknown).
+	// MaxInputTokens is the context window used by pre-call checks (0 =
+	// unknown); filled from the price table when the config sets none.
 	MaxInputTokens int
 	// MockResponse, when set, answers without calling the provider (LiteLLM's
 	// mock_response): a reply text, or an error name such as
 	// "litellm.RateLimitError".
-	MockResponse       *string
-	InputCostPerToken  float64
-	OutputCostPerToken float64
+	MockResponse *string
+	// Prices set in the config (litellm_params, or model_info), in USD per
+	// token: input_cost_per_token, output_cost_per_token,
+	// cache_read_input_token_cost (or input_cost_per_token_cache_hit) and
+	// cache_creation_input_token_cost. PriceSet says any of them was set: an
+	// explicit 0 is a price (a free local model), not an unknown one.
+	InputCostPerToken      float64
+	OutputCostPerToken     float64
+	CacheReadCostPerToken  float64
+	CacheWriteCostPerToken float64
+	PriceSet               bool
+	// BaseModel is model_info.base_model: the model a deployment is priced
+	// as (an Azure deployment's name says nothing about its model).
+	BaseModel string
+	// MaxOutputTokens is the model's output limit (model_info, else the
+	// price table; 0 = unknown).
+	MaxOutputTokens int
+	// Price is the deployment's resolved price: from its own price keys,
+	// else from the price table (ResolvePrices). nil: unknown, and so is the
+	// cost of its calls. A wildcard deployment ("openai/*") without price
+	// keys has none: its models are priced per call.
+	Price *pricing.Price
 	// Params are the remaining litellm_params (e.g. temperature, max_tokens),
 	// set on the upstream request when the client did not send them.
 	Params map[string]any
+
+	line            int  // line of litellm_params.model, for warnings
+	priceFromTable  bool // Price, MaxInputTokens, MaxOutputTokens came from a
+	maxInFromTable  bool // table: replaced when another table is resolved
+	maxOutFromTable bool
 }
 
 // Protocol is the wire protocol a deployment speaks.

@@ -390,7 +390,7 @@ var passParams = map[string]bool{
 
 // Informational model_info keys: accepted, shown by /v1/models where useful.
 var infoKeys = map[string]bool{
-	"mode": true, "base_model": true, "description": true, "max_output_tokens": true,
+	"mode": true, "description": true,
 	"supports_vision": true, "supports_function_calling": true, "supports_tool_choice": true,
 	"supports_response_schema": true, "supports_system_messages": true, "supports_prompt_caching": true,
 	"supports_reasoning": true, "supports_audio_input": true, "supports_audio_output": true,
@@ -480,6 +480,7 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 		switch key {
 		case "model":
 			modelNode = v
+			d.line = v.Line
 			var s string
 			if s, err = l.scalar(p, v); err == nil {
 				err = l.parseModel(p, v, s, d)
@@ -521,10 +522,9 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 			if s, err = l.scalar(p, v); err == nil {
 				d.MockResponse = &s
 			}
-		case "input_cost_per_token":
-			d.InputCostPerToken, err = l.floatv(p, v)
-		case "output_cost_per_token":
-			d.OutputCostPerToken, err = l.floatv(p, v)
+		case "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost",
+			"input_cost_per_token_cache_hit", "cache_creation_input_token_cost":
+			err = l.price(p, v, key, d, false)
 		case "tags":
 			d.Tags, err = l.strList(p, v)
 		case "max_input_tokens":
@@ -568,14 +568,16 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 			if m, err = l.count(p, v); err == nil && (key == "max_input_tokens" || d.MaxInputTokens == 0) {
 				d.MaxInputTokens = m
 			}
-		case "input_cost_per_token":
-			if d.InputCostPerToken == 0 {
-				d.InputCostPerToken, err = l.floatv(p, v)
+		case "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost",
+			"input_cost_per_token_cache_hit", "cache_creation_input_token_cost":
+			err = l.price(p, v, key, d, true)
+		case "base_model":
+			var s string
+			if s, err = l.scalar(p, v); err == nil {
+				d.BaseModel = strings.TrimSpace(s)
 			}
-		case "output_cost_per_token":
-			if d.OutputCostPerToken == 0 {
-				d.OutputCostPerToken, err = l.floatv(p, v)
-			}
+		case "max_output_tokens":
+			d.MaxOutputTokens, err = l.count(p, v)
 		default:
 			if !infoKeys[key] {
 				l.warn(p, v, "not supported yet; ignored")
@@ -601,7 +603,36 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 	if d.ID == "" {
 		d.ID = stableID(d)
 	}
+	if d.PriceSet {
+		d.Price = d.configPrice()
+	}
 	return d, nil
+}
+
+// price reads one price key into d. model_info's prices only fill what
+// litellm_params left unset (litellm_params wins, as in LiteLLM).
+func (l *loader) price(path string, v *yaml.Node, key string, d *Deployment, fromInfo bool) error {
+	f, err := l.floatv(path, v)
+	if err != nil {
+		return err
+	}
+	var dst *float64
+	switch key {
+	case "input_cost_per_token":
+		dst = &d.InputCostPerToken
+	case "output_cost_per_token":
+		dst = &d.OutputCostPerToken
+	case "cache_read_input_token_cost", "input_cost_per_token_cache_hit":
+		dst = &d.CacheReadCostPerToken
+	case "cache_creation_input_token_cost":
+		dst = &d.CacheWriteCostPerToken
+	}
+	if fromInfo && *dst != 0 {
+		return nil
+	}
+	*dst = f
+	d.PriceSet = true
+	return nil
 }
 
 func firstNonZero[T comparable](vals ...T) T {

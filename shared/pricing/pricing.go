@@ -121,8 +121,9 @@ func count(raw json.RawMessage) int {
 // name to an object with input_cost_per_token, output_cost_per_token,
 // cache_read_input_token_cost (or input_cost_per_token_cache_hit),
 // cache_creation_input_token_cost, max_input_tokens, max_output_tokens and
-// max_tokens. LiteLLM's "sample_spec" entry and entries with neither an input nor an output price per token
-// (image, audio or per-second models) are left out.
+// max_tokens. LiteLLM's "sample_spec" entry, and entries with neither an
+// input nor an output price per token (image, audio or per-second models),
+// are left out.
 func Parse(data []byte) (*Table, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
