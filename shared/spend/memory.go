@@ -1,0 +1,158 @@
+package spend
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// Memory is the in-process Store of local mode and tests. Its exactly-once
+// holds because one mutex covers the duplicate check, the keys store's
+// ApplySpend and the writes of logs and rows.
+type Memory struct {
+	keys keys.Store
+	now  func() time.Time
+
+	mu       sync.Mutex
+	logs     map[string]Event // by request id
+	daily    map[dailyID]*DailyRow
+	endUsers map[endUserID]*EndUserRow
+}
+
+type dailyID struct{ day, key, group, provider string }
+type endUserID struct{ day, endUser string }
+
+var _ Store = (*Memory)(nil)
+
+// NewMemory returns an empty store that adds spend to the records of ks
+// (keys.Memory in local mode).
+func NewMemory(ks keys.Store) *Memory {
+	return &Memory{keys: ks, now: time.Now, logs: map[string]Event{}, daily: map[dailyID]*DailyRow{}, endUsers: map[endUserID]*EndUserRow{}}
+}
+
+// Record implements Store.
+func (m *Memory) Record(ctx context.Context, evs []Event) (Result, error) {
+	for i := range evs {
+		if err := evs[i].Validate(); err != nil {
+			return Result{}, err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var res Result
+	fresh := make([]*Event, 0, len(evs))
+	seen := make(map[string]bool, len(evs))
+	var deltas []keys.SpendDelta
+	for i := range evs {
+		e := &evs[i]
+		if _, ok := m.logs[e.RequestID]; ok || seen[e.RequestID] {
+			res.Duplicates++
+			continue
+		}
+		seen[e.RequestID] = true
+		fresh = append(fresh, e)
+		deltas = append(deltas, e.Deltas()...)
+	}
+	if len(deltas) > 0 {
+		crossed, err := m.keys.ApplySpend(ctx, deltas)
+		if err != nil {
+			return Result{}, err
+		}
+		res.SoftCrossed = crossed
+	}
+	for _, e := range fresh {
+		c := *e
+		c.Tags = slices.Clone(e.Tags)
+		m.logs[e.RequestID] = c
+		day := e.Day()
+		id := dailyID{day, e.KeyHash, e.ModelGroup, e.Provider}
+		r, ok := m.daily[id]
+		if !ok {
+			r = &DailyRow{Day: day, KeyHash: e.KeyHash, ModelGroup: e.ModelGroup, Provider: e.Provider}
+			m.daily[id] = r
+		}
+		r.TeamID, r.UserID = e.TeamID, e.UserID
+		r.Counters.Add(e)
+		if e.EndUser != "" {
+			eid := endUserID{day, e.EndUser}
+			er, ok := m.endUsers[eid]
+			if !ok {
+				er = &EndUserRow{Day: day, EndUser: e.EndUser}
+				m.endUsers[eid] = er
+			}
+			er.Counters.Add(e)
+		}
+		res.Recorded++
+	}
+	return res, nil
+}
+
+// Logs implements Store.
+func (m *Memory) Logs(_ context.Context, q LogQuery) ([]Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Event
+	if q.RequestID != "" && q.From.IsZero() && q.To.IsZero() {
+		if e, ok := m.logs[q.RequestID]; ok && q.Match(&e) {
+			out = append(out, e)
+		}
+		return out, nil
+	}
+	from, to := q.Window(m.now())
+	for _, e := range m.logs {
+		if q.Match(&e) && !e.End.Before(from) && e.End.Before(to) {
+			e.Tags = slices.Clone(e.Tags)
+			out = append(out, e)
+		}
+	}
+	return SortLogs(out, q.Limit), nil
+}
+
+// Daily implements Store.
+func (m *Memory) Daily(_ context.Context, q DailyQuery) ([]DailyRow, error) {
+	days, err := Days(q.From, q.To, m.now())
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []DailyRow
+	for _, r := range m.daily {
+		if inDays(days, r.Day) && q.Match(r) {
+			out = append(out, *r)
+		}
+	}
+	SortRows(out)
+	return out, nil
+}
+
+// Totals implements Store.
+func (m *Memory) Totals(ctx context.Context, q TotalsQuery) ([]Total, error) {
+	days, err := Days(q.From, q.To, m.now())
+	if err != nil {
+		return nil, err
+	}
+	if q.By != ByEndUser {
+		rows, err := m.Daily(ctx, DailyQuery{From: q.From, To: q.To})
+		if err != nil {
+			return nil, err
+		}
+		return GroupTotals(q.By, rows, nil)
+	}
+	m.mu.Lock()
+	var eus []EndUserRow
+	for _, r := range m.endUsers {
+		if inDays(days, r.Day) {
+			eus = append(eus, *r)
+		}
+	}
+	m.mu.Unlock()
+	return GroupTotals(q.By, nil, eus)
+}
+
+func inDays(days []string, d string) bool {
+	return len(days) > 0 && d >= days[0] && d <= days[len(days)-1]
+}

@@ -1,0 +1,203 @@
+package spend
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Publisher is where the gateway hands each request's event. Publish never
+// waits on the network and never loses an event (a publisher that cannot
+// send falls back to Consumer.Save). Flush returns once everything
+// published before it is sent (the Lambda hook after each response, and
+// shutdown); Close flushes and stops.
+type Publisher interface {
+	Publish(e Event)
+	Flush(ctx context.Context) error
+	Close(ctx context.Context) error
+}
+
+// QueueOptions tune a Queue.
+type QueueOptions struct {
+	// Size bounds the events waiting; past it Publish records in the
+	// caller's goroutine. 0: 10,000.
+	Size int
+	// Batch is the most events recorded together. 0: 100.
+	Batch int
+	// Linger is how long the first event of a batch waits for others.
+	// 0: 5ms.
+	Linger time.Duration
+}
+
+// Queue is the in-process publisher of local mode (no SPEND_QUEUE_URL): a
+// goroutine records the events in batches through the same Consumer the
+// spend function runs, against the same store, so that local mode shows
+// spend with no AWS at all. Publish copies the event into a channel: no
+// encoding, no allocation.
+type Queue struct {
+	c      *Consumer
+	o      QueueOptions
+	ch     chan item
+	done   chan struct{}
+	closed sync.Once
+	mu     sync.RWMutex // excludes Publish from Close
+	stop   bool
+}
+
+type item struct {
+	ev    Event
+	flush chan struct{} // a flush marker, not an event
+}
+
+// NewQueue starts a Queue recording through c.
+func NewQueue(c *Consumer, o QueueOptions) *Queue {
+	if o.Size <= 0 {
+		o.Size = 10_000
+	}
+	if o.Batch <= 0 {
+		o.Batch = 100
+	}
+	if o.Linger <= 0 {
+		o.Linger = 5 * time.Millisecond
+	}
+	q := &Queue{c: c, o: o, ch: make(chan item, o.Size), done: make(chan struct{})}
+	go q.run()
+	return q
+}
+
+// ErrClosed is the error of a Flush after Close.
+var ErrClosed = errors.New("spend publisher closed")
+
+// Publish implements Publisher.
+func (q *Queue) Publish(e Event) {
+	q.mu.RLock()
+	if q.stop {
+		q.mu.RUnlock()
+		q.c.Save(context.Background(), []Event{e}, ErrClosed)
+		return
+	}
+	select {
+	case q.ch <- item{ev: e}:
+		q.mu.RUnlock()
+	default: // full: record it here rather than drop it
+		q.mu.RUnlock()
+		q.c.Save(context.Background(), []Event{e}, errors.New("in-process spend queue full"))
+	}
+}
+
+// Flush implements Publisher.
+func (q *Queue) Flush(ctx context.Context) error {
+	q.mu.RLock()
+	if q.stop {
+		q.mu.RUnlock()
+		return ErrClosed
+	}
+	done := make(chan struct{})
+	select {
+	case q.ch <- item{flush: done}:
+		q.mu.RUnlock()
+	case <-ctx.Done():
+		q.mu.RUnlock()
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close implements Publisher: it records what is queued and stops.
+func (q *Queue) Close(ctx context.Context) error {
+	q.closed.Do(func() {
+		q.mu.Lock()
+		q.stop = true
+		close(q.ch)
+		q.mu.Unlock()
+	})
+	select {
+	case <-q.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (q *Queue) run() {
+	defer close(q.done)
+	batch := make([]Event, 0, q.o.Batch)
+	var flushes []chan struct{}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	record := func() {
+		if len(batch) > 0 {
+			q.record(batch)
+			batch = batch[:0]
+		}
+		for _, f := range flushes {
+			close(f)
+		}
+		flushes = flushes[:0]
+	}
+	for {
+		it, ok := <-q.ch
+		if !ok {
+			record()
+			return
+		}
+		q.add(it, &batch, &flushes)
+		timer.Reset(q.o.Linger)
+	fill:
+		for len(batch) < q.o.Batch && len(flushes) == 0 {
+			select {
+			case it, ok = <-q.ch:
+				if !ok {
+					break fill
+				}
+				q.add(it, &batch, &flushes)
+			case <-timer.C:
+				break fill
+			}
+		}
+		timer.Stop()
+		record()
+		if !ok {
+			return
+		}
+	}
+}
+
+func (q *Queue) add(it item, batch *[]Event, flushes *[]chan struct{}) {
+	if it.flush != nil {
+		*flushes = append(*flushes, it.flush)
+		return
+	}
+	*batch = append(*batch, it.ev)
+}
+
+// record records a batch, retrying a failing store a few times before the
+// events go to Save's last resort.
+func (q *Queue) record(batch []Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	valid := batch[:0:0]
+	for i := range batch {
+		if err := batch[i].Validate(); err != nil {
+			q.c.LogLost(ctx, batch[i:i+1], err)
+			continue
+		}
+		valid = append(valid, batch[i])
+	}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+		}
+		if _, err = q.c.Record(ctx, valid); err == nil {
+			return
+		}
+	}
+	q.c.LogLost(ctx, valid, err)
+}

@@ -1,0 +1,600 @@
+// Package spendtest is the conformance suite of spend.Store: the memory
+// store and the DynamoDB store (ddbspend) both run it.
+package spendtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	mrand "math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/spend"
+)
+
+// Harness is one store under test.
+type Harness struct {
+	// Store is the store under test.
+	Store spend.Store
+	// Other returns another store on the same state (another consumer
+	// instance; the memory store returns itself).
+	Other func(t *testing.T) spend.Store
+	// Keys holds the records the store adds spend to.
+	Keys keys.Store
+}
+
+// Run runs the suite; newHarness gives each test fresh state.
+func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, h Harness)
+	}{
+		{"RecordOnce", testRecordOnce},
+		{"Queries", testQueries},
+		{"ConcurrentDuplicates", testConcurrentDuplicates},
+		{"LargeBatch", testLargeBatch},
+		{"MissingRecords", testMissingRecords},
+		{"UnknownCost", testUnknownCost},
+		{"Invalid", testInvalid},
+		{"BudgetPeriods", testBudgetPeriods},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.fn(t, newHarness(t))
+		})
+	}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+// ID returns a unique id with prefix p.
+func ID(p string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return p + "-" + hex.EncodeToString(b[:])
+}
+
+// World is a set of records events name: keys in teams, with users, and
+// end users.
+type World struct {
+	Keys     []keys.Key
+	Teams    []string
+	Users    []string
+	EndUsers []string
+}
+
+// NewWorld creates nKeys keys (key i in team i%2 and of user i%3) and
+// nEndUsers end users in ks.
+func NewWorld(t testing.TB, ks keys.Store, nKeys, nEndUsers int) *World {
+	t.Helper()
+	c := context.Background()
+	w := &World{}
+	for i := range 2 {
+		id := ID(fmt.Sprintf("team%d", i))
+		if err := ks.CreateTeam(c, keys.Team{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		w.Teams = append(w.Teams, id)
+	}
+	for i := range 3 {
+		id := ID(fmt.Sprintf("user%d", i))
+		if err := ks.CreateUser(c, keys.User{ID: id, Role: keys.RoleInternalUser}); err != nil {
+			t.Fatal(err)
+		}
+		w.Users = append(w.Users, id)
+	}
+	members := map[string]bool{}
+	for i := range nKeys {
+		k := keys.Key{Hash: keys.HashSecret(ID("sk")), Alias: ID("alias"), TeamID: w.Teams[i%2], UserID: w.Users[i%3]}
+		if err := ks.CreateKey(c, k); err != nil {
+			t.Fatal(err)
+		}
+		w.Keys = append(w.Keys, k)
+		if m := keys.MemberID(k.TeamID, k.UserID); !members[m] {
+			members[m] = true
+			if err := ks.AddMember(c, keys.Member{TeamID: k.TeamID, UserID: k.UserID, Role: keys.MemberUser}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range nEndUsers {
+		id := ID("cust")
+		if err := ks.CreateEndUser(c, keys.EndUser{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		w.EndUsers = append(w.EndUsers, id)
+	}
+	return w
+}
+
+// Event returns a valid event of key k (nil: the master key) ending at end.
+func Event(k *keys.Key, endUser string, end time.Time, cost int64) spend.Event {
+	e := spend.Event{
+		Version: spend.Version, RequestID: ID("req"), Start: end.Add(-1500 * time.Millisecond), End: end,
+		Status: spend.StatusSuccess, EndUser: endUser, ModelGroup: "gpt-4o-mini", DeploymentID: "dep-1",
+		Provider: "openai", Model: "gpt-4o-mini-2024-07-18", APIBase: "https://api.openai.com/v1", CallType: "chat",
+		PromptTokens: 12, CompletionTokens: 7, Cost: cost, CostKnown: true, Attempts: 1, StatusCode: 200,
+		Tags: []string{"t1"},
+	}
+	if k != nil {
+		e.KeyHash, e.KeyAlias, e.TeamID, e.UserID = k.Hash, k.Alias, k.TeamID, k.UserID
+	}
+	return e
+}
+
+// RandomEvents returns n events over w's keys and end users, ending within
+// the hour before end, with random costs, tokens and statuses.
+func RandomEvents(w *World, n int, end time.Time, r *mrand.Rand) []spend.Event {
+	evs := make([]spend.Event, n)
+	for i := range evs {
+		k := &w.Keys[r.IntN(len(w.Keys))]
+		eu := ""
+		if len(w.EndUsers) > 0 && r.IntN(3) > 0 {
+			eu = w.EndUsers[r.IntN(len(w.EndUsers))]
+		}
+		e := Event(k, eu, end.Add(-time.Duration(r.IntN(3600_000))*time.Millisecond), r.Int64N(5_000_000))
+		e.PromptTokens, e.CompletionTokens, e.CachedTokens = r.Int64N(4000), r.Int64N(1000), r.Int64N(100)
+		e.ModelGroup = []string{"gpt-4o", "gpt-4o-mini"}[r.IntN(2)]
+		e.Provider = []string{"openai", "azure"}[r.IntN(2)]
+		switch r.IntN(10) {
+		case 0:
+			e.Status, e.StatusCode = spend.StatusFailure, 502
+		case 1:
+			e.Status = spend.StatusDisconnected
+		}
+		evs[i] = e
+	}
+	return evs
+}
+
+// Want is what a set of distinct events adds up to.
+type Want struct {
+	Refs     map[keys.Ref]int64
+	Rows     map[[4]string]spend.Counters // day, key, model group, provider
+	EndUsers map[[2]string]spend.Counters // day, end user
+	Logs     map[string]spend.Event
+}
+
+// Sum adds up distinct events (by request id; later copies ignored).
+func Sum(evs []spend.Event) Want {
+	w := Want{Refs: map[keys.Ref]int64{}, Rows: map[[4]string]spend.Counters{}, EndUsers: map[[2]string]spend.Counters{}, Logs: map[string]spend.Event{}}
+	for i := range evs {
+		e := &evs[i]
+		if _, ok := w.Logs[e.RequestID]; ok {
+			continue
+		}
+		w.Logs[e.RequestID] = *e
+		for _, d := range e.Deltas() {
+			w.Refs[d.Ref] += d.Nanos
+		}
+		id := [4]string{e.Day(), e.KeyHash, e.ModelGroup, e.Provider}
+		c := w.Rows[id]
+		c.Add(e)
+		w.Rows[id] = c
+		if e.EndUser != "" {
+			eid := [2]string{e.Day(), e.EndUser}
+			c := w.EndUsers[eid]
+			c.Add(e)
+			w.EndUsers[eid] = c
+		}
+	}
+	return w
+}
+
+// RecordSpend reads the lifetime spend of a record in nano-USD; -1 when
+// the record does not exist.
+func RecordSpend(t testing.TB, ks keys.Store, r keys.Ref) int64 {
+	t.Helper()
+	c := context.Background()
+	var b keys.Budget
+	var err error
+	switch r.Kind {
+	case keys.KindKey:
+		var k keys.Key
+		k, err = ks.GetKey(c, r.ID)
+		b = k.Budget
+	case keys.KindTeam:
+		var tm keys.Team
+		tm, err = ks.GetTeam(c, r.ID)
+		b = tm.Budget
+	case keys.KindUser:
+		var u keys.User
+		u, err = ks.GetUser(c, r.ID)
+		b = u.Budget
+	case keys.KindMember:
+		var m keys.Member
+		for i := 0; i < len(r.ID); i++ {
+			if r.ID[i] == '#' {
+				m, err = ks.GetMember(c, r.ID[:i], r.ID[i+1:])
+				break
+			}
+		}
+		b = m.Budget
+	case keys.KindEndUser:
+		var e keys.EndUser
+		e, err = ks.GetEndUser(c, r.ID)
+		b = e.Budget
+	}
+	if errors.Is(err, keys.ErrNotFound) {
+		return -1
+	}
+	if err != nil {
+		t.Fatalf("read %s: %v", r, err)
+	}
+	return keys.Nanos(b.Spend)
+}
+
+// Check compares everything the store holds for w's events with want.
+func Check(t testing.TB, st spend.Store, ks keys.Store, want Want, from, to time.Time) {
+	t.Helper()
+	c := context.Background()
+	for r, n := range want.Refs {
+		if got := RecordSpend(t, ks, r); got != n && got != -1 {
+			t.Errorf("%s spend = %d nano-USD, want %d (diff %d)", r, got, n, got-n)
+		}
+	}
+	rows, err := st.Daily(c, spend.DailyQuery{From: from, To: to})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[[4]string]spend.Counters{}
+	for _, r := range rows {
+		got[[4]string{r.Day, r.KeyHash, r.ModelGroup, r.Provider}] = r.Counters
+	}
+	for id, c := range want.Rows {
+		if got[id] != c {
+			t.Errorf("daily row %v = %+v, want %+v", id, got[id], c)
+		}
+	}
+	if len(got) != len(want.Rows) {
+		t.Errorf("%d daily rows, want %d", len(got), len(want.Rows))
+	}
+	eus, err := st.Totals(c, spend.TotalsQuery{From: from, To: to, By: spend.ByEndUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEU := map[string]spend.Counters{}
+	for id, c := range want.EndUsers {
+		wantEU[id[1]] = wantEU[id[1]].Plus(c)
+	}
+	for _, tot := range eus {
+		if wantEU[tot.ID] != tot.Counters {
+			t.Errorf("end user %s total = %+v, want %+v", tot.ID, tot.Counters, wantEU[tot.ID])
+		}
+	}
+	if len(eus) != len(wantEU) {
+		t.Errorf("%d end user totals, want %d", len(eus), len(wantEU))
+	}
+	logs, err := st.Logs(c, spend.LogQuery{From: from, To: to.Add(time.Hour), Limit: math.MaxInt32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, l := range logs {
+		seen[l.RequestID]++
+	}
+	for id := range want.Logs {
+		if seen[id] != 1 {
+			t.Errorf("log %s found %d times, want once", id, seen[id])
+		}
+	}
+	if len(logs) != len(want.Logs) {
+		t.Errorf("%d logs, want %d", len(logs), len(want.Logs))
+	}
+}
+
+func testRecordOnce(t *testing.T, h Harness) {
+	c := ctx(t)
+	w := NewWorld(t, h.Keys, 2, 1)
+	now := time.Now().UTC()
+	evs := []spend.Event{
+		Event(&w.Keys[0], w.EndUsers[0], now.Add(-2*time.Second), 1_234_567),
+		Event(&w.Keys[1], "", now.Add(-time.Second), 2_000_000_001),
+		Event(nil, "", now.Add(-time.Second), 5),
+	}
+	evs = append(evs, evs[0]) // a duplicate in the same batch
+	res, err := h.Store.Record(c, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Recorded != 3 || res.Duplicates != 1 {
+		t.Fatalf("first Record: %+v, want 3 recorded, 1 duplicate", res)
+	}
+	for range 2 { // again, through this and another instance
+		for _, st := range []spend.Store{h.Store, h.Other(t)} {
+			res, err := st.Record(c, evs[:3])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Recorded != 0 || res.Duplicates != 3 {
+				t.Fatalf("Record again: %+v, want 0 recorded, 3 duplicates", res)
+			}
+		}
+	}
+	want := Sum(evs)
+	if want.Refs[keys.Ref{Kind: keys.KindMember, ID: keys.MemberID(w.Keys[0].TeamID, w.Keys[0].UserID)}] != 1_234_567 {
+		t.Fatalf("test bug: member delta missing: %v", want.Refs)
+	}
+	Check(t, h.Store, h.Keys, want, now.Add(-time.Hour), now)
+}
+
+func testQueries(t *testing.T, h Harness) {
+	c := ctx(t)
+	w := NewWorld(t, h.Keys, 3, 2)
+	day := time.Date(2031, 5, 6, 12, 0, 0, 0, time.UTC)
+	a := Event(&w.Keys[0], w.EndUsers[0], day, 100)
+	a.Tags, a.UsageEstimated, a.Stream, a.CachedTokens, a.Retries, a.Fallbacks, a.Attempts = []string{"x", "y"}, true, true, 3, 1, 1, 3
+	b := Event(&w.Keys[1], w.EndUsers[1], day.Add(time.Hour), 200)
+	b.Status, b.StatusCode = spend.StatusFailure, 429
+	d := Event(&w.Keys[0], "", day.AddDate(0, 0, 1), 300) // next day
+	d.ModelGroup, d.Provider = "gpt-4o", "azure"
+	if _, err := h.Store.Record(c, []spend.Event{a, b, d}); err != nil {
+		t.Fatal(err)
+	}
+	// By request id, with every field back as written.
+	got, err := h.Store.Logs(c, spend.LogQuery{RequestID: a.RequestID, From: day.AddDate(0, 0, -1), To: day.AddDate(0, 0, 3)})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("log by request id: %v, %v", got, err)
+	}
+	want := a
+	want.Start, want.End = a.Start.Truncate(time.Microsecond), a.End.Truncate(time.Microsecond)
+	if g := got[0]; !g.Start.Equal(want.Start) || !g.End.Equal(want.End) {
+		t.Errorf("times = %v %v, want %v %v", g.Start, g.End, want.Start, want.End)
+	} else {
+		g.Start, g.End = want.Start, want.End
+		if fmt.Sprint(g) != fmt.Sprint(want) {
+			t.Errorf("log = %+v\nwant  %+v", g, want)
+		}
+	}
+	ids := func(q spend.LogQuery) []string {
+		t.Helper()
+		q.From, q.To = day.AddDate(0, 0, -1), day.AddDate(0, 0, 3)
+		logs, err := h.Store.Logs(c, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range logs {
+			out = append(out, l.RequestID)
+		}
+		return out
+	}
+	if g := ids(spend.LogQuery{KeyHash: w.Keys[0].Hash}); !slices.Equal(g, []string{d.RequestID, a.RequestID}) {
+		t.Errorf("logs of key 0 = %v, want [d a] newest first", g)
+	}
+	if g := ids(spend.LogQuery{UserID: w.Keys[1].UserID}); !slices.Equal(g, []string{b.RequestID}) {
+		t.Errorf("logs of user 1 = %v, want [b]", g)
+	}
+	if g := ids(spend.LogQuery{EndUser: w.EndUsers[0]}); !slices.Equal(g, []string{a.RequestID}) {
+		t.Errorf("logs of end user 0 = %v", g)
+	}
+	if g := ids(spend.LogQuery{Limit: 1}); len(g) != 1 || g[0] != d.RequestID {
+		t.Errorf("limit 1 = %v", g)
+	}
+	logs, err := h.Store.Logs(c, spend.LogQuery{From: day.Add(30 * time.Minute), To: day.AddDate(0, 0, 1)})
+	if err != nil || len(logs) != 1 || logs[0].RequestID != b.RequestID {
+		t.Errorf("logs in [day+30m, day+1d) = %v, %v; want [b]", logs, err)
+	}
+	// Daily rows and totals.
+	rows, err := h.Store.Daily(c, spend.DailyQuery{From: day, To: day.AddDate(0, 0, 1), KeyHash: w.Keys[0].Hash})
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("daily rows of key 0: %+v, %v", rows, err)
+	}
+	if r := rows[0]; r.Day != "2031-05-06" || r.Spend != 100 || r.Requests != 1 || r.Successes != 1 || r.CachedTokens != 3 || r.TeamID != w.Keys[0].TeamID || r.UserID != w.Keys[0].UserID {
+		t.Errorf("row 0 = %+v", r)
+	}
+	if r := rows[1]; r.Day != "2031-05-07" || r.ModelGroup != "gpt-4o" || r.Provider != "azure" || r.Spend != 300 {
+		t.Errorf("row 1 = %+v", r)
+	}
+	rows, _ = h.Store.Daily(c, spend.DailyQuery{From: day, To: day, TeamID: w.Keys[1].TeamID})
+	if len(rows) != 1 || rows[0].Failures != 1 || rows[0].Spend != 200 {
+		t.Errorf("team 1's rows on day = %+v", rows)
+	}
+	tot, err := h.Store.Totals(c, spend.TotalsQuery{From: day, To: day.AddDate(0, 0, 1), By: spend.ByKey})
+	if err != nil || len(tot) != 2 || tot[0].ID != w.Keys[0].Hash || tot[0].Spend != 400 || tot[1].Spend != 200 {
+		t.Errorf("totals by key = %+v, %v", tot, err)
+	}
+	tot, _ = h.Store.Totals(c, spend.TotalsQuery{From: day, To: day, By: spend.ByEndUser})
+	if len(tot) != 2 || tot[0].ID != w.EndUsers[1] || tot[0].Spend != 200 {
+		t.Errorf("totals by end user = %+v", tot)
+	}
+	tot, _ = h.Store.Totals(c, spend.TotalsQuery{From: day, To: day.AddDate(0, 0, 1), By: spend.ByTeam})
+	if len(tot) != 2 || tot[0].ID != w.Keys[0].TeamID || tot[0].Spend != 400 {
+		t.Errorf("totals by team = %+v", tot)
+	}
+	if _, err := h.Store.Totals(c, spend.TotalsQuery{From: day, To: day, By: "color"}); err == nil {
+		t.Error("grouping by an unknown field succeeded")
+	}
+	if _, err := h.Store.Daily(c, spend.DailyQuery{From: day, To: day.AddDate(-2, 0, 0)}); err == nil {
+		t.Error("a reversed range succeeded")
+	}
+}
+
+func testConcurrentDuplicates(t *testing.T, h Harness) {
+	c := ctx(t)
+	w := NewWorld(t, h.Keys, 4, 5)
+	now := time.Now().UTC()
+	r := mrand.New(mrand.NewPCG(1, 2))
+	evs := RandomEvents(w, 300, now, r)
+	// Four consumers, each recording every event (in its own order and
+	// batching) at once.
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	var mu sync.Mutex
+	recorded := 0
+	for i := range 4 {
+		st := h.Store
+		if i%2 == 1 {
+			st = h.Other(t)
+		}
+		mine := slices.Clone(evs)
+		rr := mrand.New(mrand.NewPCG(uint64(i), 9))
+		rr.Shuffle(len(mine), func(a, b int) { mine[a], mine[b] = mine[b], mine[a] })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for len(mine) > 0 {
+				n := min(len(mine), 1+rr.IntN(60))
+				res, err := st.Record(c, mine[:n])
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				recorded += res.Recorded
+				mu.Unlock()
+				mine = mine[n:]
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if recorded != len(evs) {
+		t.Errorf("recorded %d in all, want %d (each once)", recorded, len(evs))
+	}
+	Check(t, h.Store, h.Keys, Sum(evs), now.Add(-2*time.Hour), now)
+}
+
+// testLargeBatch: more items than one transaction holds.
+func testLargeBatch(t *testing.T, h Harness) {
+	c := ctx(t)
+	w := NewWorld(t, h.Keys, 3, 0)
+	now := time.Now().UTC()
+	var evs []spend.Event
+	for i := range 250 {
+		evs = append(evs, Event(&w.Keys[i%3], ID("eu"), now.Add(-time.Duration(i)*time.Millisecond), int64(i+1)))
+	}
+	res, err := h.Store.Record(c, evs)
+	if err != nil || res.Recorded != 250 {
+		t.Fatalf("Record: %+v, %v", res, err)
+	}
+	res, err = h.Store.Record(c, append(evs[100:150:150], evs[200:]...))
+	if err != nil || res.Recorded != 0 || res.Duplicates != 100 {
+		t.Fatalf("Record again: %+v, %v", res, err)
+	}
+	Check(t, h.Store, h.Keys, Sum(evs), now.Add(-time.Hour), now)
+}
+
+// testMissingRecords: spend for records that do not exist is skipped; the
+// event is still logged and counted in its daily row.
+func testMissingRecords(t *testing.T, h Harness) {
+	c := ctx(t)
+	k := keys.Key{Hash: keys.HashSecret(ID("sk")), TeamID: ID("ghost-team"), UserID: ID("ghost-user")}
+	if err := h.Keys.CreateKey(c, k); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	e := Event(&k, ID("ghost-eu"), now, 777)
+	res, err := h.Store.Record(c, []spend.Event{e})
+	if err != nil || res.Recorded != 1 {
+		t.Fatalf("Record: %+v, %v", res, err)
+	}
+	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); got != 777 {
+		t.Errorf("key spend = %d, want 777", got)
+	}
+	rows, err := h.Store.Daily(c, spend.DailyQuery{KeyHash: k.Hash, From: now, To: now})
+	if err != nil || len(rows) != 1 || rows[0].Spend != 777 {
+		t.Errorf("rows = %+v, %v", rows, err)
+	}
+}
+
+func testUnknownCost(t *testing.T, h Harness) {
+	c := ctx(t)
+	w := NewWorld(t, h.Keys, 1, 0)
+	now := time.Now().UTC()
+	e := Event(&w.Keys[0], "", now, 0)
+	e.CostKnown = false
+	if _, err := h.Store.Record(c, []spend.Event{e}); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := h.Store.Logs(c, spend.LogQuery{RequestID: e.RequestID})
+	if err != nil || len(logs) != 1 || logs[0].CostKnown {
+		t.Fatalf("log: %+v, %v; want one with an unknown cost", logs, err)
+	}
+	rows, _ := h.Store.Daily(c, spend.DailyQuery{KeyHash: w.Keys[0].Hash, From: now, To: now})
+	if len(rows) != 1 || rows[0].Requests != 1 || rows[0].Spend != 0 || rows[0].PromptTokens != 12 {
+		t.Errorf("rows = %+v", rows)
+	}
+	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: w.Keys[0].Hash}); got != 0 {
+		t.Errorf("key spend = %d, want 0", got)
+	}
+}
+
+func testInvalid(t *testing.T, h Harness) {
+	c := ctx(t)
+	w := NewWorld(t, h.Keys, 1, 0)
+	now := time.Now().UTC()
+	good := Event(&w.Keys[0], "", now, 10)
+	for name, mut := range map[string]func(e *spend.Event){
+		"negative cost":  func(e *spend.Event) { e.Cost = -1 },
+		"version":        func(e *spend.Event) { e.Version = 2 },
+		"no request id":  func(e *spend.Event) { e.RequestID = "" },
+		"bad key hash":   func(e *spend.Event) { e.KeyHash = "sk-raw-secret" },
+		"no end":         func(e *spend.Event) { e.End = time.Time{} },
+		"unknown status": func(e *spend.Event) { e.Status = "maybe" },
+	} {
+		bad := Event(&w.Keys[0], "", now, 10)
+		mut(&bad)
+		if _, err := h.Store.Record(c, []spend.Event{good, bad}); err == nil {
+			t.Errorf("%s: recorded", name)
+		}
+	}
+	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: w.Keys[0].Hash}); got != 0 {
+		t.Errorf("key spend = %d after rejected batches, want 0", got)
+	}
+	logs, _ := h.Store.Logs(c, spend.LogQuery{RequestID: good.RequestID})
+	if len(logs) != 0 {
+		t.Errorf("the good event of a rejected batch was logged")
+	}
+}
+
+// testBudgetPeriods: one batch across a budget_duration boundary adds each
+// event to its own period; a soft budget crossing is reported once.
+func testBudgetPeriods(t *testing.T, h Harness) {
+	c := ctx(t)
+	soft := 0.5
+	k := keys.Key{Hash: keys.HashSecret(ID("sk")), Budget: keys.Budget{SoftBudget: &soft, Duration: "1d"}}
+	if err := h.Keys.CreateKey(c, k); err != nil {
+		t.Fatal(err)
+	}
+	day2 := time.Now().UTC().Truncate(24 * time.Hour)
+	evs := []spend.Event{
+		Event(&k, "", day2.Add(-time.Second), 300_000_000),
+		Event(&k, "", day2.Add(time.Second), 400_000_000),
+		Event(&k, "", day2.Add(2*time.Second), 200_000_000), // crosses 0.5 in day 2
+	}
+	res, err := h.Store.Record(c, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.SoftCrossed, keys.Ref{Kind: keys.KindKey, ID: k.Hash}) {
+		t.Errorf("soft crossing not reported: %+v", res)
+	}
+	more := Event(&k, "", day2.Add(3*time.Second), 1)
+	res, err = h.Store.Record(c, []spend.Event{more})
+	if err != nil || len(res.SoftCrossed) != 0 {
+		t.Errorf("second crossing in the period reported: %+v, %v", res, err)
+	}
+	got, err := h.Keys.GetKey(c, k.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys.Nanos(got.Spend) != 900_000_001 || keys.Nanos(got.PeriodSpend) != 600_000_001 || !got.PeriodStart.Equal(day2) {
+		t.Errorf("spend %v, period %v from %v; want 0.900000001, 0.600000001 from %v", got.Spend, got.PeriodSpend, got.PeriodStart, day2)
+	}
+}
