@@ -1,0 +1,229 @@
+package spend_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/spend"
+	"github.com/sluice-gw/sluice/shared/spend/spendtest"
+)
+
+func sample() spend.Event {
+	k := keys.Key{Hash: keys.HashSecret("sk-1"), Alias: "a", TeamID: "t", UserID: "u"}
+	return spendtest.Event(&k, "cust", time.Date(2031, 1, 2, 3, 4, 5, 6000, time.UTC), 1234)
+}
+
+func TestEventJSONRoundTrip(t *testing.T) {
+	e := sample()
+	e.UsageEstimated, e.Stream, e.CachedTokens = true, true, 4
+	b := spend.Encode(&e)
+	for _, field := range []string{`"v":1`, `"request_id":`, `"cost":1234`, `"status":"success"`, `"model_group":"gpt-4o-mini"`, `"usage_estimated":true`} {
+		if !bytes.Contains(b, []byte(field)) {
+			t.Errorf("JSON lacks %s: %s", field, b)
+		}
+	}
+	got, err := spend.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(e) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, e)
+	}
+	e.CostKnown = false
+	b = spend.Encode(&e)
+	if !bytes.Contains(b, []byte(`"cost":null`)) {
+		t.Errorf("unknown cost not null: %s", b)
+	}
+	if got, err := spend.Decode(b); err != nil || got.CostKnown {
+		t.Errorf("null cost decoded as %+v, %v", got, err)
+	}
+}
+
+// Bad input is rejected with a reason, never recorded.
+func TestDecodeRejects(t *testing.T) {
+	good := string(spend.Encode(func() *spend.Event { e := sample(); return &e }()))
+	set := func(field, value string) string {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(good), &m); err != nil {
+			t.Fatal(err)
+		}
+		if value == "" {
+			delete(m, field)
+		} else {
+			m[field] = json.RawMessage(value)
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	for _, tt := range []struct{ name, body, reason string }{
+		{"negative cost", set("cost", "-5"), "negative cost"},
+		{"NaN cost", set("cost", `"NaN"`), "not a number"},
+		{"infinite cost", set("cost", `"Infinity"`), "not a number"},
+		{"huge cost", set("cost", "1e999"), "not an integer"},
+		{"fractional cost", set("cost", "1.5"), "not an integer"},
+		{"cost not a number", set("cost", "true"), "not a number"},
+		{"unknown version", set("v", "2"), "unknown version 2"},
+		{"no version", set("v", ""), "unknown version 0"},
+		{"missing request id", set("request_id", ""), "missing request_id"},
+		{"empty request id", set("request_id", `""`), "missing request_id"},
+		{"missing end", set("end", ""), "missing end"},
+		{"bad key hash", set("key_hash", `"sk-secret"`), "key_hash"},
+		{"negative tokens", set("prompt_tokens", "-1"), "negative token"},
+		{"unknown status", set("status", `"ok"`), "unknown status"},
+		{"not JSON", `{"v":1,`, "invalid spend event"},
+		{"not an object", `[1]`, "invalid spend event"},
+		{"wrong type", set("prompt_tokens", `"12"`), "invalid spend event"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := spend.Decode([]byte(tt.body))
+			if !errors.Is(err, spend.ErrInvalid) || !strings.Contains(err.Error(), tt.reason) {
+				t.Errorf("Decode(%s) = %v; want ErrInvalid saying %q", tt.body, err, tt.reason)
+			}
+		})
+	}
+}
+
+func TestRefsAndDeltas(t *testing.T) {
+	e := sample()
+	var got []string
+	for _, d := range e.Deltas() {
+		got = append(got, fmt.Sprintf("%s=%d", d.Ref, d.Nanos))
+	}
+	want := []string{"key#" + e.KeyHash + "=1234", "team#t=1234", "user#u=1234", "member#t#u=1234", "enduser#cust=1234"}
+	if !slices.Equal(got, want) {
+		t.Errorf("deltas = %v, want %v", got, want)
+	}
+	e.CostKnown = false
+	if len(e.Deltas()) != 0 {
+		t.Error("an unknown cost adds spend")
+	}
+}
+
+type failingStore struct{ spend.Store }
+
+func (failingStore) Record(context.Context, []spend.Event) (spend.Result, error) {
+	return spend.Result{}, errors.New("store down")
+}
+
+func TestHandleSQS(t *testing.T) {
+	ks := keys.NewMemory()
+	st := spend.NewMemory(ks)
+	var logs bytes.Buffer
+	c := spend.NewConsumer(st, slog.New(slog.NewJSONHandler(&logs, nil)))
+	good1, good2 := sample(), sample()
+	good2.RequestID = "other"
+	bad := sample()
+	bad.Cost = -1
+	batch := events.SQSEvent{Records: []events.SQSMessage{
+		{MessageId: "m1", Body: string(spend.Encode(&good1))},
+		{MessageId: "m2", Body: `{"v":1,"request_id":"x"`},
+		{MessageId: "m3", Body: string(spend.Encode(&bad))},
+		{MessageId: "m4", Body: string(spend.Encode(&good2))},
+		{MessageId: "m5", Body: string(spend.Encode(&good1))}, // duplicate
+	}}
+	resp, err := c.HandleSQS(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, f := range resp.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	if !slices.Equal(failed, []string{"m2", "m3"}) {
+		t.Errorf("failed = %v, want [m2 m3]", failed)
+	}
+	if n := strings.Count(logs.String(), `"msg":"spend event rejected"`); n != 2 || !strings.Contains(logs.String(), "negative cost") {
+		t.Errorf("rejections logged %d times (want 2, with reasons):\n%s", n, logs.String())
+	}
+	got, _ := st.Logs(context.Background(), spend.LogQuery{From: good1.End.Add(-time.Hour), To: good1.End.Add(time.Hour)})
+	if len(got) != 2 {
+		t.Errorf("%d logs recorded, want 2", len(got))
+	}
+	// A store that fails: every valid message is retried.
+	c = spend.NewConsumer(failingStore{}, slog.New(slog.DiscardHandler))
+	resp, _ = c.HandleSQS(context.Background(), batch)
+	if len(resp.BatchItemFailures) != 5 {
+		t.Errorf("store down: %d failures, want 5", len(resp.BatchItemFailures))
+	}
+}
+
+// An event no path could record is logged whole, and the replay reads it
+// back from the log.
+func TestLostAndReplay(t *testing.T) {
+	var logs bytes.Buffer
+	c := spend.NewConsumer(failingStore{}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	e1, e2 := sample(), sample()
+	e2.RequestID, e2.CostKnown = "r2", false
+	c.Save(context.Background(), []spend.Event{e1, e2}, errors.New("queue down"))
+	if c.Lost() != 2 {
+		t.Fatalf("Lost = %d, want 2", c.Lost())
+	}
+	logs.WriteString("not json\n{\"msg\":\"something else\"}\n")
+	logs.WriteString(string(spend.Encode(&e1)) + "\n") // a bare event line (a duplicate)
+	ks := keys.NewMemory()
+	st := spend.NewMemory(ks)
+	rc := spend.NewConsumer(st, slog.New(slog.DiscardHandler))
+	rec, dup, err := rc.Replay(context.Background(), bytes.NewReader(logs.Bytes()))
+	if err != nil || rec != 2 || dup != 1 {
+		t.Fatalf("Replay = %d recorded, %d duplicates, %v; want 2, 1, nil\n%s", rec, dup, err, logs.String())
+	}
+	got, _ := st.Logs(context.Background(), spend.LogQuery{RequestID: "r2"})
+	if len(got) != 1 || got[0].CostKnown {
+		t.Errorf("replayed r2 = %+v", got)
+	}
+}
+
+func TestQueue(t *testing.T) {
+	ks := keys.NewMemory()
+	k := keys.Key{Hash: keys.HashSecret("sk-q")}
+	if err := ks.CreateKey(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	st := spend.NewMemory(ks)
+	q := spend.NewQueue(spend.NewConsumer(st, slog.New(slog.DiscardHandler)), spend.QueueOptions{Size: 50, Batch: 7})
+	now := time.Now()
+	for i := range 500 {
+		e := spendtest.Event(&k, "", now, int64(i))
+		q.Publish(e)
+	}
+	if err := q.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := ks.GetKey(context.Background(), k.Hash)
+	if keys.Nanos(got.Spend) != 499*500/2 {
+		t.Errorf("spend after flush = %v, want %v nano", keys.Nanos(got.Spend), 499*500/2)
+	}
+	e := spendtest.Event(&k, "", now, 1)
+	q.Publish(e)
+	if err := q.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	q.Publish(spendtest.Event(&k, "", now, 1)) // after Close: recorded in place
+	got, _ = ks.GetKey(context.Background(), k.Hash)
+	if keys.Nanos(got.Spend) != 499*500/2+2 {
+		t.Errorf("spend after close = %v", keys.Nanos(got.Spend))
+	}
+}
+
+// Publishing copies a value into a channel: no allocation on the request's
+// goroutine.
+func TestQueuePublishAllocs(t *testing.T) {
+	st := spend.NewMemory(keys.NewMemory())
+	q := spend.NewQueue(spend.NewConsumer(st, slog.New(slog.DiscardHandler)), spend.QueueOptions{Size: 100_000})
+	defer q.Close(context.Background())
+	e := sample()
+	if n := testing.AllocsPerRun(1000, func() { q.Publish(e) }); n > 0 {
+		t.Errorf("Publish: %v allocs", n)
+	}
+}

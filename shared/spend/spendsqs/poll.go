@@ -1,0 +1,172 @@
+package spendsqs
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// Handler handles one batch as the spend function does in Lambda,
+// reporting the messages that failed (spend.Consumer.HandleSQS).
+type Handler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+
+// PollOptions tune Poll. They mirror the Lambda event source mapping.
+type PollOptions struct {
+	MaxBatch int           // most messages handled together; 0: 100
+	Window   time.Duration // how long a batch gathers after its first message; 0: 1s
+	Wait     time.Duration // long poll wait of an empty queue; 0: 20s
+	Logger   *slog.Logger
+	// AfterHandle, if set, runs after the handler and before the deletes;
+	// an error stops Poll there without deleting anything (tests: a
+	// consumer killed between its transaction and its deletes).
+	AfterHandle func(batch events.SQSEvent, resp events.SQSEventResponse) error
+}
+
+// ErrStopped is what Poll returns when AfterHandle stopped it.
+var ErrStopped = errors.New("spend poller stopped before deleting a batch")
+
+// Poll long-polls the queue at url until ctx ends, handing each batch to
+// handle and deleting the messages it did not report failed; a failed
+// message comes back after its visibility timeout and, past the queue's
+// maxReceiveCount, goes to the dead-letter queue. A batch being handled
+// when ctx ends is finished (handled and deleted) first.
+func Poll(ctx context.Context, api API, url string, handle Handler, o PollOptions) error {
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 100
+	}
+	if o.Window <= 0 {
+		o.Window = time.Second
+	}
+	if o.Wait <= 0 {
+		o.Wait = 20 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	for ctx.Err() == nil {
+		batch, err := gather(ctx, api, url, o)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			o.Logger.LogAttrs(ctx, slog.LevelWarn, "receive from the spend queue", slog.String("error", err.Error()))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		if len(batch.Records) == 0 {
+			continue
+		}
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		err = handleAndDelete(hctx, api, url, handle, batch, o)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gather receives up to MaxBatch messages: a long poll for the first, then
+// more until the window ends, the batch is full or the queue is empty.
+func gather(ctx context.Context, api API, url string, o PollOptions) (events.SQSEvent, error) {
+	var batch events.SQSEvent
+	var deadline time.Time
+	for len(batch.Records) < o.MaxBatch {
+		wait := o.Wait
+		if len(batch.Records) > 0 {
+			wait = time.Until(deadline)
+			if wait <= 0 {
+				break
+			}
+		}
+		out, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    aws.String(url),
+			MaxNumberOfMessages:         int32(min(10, o.MaxBatch-len(batch.Records))),
+			WaitTimeSeconds:             int32(min(20, max(0, (wait+time.Second-1)/time.Second))),
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		})
+		if err != nil {
+			if len(batch.Records) > 0 && ctx.Err() == nil {
+				break // handle what we hold
+			}
+			return batch, err
+		}
+		if len(out.Messages) == 0 {
+			if len(batch.Records) > 0 {
+				break
+			}
+			if ctx.Err() != nil {
+				return batch, nil
+			}
+			continue
+		}
+		if len(batch.Records) == 0 {
+			deadline = time.Now().Add(o.Window)
+		}
+		for _, m := range out.Messages {
+			batch.Records = append(batch.Records, events.SQSMessage{
+				MessageId:     aws.ToString(m.MessageId),
+				ReceiptHandle: aws.ToString(m.ReceiptHandle),
+				Body:          aws.ToString(m.Body),
+				Md5OfBody:     aws.ToString(m.MD5OfBody),
+				Attributes:    m.Attributes,
+				EventSource:   "aws:sqs",
+			})
+		}
+	}
+	return batch, nil
+}
+
+func handleAndDelete(ctx context.Context, api API, url string, handle Handler, batch events.SQSEvent, o PollOptions) error {
+	resp, err := handle(ctx, batch)
+	failed := map[string]bool{}
+	if err != nil { // the whole batch failed
+		o.Logger.LogAttrs(ctx, slog.LevelError, "spend batch failed", slog.String("error", err.Error()))
+		for _, m := range batch.Records {
+			failed[m.MessageId] = true
+		}
+	}
+	for _, f := range resp.BatchItemFailures {
+		failed[f.ItemIdentifier] = true
+	}
+	if o.AfterHandle != nil {
+		if err := o.AfterHandle(batch, resp); err != nil {
+			return errors.Join(ErrStopped, err)
+		}
+	}
+	var entries []types.DeleteMessageBatchRequestEntry
+	for _, m := range batch.Records {
+		if !failed[m.MessageId] {
+			entries = append(entries, types.DeleteMessageBatchRequestEntry{
+				Id: aws.String(strconv.Itoa(len(entries))), ReceiptHandle: aws.String(m.ReceiptHandle),
+			})
+		}
+	}
+	for len(entries) > 0 {
+		n := min(len(entries), 10)
+		chunk := entries[:n]
+		entries = entries[n:]
+		for i := range chunk {
+			chunk[i].Id = aws.String(strconv.Itoa(i))
+		}
+		out, err := api.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: chunk})
+		if err != nil { // they come back and are found recorded: harmless
+			o.Logger.LogAttrs(ctx, slog.LevelWarn, "delete spend messages", slog.String("error", err.Error()))
+			continue
+		}
+		for _, f := range out.Failed {
+			o.Logger.LogAttrs(ctx, slog.LevelWarn, "delete spend message", slog.String("code", aws.ToString(f.Code)), slog.String("message", aws.ToString(f.Message)))
+		}
+	}
+	return nil
+}
