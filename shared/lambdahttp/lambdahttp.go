@@ -71,6 +71,7 @@ type options struct {
 	margin     time.Duration
 	log        *slog.Logger
 	lambdaOpts []lambda.Option
+	after      func(context.Context)
 }
 
 // WithDeadlineMargin sets how long before the Lambda deadline the request
@@ -87,6 +88,17 @@ func WithLogger(l *slog.Logger) Option {
 			o.log = l
 		}
 	}
+}
+
+// WithAfterResponse sets f to run once per invocation after the response
+// has gone out whole (the runtime client finished its response POST, so
+// the client has the last byte) and the handler has returned, but before
+// the invocation ends: the runtime asks for the next event only once f
+// returns, so work done in f is never frozen half-way. Its context carries
+// the invocation's deadline, not the request's (which has ended). The
+// gateway sends its spend events there.
+func WithAfterResponse(f func(ctx context.Context)) Option {
+	return func(o *options) { o.after = f }
 }
 
 // WithLambdaOptions passes options to aws-lambda-go's lambda.StartHandlerFunc
@@ -122,6 +134,7 @@ func Wrap(h http.Handler, opts ...Option) HandlerFunc {
 
 func wrap(h http.Handler, o options) HandlerFunc {
 	return func(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
+		invocation := ctx
 		ctx, cancel := context.WithCancelCause(ctx)
 		if d, ok := ctx.Deadline(); ok {
 			var stop context.CancelFunc
@@ -135,7 +148,28 @@ func wrap(h http.Handler, o options) HandlerFunc {
 			return nil, err
 		}
 		w := newResponseWriter(cancel, o.log, req)
+		if o.after != nil {
+			w.after = func() { afterResponse(invocation, w.served, o.after) }
+		}
 		go w.serve(h, req)
 		return w.response(), nil
 	}
+}
+
+// afterResponse waits for the handler to return (it has, unless the
+// response POST failed early; its context is cancelled by then), at most
+// until the invocation's deadline, then runs f with the invocation's
+// deadline.
+func afterResponse(invocation context.Context, served <-chan struct{}, f func(context.Context)) {
+	ctx := context.WithoutCancel(invocation)
+	cancel := context.CancelFunc(func() {})
+	if d, ok := invocation.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(ctx, d)
+	}
+	defer cancel()
+	select {
+	case <-served:
+	case <-ctx.Done():
+	}
+	f(ctx)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda/messages"
@@ -42,6 +43,8 @@ type responseWriter struct {
 	pr     *io.PipeReader
 	pw     *io.PipeWriter
 	ready  chan struct{} // closed once status and headers are fixed
+	served chan struct{} // closed once the handler returned and the stream is closed
+	after  func()        // WithAfterResponse's hook, run by the body's Close
 
 	wroteHeader bool
 	status      int
@@ -67,6 +70,7 @@ func newResponseWriter(cancel context.CancelCauseFunc, log *slog.Logger, req *ht
 		pr:     pr,
 		pw:     pw,
 		ready:  make(chan struct{}),
+		served: make(chan struct{}),
 	}
 }
 
@@ -139,6 +143,7 @@ func (w *responseWriter) FlushError() error {
 // serve runs the handler and ends the response stream when it returns.
 func (w *responseWriter) serve(h http.Handler, r *http.Request) {
 	var abort error
+	defer close(w.served)
 	defer func() {
 		if !w.wroteHeader {
 			w.WriteHeader(http.StatusOK)
@@ -218,7 +223,7 @@ func (w *responseWriter) response() *events.LambdaFunctionURLStreamingResponse {
 	<-w.ready
 	resp := &events.LambdaFunctionURLStreamingResponse{
 		StatusCode: w.status,
-		Body:       &responseBody{pr: w.pr, cancel: w.cancel},
+		Body:       &responseBody{pr: w.pr, cancel: w.cancel, after: w.after},
 	}
 	if len(w.sent) > 0 {
 		resp.Headers = make(map[string]string, len(w.sent))
@@ -251,14 +256,23 @@ var hopByHop = map[string]bool{
 // responseBody is the stream the runtime client reads. It closes it after the
 // response POST ends, successfully or not; if the handler is still running
 // then, its writes fail and its context is cancelled with ErrResponseGone.
+//
+// Close also runs the WithAfterResponse hook, once: the runtime client
+// calls it after the response POST and before it asks for the next event.
 type responseBody struct {
 	pr     *io.PipeReader
 	cancel context.CancelCauseFunc
+	after  func()
+	once   sync.Once
 }
 
 func (b *responseBody) Read(p []byte) (int, error) { return b.pr.Read(p) }
 
 func (b *responseBody) Close() error {
 	b.cancel(ErrResponseGone)
-	return b.pr.CloseWithError(ErrResponseGone)
+	err := b.pr.CloseWithError(ErrResponseGone)
+	if b.after != nil {
+		b.once.Do(b.after)
+	}
+	return err
 }
