@@ -1,6 +1,8 @@
-// Command admin is the admin API function: LiteLLM's management routes behind
-// the master key, served through a buffered function URL (aws-lambda-go-api-proxy's
-// httpadapter), or as a local server outside Lambda. It only wires.
+// Command admin is the admin API function: LiteLLM's management routes
+// (keys, teams, users, end users, spend, model info), served through a
+// buffered function URL (aws-lambda-go-api-proxy's httpadapter), or as a
+// local server outside Lambda. It builds its stores through shared/app, so
+// it reads and writes the very tables the gateway uses. It only wires.
 package main
 
 import (
@@ -14,55 +16,89 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/sluice-gw/sluice/shared/adminapi"
+	"github.com/sluice-gw/sluice/infra/tables"
+	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/ssmparam"
 )
 
 func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "admin:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	inLambda := os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
+	defStore := app.StoreMemory
+	if inLambda {
+		defStore = app.StoreDynamoDB
+	}
 	addr := flag.String("addr", "127.0.0.1:4001", "listen address outside Lambda")
+	cfgPath := flag.String("config", os.Getenv("GATEWAY_CONFIG"), "LiteLLM config file (env GATEWAY_CONFIG), for /model/info")
+	store := flag.String("store", envOr("GATEWAY_STORE", defStore), "state store: memory or dynamodb (env GATEWAY_STORE)")
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	slog.SetDefault(log)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	key, err := masterKey(ctx)
-	cancel()
+	defer cancel()
+	settings := app.Settings{
+		ConfigPath: *cfgPath, Store: *store, Getenv: os.LookupEnv, Logger: log,
+		Tables:    tables.NamesFromEnv(os.Getenv),
+		MasterKey: firstEnv("GATEWAY_MASTER_KEY", "LITELLM_MASTER_KEY"),
+	}
+	param := os.Getenv("GATEWAY_MASTER_KEY_PARAMETER")
+	if *store == app.StoreDynamoDB || param != "" {
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return fmt.Errorf("aws config: %w", err)
+		}
+		settings.AWS = &awsCfg
+		settings.Emulator = os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""
+		if param != "" { // never run open because a parameter could not be read
+			key, err := ssmparam.Get(ctx, ssm.NewFromConfig(awsCfg), param)
+			if err != nil {
+				return fmt.Errorf("master key: %w", err)
+			}
+			settings.MasterKey = key
+		}
+	}
+	gw, err := app.Build(ctx, settings)
 	if err != nil {
-		log.Error("admin: master key", "error", err)
-		os.Exit(1)
+		return err
 	}
-	if key == "" {
-		log.Warn("admin: no master key configured: every management route answers 401")
+	if gw.Config.General.MasterKey == "" {
+		log.Warn("admin: no master key configured: every management route answers 401 (set GATEWAY_MASTER_KEY)")
 	}
-	h := adminapi.New(adminapi.Options{MasterKey: key})
-
-	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
-		lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
-		return
+	if inLambda {
+		lambda.Start(httpadapter.NewV2(gw.Admin).ProxyWithContext)
+		return nil
 	}
-	fmt.Fprintf(os.Stderr, "admin API listening on http://%s\n", *addr)
-	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(os.Stderr, "admin API listening on http://%s (store: %s)\n", *addr, *store)
+	srv := &http.Server{Addr: *addr, Handler: gw.Admin, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error("admin: serve", "error", err)
-		os.Exit(1)
+		return err
 	}
+	return nil
 }
 
-// masterKey reads the master key from the SSM SecureString parameter named by
-// GATEWAY_MASTER_KEY_PARAMETER (as deployed), else from GATEWAY_MASTER_KEY
-// (local runs and tests).
-func masterKey(ctx context.Context) (string, error) {
-	name := os.Getenv("GATEWAY_MASTER_KEY_PARAMETER")
-	if name == "" {
-		return os.Getenv("GATEWAY_MASTER_KEY"), nil
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return "", fmt.Errorf("load AWS config: %w", err)
+	return ""
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
 	}
-	return ssmparam.Get(ctx, ssm.NewFromConfig(cfg), name)
+	return def
 }

@@ -57,6 +57,9 @@ func run() error {
 		Tables: tables.NamesFromEnv(os.Getenv),
 	}
 	settings.MasterKey = firstEnv("GATEWAY_MASTER_KEY", "LITELLM_MASTER_KEY")
+	// Spend events: to SQS when the queue is set (held until each response
+	// is out, in Lambda); else an in-process queue into the same store.
+	settings.SpendQueueURL, settings.Lambda = os.Getenv(tables.SpendQueueEnvVar), inLambda
 	var err error
 	if settings.KeyCacheTTL, err = envDuration("GATEWAY_KEY_CACHE_TTL"); err != nil {
 		return err
@@ -65,7 +68,7 @@ func run() error {
 		return err
 	}
 	param := os.Getenv("GATEWAY_MASTER_KEY_PARAMETER")
-	if *store == app.StoreDynamoDB || param != "" {
+	if *store == app.StoreDynamoDB || param != "" || settings.SpendQueueURL != "" {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
 			return fmt.Errorf("aws config: %w", err)
@@ -85,14 +88,14 @@ func run() error {
 		return err
 	}
 	if inLambda {
-		return startLambda(gw.Handler, log)
+		return startLambda(gw, log)
 	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: gw.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	srv := &http.Server{Handler: gw.HTTP, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	base := "http://" + ln.Addr().String()
 	var models []string
 	for _, m := range gw.Router.Models() {
@@ -110,7 +113,8 @@ Models: %s
     -d '{"model":"%s","messages":[{"role":"user","content":"Hello"}]}'
 
 Or point any OpenAI SDK at base_url=%s/v1
-`, base, source, *store, strings.Join(models, ", "), base, first(models), base)
+Admin API (LiteLLM's /key, /team, /user, /customer, /spend routes) on the same port%s
+`, base, source, *store, strings.Join(models, ", "), base, first(models), base, adminHint(gw.Config.General.MasterKey))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -124,7 +128,17 @@ Or point any OpenAI SDK at base_url=%s/v1
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	if err := gw.Close(shutdown); err != nil { // record the spend still queued
+		return fmt.Errorf("spend: %w", err)
+	}
 	return nil
+}
+
+func adminHint(masterKey string) string {
+	if masterKey == "" {
+		return ": answers 401 until a master key is set (GATEWAY_MASTER_KEY=sk-...)"
+	}
+	return ": authenticate with the master key"
 }
 
 func first(s []string) string {

@@ -1,55 +1,156 @@
-// Package adminapi is the admin API: LiteLLM's management routes (keys,
-// teams, users, spend) behind the master key. For now it answers health
-// checks and, for the management routes that later work builds, a clear 501.
-// It knows nothing of Lambda: functions/admin serves it through a buffered
-// function URL, and a local server can serve it as well.
+// Package adminapi is the admin API: LiteLLM's management routes for keys,
+// teams, users, end users (customers), spend reports and model info, with
+// LiteLLM's paths, request bodies, response shapes and role permissions.
+//
+// It writes through the same keys.Store the gateway reads (keys.Cached drops
+// its own entries on write; other instances see a change within their key
+// cache TTL). It knows nothing of Lambda: functions/admin serves it through a
+// buffered function URL, and local mode serves it on the gateway's port.
+//
+// Without a master key every management route answers 401: the admin API
+// never runs open.
 package adminapi
 
 import (
+	"context"
 	"crypto/subtle"
+	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/spend"
 )
+
+// SpendReader is what the spend report routes read: the spend store's
+// query methods (spend.Store implements it).
+type SpendReader interface {
+	Logs(ctx context.Context, q spend.LogQuery) ([]spend.Event, error)
+	Daily(ctx context.Context, q spend.DailyQuery) ([]spend.DailyRow, error)
+	Totals(ctx context.Context, q spend.TotalsQuery) ([]spend.Total, error)
+}
 
 // Options configure the admin API.
 type Options struct {
-	// MasterKey is the bearer token every management route requires. Empty,
-	// the management routes refuse every call: the admin API never runs open.
+	// MasterKey is the proxy admin's key. Empty: every management route
+	// answers 401 saying how to set one.
 	MasterKey string
-}
-
-// routes are LiteLLM's management routes with their methods.
-var routes = map[string]string{
-	"/key/generate":        http.MethodPost,
-	"/key/update":          http.MethodPost,
-	"/key/delete":          http.MethodPost,
-	"/key/info":            http.MethodGet,
-	"/key/list":            http.MethodGet,
-	"/key/block":           http.MethodPost,
-	"/key/unblock":         http.MethodPost,
-	"/team/new":            http.MethodPost,
-	"/team/update":         http.MethodPost,
-	"/team/delete":         http.MethodPost,
-	"/team/info":           http.MethodGet,
-	"/team/list":           http.MethodGet,
-	"/user/new":            http.MethodPost,
-	"/user/update":         http.MethodPost,
-	"/user/delete":         http.MethodPost,
-	"/user/info":           http.MethodGet,
-	"/spend/logs":          http.MethodGet,
-	"/global/spend/report": http.MethodGet,
+	// Keys is the store of keys, teams, users and end users; nil answers 503.
+	Keys keys.Store
+	// Spend answers the spend reports; nil: those routes answer 501.
+	Spend SpendReader
+	// Config gives /model/info its deployments; nil: none.
+	Config *config.Config
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Handler serves the admin API.
 type Handler struct {
 	masterKey []byte
+	keys      keys.Store
+	spend     SpendReader
+	cfg       *config.Config
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // New returns the admin API handler.
 func New(o Options) *Handler {
-	return &Handler{masterKey: []byte(o.MasterKey)}
+	h := &Handler{masterKey: []byte(o.MasterKey), keys: o.Keys, spend: o.Spend, cfg: o.Config, now: o.Now, log: o.Logger}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	return h
+}
+
+// route is one management route.
+type route struct {
+	method string
+	serve  func(h *Handler, w http.ResponseWriter, r *http.Request, c *caller) error
+}
+
+// routes are LiteLLM's management routes. /key/{key}/regenerate is matched
+// apart (Routes lists it).
+var routes = map[string]route{
+	"/key/generate":   {http.MethodPost, (*Handler).keyGenerate},
+	"/key/update":     {http.MethodPost, (*Handler).keyUpdate},
+	"/key/delete":     {http.MethodPost, (*Handler).keyDelete},
+	"/key/block":      {http.MethodPost, (*Handler).keyBlock},
+	"/key/unblock":    {http.MethodPost, (*Handler).keyUnblock},
+	"/key/regenerate": {http.MethodPost, (*Handler).keyRegenerate},
+	"/key/info":       {http.MethodGet, (*Handler).keyInfo},
+	"/key/list":       {http.MethodGet, (*Handler).keyList},
+
+	"/team/new":           {http.MethodPost, (*Handler).teamNew},
+	"/team/update":        {http.MethodPost, (*Handler).teamUpdate},
+	"/team/delete":        {http.MethodPost, (*Handler).teamDelete},
+	"/team/member_add":    {http.MethodPost, (*Handler).teamMemberAdd},
+	"/team/member_update": {http.MethodPost, (*Handler).teamMemberUpdate},
+	"/team/member_delete": {http.MethodPost, (*Handler).teamMemberDelete},
+	"/team/block":         {http.MethodPost, (*Handler).teamBlock},
+	"/team/unblock":       {http.MethodPost, (*Handler).teamUnblock},
+	"/team/info":          {http.MethodGet, (*Handler).teamInfo},
+	"/team/list":          {http.MethodGet, (*Handler).teamList},
+
+	"/user/new":    {http.MethodPost, (*Handler).userNew},
+	"/user/update": {http.MethodPost, (*Handler).userUpdate},
+	"/user/delete": {http.MethodPost, (*Handler).userDelete},
+	"/user/info":   {http.MethodGet, (*Handler).userInfo},
+	"/user/list":   {http.MethodGet, (*Handler).userList},
+
+	"/customer/new":     {http.MethodPost, (*Handler).customerNew},
+	"/customer/update":  {http.MethodPost, (*Handler).customerUpdate},
+	"/customer/delete":  {http.MethodPost, (*Handler).customerDelete},
+	"/customer/block":   {http.MethodPost, (*Handler).customerBlock},
+	"/customer/unblock": {http.MethodPost, (*Handler).customerUnblock},
+	"/customer/info":    {http.MethodGet, (*Handler).customerInfo},
+	"/customer/list":    {http.MethodGet, (*Handler).customerList},
+
+	"/spend/logs":          {http.MethodGet, (*Handler).spendLogs},
+	"/global/spend/report": {http.MethodGet, (*Handler).globalSpendReport},
+	"/user/daily/activity": {http.MethodGet, (*Handler).userDailyActivity},
+	"/team/daily/activity": {http.MethodGet, (*Handler).teamDailyActivity},
+
+	"/model/info":    {http.MethodGet, (*Handler).modelInfo},
+	"/v1/model/info": {http.MethodGet, (*Handler).modelInfo},
+}
+
+// Routes returns every management route as "METHOD /path" (the
+// authorization matrix test walks them). /key/{key}/regenerate is
+// "POST /key/{key}/regenerate".
+func Routes() []string {
+	out := make([]string, 0, len(routes)+1)
+	for p, rt := range routes {
+		out = append(out, rt.method+" "+p)
+	}
+	return append(out, http.MethodPost+" /key/{key}/regenerate")
+}
+
+// Handles reports whether path is an admin route (local mode sends those
+// here and everything else to the gateway).
+func Handles(path string) bool {
+	if _, ok := routes[path]; ok {
+		return true
+	}
+	_, ok := regeneratePath(path)
+	return ok || path == "/health"
+}
+
+func regeneratePath(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/key/")
+	if !ok {
+		return "", false
+	}
+	key, ok := strings.CutSuffix(rest, "/regenerate")
+	return key, ok && key != "" && !strings.Contains(key, "/")
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -63,32 +164,226 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"status":"healthy"}`))
 		return
 	}
-	method, ok := routes[r.URL.Path]
+	rt, ok := routes[r.URL.Path]
 	if !ok {
-		apierr.Write(w, apierr.New(apierr.NotFound, "no admin route %s %s", r.Method, r.URL.Path))
+		if key, isRegen := regeneratePath(r.URL.Path); isRegen {
+			rt = route{http.MethodPost, func(h *Handler, w http.ResponseWriter, r *http.Request, c *caller) error {
+				return h.regenerate(w, r, c, key)
+			}}
+		} else {
+			apierr.Write(w, apierr.New(apierr.NotFound, "no admin route %s %s", r.Method, r.URL.Path))
+			return
+		}
+	}
+	c, err := h.authenticate(r)
+	if err != nil {
+		apierr.Write(w, err)
 		return
 	}
-	if !h.authorized(r) {
-		apierr.Write(w, apierr.New(apierr.Unauthorized, "the admin API needs the master key as a Bearer token"))
+	if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
+		w.Header().Set("Allow", rt.method)
+		apierr.Write(w, apierr.New(apierr.MethodNotAllowed, "%s %s: use %s", r.Method, r.URL.Path, rt.method))
 		return
 	}
-	if r.Method != method {
-		w.Header().Set("Allow", method)
-		apierr.Write(w, apierr.New(apierr.MethodNotAllowed, "%s %s: use %s", r.Method, r.URL.Path, method))
+	if h.keys == nil {
+		apierr.Write(w, apierr.New(apierr.Unavailable, "the admin API has no keys store configured"))
 		return
 	}
-	apierr.Write(w, apierr.New(apierr.NotImplemented, "admin route %s %s is not implemented yet", method, r.URL.Path))
+	rec := &statusWriter{ResponseWriter: w}
+	if err := rt.serve(h, rec, r, c); err != nil {
+		err = storeError(err)
+		e := apierr.From(err)
+		if e.Kind == apierr.Internal || e.Kind == apierr.Unavailable {
+			h.log.LogAttrs(r.Context(), slog.LevelError, "admin request failed", slog.String("path", r.URL.Path),
+				slog.String("caller", c.name()), slog.String("error", err.Error()))
+		}
+		apierr.Write(rec, e)
+	}
+	h.log.LogAttrs(r.Context(), slog.LevelInfo, "admin", slog.String("method", r.Method), slog.String("path", routeName(r.URL.Path)),
+		slog.String("caller", c.name()), slog.Int("status", rec.status()))
 }
 
-// authorized reports whether r carries the master key. Without a configured
-// master key nobody is.
-func (h *Handler) authorized(r *http.Request) bool {
+// routeName is the path as logged: a regenerate path names no key.
+func routeName(path string) string {
+	if _, ok := regeneratePath(path); ok {
+		return "/key/{key}/regenerate"
+	}
+	return path
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusWriter) status() int {
+	if s.code == 0 {
+		return http.StatusOK
+	}
+	return s.code
+}
+
+// storeError maps store errors that reach a route unhandled.
+func storeError(err error) error {
+	var e *apierr.Error
+	switch {
+	case errors.As(err, &e):
+		return err
+	case errors.Is(err, keys.ErrUnavailable), errors.Is(err, spend.ErrUnavailable):
+		return &apierr.Error{Kind: apierr.Unavailable, Message: "the store did not answer; try again", Cause: err}
+	case errors.Is(err, keys.ErrNotFound):
+		return &apierr.Error{Kind: apierr.NotFound, Message: "not found", Cause: err}
+	case errors.Is(err, keys.ErrInvalid), errors.Is(err, spend.ErrQuery):
+		return &apierr.Error{Kind: apierr.InvalidRequest, Message: err.Error()}
+	}
+	return &apierr.Error{Kind: apierr.Internal, Message: "internal error", Cause: err}
+}
+
+// caller is who makes an admin request.
+type caller struct {
+	master bool
+	role   keys.UserRole // "" for a key that belongs to no user
+	userID string
+	key    *keys.Key // the key used; nil for the master key
+	user   *keys.User
+}
+
+func (c *caller) admin() bool  { return c.role == keys.RoleProxyAdmin }
+func (c *caller) viewer() bool { return c.admin() || c.role == keys.RoleProxyAdminViewer }
+
+// internal reports whether c is an internal user (may write its own keys).
+func (c *caller) internal() bool { return c.role == keys.RoleInternalUser }
+
+// name is who c is in logs and in created_by / deleted_by.
+func (c *caller) name() string {
+	switch {
+	case c.master:
+		return "master_key"
+	case c.userID != "":
+		return c.userID
+	case c.key != nil:
+		return "key:" + c.key.Hash[:12]
+	}
+	return ""
+}
+
+// credential reads the caller's key as LiteLLM does: x-litellm-api-key,
+// then Authorization: Bearer, then api-key, then x-api-key.
+func credential(r *http.Request) string {
+	if v := strings.TrimSpace(r.Header.Get("X-Litellm-Api-Key")); v != "" {
+		return strings.TrimSpace(strings.TrimPrefix(v, "Bearer "))
+	}
+	if a := r.Header.Get("Authorization"); a != "" {
+		if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+			return strings.TrimSpace(a[7:])
+		}
+		return strings.TrimSpace(a)
+	}
+	if v := r.Header.Get("Api-Key"); v != "" {
+		return strings.TrimSpace(v)
+	}
+	return strings.TrimSpace(r.Header.Get("X-Api-Key"))
+}
+
+func (h *Handler) authenticate(r *http.Request) (*caller, error) {
 	if len(h.masterKey) == 0 {
-		return false
+		return nil, apierr.New(apierr.Unauthorized,
+			"the admin API needs a master key and none is configured: set GATEWAY_MASTER_KEY (or general_settings.master_key; in AWS the SSM parameter GATEWAY_MASTER_KEY_PARAMETER names)")
 	}
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return false
+	token := credential(r)
+	if token == "" {
+		return nil, apierr.New(apierr.Unauthorized, "missing API key: send it as 'Authorization: Bearer <key>' or 'x-litellm-api-key: <key>'")
 	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), h.masterKey) == 1
+	if subtle.ConstantTimeCompare([]byte(token), h.masterKey) == 1 {
+		return &caller{master: true, role: keys.RoleProxyAdmin}, nil
+	}
+	if h.keys == nil {
+		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
+	}
+	ctx := r.Context()
+	k, err := h.keys.GetKey(ctx, keys.HashSecret(token))
+	switch {
+	case errors.Is(err, keys.ErrNotFound):
+		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
+	case err != nil:
+		return nil, &apierr.Error{Kind: apierr.Unavailable, Message: "could not check the API key; try again", Cause: err}
+	}
+	now := h.now()
+	switch {
+	case k.Blocked:
+		return nil, apierr.New(apierr.Unauthorized, "this key is blocked")
+	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
+		return nil, apierr.New(apierr.Unauthorized, "this key has expired")
+	}
+	c := &caller{key: &k}
+	if k.UserID != "" {
+		u, err := h.keys.GetUser(ctx, k.UserID)
+		switch {
+		case err == nil:
+			c.user, c.userID, c.role = &u, u.ID, u.Role
+		case !errors.Is(err, keys.ErrNotFound):
+			return nil, &apierr.Error{Kind: apierr.Unavailable, Message: "could not check the API key's user; try again", Cause: err}
+		}
+	}
+	return c, nil
+}
+
+// forbidden is a 403 for a route or record the caller may not touch.
+func forbidden(format string, args ...any) *apierr.Error {
+	e := apierr.New(apierr.Forbidden, format, args...)
+	e.Code = "insufficient_permissions"
+	return e
+}
+
+// needAdmin refuses everyone but a proxy admin; viewers get a 403 that says
+// they only read.
+func needAdmin(c *caller) error {
+	if c.admin() {
+		return nil
+	}
+	if c.viewer() {
+		return forbidden("proxy_admin_viewer may read but not write")
+	}
+	return forbidden("this route needs a proxy_admin")
+}
+
+// teamRole returns c's role in team ("" if none).
+func (h *Handler) teamRole(ctx context.Context, c *caller, team string) (string, error) {
+	if c.userID == "" || team == "" {
+		return "", nil
+	}
+	t, err := h.keys.GetTeam(ctx, team)
+	if errors.Is(err, keys.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return t.Role(c.userID), nil
+}
+
+// Mux serves the admin routes with admin and everything else with gateway:
+// local mode's single port, as LiteLLM's proxy serves both.
+func Mux(admin *Handler, gateway http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" && Handles(r.URL.Path) {
+			admin.ServeHTTP(w, r)
+			return
+		}
+		gateway.ServeHTTP(w, r)
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sluice-gw/sluice/infra/tables"
+	"github.com/sluice-gw/sluice/shared/adminapi"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/cooldown/ddbcooldown"
@@ -25,6 +26,8 @@ import (
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/spend"
+	"github.com/sluice-gw/sluice/shared/spend/spendgw"
 )
 
 // Stores.
@@ -61,16 +64,31 @@ type Settings struct {
 	HTTPClient *http.Client
 	// Now overrides the clock (tests).
 	Now func() time.Time
+
+	// SpendQueueURL (SPEND_QUEUE_URL): spend events go to this SQS queue;
+	// "": an in-process queue records them in the store (needs no AWS).
+	SpendQueueURL string
+	// Lambda holds spend events until FlushSpend, which the Lambda hook
+	// calls after each response.
+	Lambda bool
 }
 
 // Gateway is an assembled gateway.
 type Gateway struct {
-	Config    *config.Config
-	Router    *router.Router
-	Handler   *gateway.Handler
+	Config  *config.Config
+	Router  *router.Router
+	Handler *gateway.Handler
+	// Admin is the admin API on the same stores; HTTP serves the gateway
+	// and every admin route on one port (local mode, as LiteLLM's proxy).
+	Admin     *adminapi.Handler
+	HTTP      http.Handler
 	Keys      keys.Store
 	Limits    limits.Store
 	Cooldowns cooldown.Store
+	// Spend records spend events and answers spend reports; SpendQueue is
+	// where the handler publishes each request's event.
+	Spend      spend.Store
+	SpendQueue spend.Publisher
 }
 
 // Build loads the config and wires the gateway.
@@ -122,20 +140,28 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	default:
 		return nil, fmt.Errorf("store %q is not supported (memory, dynamodb)", s.Store)
 	}
+	if err := buildSpend(s, gw, log); err != nil {
+		return nil, err
+	}
 	gw.Router = router.New(cfg, router.Options{Logger: log, Cooldowns: gw.Cooldowns, Now: s.Now})
 	client := s.HTTPClient
 	if client == nil {
 		client = providers.NewHTTPClient()
 	}
 	gw.Handler = gateway.New(gateway.Options{
-		Config:   cfg,
-		Router:   gw.Router,
-		Provider: providers.New(client),
-		Keys:     keyReader,
-		Limits:   gw.Limits,
-		Now:      s.Now,
-		Logger:   log,
+		Config:     cfg,
+		Router:     gw.Router,
+		Provider:   providers.New(client),
+		Keys:       keyReader,
+		Limits:     gw.Limits,
+		Now:        s.Now,
+		Logger:     log,
+		OnComplete: spendgw.OnComplete(gw.SpendQueue),
 	})
+	gw.Admin = adminapi.New(adminapi.Options{
+		MasterKey: cfg.General.MasterKey, Keys: gw.Keys, Config: cfg, Now: s.Now, Logger: log,
+	})
+	gw.HTTP = adminapi.Mux(gw.Admin, gw.Handler)
 	return gw, nil
 }
 

@@ -1,0 +1,543 @@
+package adminapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// newSecret returns "sk-" and 192 bits from crypto/rand.
+func newSecret() (string, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return "sk-" + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// keyName is LiteLLM's display form of a secret: "sk-..." and its last 4.
+func keyName(secret string) string {
+	if len(secret) < 8 {
+		return "sk-..."
+	}
+	return "sk-..." + secret[len(secret)-4:]
+}
+
+// secretParam reads a caller-chosen secret ("key" or "new_key").
+func secretParam(p *params, name string) (string, bool) {
+	s, ok := p.str(name)
+	if !ok {
+		return "", false
+	}
+	if !strings.HasPrefix(s, "sk-") || len(s) < 8 {
+		p.fail(badParam(name, "a key must start with sk- and be at least 8 characters"))
+		return "", false
+	}
+	return s, true
+}
+
+// applyKeySettings sets on k the key settings present in p.
+func applyKeySettings(p *params, k *keys.Key, now time.Time) (duration string) {
+	if v, ok := p.str("key_alias"); ok || p.has("key_alias") {
+		k.Alias = v
+	}
+	if d, s, ok := p.duration("duration"); ok {
+		duration = s
+		k.ExpiresAt = time.Time{}
+		if d > 0 {
+			k.ExpiresAt = now.Add(d)
+		}
+	}
+	if v, ok := p.strs("models"); ok || p.has("models") {
+		k.Models = v
+	}
+	if v, ok := p.money("max_budget"); ok {
+		k.MaxBudget = v
+	}
+	if v, ok := p.money("soft_budget"); ok {
+		k.SoftBudget = v
+	}
+	if v, ok := p.period("budget_duration"); ok {
+		k.Duration = v
+	}
+	if v, ok := p.str("user_id"); ok || p.has("user_id") {
+		k.UserID = v
+	}
+	if v, ok := p.str("team_id"); ok || p.has("team_id") {
+		k.TeamID = v
+	}
+	if v, ok := p.limit("rpm_limit"); ok || p.has("rpm_limit") {
+		k.RPMLimit = v
+	}
+	if v, ok := p.limit("tpm_limit"); ok || p.has("tpm_limit") {
+		k.TPMLimit = v
+	}
+	if v, ok := p.object("metadata"); ok {
+		k.Metadata = v
+	}
+	if v, ok := p.strs("tags"); ok || p.has("tags") {
+		k.Tags = v
+	}
+	if v, ok := p.boolean("blocked"); ok || p.has("blocked") {
+		k.Blocked = v
+	}
+	p.refuse(whyAliases, "aliases")
+	p.refuse(whyRotation, "auto_rotate", "rotation_interval")
+	p.refuseCommon()
+	p.ignore("key_type", "send_invite_email", "soft_budget_cooldown")
+	return duration
+}
+
+// mayWriteKey checks that c may create or change k (as it will be stored):
+// a proxy admin anything; a team admin the keys of its team, for itself
+// or the team's members; an internal user its own keys (in teams it is a
+// member of), never above its own limits.
+func (h *Handler) mayWriteKey(ctx context.Context, c *caller, k keys.Key) error {
+	return h.mayTouchKey(ctx, c, k, true)
+}
+
+// mayTouchKey is mayWriteKey; limits false checks ownership only (the key
+// as it is before a change).
+func (h *Handler) mayTouchKey(ctx context.Context, c *caller, k keys.Key, limits bool) error {
+	if c.admin() {
+		return nil
+	}
+	if c.viewer() {
+		return forbidden("proxy_admin_viewer may read keys but not write them")
+	}
+	if c.userID == "" {
+		return forbidden("a key that belongs to no user may not manage keys")
+	}
+	if k.TeamID != "" {
+		t, err := h.keys.GetTeam(ctx, k.TeamID)
+		switch {
+		case errors.Is(err, keys.ErrNotFound):
+			return badParam("team_id", "no team %q", k.TeamID)
+		case err != nil:
+			return err
+		}
+		role := t.Role(c.userID)
+		if role == keys.MemberAdmin {
+			if k.UserID != "" && k.UserID != c.userID && t.Role(k.UserID) == "" {
+				return forbidden("user %s is not a member of team %s", k.UserID, k.TeamID)
+			}
+			return nil
+		}
+		if role == "" {
+			return forbidden("you are not a member of team %s", k.TeamID)
+		}
+	}
+	if !c.internal() {
+		return forbidden("%s may not write keys", roleName(c))
+	}
+	if k.UserID != c.userID {
+		return forbidden("an internal_user may manage only its own keys (user_id %s)", c.userID)
+	}
+	if !limits {
+		return nil
+	}
+	return withinLimits(c.user, k)
+}
+
+func roleName(c *caller) string {
+	if c.role == "" {
+		return "a key without a user role"
+	}
+	return string(c.role)
+}
+
+// withinLimits refuses a key with more than its owner's own limits.
+func withinLimits(u *keys.User, k keys.Key) error {
+	if u == nil {
+		return nil
+	}
+	if u.MaxBudget != nil && (k.MaxBudget == nil || *k.MaxBudget > *u.MaxBudget) {
+		return forbidden("max_budget: at most your own max_budget of %v", *u.MaxBudget)
+	}
+	if u.RPMLimit > 0 && (k.RPMLimit == 0 || k.RPMLimit > u.RPMLimit) {
+		return forbidden("rpm_limit: at most your own rpm_limit of %d", u.RPMLimit)
+	}
+	if u.TPMLimit > 0 && (k.TPMLimit == 0 || k.TPMLimit > u.TPMLimit) {
+		return forbidden("tpm_limit: at most your own tpm_limit of %d", u.TPMLimit)
+	}
+	if len(u.Models) > 0 && !slices.Contains(u.Models, "*") && !slices.Contains(u.Models, "all-proxy-models") {
+		if len(k.Models) == 0 {
+			return forbidden("models: at most your own models %v", u.Models)
+		}
+		for _, m := range k.Models {
+			if !slices.Contains(u.Models, m) {
+				return forbidden("models: %q is not among your own models %v", m, u.Models)
+			}
+		}
+	}
+	return nil
+}
+
+// mayReadKey checks that c may read k.
+func (h *Handler) mayReadKey(ctx context.Context, c *caller, k keys.Key) error {
+	switch {
+	case c.viewer():
+		return nil
+	case c.key != nil && c.key.Hash == k.Hash:
+		return nil
+	case c.userID != "" && k.UserID == c.userID:
+		return nil
+	}
+	if role, err := h.teamRole(ctx, c, k.TeamID); err != nil || role == keys.MemberAdmin {
+		return err
+	}
+	return forbidden("you may not read this key")
+}
+
+// keyStoreError maps key write errors to the client's.
+func keyStoreError(err error) error {
+	switch {
+	case errors.Is(err, keys.ErrAliasExists):
+		return badParam("key_alias", "another key has this key_alias")
+	case errors.Is(err, keys.ErrExists):
+		return badParam("key", "this key exists already")
+	case errors.Is(err, keys.ErrInvalid):
+		return apierr.New(apierr.InvalidRequest, "%v", err)
+	}
+	return err
+}
+
+// generated answers generate and regenerate: the key object, the secret
+// (shown once), and LiteLLM's token fields.
+func generated(w http.ResponseWriter, k keys.Key, secret, duration string, now time.Time) error {
+	o := keyObject(k, now)
+	o["key"] = secret
+	o["token_id"] = k.Hash
+	o["duration"] = orNil(duration)
+	return ok(w, o)
+}
+
+func (h *Handler) keyGenerate(w http.ResponseWriter, r *http.Request, c *caller) error {
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	now := h.now()
+	secret, given := secretParam(p, "key")
+	k := keys.Key{CreatedAt: now, CreatedBy: c.name(), UpdatedAt: now, UpdatedBy: c.name()}
+	duration := applyKeySettings(p, &k, now)
+	if err := p.done(); err != nil {
+		return err
+	}
+	if !c.admin() && !p.has("user_id") && c.userID != "" {
+		k.UserID = c.userID // an internal user's key is its own
+	}
+	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
+		return err
+	}
+	if k.TeamID != "" {
+		if _, err := h.keys.GetTeam(r.Context(), k.TeamID); errors.Is(err, keys.ErrNotFound) {
+			return &apierr.Error{Kind: apierr.NotFound, Message: "team_id: no team " + k.TeamID, Param: "team_id"}
+		}
+	}
+	if !given {
+		if secret, err = newSecret(); err != nil {
+			return err
+		}
+	}
+	k.Hash, k.KeyName = keys.HashSecret(secret), keyName(secret)
+	if err := h.keys.CreateKey(r.Context(), k); err != nil {
+		return keyStoreError(err)
+	}
+	stored, err := h.keys.GetKey(r.Context(), k.Hash)
+	if err != nil {
+		stored = k
+	}
+	return generated(w, stored, secret, duration, now)
+}
+
+// loadKey reads the key a parameter names (secret or hash).
+func (h *Handler) loadKey(ctx context.Context, param, v string) (keys.Key, error) {
+	if v == "" {
+		return keys.Key{}, badParam(param, "required")
+	}
+	k, err := h.keys.GetKey(ctx, keyHash(v))
+	if errors.Is(err, keys.ErrNotFound) {
+		return keys.Key{}, &apierr.Error{Kind: apierr.NotFound, Message: param + ": no such key", Param: param}
+	}
+	return k, err
+}
+
+func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	ref, _ := p.str("key")
+	now := h.now()
+	var k keys.Key
+	applyKeySettings(p, &k, now) // validate the body before any read
+	if err := p.done(); err != nil {
+		return err
+	}
+	old, err := h.loadKey(r.Context(), "key", ref)
+	if err != nil {
+		return err
+	}
+	if err := h.mayTouchKey(r.Context(), c, old, false); err != nil {
+		return err
+	}
+	k = old
+	p2, _ := reparse(p)
+	applyKeySettings(p2, &k, now)
+	k.UpdatedAt, k.UpdatedBy = now, c.name()
+	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
+		return err
+	}
+	if k.TeamID != "" && k.TeamID != old.TeamID {
+		if _, err := h.keys.GetTeam(r.Context(), k.TeamID); errors.Is(err, keys.ErrNotFound) {
+			return &apierr.Error{Kind: apierr.NotFound, Message: "team_id: no team " + k.TeamID, Param: "team_id"}
+		}
+	}
+	updated, err := h.keys.UpdateKey(r.Context(), k)
+	if err != nil {
+		return keyStoreError(err)
+	}
+	o := keyObject(updated, now)
+	o["key"] = updated.Hash
+	return ok(w, o)
+}
+
+// reparse returns a fresh reader of the same body (settings are applied
+// twice: once to validate before reading the store, once onto the record).
+func reparse(p *params) (*params, error) {
+	return &params{m: p.m, used: map[string]bool{}}, nil
+}
+
+func (h *Handler) keyDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	refs, _ := p.strs("keys")
+	aliases, _ := p.strs("key_aliases")
+	if err := p.done(); err != nil {
+		return err
+	}
+	if len(refs) == 0 && len(aliases) == 0 {
+		return badParam("keys", "give keys or key_aliases")
+	}
+	ctx := r.Context()
+	var todo []keys.Key
+	for _, ref := range refs {
+		k, err := h.loadKey(ctx, "keys", ref)
+		if err != nil {
+			return err
+		}
+		todo = append(todo, k)
+	}
+	for _, a := range aliases {
+		k, err := h.keys.GetKeyByAlias(ctx, a)
+		if errors.Is(err, keys.ErrNotFound) {
+			return &apierr.Error{Kind: apierr.NotFound, Message: "key_aliases: no key with alias " + a, Param: "key_aliases"}
+		}
+		if err != nil {
+			return err
+		}
+		todo = append(todo, k)
+	}
+	for _, k := range todo {
+		if err := h.mayTouchKey(ctx, c, k, false); err != nil {
+			return err
+		}
+	}
+	deleted := []string{}
+	for _, k := range todo {
+		if _, err := h.keys.ArchiveKey(ctx, k.Hash, c.name()); err != nil && !errors.Is(err, keys.ErrNotFound) {
+			return err
+		}
+		deleted = append(deleted, k.Hash)
+	}
+	return ok(w, obj{"deleted_keys": deleted})
+}
+
+func (h *Handler) keyBlock(w http.ResponseWriter, r *http.Request, c *caller) error {
+	return h.setKeyBlocked(w, r, c, true)
+}
+
+func (h *Handler) keyUnblock(w http.ResponseWriter, r *http.Request, c *caller) error {
+	return h.setKeyBlocked(w, r, c, false)
+}
+
+// setKeyBlocked blocks or unblocks a key: a proxy admin, or a team admin
+// for its team's keys.
+func (h *Handler) setKeyBlocked(w http.ResponseWriter, r *http.Request, c *caller, blocked bool) error {
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	ref, _ := p.str("key")
+	if err := p.done(); err != nil {
+		return err
+	}
+	k, err := h.loadKey(r.Context(), "key", ref)
+	if err != nil {
+		return err
+	}
+	if !c.admin() {
+		role, err := h.teamRole(r.Context(), c, k.TeamID)
+		if err != nil {
+			return err
+		}
+		if role != keys.MemberAdmin {
+			if err := needAdmin(c); err != nil {
+				return err
+			}
+		}
+	}
+	if err := h.keys.BlockKey(r.Context(), k.Hash, blocked); err != nil {
+		return err
+	}
+	k, err = h.keys.GetKey(r.Context(), k.Hash)
+	if err != nil {
+		return err
+	}
+	return ok(w, keyObject(k, h.now()))
+}
+
+func (h *Handler) keyRegenerate(w http.ResponseWriter, r *http.Request, c *caller) error {
+	return h.regenerate(w, r, c, "")
+}
+
+// regenerate replaces a key's secret (LiteLLM's /key/regenerate and
+// /key/{key}/regenerate), keeping its record and spend; the old secret
+// stops working. Settings in the body are applied as in /key/update.
+func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, c *caller, pathKey string) error {
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	ref, _ := p.str("key")
+	if pathKey != "" {
+		ref = pathKey
+	}
+	secret, given := secretParam(p, "new_key")
+	now := h.now()
+	var probe keys.Key
+	applyKeySettings(p, &probe, now)
+	if err := p.done(); err != nil {
+		return err
+	}
+	old, err := h.loadKey(r.Context(), "key", ref)
+	if err != nil {
+		return err
+	}
+	if err := h.mayTouchKey(r.Context(), c, old, false); err != nil {
+		return err
+	}
+	k := old
+	p2, _ := reparse(p)
+	duration := applyKeySettings(p2, &k, now)
+	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
+		return err
+	}
+	if !given {
+		if secret, err = newSecret(); err != nil {
+			return err
+		}
+	}
+	k.Hash, k.KeyName, k.UpdatedAt, k.UpdatedBy = keys.HashSecret(secret), keyName(secret), now, c.name()
+	nk, err := h.keys.RegenerateKey(r.Context(), old.Hash, k)
+	if err != nil {
+		if errors.Is(err, keys.ErrExists) && !errors.Is(err, keys.ErrAliasExists) {
+			return badParam("new_key", "this key exists already")
+		}
+		return keyStoreError(err)
+	}
+	return generated(w, nk, secret, duration, now)
+}
+
+func (h *Handler) keyInfo(w http.ResponseWriter, r *http.Request, c *caller) error {
+	ref := strings.TrimSpace(r.URL.Query().Get("key"))
+	var k keys.Key
+	if ref == "" {
+		if c.key == nil {
+			return badParam("key", "the master key is not a virtual key: pass ?key=")
+		}
+		k = *c.key
+	} else {
+		var err error
+		if k, err = h.loadKey(r.Context(), "key", ref); err != nil {
+			return err
+		}
+	}
+	if err := h.mayReadKey(r.Context(), c, k); err != nil {
+		return err
+	}
+	return ok(w, obj{"key": k.Hash, "info": keyObject(k, h.now())})
+}
+
+func (h *Handler) keyList(w http.ResponseWriter, r *http.Request, c *caller) error {
+	q := &query{r: r}
+	page := q.int("page", 1, 1, 1_000_000)
+	size := q.int("size", 10, 1, 100)
+	f := keys.KeyFilter{UserID: q.str("user_id"), TeamID: q.str("team_id"), Alias: q.str("key_alias")}
+	full := q.boolean("return_full_object")
+	status := q.str("status")
+	if q.err != nil {
+		return q.err
+	}
+	if status != "" && status != "deleted" && status != "active" {
+		return badParam("status", "want deleted (or nothing), got %q", status)
+	}
+	ctx := r.Context()
+	if !c.viewer() {
+		role, err := h.teamRole(ctx, c, f.TeamID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case f.TeamID != "" && role == keys.MemberAdmin:
+		case c.userID == "":
+			return forbidden("a key that belongs to no user may not list keys")
+		case f.UserID != "" && f.UserID != c.userID:
+			return forbidden("you may list only your own keys")
+		default:
+			f.UserID = c.userID
+		}
+	}
+	now := h.now()
+	var items []any
+	var hashes []string
+	if status == "deleted" {
+		del, err := h.keys.ListDeletedKeys(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, d := range del {
+			o := keyObject(d.Key, now)
+			o["deleted_at"], o["deleted_by"] = ts(d.DeletedAt), orNil(d.DeletedBy)
+			items, hashes = append(items, o), append(hashes, d.Hash)
+		}
+	} else {
+		ks, err := h.keys.ListKeys(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, k := range ks {
+			items, hashes = append(items, keyObject(k, now)), append(hashes, k.Hash)
+		}
+	}
+	total := len(items)
+	lo, hi := min((page-1)*size, total), min(page*size, total)
+	out := obj{"total_count": total, "current_page": page, "total_pages": (total + size - 1) / size}
+	if full || status == "deleted" {
+		out["keys"] = append([]any{}, items[lo:hi]...)
+	} else {
+		out["keys"] = append([]string{}, hashes[lo:hi]...)
+	}
+	return ok(w, out)
+}

@@ -1,0 +1,375 @@
+package adminapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// maxBody bounds an admin request body.
+const maxBody = 1 << 20
+
+// badParam is a 400 naming the parameter.
+func badParam(param, format string, args ...any) *apierr.Error {
+	e := apierr.New(apierr.InvalidRequest, "%s: %s", param, fmt.Sprintf(format, args...))
+	e.Param = param
+	return e
+}
+
+// params is a JSON object body read field by field. Every field must be
+// read (or declared ignored) by the route: an unknown field is a 400, so
+// that a misspelt limit is never silently dropped.
+type params struct {
+	m    map[string]json.RawMessage
+	used map[string]bool
+	err  error // the first error
+}
+
+func readParams(r *http.Request) (*params, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return nil, apierr.New(apierr.InvalidRequest, "could not read the request body: %v", err)
+	}
+	if len(b) > maxBody {
+		return nil, apierr.New(apierr.TooLarge, "request body over %d bytes", maxBody)
+	}
+	p := &params{m: map[string]json.RawMessage{}, used: map[string]bool{}}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return p, nil
+	}
+	if err := json.Unmarshal(b, &p.m); err != nil || p.m == nil {
+		return nil, apierr.New(apierr.InvalidRequest, "the request body is not a JSON object: %v", jsonErr(err))
+	}
+	return p, nil
+}
+
+func jsonErr(err error) string {
+	if err == nil {
+		return "null"
+	}
+	return err.Error()
+}
+
+func (p *params) fail(e *apierr.Error) {
+	if p.err == nil {
+		p.err = e
+	}
+}
+
+// raw returns a field's JSON, and whether it is present and not null.
+func (p *params) raw(name string) (json.RawMessage, bool) {
+	p.used[name] = true
+	v, ok := p.m[name]
+	if !ok || string(bytes.TrimSpace(v)) == "null" {
+		return nil, false
+	}
+	return v, true
+}
+
+// has reports whether the field is present (null included).
+func (p *params) has(name string) bool {
+	_, ok := p.m[name]
+	return ok
+}
+
+func (p *params) str(name string) (string, bool) {
+	v, ok := p.raw(name)
+	if !ok {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		p.fail(badParam(name, "want a string"))
+		return "", false
+	}
+	return s, true
+}
+
+func (p *params) strs(name string) ([]string, bool) {
+	v, ok := p.raw(name)
+	if !ok {
+		return nil, false
+	}
+	var s []string
+	if err := json.Unmarshal(v, &s); err != nil {
+		p.fail(badParam(name, "want a list of strings"))
+		return nil, false
+	}
+	if slices.Contains(s, "") {
+		p.fail(badParam(name, "empty string in the list"))
+		return nil, false
+	}
+	return s, true
+}
+
+func (p *params) boolean(name string) (bool, bool) {
+	v, ok := p.raw(name)
+	if !ok {
+		return false, false
+	}
+	var b bool
+	if err := json.Unmarshal(v, &b); err != nil {
+		p.fail(badParam(name, "want true or false"))
+		return false, false
+	}
+	return b, true
+}
+
+// limit reads a non-negative whole number (rpm_limit, tpm_limit).
+func (p *params) limit(name string) (int64, bool) {
+	v, ok := p.raw(name)
+	if !ok {
+		return 0, false
+	}
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil {
+		p.fail(badParam(name, "want a number"))
+		return 0, false
+	}
+	if f < 0 || f != math.Trunc(f) || f > math.MaxInt64/2 {
+		p.fail(badParam(name, "want a whole number >= 0, got %v", f))
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// money reads a budget in USD: >= 0, or null (present, nil: no budget).
+func (p *params) money(name string) (*float64, bool) {
+	present := p.has(name)
+	v, ok := p.raw(name)
+	if !ok {
+		return nil, present
+	}
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil {
+		p.fail(badParam(name, "want a number of USD"))
+		return nil, false
+	}
+	if f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		p.fail(badParam(name, "want a number of USD >= 0, got %v", f))
+		return nil, false
+	}
+	return &f, true
+}
+
+// object reads a JSON object (metadata), compacted.
+func (p *params) object(name string) (json.RawMessage, bool) {
+	present := p.has(name)
+	v, ok := p.raw(name)
+	if !ok {
+		return nil, present
+	}
+	var m map[string]any
+	if err := json.Unmarshal(v, &m); err != nil {
+		p.fail(badParam(name, "want a JSON object"))
+		return nil, false
+	}
+	var buf bytes.Buffer
+	_ = json.Compact(&buf, v)
+	if buf.String() == "{}" {
+		return nil, true
+	}
+	return buf.Bytes(), true
+}
+
+// period reads a budget_duration ("30d", "1mo", ...); null clears it.
+func (p *params) period(name string) (string, bool) {
+	present := p.has(name)
+	s, ok := p.str(name)
+	if !ok {
+		return "", present
+	}
+	if _, err := keys.ParsePeriod(s); err != nil {
+		p.fail(badParam(name, "want a number and s, m, h, d or mo, such as 30s, 1h, 1d, 7d, 30d, 1mo; got %q", s))
+		return "", false
+	}
+	return s, true
+}
+
+// duration reads a key duration ("30s", "30m", "30h", "30d", "2w", "1mo",
+// "1y"); null: no expiry.
+func (p *params) duration(name string) (time.Duration, string, bool) {
+	present := p.has(name)
+	s, ok := p.str(name)
+	if !ok {
+		return 0, "", present
+	}
+	d, err := parseDuration(s)
+	if err != nil {
+		p.fail(badParam(name, "%v", err))
+		return 0, "", false
+	}
+	return d, s, true
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	units := []struct {
+		suffix string
+		d      time.Duration
+	}{{"mo", 30 * 24 * time.Hour}, {"s", time.Second}, {"m", time.Minute}, {"h", time.Hour}, {"d", 24 * time.Hour}, {"w", 7 * 24 * time.Hour}, {"y", 365 * 24 * time.Hour}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			n, err := strconv.ParseInt(num, 10, 64)
+			if err != nil || n <= 0 || n > 100_000 {
+				break
+			}
+			return time.Duration(n) * u.d, nil
+		}
+	}
+	return 0, fmt.Errorf("want a number and s, m, h, d, w, mo or y, such as 30d; got %q", s)
+}
+
+// refuse refuses fields the gateway does not enforce: present with a
+// value that is not empty (null, false, 0, "", [] and {} pass), they are
+// a 400 naming the field and why.
+func (p *params) refuse(why string, names ...string) {
+	for _, name := range names {
+		v, ok := p.raw(name)
+		if !ok {
+			continue
+		}
+		switch string(bytes.TrimSpace(v)) {
+		case "false", "0", `""`, "[]", "{}":
+			continue
+		}
+		p.fail(badParam(name, "not supported: %s; this gateway refuses it rather than store a setting it would not apply", why))
+	}
+}
+
+// ignore marks fields that are accepted and have no effect on anything a
+// user could rely on (such as send_invite_email).
+func (p *params) ignore(names ...string) {
+	for _, n := range names {
+		p.used[n] = true
+	}
+}
+
+// done returns the first error, or a 400 for a field no one read.
+func (p *params) done() error {
+	if p.err != nil {
+		return p.err
+	}
+	var unknown []string
+	for name := range p.m {
+		if !p.used[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return badParam(unknown[0], "unknown field (of %s)", strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// Reasons for refused fields.
+const (
+	whyParallel    = "concurrency is bounded by the function's reserved concurrency, not per key"
+	whyModelLimit  = "per-model limits and budgets are not enforced"
+	whyPermissions = "permissions, routes, guardrails, cache controls and enforced params are not enforced"
+	whyAliases     = "model aliases per key or team are not applied"
+	whyOrg         = "organizations are not built"
+	whyBudgetID    = "budgets are set on the record itself (max_budget, budget_duration), not by budget id"
+	whySpend       = "spend changes only through the spend pipeline"
+	whyMemberLimit = "team member defaults are not enforced; set max_budget_in_team per member"
+	whyRegion      = "regions and default models per end user are not applied"
+	whyTags        = "team tags are not applied"
+	whyRotation    = "automatic key rotation is not built"
+	whyLimitType   = "only the default (best effort per minute) limit type exists"
+)
+
+// refusedCommon are fields refused on keys, users and teams.
+func (p *params) refuseCommon() {
+	p.refuse(whyParallel, "max_parallel_requests")
+	p.refuse(whyModelLimit, "model_max_budget", "model_rpm_limit", "model_tpm_limit")
+	p.refuse(whyPermissions, "permissions", "allowed_cache_controls", "guardrails", "enforced_params", "allowed_routes",
+		"object_permission", "prompts", "allowed_passthrough_routes", "config", "blocked_tools", "allowed_vector_store_ids",
+		"mcp_servers", "disable_global_guardrails", "policies", "allowed_mcp_servers", "access_group_ids")
+	p.refuse(whyOrg, "organization_id")
+	p.refuse(whyBudgetID, "budget_id")
+	p.refuse(whySpend, "spend")
+	p.refuse(whyLimitType, "rpm_limit_type", "tpm_limit_type")
+}
+
+// ref reads a key given as its secret ("sk-...") or its hash.
+func keyHash(v string) string {
+	if keys.ValidHash(v) {
+		return v
+	}
+	return keys.HashSecret(v)
+}
+
+// query reads URL query parameters with 400s naming the parameter.
+type query struct {
+	r   *http.Request
+	err error
+}
+
+func (q *query) str(name string) string { return strings.TrimSpace(q.r.URL.Query().Get(name)) }
+
+func (q *query) int(name string, def, min, max int) int {
+	s := q.str(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < min || n > max {
+		if q.err == nil {
+			q.err = badParam(name, "want a whole number from %d to %d, got %q", min, max, s)
+		}
+		return def
+	}
+	return n
+}
+
+func (q *query) boolean(name string) bool {
+	s := strings.ToLower(q.str(name))
+	switch s {
+	case "", "false", "0":
+		return false
+	case "true", "1":
+		return true
+	}
+	if q.err == nil {
+		q.err = badParam(name, "want true or false, got %q", s)
+	}
+	return false
+}
+
+// date reads a date (2006-01-02) or an RFC 3339 time.
+func (q *query) date(name string) time.Time {
+	s := q.str(name)
+	if s == "" {
+		return time.Time{}
+	}
+	for _, layout := range []string{time.DateOnly, time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC()
+		}
+	}
+	if q.err == nil {
+		q.err = badParam(name, "want a date such as 2025-01-31, got %q", s)
+	}
+	return time.Time{}
+}
+
+// list reads a comma-separated list.
+func (q *query) list(name string) []string {
+	var out []string
+	for _, v := range strings.Split(q.str(name), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,199 @@
+package adminapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// obj is a JSON object in LiteLLM's shape.
+type obj = map[string]any
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	return nil
+}
+
+func ok(w http.ResponseWriter, v any) error { return writeJSON(w, http.StatusOK, v) }
+
+func ts(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func orNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func limitOrNil(v int64) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+func strList(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
+}
+
+func metadata(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 {
+		return json.RawMessage("{}")
+	}
+	return m
+}
+
+func usdOrNil(v *float64) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}
+
+// budgetFields adds a Budget's LiteLLM fields to o.
+func budgetFields(o obj, b keys.Budget, now time.Time) {
+	o["max_budget"] = usdOrNil(b.MaxBudget)
+	o["soft_budget"] = usdOrNil(b.SoftBudget)
+	o["budget_duration"] = orNil(b.Duration)
+	o["spend"] = b.Spend
+	o["budget_reset_at"] = ts(b.ResetAt(now))
+}
+
+// keyObject is a key as /key/info and /key/list show it (LiteLLM's
+// LiteLLM_VerificationToken); the secret is never in it.
+func keyObject(k keys.Key, now time.Time) obj {
+	o := obj{
+		"token":                  k.Hash,
+		"key_name":               orNil(k.KeyName),
+		"key_alias":              orNil(k.Alias),
+		"expires":                ts(k.ExpiresAt),
+		"models":                 strList(k.Models),
+		"aliases":                obj{},
+		"config":                 obj{},
+		"user_id":                orNil(k.UserID),
+		"team_id":                orNil(k.TeamID),
+		"permissions":            obj{},
+		"max_parallel_requests":  nil,
+		"metadata":               metadata(k.Metadata),
+		"tags":                   strList(k.Tags),
+		"blocked":                k.Blocked,
+		"tpm_limit":              limitOrNil(k.TPMLimit),
+		"rpm_limit":              limitOrNil(k.RPMLimit),
+		"model_max_budget":       obj{},
+		"model_rpm_limit":        nil,
+		"model_tpm_limit":        nil,
+		"model_spend":            obj{},
+		"allowed_cache_controls": []string{},
+		"created_at":             ts(k.CreatedAt),
+		"created_by":             orNil(k.CreatedBy),
+		"updated_at":             ts(k.UpdatedAt),
+		"updated_by":             orNil(k.UpdatedBy),
+		"current_period_spend":   k.Budget.Current(now),
+	}
+	budgetFields(o, k.Budget, now)
+	return o
+}
+
+func teamObject(t keys.Team, now time.Time) obj {
+	members := make([]obj, 0, len(t.Members))
+	admins, users := []string{}, []string{}
+	for _, m := range t.Members {
+		members = append(members, obj{"user_id": m.UserID, "user_email": nil, "role": m.Role})
+		if m.Role == keys.MemberAdmin {
+			admins = append(admins, m.UserID)
+		} else {
+			users = append(users, m.UserID)
+		}
+	}
+	o := obj{
+		"team_id":               t.ID,
+		"team_alias":            orNil(t.Alias),
+		"organization_id":       nil,
+		"admins":                admins,
+		"members":               users,
+		"members_with_roles":    members,
+		"metadata":              metadata(t.Metadata),
+		"tpm_limit":             limitOrNil(t.TPMLimit),
+		"rpm_limit":             limitOrNil(t.RPMLimit),
+		"models":                strList(t.Models),
+		"blocked":               t.Blocked,
+		"max_parallel_requests": nil,
+		"model_aliases":         nil,
+		"created_at":            ts(t.CreatedAt),
+		"updated_at":            ts(t.UpdatedAt),
+	}
+	budgetFields(o, t.Budget, now)
+	return o
+}
+
+func userObject(u keys.User, now time.Time) obj {
+	o := obj{
+		"user_id":               u.ID,
+		"user_email":            orNil(u.Email),
+		"user_alias":            orNil(u.Alias),
+		"user_role":             string(u.Role),
+		"teams":                 strList(u.Teams),
+		"models":                strList(u.Models),
+		"tpm_limit":             limitOrNil(u.TPMLimit),
+		"rpm_limit":             limitOrNil(u.RPMLimit),
+		"max_parallel_requests": nil,
+		"metadata":              metadata(u.Metadata),
+		"created_at":            ts(u.CreatedAt),
+		"updated_at":            ts(u.UpdatedAt),
+	}
+	budgetFields(o, u.Budget, now)
+	return o
+}
+
+func membershipObject(m keys.Member, now time.Time) obj {
+	return obj{
+		"team_id":   m.TeamID,
+		"user_id":   m.UserID,
+		"role":      m.Role,
+		"spend":     m.Spend,
+		"budget_id": nil,
+		"litellm_budget_table": obj{
+			"max_budget":      usdOrNil(m.MaxBudget),
+			"soft_budget":     usdOrNil(m.SoftBudget),
+			"budget_duration": orNil(m.Duration),
+			"budget_reset_at": ts(m.ResetAt(now)),
+		},
+	}
+}
+
+func endUserObject(e keys.EndUser, now time.Time) obj {
+	return obj{
+		"user_id":              e.ID,
+		"alias":                orNil(e.Alias),
+		"blocked":              e.Blocked,
+		"spend":                e.Spend,
+		"allowed_model_region": nil,
+		"default_model":        nil,
+		"created_at":           ts(e.CreatedAt),
+		"updated_at":           ts(e.UpdatedAt),
+		"litellm_budget_table": obj{
+			"max_budget":      usdOrNil(e.MaxBudget),
+			"soft_budget":     usdOrNil(e.SoftBudget),
+			"budget_duration": orNil(e.Duration),
+			"budget_reset_at": ts(e.ResetAt(now)),
+			"tpm_limit":       limitOrNil(e.TPMLimit),
+			"rpm_limit":       limitOrNil(e.RPMLimit),
+		},
+	}
+}

@@ -1,0 +1,525 @@
+package adminapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// newID returns a random UUID-shaped id (team and user ids LiteLLM
+// generates when none is given).
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func notFound(param, format string, args ...any) *apierr.Error {
+	e := apierr.New(apierr.NotFound, format, args...)
+	e.Param = param
+	return e
+}
+
+// applyTeamSettings sets on t the team settings present in p.
+func applyTeamSettings(p *params, t *keys.Team) {
+	if v, ok := p.str("team_alias"); ok || p.has("team_alias") {
+		t.Alias = v
+	}
+	if v, ok := p.strs("models"); ok || p.has("models") {
+		t.Models = v
+	}
+	if v, ok := p.money("max_budget"); ok {
+		t.MaxBudget = v
+	}
+	if v, ok := p.money("soft_budget"); ok {
+		t.SoftBudget = v
+	}
+	if v, ok := p.period("budget_duration"); ok {
+		t.Duration = v
+	}
+	if v, ok := p.limit("rpm_limit"); ok || p.has("rpm_limit") {
+		t.RPMLimit = v
+	}
+	if v, ok := p.limit("tpm_limit"); ok || p.has("tpm_limit") {
+		t.TPMLimit = v
+	}
+	if v, ok := p.boolean("blocked"); ok || p.has("blocked") {
+		t.Blocked = v
+	}
+	if v, ok := p.object("metadata"); ok {
+		t.Metadata = v
+	}
+	p.refuse(whyTags, "tags")
+	p.refuse(whyAliases, "model_aliases")
+	p.refuse(whyMemberLimit, "team_member_budget", "team_member_rpm_limit", "team_member_tpm_limit",
+		"team_member_key_duration", "team_member_permissions", "default_team_member_models")
+	p.refuse(whyRotation, "secret_manager_settings")
+	p.refuseCommon()
+}
+
+// memberSpec is one member of a member_add or team/new body.
+type memberSpec struct {
+	Role      string `json:"role"`
+	UserID    string `json:"user_id"`
+	UserEmail string `json:"user_email"`
+}
+
+// members reads a list of members (or one, for member_add's "member").
+func readMembers(p *params, name string) ([]memberSpec, bool) {
+	v, ok := p.raw(name)
+	if !ok {
+		return nil, false
+	}
+	var list []memberSpec
+	if err := json.Unmarshal(v, &list); err != nil {
+		var one memberSpec
+		if err := json.Unmarshal(v, &one); err != nil {
+			p.fail(badParam(name, "want a member {role, user_id, user_email} or a list of them"))
+			return nil, false
+		}
+		list = []memberSpec{one}
+	}
+	for i, m := range list {
+		if m.Role == "" {
+			list[i].Role = keys.MemberUser
+		}
+		if list[i].Role != keys.MemberAdmin && list[i].Role != keys.MemberUser {
+			p.fail(badParam(name, "role %q: want admin or user", m.Role))
+			return nil, false
+		}
+		if m.UserID == "" && m.UserEmail == "" {
+			p.fail(badParam(name, "each member needs a user_id or a user_email"))
+			return nil, false
+		}
+	}
+	return list, true
+}
+
+// resolveMember finds the user id of a member given by email (creating
+// the user when none has it, as LiteLLM does).
+func (h *Handler) resolveMember(ctx context.Context, m memberSpec) (string, error) {
+	if m.UserID != "" {
+		return m.UserID, nil
+	}
+	us, err := h.keys.ListUsers(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, u := range us {
+		if u.Email == m.UserEmail {
+			return u.ID, nil
+		}
+	}
+	id := newID()
+	now := h.now()
+	return id, h.keys.CreateUser(ctx, keys.User{ID: id, Email: m.UserEmail, Role: keys.RoleInternalUser, CreatedAt: now, UpdatedAt: now})
+}
+
+func (h *Handler) loadTeam(ctx context.Context, id string) (keys.Team, error) {
+	if id == "" {
+		return keys.Team{}, badParam("team_id", "required")
+	}
+	t, err := h.keys.GetTeam(ctx, id)
+	if errors.Is(err, keys.ErrNotFound) {
+		return keys.Team{}, notFound("team_id", "team_id: no team %q", id)
+	}
+	return t, err
+}
+
+// mayManageTeam allows a proxy admin, or an admin of the team.
+func (h *Handler) mayManageTeam(ctx context.Context, c *caller, team string) error {
+	if c.admin() {
+		return nil
+	}
+	role, err := h.teamRole(ctx, c, team)
+	if err != nil || role == keys.MemberAdmin {
+		return err
+	}
+	return needAdmin(c)
+}
+
+func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if err := needAdmin(c); err != nil {
+		return err
+	}
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	now := h.now()
+	t := keys.Team{CreatedAt: now, UpdatedAt: now}
+	t.ID, _ = p.str("team_id")
+	applyTeamSettings(p, &t)
+	members, _ := readMembers(p, "members_with_roles")
+	admins, _ := p.strs("admins")
+	plain, _ := p.strs("members")
+	if err := p.done(); err != nil {
+		return err
+	}
+	for _, a := range admins {
+		members = append(members, memberSpec{Role: keys.MemberAdmin, UserID: a})
+	}
+	for _, u := range plain {
+		members = append(members, memberSpec{Role: keys.MemberUser, UserID: u})
+	}
+	if t.ID == "" {
+		t.ID = newID()
+	}
+	ctx := r.Context()
+	if err := h.keys.CreateTeam(ctx, t); err != nil {
+		if errors.Is(err, keys.ErrExists) {
+			return badParam("team_id", "team %q exists already", t.ID)
+		}
+		return err
+	}
+	for _, m := range members {
+		id, err := h.resolveMember(ctx, m)
+		if err != nil {
+			return err
+		}
+		if err := h.keys.AddMember(ctx, keys.Member{TeamID: t.ID, UserID: id, Role: m.Role, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
+			return err
+		}
+	}
+	t, err = h.keys.GetTeam(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	return ok(w, teamObject(t, now))
+}
+
+func (h *Handler) teamUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if err := needAdmin(c); err != nil {
+		return err
+	}
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	id, _ := p.str("team_id")
+	var probe keys.Team
+	applyTeamSettings(p, &probe)
+	if err := p.done(); err != nil {
+		return err
+	}
+	t, err := h.loadTeam(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	p2, _ := reparse(p)
+	applyTeamSettings(p2, &t)
+	t.UpdatedAt = h.now()
+	t, err = h.keys.UpdateTeam(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	return ok(w, obj{"team_id": t.ID, "data": teamObject(t, h.now())})
+}
+
+// teamDelete deletes teams, their keys (kept as deleted-key audit copies)
+// and their memberships.
+func (h *Handler) teamDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if err := needAdmin(c); err != nil {
+		return err
+	}
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	ids, _ := p.strs("team_ids")
+	if err := p.done(); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return badParam("team_ids", "required")
+	}
+	ctx := r.Context()
+	for _, id := range ids {
+		if _, err := h.loadTeam(ctx, id); err != nil {
+			if e := apierr.From(err); e.Kind == apierr.NotFound {
+				e.Param = "team_ids"
+			}
+			return err
+		}
+	}
+	deletedKeys := 0
+	for _, id := range ids {
+		ks, err := h.keys.ListKeys(ctx, keys.KeyFilter{TeamID: id})
+		if err != nil {
+			return err
+		}
+		for _, k := range ks {
+			if _, err := h.keys.ArchiveKey(ctx, k.Hash, c.name()); err != nil && !errors.Is(err, keys.ErrNotFound) {
+				return err
+			}
+			deletedKeys++
+		}
+		if err := h.keys.DeleteTeam(ctx, id); err != nil && !errors.Is(err, keys.ErrNotFound) {
+			return err
+		}
+	}
+	return ok(w, obj{"deleted_teams": ids, "deleted_keys": deletedKeys})
+}
+
+func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *caller) error {
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	id, _ := p.str("team_id")
+	members, _ := readMembers(p, "member")
+	budget, _ := p.money("max_budget_in_team")
+	if err := p.done(); err != nil {
+		return err
+	}
+	if len(members) == 0 {
+		return badParam("member", "required")
+	}
+	ctx := r.Context()
+	if _, err := h.loadTeam(ctx, id); err != nil {
+		return err
+	}
+	if err := h.mayManageTeam(ctx, c, id); err != nil {
+		return err
+	}
+	now := h.now()
+	var users, memberships []obj
+	for _, m := range members {
+		uid, err := h.resolveMember(ctx, m)
+		if err != nil {
+			return err
+		}
+		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, CreatedAt: now, Budget: keys.Budget{MaxBudget: budget}}
+		if err := h.keys.AddMember(ctx, mb); err != nil {
+			if errors.Is(err, keys.ErrExists) {
+				return badParam("member", "user %s is already a member of team %s", uid, id)
+			}
+			return err
+		}
+		if u, err := h.keys.GetUser(ctx, uid); err == nil {
+			users = append(users, userObject(u, now))
+		}
+		if got, err := h.keys.GetMember(ctx, id, uid); err == nil {
+			memberships = append(memberships, membershipObject(got, now))
+		}
+	}
+	t, err := h.keys.GetTeam(ctx, id)
+	if err != nil {
+		return err
+	}
+	o := teamObject(t, now)
+	o["updated_users"], o["updated_team_memberships"] = users, memberships
+	return ok(w, o)
+}
+
+// teamMemberUpdate changes a member's role or budget in the team.
+func (h *Handler) teamMemberUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	id, _ := p.str("team_id")
+	uid, _ := p.str("user_id")
+	email, _ := p.str("user_email")
+	role, hasRole := p.str("role")
+	budget, hasBudget := p.money("max_budget_in_team")
+	if err := p.done(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if _, err := h.loadTeam(ctx, id); err != nil {
+		return err
+	}
+	if err := h.mayManageTeam(ctx, c, id); err != nil {
+		return err
+	}
+	if uid == "" {
+		if uid, err = h.userByEmail(ctx, email); err != nil {
+			return err
+		}
+	}
+	m, err := h.keys.GetMember(ctx, id, uid)
+	if errors.Is(err, keys.ErrNotFound) {
+		return notFound("user_id", "user %s is not a member of team %s", uid, id)
+	}
+	if err != nil {
+		return err
+	}
+	if hasRole {
+		if role != keys.MemberAdmin && role != keys.MemberUser {
+			return badParam("role", "want admin or user, got %q", role)
+		}
+		m.Role = role
+	}
+	if hasBudget {
+		m.MaxBudget = budget
+	}
+	m, err = h.keys.UpdateMember(ctx, m)
+	if err != nil {
+		return err
+	}
+	return ok(w, membershipObject(m, h.now()))
+}
+
+func (h *Handler) userByEmail(ctx context.Context, email string) (string, error) {
+	if email == "" {
+		return "", badParam("user_id", "give user_id or user_email")
+	}
+	us, err := h.keys.ListUsers(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, u := range us {
+		if u.Email == email {
+			return u.ID, nil
+		}
+	}
+	return "", notFound("user_email", "no user with this user_email")
+}
+
+func (h *Handler) teamMemberDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	id, _ := p.str("team_id")
+	uid, _ := p.str("user_id")
+	email, _ := p.str("user_email")
+	if err := p.done(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if _, err := h.loadTeam(ctx, id); err != nil {
+		return err
+	}
+	if err := h.mayManageTeam(ctx, c, id); err != nil {
+		return err
+	}
+	if uid == "" {
+		if uid, err = h.userByEmail(ctx, email); err != nil {
+			return err
+		}
+	}
+	if err := h.keys.RemoveMember(ctx, id, uid); err != nil {
+		if errors.Is(err, keys.ErrNotFound) {
+			return notFound("user_id", "user %s is not a member of team %s", uid, id)
+		}
+		return err
+	}
+	t, err := h.keys.GetTeam(ctx, id)
+	if err != nil {
+		return err
+	}
+	return ok(w, teamObject(t, h.now()))
+}
+
+func (h *Handler) teamBlock(w http.ResponseWriter, r *http.Request, c *caller) error {
+	return h.setTeamBlocked(w, r, c, true)
+}
+
+func (h *Handler) teamUnblock(w http.ResponseWriter, r *http.Request, c *caller) error {
+	return h.setTeamBlocked(w, r, c, false)
+}
+
+func (h *Handler) setTeamBlocked(w http.ResponseWriter, r *http.Request, c *caller, blocked bool) error {
+	if err := needAdmin(c); err != nil {
+		return err
+	}
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	id, _ := p.str("team_id")
+	if err := p.done(); err != nil {
+		return err
+	}
+	if _, err := h.loadTeam(r.Context(), id); err != nil {
+		return err
+	}
+	if err := h.keys.BlockTeam(r.Context(), id, blocked); err != nil {
+		return err
+	}
+	t, err := h.keys.GetTeam(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return ok(w, teamObject(t, h.now()))
+}
+
+// mayReadTeam allows viewers and the team's members.
+func (h *Handler) mayReadTeam(c *caller, t keys.Team) error {
+	if c.viewer() || (c.userID != "" && t.Role(c.userID) != "") || (c.key != nil && c.key.TeamID == t.ID) {
+		return nil
+	}
+	return forbidden("you are not a member of team %s", t.ID)
+}
+
+func (h *Handler) teamInfo(w http.ResponseWriter, r *http.Request, c *caller) error {
+	q := &query{r: r}
+	id := q.str("team_id")
+	if id == "" && c.key != nil {
+		id = c.key.TeamID
+	}
+	ctx := r.Context()
+	t, err := h.loadTeam(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := h.mayReadTeam(c, t); err != nil {
+		return err
+	}
+	now := h.now()
+	ks, err := h.keys.ListKeys(ctx, keys.KeyFilter{TeamID: id})
+	if err != nil {
+		return err
+	}
+	keyObjs := []obj{}
+	for _, k := range ks {
+		keyObjs = append(keyObjs, keyObject(k, now))
+	}
+	memberships := []obj{}
+	for _, m := range t.Members {
+		if mb, err := h.keys.GetMember(ctx, id, m.UserID); err == nil {
+			memberships = append(memberships, membershipObject(mb, now))
+		}
+	}
+	return ok(w, obj{"team_id": id, "team_info": teamObject(t, now), "keys": keyObjs, "team_memberships": memberships})
+}
+
+func (h *Handler) teamList(w http.ResponseWriter, r *http.Request, c *caller) error {
+	q := &query{r: r}
+	user := q.str("user_id")
+	if !c.viewer() {
+		if c.userID == "" {
+			return forbidden("a key that belongs to no user may not list teams")
+		}
+		if user != "" && user != c.userID {
+			return forbidden("you may list only your own teams")
+		}
+		user = c.userID
+	}
+	ts, err := h.keys.ListTeams(r.Context())
+	if err != nil {
+		return err
+	}
+	now := h.now()
+	out := []obj{}
+	for _, t := range ts {
+		if user == "" || t.Role(user) != "" {
+			out = append(out, teamObject(t, now))
+		}
+	}
+	return ok(w, out)
+}
+
+var _ = time.Now
