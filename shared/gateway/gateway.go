@@ -16,12 +16,14 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -48,22 +50,45 @@ type Authenticator interface {
 }
 
 // Completion is what a served request reports when it ends (for spend,
-// TPM correction and metrics).
+// TPM correction and metrics). OnComplete gets one for every POST request
+// that passed authentication: successes, errors, panics and clients that
+// went away alike.
 type Completion struct {
-	CallID     string
-	Principal  *Principal
-	Attempt    *router.Attempt // final attempt; nil if none was made
-	Usage      wire.Usage
-	HasUsage   bool
-	Cost       float64
-	Err        error
-	Started    time.Time
-	Latency    time.Duration
-	Retries    int
-	Fallbacks  int
-	Stream     bool
-	Operation  wire.Op
+	CallID    string
+	Principal *Principal
+	Model     string          // the model the client asked for ("" if the body had none)
+	EndUser   string          // the request body's "user"
+	Tags      []string        // the request's tags (metadata.tags, tags)
+	Attempt   *router.Attempt // final attempt; nil if none was made
+	Attempts  int             // attempts made (admission refusals by a deployment included)
+	// Usage sums the usage of every attempt the provider billed: reported
+	// by the provider or, when it reported none (a stream cut short, a
+	// provider that sends no usage), estimated from the bytes sent and
+	// received, and then UsageEstimated is set. HasUsage: some attempt was
+	// billed.
+	Usage          wire.Usage
+	HasUsage       bool
+	UsageEstimated bool
+	// CostNanos is the cost of every billed attempt in nano-USD (1e-9 USD).
+	// CostKnown is false when a billed attempt's deployment has no price:
+	// the cost is then unknown (CostNanos covers only the priced attempts),
+	// never a silent $0. Nothing billed is a known 0.
+	CostNanos int64
+	CostKnown bool
+	Err       error
+	Started   time.Time
+	Ended     time.Time
+	Latency   time.Duration
+	Retries   int
+	Fallbacks int
+	Stream    bool
+	Operation wire.Op
+	// StatusCode is the status sent; 499 when the client went away before
+	// the response started.
 	StatusCode int
+	// ClientGone: the client disconnected (its request context was
+	// canceled) before the response was complete.
+	ClientGone bool
 }
 
 // Options configure a Handler.
@@ -82,8 +107,12 @@ type Options struct {
 	Now     func() time.Time
 	Logger  *slog.Logger
 	MaxBody int64
-	// OnComplete, if set, is called once per served request, after the
-	// response is written. It must not block for long.
+	// Prices prices the models of wildcard deployments ("openai/*"), per
+	// call; other deployments carry their price (config.ResolvePrices).
+	Prices *pricing.Table
+	// OnComplete, if set, is called exactly once for every POST request
+	// that passed authentication, after the response is written (or the
+	// client went away). It must not block for long.
 	OnComplete func(ctx context.Context, c *Completion)
 }
 
@@ -99,6 +128,8 @@ type Handler struct {
 	maxBody    int64
 	onComplete func(context.Context, *Completion)
 	models     []byte // /v1/models body, built once
+	prices     *pricing.Table
+	unpriced   sync.Map // "deployment\x00model" of wildcard models with no price, warned once
 
 	depHeaders   map[*config.Deployment]depHeader
 	groupHeaders map[string][]string
@@ -109,6 +140,7 @@ func New(o Options) *Handler {
 	h := &Handler{
 		cfg: o.Config, router: o.Router, provider: o.Provider, auth: o.Auth,
 		log: o.Logger, maxBody: o.MaxBody, onComplete: o.OnComplete, limits: o.Limits, now: o.Now,
+		prices: o.Prices,
 	}
 	if h.now == nil {
 		h.now = time.Now

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/providers/azure"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -78,25 +79,41 @@ func tooLarge(limit int64) error {
 	return apierr.New(apierr.TooLarge, "request body is larger than the limit of %d bytes", limit)
 }
 
-// post serves chat completions and embeddings.
+// post serves chat completions and embeddings. Once the request passed
+// authentication, OnComplete is called exactly once when it ends, whatever
+// the outcome: success, error, panic or a client that went away.
 func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	if !h.method(w, r, http.MethodPost) {
 		return
 	}
-	c := &Completion{CallID: newCallID(), Started: time.Now(), Operation: op}
+	ctx := r.Context()
+	c := &Completion{CallID: newCallID(), Started: time.Now(), Operation: op, CostKnown: true}
 	w.Header()["X-Litellm-Call-Id"] = []string{c.CallID}
 	var x *exchange
-	defer func() { h.recoverPanic(r.Context(), recover(), w, x, c.CallID) }()
+	authenticated := false
+	defer func() {
+		v := recover()
+		if v != nil && v != http.ErrAbortHandler {
+			h.recoverPanic(ctx, v, w, x, c)
+		}
+		if authenticated {
+			h.complete(ctx, c, x)
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+	}()
 	p, err := h.authenticate(r)
 	if err != nil {
 		apierr.Write(w, err)
 		return
 	}
+	authenticated = true
 	c.Principal = p
 	buf := getBuf()
 	defer putBuf(buf)
 	if err := h.readBody(w, r, buf); err != nil {
-		apierr.Write(w, err)
+		h.fail(ctx, w, c, err)
 		return
 	}
 	req, err := wire.Parse(buf.Bytes())
@@ -106,13 +123,14 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		if errors.As(err, &fe) {
 			e.Message, e.Param = fe.Msg, fe.Param
 		}
-		apierr.Write(w, e)
+		h.fail(ctx, w, c, e)
 		return
 	}
+	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
 	if req.Model == "" {
 		e := apierr.New(apierr.InvalidRequest, "missing required parameter: 'model'")
 		e.Param = "model"
-		apierr.Write(w, e)
+		h.fail(ctx, w, c, e)
 		return
 	}
 	if op == wire.OpEmbeddings {
@@ -125,7 +143,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 			err = allowModel(p, req.Model, group)
 		}
 		if err != nil {
-			apierr.Write(w, err)
+			h.fail(ctx, w, c, err)
 			return
 		}
 	}
@@ -136,49 +154,79 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		NumRetries: req.NumRetries,
 	}
 	x = &exchange{h: h, w: w, req: req, op: op, c: c, estimate: int64(prompt) + req.MaxTokens}
-	res, err := h.router.Do(r.Context(), rreq, x.attempt)
+	res, err := h.router.Do(ctx, rreq, x.attempt)
 	c.Attempt, c.Retries, c.Fallbacks = res.Final, res.Retries, res.Fallbacks
 	if err == nil {
-		x.correctTokens(r.Context(), res.Final)
+		x.correctTokens(ctx, res.Final)
 	}
-	if err != nil {
-		c.Err = err
-		if !x.committed {
-			x.setRouteHeaders(res.Final)
-			e := apierr.From(err)
-			if e.Kind == apierr.Internal {
-				h.log.LogAttrs(r.Context(), slog.LevelError, "internal error", slog.String("call_id", c.CallID), slog.String("error", err.Error()))
-			}
-			c.StatusCode = e.HTTPStatus()
-			apierr.Write(w, e)
+	switch {
+	case err != nil && !x.committed:
+		x.setRouteHeaders(res.Final)
+		e := apierr.From(err)
+		if e.Kind == apierr.Internal {
+			h.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("call_id", c.CallID), slog.String("error", err.Error()))
 		}
-	} else {
+		h.fail(ctx, w, c, e)
+		c.Err = err
+	case err != nil:
+		c.Err, c.StatusCode = err, http.StatusOK // the stream had started
+		c.ClientGone = !x.done && clientGone(ctx)
+	default:
 		c.StatusCode = http.StatusOK
+		c.ClientGone = !x.done && clientGone(ctx)
 	}
-	c.Latency = time.Since(c.Started)
+}
+
+// clientGone reports whether the client went away: its request context was
+// canceled (a deadline is not the client's doing).
+func clientGone(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
+
+// fail answers an error before any output, and records it. A client that
+// already went away sees nothing: the status recorded is 499.
+func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, c *Completion, err error) {
+	e := apierr.From(err)
+	c.Err, c.StatusCode = err, e.HTTPStatus()
+	if clientGone(ctx) {
+		c.ClientGone, c.StatusCode = true, statusClientGone
+	}
+	apierr.Write(w, e)
+}
+
+// statusClientGone is the status recorded for a client that went away
+// before the response started (nginx's "client closed request").
+const statusClientGone = 499
+
+// complete finishes a request's Completion and hands it to OnComplete.
+func (h *Handler) complete(ctx context.Context, c *Completion, x *exchange) {
+	c.Ended = time.Now()
+	c.Latency = c.Ended.Sub(c.Started)
+	if x != nil {
+		c.Attempts = x.attempts
+	}
 	if h.onComplete != nil {
-		h.onComplete(r.Context(), c)
+		h.onComplete(ctx, c)
 	}
 }
 
 // recoverPanic turns a panic in a request into a clean error for the client
 // (a 500, or an SSE error event once a stream started) and one log line with
 // the panic's value, never a stack trace.
-func (h *Handler) recoverPanic(ctx context.Context, v any, w http.ResponseWriter, x *exchange, callID string) {
-	if v == nil {
-		return
-	}
-	if v == http.ErrAbortHandler {
-		panic(v)
-	}
-	h.log.LogAttrs(ctx, slog.LevelError, "panic", slog.String("call_id", callID), slog.String("panic", fmt.Sprint(v)))
+func (h *Handler) recoverPanic(ctx context.Context, v any, w http.ResponseWriter, x *exchange, c *Completion) {
+	h.log.LogAttrs(ctx, slog.LevelError, "panic", slog.String("call_id", c.CallID), slog.String("panic", fmt.Sprint(v)))
 	e := apierr.New(apierr.Internal, "internal error")
+	c.Err = &apierr.Error{Kind: apierr.Internal, Message: "panic", Cause: fmt.Errorf("%v", v)}
 	if x != nil && x.committed {
+		c.StatusCode = http.StatusOK
+		c.ClientGone = !x.done && clientGone(ctx)
 		if x.req.Stream {
 			_, _ = w.Write(apierr.SSE(e))
 			flush(w)
 		}
 		return
+	}
+	c.StatusCode = e.HTTPStatus()
+	if clientGone(ctx) {
+		c.ClientGone, c.StatusCode = true, statusClientGone
 	}
 	apierr.Write(w, e)
 }
@@ -196,6 +244,50 @@ type exchange struct {
 	estimate   int64
 	admitted   bool // the key's and team's scopes were counted
 	admissions []limits.Admission
+	attempts   int  // attempts made
+	done       bool // the response was written to its end
+}
+
+// bill adds an attempt the provider billed to the request's usage and cost.
+func (x *exchange) bill(a *router.Attempt, u wire.Usage, estimated bool) {
+	c := x.c
+	c.Usage = c.Usage.Add(u)
+	c.HasUsage = true
+	c.UsageEstimated = c.UsageEstimated || estimated
+	a.Tokens = u.CompletionTokens
+	if p, ok := x.h.priceOf(a); ok {
+		c.CostNanos += p.CostNanos(u)
+	} else {
+		c.CostKnown = false
+	}
+}
+
+// estimatedUsage is the usage of a call whose provider reported none: the
+// prompt estimate, and the output text received at about four bytes a token.
+func estimatedUsage(promptTokens int, textBytes int) wire.Usage {
+	out := wire.TextTokens(textBytes)
+	return wire.Usage{PromptTokens: int64(promptTokens), CompletionTokens: out, TotalTokens: int64(promptTokens) + out}
+}
+
+// priceOf is the price of an attempt's deployment, resolved at startup; a
+// wildcard deployment's model is looked up per call (without allocating),
+// and one with no price is warned about once.
+func (h *Handler) priceOf(a *router.Attempt) (pricing.Price, bool) {
+	d := a.Deployment
+	if d.Price != nil {
+		return *d.Price, true
+	}
+	if d.Model != "*" {
+		return pricing.Price{}, false
+	}
+	if p, ok := h.prices.Lookup(d.Provider, a.ProviderModel, ""); ok {
+		return p, true
+	}
+	if _, warned := h.unpriced.LoadOrStore(d.ID+"\x00"+a.ProviderModel, true); !warned {
+		h.log.LogAttrs(context.Background(), slog.LevelWarn, "no price for deployment "+d.ID+" ("+d.Provider+"/"+a.ProviderModel+"); its cost is unknown",
+			slog.String("deployment", d.ID), slog.String("model", a.ProviderModel))
+	}
+	return pricing.Price{}, false
 }
 
 func (x *exchange) setRouteHeaders(a *router.Attempt) {
@@ -234,6 +326,7 @@ func injectUsage(d *config.Deployment) bool {
 
 // attempt makes one try for the router.
 func (x *exchange) attempt(ctx context.Context, a *router.Attempt) error {
+	x.attempts++
 	if err := x.admit(ctx, a); err != nil {
 		return err
 	}
@@ -277,21 +370,22 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 	}
 	out := buf.Bytes()
 	if u, ok := wire.UsageOf(out); ok {
-		x.c.Usage, x.c.HasUsage = u, true
-		a.Tokens = u.CompletionTokens
-		x.c.Cost = cost(d, u)
+		x.bill(a, u, false)
+	} else {
+		x.bill(a, estimatedUsage(call.PromptTokens, wire.TextBytes(out)), true)
 	}
 	x.setRouteHeaders(a)
 	hd := x.w.Header()
 	hd["Content-Type"] = hdrJSON
 	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
-	if x.c.HasUsage {
-		hd["X-Litellm-Response-Cost"] = []string{strconv.FormatFloat(x.c.Cost, 'g', 8, 64)}
+	if x.c.CostKnown { // the cost of every billed attempt, in USD
+		hd["X-Litellm-Response-Cost"] = []string{pricing.USD(x.c.CostNanos)}
 	}
 	copyUpstreamHeaders(hd, resp.Header)
 	x.committed, a.Committed = true, true
 	x.w.WriteHeader(http.StatusOK)
-	_, _ = x.w.Write(out)
+	_, err = x.w.Write(out)
+	x.done = err == nil
 	return nil
 }
 
@@ -303,10 +397,6 @@ func copyUpstreamHeaders(dst, src http.Header) {
 			dst["Llm_provider-"+k] = v
 		}
 	}
-}
-
-func cost(d *config.Deployment, u wire.Usage) float64 {
-	return float64(u.PromptTokens)*d.InputCostPerToken + float64(u.CompletionTokens)*d.OutputCostPerToken
 }
 
 // flush pushes written bytes to the client.

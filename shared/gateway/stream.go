@@ -49,6 +49,8 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	defer resp.Body.Close()
 	rd := sse.NewReader(resp.Body)
 	defer rd.Release()
+	m := streamMeter{prompt: call.PromptTokens}
+	defer x.settle(a, &m) // however the stream ends, a panic included
 	var held [][]byte
 	var streamErr error
 	for {
@@ -64,6 +66,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 				return providers.TransportError(actx, d, err)
 			}
 			if err == io.EOF {
+				x.done = !clientGone(ctx)
 				return streamErr
 			}
 			if ctx.Err() != nil { // the client went away: nothing to tell it
@@ -85,6 +88,13 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 			flush(x.w)
 			continue
 		}
+		m.text.Add(data)
+		if u, ok := wire.UsageOf(data); ok {
+			m.usage, m.hasUsage = u, true // the last report is the whole stream's
+			if injected && gjson.GetBytes(data, "choices.#").Int() == 0 {
+				continue // usage chunk the client did not ask for
+			}
+		}
 		if !x.committed {
 			held = append(held, bytes.Clone(ev))
 			if hasContent(data) || sse.IsDone(data) || len(held) >= maxHeld {
@@ -99,18 +109,33 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 			}
 			continue
 		}
-		if u, ok := wire.UsageOf(data); ok {
-			x.c.Usage, x.c.HasUsage = u, true
-			a.Tokens = u.CompletionTokens
-			x.c.Cost = cost(d, u)
-			if injected && gjson.GetBytes(data, "choices.#").Int() == 0 {
-				continue // usage chunk the client did not ask for
-			}
-		}
 		_, _ = x.w.Write(ev)
 		if !rd.Buffered() {
 			flush(x.w)
 		}
+	}
+}
+
+// streamMeter is what one streamed attempt received: its usage, if the
+// provider reported it, and a running measure of the text generated, for an
+// estimate when it did not.
+type streamMeter struct {
+	prompt   int // the prompt estimate sent
+	text     wire.TextMeter
+	usage    wire.Usage
+	hasUsage bool
+}
+
+// settle bills a streamed attempt when it ends: with its reported usage, or
+// an estimate once output came (the provider bills a stream cut short, or
+// one that reports no usage). An attempt that failed before any output and
+// reported nothing is not billed.
+func (x *exchange) settle(a *router.Attempt, m *streamMeter) {
+	switch {
+	case m.hasUsage:
+		x.bill(a, m.usage, false)
+	case a.Committed || m.text.Bytes() > 0:
+		x.bill(a, estimatedUsage(m.prompt, m.text.Bytes()), true)
 	}
 }
 
