@@ -1,0 +1,226 @@
+package adminapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/shared/adminapi"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/spend"
+)
+
+// Roles of the authorization matrix: the master key, a key of a user of
+// each role, a team admin (an internal user who is admin of team t1), and
+// a key that belongs to no user.
+var roles = []string{"master", "proxy_admin", "proxy_admin_viewer", "internal_user", "internal_user_viewer", "team_admin", "key_only"}
+
+// fixture is the state every matrix cell starts from.
+type fixture struct {
+	h       http.Handler
+	secrets map[string]string // role -> its key's secret
+	own     string            // secret of internal_user's key in team t1
+}
+
+const masterKey = "sk-master-test"
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	ks := keys.NewMemory()
+	h := adminapi.New(adminapi.Options{MasterKey: masterKey, Keys: ks, Spend: spend.NewMemory(ks), Config: config.Default()})
+	fx := &fixture{h: h, secrets: map[string]string{"master": masterKey}}
+	users := map[string]keys.UserRole{
+		"proxy_admin": keys.RoleProxyAdmin, "proxy_admin_viewer": keys.RoleProxyAdminViewer,
+		"internal_user": keys.RoleInternalUser, "internal_user_viewer": keys.RoleInternalUserViewer,
+		"team_admin": keys.RoleInternalUser, "other": keys.RoleInternalUser,
+	}
+	for id, role := range users {
+		if err := ks.CreateUser(ctx, keys.User{ID: id, Role: role}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, team := range []string{"t1", "t2"} {
+		if err := ks.CreateTeam(ctx, keys.Team{ID: team}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range []keys.Member{{TeamID: "t1", UserID: "team_admin", Role: keys.MemberAdmin}, {TeamID: "t1", UserID: "internal_user", Role: keys.MemberUser}} {
+		if err := ks.AddMember(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk := func(secret, user, team string) {
+		if err := ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), UserID: user, TeamID: team}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range roles[1:] {
+		secret := "sk-role-" + r
+		user := r
+		if r == "key_only" {
+			user = ""
+		}
+		mk(secret, user, "")
+		fx.secrets[r] = secret
+	}
+	fx.own = "sk-own-internal-key"
+	mk(fx.own, "internal_user", "t1")
+	mk("sk-other-key", "other", "")
+	if err := ks.CreateEndUser(ctx, keys.EndUser{ID: "cust"}); err != nil {
+		t.Fatal(err)
+	}
+	return fx
+}
+
+func (fx *fixture) do(role, method, path, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	r.Header.Set("Authorization", "Bearer "+fx.secrets[role])
+	w := httptest.NewRecorder()
+	fx.h.ServeHTTP(w, r)
+	return w
+}
+
+type cell struct {
+	method, path, body string
+	allowed            []string
+}
+
+var (
+	admins  = []string{"master", "proxy_admin"}
+	readers = []string{"master", "proxy_admin", "proxy_admin_viewer"}
+)
+
+func plus(a []string, b ...string) []string { return append(slices.Clone(a), b...) }
+
+// matrix is every management route with a request and the roles allowed
+// to make it; every other role must get a 403.
+var matrix = map[string]cell{
+	"POST /key/generate":         {body: `{}`, allowed: plus(admins, "internal_user", "team_admin")},
+	"POST /key/update":           {body: `{"key":"sk-own-internal-key","metadata":{"a":1}}`, allowed: plus(admins, "internal_user", "team_admin")},
+	"POST /key/delete":           {body: `{"keys":["sk-own-internal-key"]}`, allowed: plus(admins, "internal_user", "team_admin")},
+	"POST /key/block":            {body: `{"key":"sk-own-internal-key"}`, allowed: plus(admins, "team_admin")},
+	"POST /key/unblock":          {body: `{"key":"sk-own-internal-key"}`, allowed: plus(admins, "team_admin")},
+	"POST /key/regenerate":       {body: `{"key":"sk-own-internal-key"}`, allowed: plus(admins, "internal_user", "team_admin")},
+	"POST /key/{key}/regenerate": {path: "/key/sk-own-internal-key/regenerate", allowed: plus(admins, "internal_user", "team_admin")},
+	"GET /key/info":              {path: "/key/info?key=sk-own-internal-key", allowed: plus(readers, "internal_user", "team_admin")},
+	"GET /key/list":              {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin")},
+	"POST /team/new":             {body: `{"team_id":"t9"}`, allowed: admins},
+	"POST /team/update":          {body: `{"team_id":"t1","team_alias":"x"}`, allowed: admins},
+	"POST /team/delete":          {body: `{"team_ids":["t2"]}`, allowed: admins},
+	"POST /team/member_add":      {body: `{"team_id":"t1","member":{"role":"user","user_id":"newbie"}}`, allowed: plus(admins, "team_admin")},
+	"POST /team/member_update":   {body: `{"team_id":"t1","user_id":"internal_user","role":"user"}`, allowed: plus(admins, "team_admin")},
+	"POST /team/member_delete":   {body: `{"team_id":"t1","user_id":"internal_user"}`, allowed: plus(admins, "team_admin")},
+	"POST /team/block":           {body: `{"team_id":"t2"}`, allowed: admins},
+	"POST /team/unblock":         {body: `{"team_id":"t2"}`, allowed: admins},
+	"GET /team/info":             {path: "/team/info?team_id=t1", allowed: plus(readers, "internal_user", "team_admin")},
+	"GET /team/list":             {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin")},
+	"POST /user/new":             {body: `{"user_id":"new-user"}`, allowed: admins},
+	"POST /user/update":          {body: `{"user_id":"internal_user","user_alias":"x"}`, allowed: admins},
+	"POST /user/delete":          {body: `{"user_ids":["other"]}`, allowed: admins},
+	"GET /user/info":             {path: "/user/info?user_id=internal_user", allowed: plus(readers, "internal_user")},
+	"GET /user/list":             {allowed: readers},
+	"POST /customer/new":         {body: `{"user_id":"cust2"}`, allowed: admins},
+	"POST /customer/update":      {body: `{"user_id":"cust","alias":"x"}`, allowed: admins},
+	"POST /customer/delete":      {body: `{"user_ids":["cust"]}`, allowed: admins},
+	"POST /customer/block":       {body: `{"user_ids":["cust"]}`, allowed: admins},
+	"POST /customer/unblock":     {body: `{"user_ids":["cust"]}`, allowed: admins},
+	"GET /customer/info":         {path: "/customer/info?end_user_id=cust", allowed: readers},
+	"GET /customer/list":         {allowed: readers},
+	"GET /spend/logs":            {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin")},
+	"GET /global/spend/report":   {allowed: readers},
+	"GET /user/daily/activity":   {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin")},
+	"GET /team/daily/activity":   {path: "/team/daily/activity?team_ids=t1", allowed: plus(readers, "team_admin")},
+	"GET /model/info":            {allowed: roles},
+	"GET /v1/model/info":         {allowed: roles},
+}
+
+// TestAuthorizationMatrix calls every route as every role, each on fresh
+// state: allowed cells succeed, every denied cell is a 403 permission error.
+func TestAuthorizationMatrix(t *testing.T) {
+	var names []string
+	for name := range matrix {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	routes := adminapi.Routes()
+	slices.Sort(routes)
+	if !slices.Equal(names, routes) {
+		t.Fatalf("the matrix covers\n%v\nthe API has\n%v", names, routes)
+	}
+	for _, name := range names {
+		c := matrix[name]
+		method, path, _ := strings.Cut(name, " ")
+		if c.path != "" {
+			path = c.path
+		}
+		for _, role := range roles {
+			t.Run(fmt.Sprintf("%s/%s", name, role), func(t *testing.T) {
+				fx := newFixture(t)
+				w := fx.do(role, method, path, c.body)
+				allowed := slices.Contains(c.allowed, role)
+				if allowed {
+					if w.Code != http.StatusOK {
+						t.Fatalf("allowed: status %d, body %s", w.Code, w.Body)
+					}
+					return
+				}
+				var e struct {
+					Error struct{ Type, Message string } `json:"error"`
+				}
+				_ = json.Unmarshal(w.Body.Bytes(), &e)
+				if w.Code != http.StatusForbidden || e.Error.Type != "permission_error" || e.Error.Message == "" {
+					t.Fatalf("denied: status %d, body %s; want 403 permission_error", w.Code, w.Body)
+				}
+			})
+		}
+	}
+}
+
+// An internal user may not create keys for another user, nor above its
+// own limits; a team admin may not give its team's keys to non-members.
+func TestInternalUserLimits(t *testing.T) {
+	fx := newFixture(t)
+	ks := fx.h.(*adminapi.Handler)
+	_ = ks
+	for _, tt := range []struct {
+		role, body string
+		status     int
+	}{
+		{"internal_user", `{"user_id":"other"}`, 403},
+		{"internal_user", `{"team_id":"t2"}`, 403},
+		{"internal_user", `{"team_id":"t1"}`, 200},
+		{"team_admin", `{"team_id":"t1","user_id":"internal_user"}`, 200},
+		{"team_admin", `{"team_id":"t1","user_id":"other"}`, 403},
+		{"internal_user_viewer", `{}`, 403},
+	} {
+		if w := fx.do(tt.role, "POST", "/key/generate", tt.body); w.Code != tt.status {
+			t.Errorf("%s %s: status %d, want %d (%s)", tt.role, tt.body, w.Code, tt.status, w.Body)
+		}
+	}
+	// With limits of its own, the user's keys must stay within them.
+	w := fx.do("master", "POST", "/user/update", `{"user_id":"internal_user","max_budget":5,"rpm_limit":10,"models":["gpt-4o-mini"]}`)
+	if w.Code != 200 {
+		t.Fatal(w.Body)
+	}
+	for _, tt := range []struct {
+		body   string
+		status int
+	}{
+		{`{"max_budget":6,"rpm_limit":10,"models":["gpt-4o-mini"]}`, 403},
+		{`{"max_budget":5,"rpm_limit":11,"models":["gpt-4o-mini"]}`, 403},
+		{`{"max_budget":5,"rpm_limit":10,"models":["gpt-4o"]}`, 403},
+		{`{"max_budget":5,"rpm_limit":10}`, 403},
+		{`{"max_budget":4.5,"rpm_limit":10,"models":["gpt-4o-mini"]}`, 200},
+	} {
+		if w := fx.do("internal_user", "POST", "/key/generate", tt.body); w.Code != tt.status {
+			t.Errorf("%s: status %d, want %d (%s)", tt.body, w.Code, tt.status, w.Body)
+		}
+	}
+}
