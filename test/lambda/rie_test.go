@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/test/ddblocal"
 )
 
 // exampleMasterKey is the master key the sample events in events/ carry.
@@ -234,9 +236,41 @@ var eventChecks = map[string]eventCheck{
 		}
 	}},
 	"admin-key-generate.json": {"admin", func(t *testing.T, out []byte) {
-		r := buffered(t, out, 501)
-		if e := decodeError(t, []byte(r.Body)); e.Error.Code != "not_implemented" {
-			t.Errorf("code = %q", e.Error.Code)
+		r := buffered(t, out, 200)
+		var k struct {
+			Key     string   `json:"key"`
+			Token   string   `json:"token"`
+			KeyName string   `json:"key_name"`
+			Models  []string `json:"models"`
+			Expires *string  `json:"expires"`
+		}
+		if err := json.Unmarshal([]byte(r.Body), &k); err != nil || !strings.HasPrefix(k.Key, "sk-") || len(k.Token) != 64 ||
+			k.KeyName != "sk-..."+k.Key[len(k.Key)-4:] || !slices.Equal(k.Models, []string{"gpt-4o-mini"}) || k.Expires == nil {
+			t.Errorf("not a generated key (%v): %s", err, r.Body)
+		}
+	}},
+	"admin-team-new.json": {"admin", func(t *testing.T, out []byte) {
+		r := buffered(t, out, 200)
+		var tm struct {
+			TeamID    string  `json:"team_id"`
+			MaxBudget float64 `json:"max_budget"`
+		}
+		if err := json.Unmarshal([]byte(r.Body), &tm); err != nil || tm.TeamID != "research" || tm.MaxBudget != 100 {
+			t.Errorf("not the new team (%v): %s", err, r.Body)
+		}
+	}},
+	"admin-key-list.json": {"admin", func(t *testing.T, out []byte) {
+		r := buffered(t, out, 200)
+		var l struct {
+			Keys       []map[string]any `json:"keys"`
+			TotalCount int              `json:"total_count"`
+		}
+		// Invoked after admin-key-generate.json, on the same instance.
+		if err := json.Unmarshal([]byte(r.Body), &l); err != nil || l.TotalCount != 1 || len(l.Keys) != 1 || l.Keys[0]["token"] == nil {
+			t.Errorf("key list (%v): %s", err, r.Body)
+		}
+		if strings.Contains(r.Body, `"key":"sk-`) {
+			t.Errorf("the list shows a secret: %s", r.Body)
 		}
 	}},
 	"admin-key-generate-no-key.json": {"admin", func(t *testing.T, out []byte) {
@@ -354,15 +388,18 @@ func TestBootstrapsUnderRIE(t *testing.T) {
 	}
 	env := map[string][]string{
 		"gateway": {"GATEWAY_CONFIG=" + gwConfig, "SLUICE_TEST_MASTER_KEY=" + exampleMasterKey, "GATEWAY_STORE=memory"},
-		"admin":   {"GATEWAY_MASTER_KEY=" + exampleMasterKey},
-		"spend":   nil,
+		"admin":   {"GATEWAY_MASTER_KEY=" + exampleMasterKey, "GATEWAY_STORE=memory"}, // one instance: its memory store lives across the invocations
 	}
 	for _, fn := range []string{"gateway", "admin", "spend"} {
 		t.Run(fn, func(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(root, "functions", fn)); err != nil {
 				t.Fatalf("functions/%s: %v", fn, err)
 			}
-			r := startRIE(t, bootstrap(t, fn), append(env[fn], "AWS_LAMBDA_FUNCTION_TIMEOUT=60", "AWS_REGION=us-east-1")...)
+			fnEnv := env[fn]
+			if fn == "spend" {
+				fnEnv = spendEnv(t)
+			}
+			r := startRIE(t, bootstrap(t, fn), append(fnEnv, "AWS_LAMBDA_FUNCTION_TIMEOUT=60", "AWS_REGION=us-east-1")...)
 			for _, f := range byFunction[fn] {
 				name := filepath.Base(f)
 				t.Run(name, func(t *testing.T) {
@@ -382,4 +419,24 @@ func TestBootstrapsUnderRIE(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spendEnv points the spend function at its own tables in DynamoDB Local
+// (DYNAMODB_ENDPOINT, as ./test/run.sh sets it): it records the valid
+// events of spend-batch.json there.
+func spendEnv(t *testing.T) []string {
+	ep := os.Getenv("DYNAMODB_ENDPOINT")
+	if ep == "" {
+		ep = os.Getenv(ddblocal.EndpointEnv)
+	}
+	if ep == "" {
+		if testing.Short() {
+			t.Skip("the spend function needs DynamoDB Local (DYNAMODB_ENDPOINT); skipped in -short mode")
+		}
+		t.Fatalf("the spend function needs DynamoDB Local: set DYNAMODB_ENDPOINT (./test/run.sh does)\n%s", ddblocal.Install)
+	}
+	os.Setenv(ddblocal.EndpointEnv, ep)
+	names := ddblocal.Tables(t)
+	return []string{ddblocal.EndpointEnv + "=" + ep, "AWS_ACCESS_KEY_ID=dummy", "AWS_SECRET_ACCESS_KEY=dummy",
+		tables.Keys.EnvVar + "=" + names.Keys, tables.Spend.EnvVar + "=" + names.Spend}
 }
