@@ -3,21 +3,28 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/wire"
 )
 
-// KeyReader reads virtual keys and teams; keys.Cached in production, so that
-// the common request reads them from this instance's memory.
+// KeyReader reads virtual keys, teams, users, memberships and end users;
+// keys.Cached in production, so that the common request reads them from
+// this instance's memory.
 type KeyReader interface {
 	GetKey(ctx context.Context, hash string) (keys.Key, error)
 	GetTeam(ctx context.Context, id string) (keys.Team, error)
+	GetUser(ctx context.Context, id string) (keys.User, error)
+	GetMember(ctx context.Context, team, user string) (keys.Member, error)
+	GetEndUser(ctx context.Context, id string) (keys.EndUser, error)
 }
 
 // access authenticates with the master key or a virtual key. With no master
@@ -43,11 +50,17 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 	case errors.Is(err, keys.ErrNotFound):
 		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
 	case err != nil:
-		return nil, &apierr.Error{Kind: apierr.Unavailable, Message: "could not check the API key; try again", Cause: err}
+		return nil, unavailable("the API key", err)
 	}
 	p := &Principal{KeyHash: hash, Key: &k}
 	now := a.now()
-	if err := guardError("key", k.GuardState(), now); err != nil {
+	switch {
+	case k.Blocked:
+		return nil, apierr.New(apierr.Unauthorized, "this key is blocked")
+	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
+		return nil, apierr.New(apierr.Unauthorized, "this key has expired")
+	}
+	if err := budgetError("key", k.Budget, now); err != nil {
 		return nil, err
 	}
 	if k.TeamID != "" {
@@ -56,37 +69,107 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 		case errors.Is(err, keys.ErrNotFound):
 			return nil, apierr.New(apierr.Unauthorized, "the key's team %q no longer exists", k.TeamID)
 		case err != nil:
-			return nil, &apierr.Error{Kind: apierr.Unavailable, Message: "could not check the API key's team; try again", Cause: err}
+			return nil, unavailable("the API key's team", err)
 		}
-		if err := guardError("team", t.GuardState(), now); err != nil {
+		if t.Blocked {
+			return nil, apierr.New(apierr.Unauthorized, "team %s is blocked", t.ID)
+		}
+		if err := budgetError("team "+t.ID, t.Budget, now); err != nil {
 			return nil, err
 		}
 		p.Team = &t
 	}
+	if k.UserID != "" {
+		u, err := a.keys.GetUser(ctx, k.UserID)
+		switch {
+		case err == nil:
+			if err := budgetError("user "+u.ID, u.Budget, now); err != nil {
+				return nil, err
+			}
+			p.User = &u
+		case !errors.Is(err, keys.ErrNotFound): // a key may name a user with no record
+			return nil, unavailable("the API key's user", err)
+		}
+	}
+	if p.User != nil && p.Team != nil {
+		m, err := a.keys.GetMember(ctx, k.TeamID, k.UserID)
+		switch {
+		case err == nil:
+			if err := budgetError("team member "+m.UserID+" of team "+m.TeamID, m.Budget, now); err != nil {
+				return nil, err
+			}
+			p.Member = &m
+		case !errors.Is(err, keys.ErrNotFound):
+			return nil, unavailable("the API key's team membership", err)
+		}
+	}
 	return p, nil
 }
 
-// guardError turns a failed key or team guard into the client's error.
-func guardError(what string, s limits.GuardState, now time.Time) error {
-	if r := s.Check(now); r != "" {
-		return reasonError(what, r, s.MaxBudget)
+// EndUser checks the request's end user (its "user" field) against its
+// /customer record, if it has one: blocked, budget. An end user without a
+// record is not limited (its spend is still logged).
+func (a *access) EndUser(ctx context.Context, p *Principal, id string) error {
+	if id == "" || a.keys == nil || a.master == "" {
+		return nil
 	}
+	e, err := a.keys.GetEndUser(ctx, id)
+	switch {
+	case errors.Is(err, keys.ErrNotFound):
+		return nil
+	case err != nil:
+		return unavailable("the end user", err)
+	}
+	if e.Blocked {
+		err := apierr.New(apierr.Forbidden, "end user %s is blocked", id)
+		err.Param = "user"
+		return err
+	}
+	if err := budgetError("end user "+id, e.Budget, a.now()); err != nil {
+		return err
+	}
+	p.EndUser = &e
 	return nil
 }
 
-func reasonError(what string, r limits.Reason, budget *float64) error {
-	switch r {
-	case limits.ReasonBlocked:
-		return apierr.New(apierr.Unauthorized, "this %s is blocked", what)
-	case limits.ReasonExpired:
-		return apierr.New(apierr.Unauthorized, "this %s has expired", what)
-	case limits.ReasonBudget:
-		if budget != nil {
-			return apierr.New(apierr.BudgetExceeded, "this %s has spent its budget of $%.2f", what, *budget)
-		}
-		return apierr.New(apierr.BudgetExceeded, "this %s has spent its budget", what)
+func unavailable(what string, err error) error {
+	return &apierr.Error{Kind: apierr.Unavailable, Message: "could not check " + what + "; try again", Cause: err}
+}
+
+// budgetError is the client's error when b is spent at now: a 400 of type
+// budget_exceeded naming the budget, its spend and its limit (LiteLLM
+// blocks at spend >= max_budget).
+func budgetError(what string, b keys.Budget, now time.Time) error {
+	if !b.Exceeded(now) {
+		return nil
 	}
-	return apierr.New(apierr.Unauthorized, "invalid API key")
+	msg := fmt.Sprintf("Budget has been exceeded: %s has spent $%s of its max_budget of $%s", what, usd(b.Current(now)), usd(*b.MaxBudget))
+	if b.Duration != "" {
+		msg += fmt.Sprintf(" in the current %s period, which resets at %s", b.Duration, b.ResetAt(now).Format(time.RFC3339))
+	}
+	return apierr.New(apierr.BudgetExceeded, "%s", msg)
+}
+
+func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// checkPrincipal checks what a request's body decides: the model access of
+// p's key, team and user, and the request's end user.
+func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Request) error {
+	if p.restricted() {
+		group, err := h.router.Group(req.Model)
+		if err == nil {
+			err = allowModel(p, req.Model, group)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if req.User != "" {
+		if a, ok := h.auth.(*access); ok {
+			return a.EndUser(ctx, p, req.User)
+		}
+	}
+	return nil
 }
 
 // allowModel checks a key's (and its team's) model access. An empty list
@@ -108,7 +191,12 @@ func allowModel(p *Principal, model, group string) error {
 		}
 	}
 	if p.Team != nil {
-		return check("team", p.Team.Models)
+		if err := check("team", p.Team.Models); err != nil {
+			return err
+		}
+	}
+	if p.User != nil {
+		return check("user", p.User.Models)
 	}
 	return nil
 }
@@ -141,6 +229,12 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) error {
 		}
 		if t := p.Team; t != nil && (t.RPMLimit > 0 || t.TPMLimit > 0) {
 			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindTeam, ID: t.ID, RPM: t.RPMLimit, TPM: t.TPMLimit, Shards: limits.ShardsFor(t.RPMLimit), OnError: onErr})
+		}
+		if u := p.User; u != nil && (u.RPMLimit > 0 || u.TPMLimit > 0) {
+			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindUser, ID: u.ID, RPM: u.RPMLimit, TPM: u.TPMLimit, Shards: limits.ShardsFor(u.RPMLimit), OnError: onErr})
+		}
+		if e := p.EndUser; e != nil && (e.RPMLimit > 0 || e.TPMLimit > 0) {
+			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindEndUser, ID: e.ID, RPM: e.RPMLimit, TPM: e.TPMLimit, Shards: limits.ShardsFor(e.RPMLimit), OnError: onErr})
 		}
 	}
 	d := a.Deployment
@@ -195,7 +289,7 @@ func (x *exchange) rejected(a *router.Attempt, dec limits.Decision) error {
 	}
 	// Only scope reasons can come back: the gateway sends no guards (see admit).
 	a.Abort = true
-	return reasonError("key", dec.Reason, nil)
+	return apierr.New(apierr.Forbidden, "refused by limits: %s", dec.Reason)
 }
 
 func scopeName(k limits.Kind) string {
@@ -206,6 +300,8 @@ func scopeName(k limits.Kind) string {
 		return "team"
 	case limits.KindUser:
 		return "user"
+	case limits.KindEndUser:
+		return "end user"
 	}
 	return string(k)
 }

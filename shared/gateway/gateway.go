@@ -40,8 +40,11 @@ type Provider interface {
 type Principal struct {
 	KeyHash string // "" for the master key or an open gateway
 	Master  bool
-	Key     *keys.Key  // the virtual key, if one was used
-	Team    *keys.Team // the key's team, if it has one
+	Key     *keys.Key     // the virtual key, if one was used
+	Team    *keys.Team    // the key's team, if it has one
+	User    *keys.User    // the key's user, if it has one and the user exists
+	Member  *keys.Member  // the user's membership of the key's team, if it exists
+	EndUser *keys.EndUser // the request's end user ("user"), if registered
 }
 
 // Authenticator checks a request's bearer token. The seam for virtual keys.
@@ -186,7 +189,7 @@ func modelsJSON(ms []router.Model) []byte {
 // modelsFor lists the models p may use: all of them, unless its key or
 // team names a list.
 func (h *Handler) modelsFor(p *Principal) []byte {
-	if (p.Key == nil || len(p.Key.Models) == 0) && (p.Team == nil || len(p.Team.Models) == 0) {
+	if !p.restricted() {
 		return h.models
 	}
 	var allowed []router.Model
@@ -197,6 +200,12 @@ func (h *Handler) modelsFor(p *Principal) []byte {
 		}
 	}
 	return modelsJSON(allowed)
+}
+
+// restricted reports whether p's key, team or user names the models it may use.
+func (p *Principal) restricted() bool {
+	return (p.Key != nil && len(p.Key.Models) > 0) || (p.Team != nil && len(p.Team.Models) > 0) ||
+		(p.User != nil && len(p.User.Models) > 0)
 }
 
 // masterKey authenticates against general_settings.master_key; with none set,

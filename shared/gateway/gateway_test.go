@@ -683,14 +683,14 @@ general_settings: {master_key: sk-master}
 		{Hash: keys.HashSecret("sk-only-a"), Models: []string{"a"}, RPMLimit: 2},
 		{Hash: keys.HashSecret("sk-blocked"), Blocked: true},
 		{Hash: keys.HashSecret("sk-expired"), ExpiresAt: time.Now().Add(-time.Hour)},
-		{Hash: keys.HashSecret("sk-broke"), MaxBudget: &budget},
+		{Hash: keys.HashSecret("sk-broke"), Budget: keys.Budget{MaxBudget: &budget}},
 		{Hash: keys.HashSecret("sk-team"), TeamID: "t1"},
 	} {
 		if err := ks.CreateKey(ctx, k); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ks.AddKeySpend(ctx, keys.HashSecret("sk-broke"), spent); err != nil {
+	if _, err := ks.ApplySpend(ctx, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: keys.HashSecret("sk-broke")}, Nanos: keys.Nanos(spent), At: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1", Models: []string{"b"}}); err != nil {

@@ -137,15 +137,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		req.Stream = false
 	}
 	c.Stream = req.Stream
-	if p.Key != nil || p.Team != nil {
-		group, err := h.router.Group(req.Model)
-		if err == nil {
-			err = allowModel(p, req.Model, group)
-		}
-		if err != nil {
-			h.fail(ctx, w, c, err)
-			return
-		}
+	if err := h.checkPrincipal(ctx, p, req); err != nil {
+		h.fail(ctx, w, c, err)
+		return
 	}
 	prompt := wire.EstimateTokens(req.Body)
 	rreq := &router.Request{

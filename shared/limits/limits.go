@@ -32,6 +32,7 @@ const (
 	KindKey        Kind = "key"
 	KindTeam       Kind = "team"
 	KindUser       Kind = "user"
+	KindEndUser    Kind = "end_user"
 	KindDeployment Kind = "deployment"
 	KindModelGroup Kind = "model_group"
 )
