@@ -315,9 +315,13 @@ func envVarsReadBy(t *testing.T, pkg string) []string {
 	return out
 }
 
-// policy is one SAM policy template use: its name and the resource it is
-// scoped to.
-type policy struct{ name, target string }
+// policy is one SAM policy template use, or one statement of an inline
+// policy: its name ("Statement:<service>" for a statement whose actions
+// are all of one service) and the resource it is scoped to.
+type policy struct {
+	name, target string
+	actions      []string // inline statements only
+}
 
 func (tpl *samTemplate) policies(fn string) []policy {
 	var out []policy
@@ -326,6 +330,10 @@ func (tpl *samTemplate) policies(fn string) []policy {
 		m, ok := p.(map[string]any)
 		if !ok {
 			out = append(out, policy{name: fmt.Sprint(p)})
+			continue
+		}
+		if stmts, ok := m["Statement"].([]any); ok {
+			out = append(out, statements(stmts)...)
 			continue
 		}
 		for name, args := range m {
@@ -345,6 +353,41 @@ func (tpl *samTemplate) policies(fn string) []policy {
 	return out
 }
 
+// statements reads inline policy statements: each Allow statement on one
+// resource (!GetAtt X.Arn) becomes a policy named by its actions' service.
+func statements(stmts []any) []policy {
+	var out []policy
+	for _, st := range stmts {
+		var actions []string
+		switch a := at(st, "Action").(type) {
+		case string:
+			actions = []string{a}
+		case []any:
+			for _, x := range a {
+				actions = append(actions, str(x))
+			}
+		}
+		service := ""
+		for _, a := range actions {
+			svc, _, _ := strings.Cut(a, ":")
+			if service == "" {
+				service = svc
+			} else if service != svc {
+				service = "mixed"
+			}
+		}
+		if str(at(st, "Effect")) != "Allow" || len(actions) == 0 || strings.Contains(strings.Join(actions, ","), "*") {
+			service = "broad"
+		}
+		target, attr := getAttTarget(at(st, "Resource"))
+		if attr != "Arn" {
+			target = ""
+		}
+		out = append(out, policy{name: "Statement:" + service, target: target, actions: actions})
+	}
+	return out
+}
+
 func hasPolicy(ps []policy, target string, names ...string) bool {
 	return slices.ContainsFunc(ps, func(p policy) bool { return p.target == target && slices.Contains(names, p.name) })
 }
@@ -352,7 +395,7 @@ func hasPolicy(ps []policy, target string, names ...string) bool {
 func TestTemplatePoliciesCoverWhatEachFunctionUses(t *testing.T) {
 	tpl := loadTemplate(t)
 	pkgs := functionPackages(t, tpl)
-	dynamo := []string{"DynamoDBCrudPolicy", "DynamoDBReadPolicy", "DynamoDBWritePolicy"}
+	dynamo := []string{"DynamoDBCrudPolicy", "DynamoDBReadPolicy", "DynamoDBWritePolicy", "Statement:dynamodb"}
 	for _, fn := range tpl.functions() {
 		t.Run(fn, func(t *testing.T) {
 			ps := tpl.policies(fn)
@@ -373,8 +416,10 @@ func TestTemplatePoliciesCoverWhatEachFunctionUses(t *testing.T) {
 					}
 					granted[target] = true
 				case "AWS::SQS::Queue":
-					if !hasPolicy(ps, target, "SQSSendMessagePolicy") {
-						t.Errorf("%s names queue %s, but no SQSSendMessagePolicy is scoped to it", name, target)
+					// A sender needs SQSSendMessagePolicy; the queue's own
+					// consumer names it too (it polls it outside Lambda).
+					if !hasPolicy(ps, target, "SQSSendMessagePolicy") && !(hasPolicy(ps, target, "SQSPollerPolicy") && slices.Contains(tpl.sqsEventQueues(fn), target)) {
+						t.Errorf("%s names queue %s, but no SQSSendMessagePolicy (or, for its consumer, SQSPollerPolicy) is scoped to it", name, target)
 					}
 					granted[target] = true
 				}
@@ -579,6 +624,81 @@ func TestTemplateTablesMatchInfraTables(t *testing.T) {
 	for id := range declared {
 		if !known[id] {
 			t.Errorf("template.yaml declares table %s, which infra/tables does not define", id)
+		}
+	}
+}
+
+// TestTemplateSpendPipeline: the gateway sends spend events to the queue the
+// consumer reads, and may record them directly when SQS refuses; the
+// consumer gets exactly the DynamoDB actions recording needs, on the spend
+// and keys tables only.
+func TestTemplateSpendPipeline(t *testing.T) {
+	tpl := loadTemplate(t)
+	pkgs := functionPackages(t, tpl)
+	var gateway, consumer string
+	for fn, pkg := range pkgs {
+		switch pkg {
+		case "gateway":
+			gateway = fn
+		case "spend":
+			consumer = fn
+		}
+	}
+	if gateway == "" || consumer == "" {
+		t.Fatalf("gateway %q, consumer %q: want both functions", gateway, consumer)
+	}
+	queues := tpl.sqsEventQueues(consumer)
+	if len(queues) != 1 {
+		t.Fatalf("the consumer reads queues %v, want one", queues)
+	}
+	env := func(fn, name string) string {
+		return refTarget(at(tpl.resources(), fn, "Properties", "Environment", "Variables", name))
+	}
+	if q := env(gateway, tables.SpendQueueEnvVar); q != queues[0] {
+		t.Errorf("gateway %s = %q, want the consumer's queue %s", tables.SpendQueueEnvVar, q, queues[0])
+	}
+	gps := tpl.policies(gateway)
+	if !hasPolicy(gps, queues[0], "SQSSendMessagePolicy") {
+		t.Error("the gateway cannot send to the spend queue")
+	}
+	spendTable := env(gateway, tables.Spend.EnvVar)
+	if !hasPolicy(gps, spendTable, "DynamoDBWritePolicy", "DynamoDBCrudPolicy") {
+		t.Error("the gateway cannot record spend directly when SQS refuses (no write policy on the spend table)")
+	}
+	want := map[string][]string{
+		env(consumer, tables.Spend.EnvVar): {"dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+		env(consumer, tables.Keys.EnvVar):  {"dynamodb:BatchGetItem", "dynamodb:UpdateItem"},
+	}
+	got := map[string][]string{}
+	for _, p := range tpl.policies(consumer) {
+		switch {
+		case strings.HasPrefix(p.name, "DynamoDB"):
+			t.Errorf("consumer policy %s on %s: want inline statements with exactly the actions it uses", p.name, p.target)
+		case p.name == "Statement:dynamodb":
+			got[p.target] = append(got[p.target], p.actions...)
+		case strings.HasPrefix(p.name, "Statement:"):
+			t.Errorf("consumer statement %s on %q: broad or mixed", p.name, p.target)
+		}
+	}
+	for table, actions := range want {
+		g := slices.Clone(got[table])
+		sort.Strings(g)
+		if !slices.Equal(g, actions) {
+			t.Errorf("consumer actions on %s = %v, want %v", table, g, actions)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("consumer has DynamoDB statements on %d tables, want %d", len(got), len(want))
+	}
+	for _, c := range tpl.consumers() {
+		if c.function != consumer {
+			continue
+		}
+		if n, _ := at(c.props, "BatchSize").(int); n < 10 || n > 100 {
+			t.Errorf("BatchSize = %v: want 10..100 (one transaction of up to 100 items per batch)", at(c.props, "BatchSize"))
+		}
+		if w, _ := at(c.props, "MaximumBatchingWindowInSeconds").(int); w < 1 || w > 5 {
+			t.Errorf("MaximumBatchingWindowInSeconds = %v: want 1..5 (spend lands within seconds)", w)
 		}
 	}
 }
