@@ -24,6 +24,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
+	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/spend"
@@ -59,6 +60,10 @@ type Settings struct {
 	// Zero: 1s each.
 	KeyCacheTTL      time.Duration
 	CooldownCacheTTL time.Duration
+
+	// Prices is the price table; nil: the file GATEWAY_PRICES names (read
+	// through Getenv), else the embedded table.
+	Prices *pricing.Table
 
 	// HTTPClient overrides the upstream client (tests).
 	HTTPClient *http.Client
@@ -113,6 +118,11 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	if s.MasterKey != "" {
 		cfg.General.MasterKey = s.MasterKey
 	}
+	priceTable, err := prices(s)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ResolvePrices(priceTable) // once, at startup; unknown prices become warnings
 	for _, w := range cfg.Warnings {
 		log.LogAttrs(ctx, slog.LevelWarn, "config", slog.String("path", w.Path), slog.Int("line", w.Line), slog.String("warning", w.Message))
 	}
@@ -156,10 +166,11 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		Limits:     gw.Limits,
 		Now:        s.Now,
 		Logger:     log,
+		Prices:     priceTable,
 		OnComplete: spendgw.OnComplete(gw.SpendQueue),
 	})
 	gw.Admin = adminapi.New(adminapi.Options{
-		MasterKey: cfg.General.MasterKey, Keys: gw.Keys, Config: cfg, Now: s.Now, Logger: log,
+		MasterKey: cfg.General.MasterKey, Keys: gw.Keys, Spend: gw.Spend, Config: cfg, Now: s.Now, Logger: log,
 	})
 	gw.HTTP = adminapi.Mux(gw.Admin, gw.Handler)
 	return gw, nil

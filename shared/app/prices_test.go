@@ -1,0 +1,82 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/pricing"
+)
+
+const pricedConfig = `model_list:
+  - model_name: known
+    litellm_params: {model: mock/gpt-4o-mini}
+  - model_name: house
+    litellm_params: {model: openai/house-model, api_base: "http://127.0.0.1:1/v1"}
+`
+
+func buildWith(t *testing.T, env map[string]string) (*app.Gateway, string, error) {
+	t.Helper()
+	var logs bytes.Buffer
+	gw, err := app.Build(context.Background(), app.Settings{
+		ConfigYAML: []byte(pricedConfig),
+		Getenv:     func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Logger:     slog.New(slog.NewJSONHandler(&logs, nil)),
+	})
+	return gw, logs.String(), err
+}
+
+// Build prices every deployment once, from the embedded table by default:
+// the table fills the context window, and a deployment with no price is
+// warned about at startup.
+func TestBuildResolvesPrices(t *testing.T) {
+	gw, logs, err := buildWith(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known, house := gw.Config.Deployments[0], gw.Config.Deployments[1]
+	want, _ := pricing.Default().Get("gpt-4o-mini")
+	if known.Price == nil || known.Price.Input != want.Input || known.MaxInputTokens != 128000 {
+		t.Errorf("mock gpt-4o-mini: price %+v window %d", known.Price, known.MaxInputTokens)
+	}
+	if house.Price != nil {
+		t.Errorf("house model priced: %+v", house.Price)
+	}
+	if strings.Count(logs, "no price for deployment") != 1 || !strings.Contains(logs, "openai/house-model") {
+		t.Errorf("want one startup warning for the house model: %s", logs)
+	}
+}
+
+// GATEWAY_PRICES replaces the embedded table.
+func TestBuildGatewayPrices(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prices.json")
+	if err := os.WriteFile(path, []byte(`{
+  "sample_spec": {"max_input_tokens": "max input tokens", "input_cost_per_token": 0.0},
+  "house-model": {"input_cost_per_token": 1e-07, "output_cost_per_token": 2e-07, "max_input_tokens": 32000, "litellm_provider": "openai", "mode": "chat", "supports_vision": true}
+}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gw, logs, err := buildWith(t, map[string]string{app.PricesEnvVar: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	known, house := gw.Config.Deployments[0], gw.Config.Deployments[1]
+	if house.Price == nil || house.Price.Input != 1e-7 || house.MaxInputTokens != 32000 {
+		t.Errorf("house model from GATEWAY_PRICES: %+v window %d", house.Price, house.MaxInputTokens)
+	}
+	if known.Price == nil || *known.Price != (pricing.Price{}) || known.MaxInputTokens != 0 {
+		t.Errorf("the embedded table still used: %+v window %d", known.Price, known.MaxInputTokens)
+	}
+	if strings.Contains(logs, "no price for deployment") {
+		t.Errorf("unexpected warning: %s", logs)
+	}
+
+	if _, _, err := buildWith(t, map[string]string{app.PricesEnvVar: filepath.Join(t.TempDir(), "missing.json")}); err == nil || !strings.Contains(err.Error(), app.PricesEnvVar) {
+		t.Errorf("a missing price file: %v", err)
+	}
+}
