@@ -2,14 +2,16 @@ package main
 
 import (
 	"log/slog"
-	"net/http"
 
+	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/lambdahttp"
 )
 
-// startLambda serves h through the streaming function URL runtime; it
-// returns only if the runtime loop ends.
-func startLambda(h http.Handler, log *slog.Logger) error {
-	lambdahttp.Start(h, lambdahttp.WithLogger(log))
+// startLambda serves the gateway through the streaming function URL
+// runtime; it returns only if the runtime loop ends. After each response
+// has gone out whole, and before the invocation ends, the spend events of
+// the invocation are sent (SQS, or the in-process queue's store).
+func startLambda(gw *app.Gateway, log *slog.Logger) error {
+	lambdahttp.Start(gw.Handler, lambdahttp.WithLogger(log), lambdahttp.WithAfterResponse(gw.FlushSpend))
 	return nil
 }
