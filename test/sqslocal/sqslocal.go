@@ -54,7 +54,13 @@ var (
 
 // Main runs a package's tests with an emulator available and returns the
 // exit code for os.Exit.
-func Main(m *testing.M) int {
+func Main(m *testing.M) int { return With(m.Run) }
+
+// With runs run (a package's tests, or another harness's Main) with an
+// emulator available, for packages that need several:
+//
+//	func TestMain(m *testing.M) { os.Exit(sqslocal.With(func() int { return ddblocal.Main(m) })) }
+func With(run func() int) int {
 	flag.Parse()
 	if Endpoint() == "" && !testing.Short() {
 		stop, err := start()
@@ -64,7 +70,7 @@ func Main(m *testing.M) int {
 			defer stop()
 		}
 	}
-	return m.Run()
+	return run()
 }
 
 // Endpoint returns the emulator's URL, or "".
