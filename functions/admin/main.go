@@ -49,7 +49,7 @@ func run() error {
 	defer cancel()
 	settings := app.Settings{
 		ConfigPath: *cfgPath, Store: *store, Getenv: os.LookupEnv, Logger: log,
-		Tables:    tables.NamesFromEnv(os.Getenv),
+		Tables:    tableNames(),
 		MasterKey: firstEnv("GATEWAY_MASTER_KEY", "LITELLM_MASTER_KEY"),
 	}
 	param := os.Getenv("GATEWAY_MASTER_KEY_PARAMETER")
@@ -101,4 +101,17 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// tableNames reads the tables the admin function uses (keys, and spend for
+// the reports); the counters table is the gateway's alone.
+func tableNames() tables.Names {
+	n := tables.DefaultNames()
+	if v := os.Getenv("KEYS_TABLE"); v != "" {
+		n.Keys = v
+	}
+	if v := os.Getenv("SPEND_TABLE"); v != "" {
+		n.Spend = v
+	}
+	return n
 }
