@@ -437,8 +437,8 @@ func TestCompletionPanics(t *testing.T) {
 			resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true}`)
 			readAll(t, resp.Body)
 			c := f.completion(t, resp)
-			if c.Err == nil || apierr.KindOf(c.Err) != apierr.Internal {
-				t.Errorf("err %v", c.Err)
+			if c.Err == nil || apierr.KindOf(c.Err) != apierr.Internal || c.Attempt == nil || c.Attempt.Deployment.Model != "gpt-4o" {
+				t.Errorf("err %v attempt %+v", c.Err, c.Attempt)
 			}
 			if !after {
 				if c.StatusCode != 500 || c.HasUsage || c.Attempts != 1 {

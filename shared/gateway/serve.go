@@ -196,6 +196,9 @@ func (h *Handler) complete(ctx context.Context, c *Completion, x *exchange) {
 	c.Latency = c.Ended.Sub(c.Started)
 	if x != nil {
 		c.Attempts = x.attempts
+		if c.Attempt == nil { // a panic left the router's result unknown
+			c.Attempt = x.last
+		}
 	}
 	if h.onComplete != nil {
 		h.onComplete(ctx, c)
@@ -238,8 +241,9 @@ type exchange struct {
 	estimate   int64
 	admitted   bool // the key's and team's scopes were counted
 	admissions []limits.Admission
-	attempts   int  // attempts made
-	done       bool // the response was written to its end
+	attempts   int             // attempts made
+	last       *router.Attempt // the attempt made last (the router's Final, even after a panic)
+	done       bool            // the response was written to its end
 }
 
 // bill adds an attempt the provider billed to the request's usage and cost.
@@ -321,6 +325,7 @@ func injectUsage(d *config.Deployment) bool {
 // attempt makes one try for the router.
 func (x *exchange) attempt(ctx context.Context, a *router.Attempt) error {
 	x.attempts++
+	x.last = a
 	if err := x.admit(ctx, a); err != nil {
 		return err
 	}
