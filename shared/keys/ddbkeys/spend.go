@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -144,8 +145,12 @@ func (st *Store) SpendStates(ctx context.Context, refs []keys.Ref) (map[keys.Ref
 	return out, nil
 }
 
+// backoff waits before retry attempt (1, 2, ...): full jitter over an
+// exponential bound (10 ms doubling, at most 640 ms), so that writers that
+// conflicted on the same records do not collide again in step.
 func backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(min(attempt, 6)) * 20 * time.Millisecond
+	bound := 10 * time.Millisecond << min(attempt, 6)
+	d := time.Duration(rand.Int64N(int64(bound))) + time.Millisecond
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -264,7 +269,7 @@ func (st *Store) ApplySpend(ctx context.Context, deltas []keys.SpendDelta) ([]ke
 		_, err = st.client.TransactWriteItems(cctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		cancel()
 		var canceled *types.TransactionCanceledException
-		if errors.As(err, &canceled) && attempt < 10 {
+		if errors.As(err, &canceled) && attempt < 30 {
 			if err := backoff(ctx, attempt+1); err != nil {
 				return nil, wrap("add spend to", fmt.Sprintf("%d records", len(next)), err)
 			}

@@ -270,17 +270,22 @@ func testConcurrentSpend(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
 		t.Fatal(err)
 	}
-	const instances, perInstance = 4, 25
+	// 4 instances x 5 writers x 5 additions: 20 writers contend for the
+	// same two records (more than a spend consumer's bounded concurrency).
+	const instances, writers, each = 4, 5, 5
 	var wg sync.WaitGroup
 	for range instances {
 		inst := newStore(t)
-		for range perInstance {
+		for range writers {
 			wg.Go(func() {
-				if _, err := inst.ApplySpend(c, []keys.SpendDelta{
-					{Ref: keys.Ref{Kind: keys.KindKey, ID: h}, Nanos: 500_000_001, At: time.Now()},
-					{Ref: keys.Ref{Kind: keys.KindTeam, ID: team}, Nanos: 250_000_003, At: time.Now()},
-				}); err != nil {
-					t.Errorf("ApplySpend: %v", err)
+				for range each {
+					if _, err := inst.ApplySpend(c, []keys.SpendDelta{
+						{Ref: keys.Ref{Kind: keys.KindKey, ID: h}, Nanos: 500_000_001, At: time.Now()},
+						{Ref: keys.Ref{Kind: keys.KindTeam, ID: team}, Nanos: 250_000_003, At: time.Now()},
+					}); err != nil {
+						t.Errorf("ApplySpend: %v", err)
+						return
+					}
 				}
 			})
 		}
