@@ -25,6 +25,9 @@ type KeyReader interface {
 	GetUser(ctx context.Context, id string) (keys.User, error)
 	GetMember(ctx context.Context, team, user string) (keys.Member, error)
 	GetEndUser(ctx context.Context, id string) (keys.EndUser, error)
+	// HasEndUsers reports whether any end user record exists (cached like
+	// the records), so that requests pay no lookup while none does.
+	HasEndUsers(ctx context.Context) (bool, error)
 }
 
 // access authenticates with the master key or a virtual key. With no master
@@ -111,6 +114,11 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 // record is not limited (its spend is still logged).
 func (a *access) EndUser(ctx context.Context, p *Principal, id string) error {
 	if id == "" || a.keys == nil || a.master == "" {
+		return nil
+	}
+	if any, err := a.keys.HasEndUsers(ctx); err != nil {
+		return unavailable("the end users", err)
+	} else if !any {
 		return nil
 	}
 	e, err := a.keys.GetEndUser(ctx, id)

@@ -59,6 +59,7 @@ type adminCaches struct {
 	users    readCache[User]
 	members  readCache[Member]
 	endUsers readCache[EndUser]
+	present  readCache[bool] // HasEndUsers, under ""
 }
 
 // GetUser implements AdminStore, from the cache.
@@ -127,6 +128,7 @@ func (c *Cached) RemoveMember(ctx context.Context, team, user string) error {
 
 // CreateEndUser implements AdminStore.
 func (c *Cached) CreateEndUser(ctx context.Context, e EndUser) error {
+	defer c.admin.present.drop("")
 	defer c.admin.endUsers.drop(e.ID)
 	return c.Store.CreateEndUser(ctx, e)
 }
@@ -139,6 +141,7 @@ func (c *Cached) UpdateEndUser(ctx context.Context, e EndUser) (EndUser, error) 
 
 // DeleteEndUser implements AdminStore.
 func (c *Cached) DeleteEndUser(ctx context.Context, id string) error {
+	defer c.admin.present.drop("")
 	defer c.admin.endUsers.drop(id)
 	return c.Store.DeleteEndUser(ctx, id)
 }
@@ -163,4 +166,9 @@ func (c *Cached) dropMemberships() {
 	c.mu.Unlock()
 	c.admin.users.clear()
 	c.admin.members.clear()
+}
+
+// HasEndUsers implements AdminStore, from the cache.
+func (c *Cached) HasEndUsers(ctx context.Context) (bool, error) {
+	return c.admin.present.get(c, "", func(b bool) bool { return b }, func() (bool, error) { return c.Store.HasEndUsers(ctx) })
 }

@@ -417,3 +417,10 @@ func (m *Memory) ListEndUsers(_ context.Context) ([]EndUser, error) {
 	}
 	return out, nil
 }
+
+// HasEndUsers implements AdminStore.
+func (m *Memory) HasEndUsers(context.Context) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.endUsers) > 0, nil
+}

@@ -296,4 +296,7 @@ type AdminStore interface {
 	BlockEndUser(ctx context.Context, id string, blocked bool) error
 	// ListEndUsers returns every end user, by id.
 	ListEndUsers(ctx context.Context) ([]EndUser, error)
+	// HasEndUsers reports whether any end user record exists, so that the
+	// gateway needs no lookup per request while none does.
+	HasEndUsers(ctx context.Context) (bool, error)
 }

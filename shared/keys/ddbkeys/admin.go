@@ -854,7 +854,15 @@ func (st *Store) CreateEndUser(ctx context.Context, e keys.EndUser) error {
 		e.CreatedAt = time.Now()
 	}
 	set, _ := endUserSettings(e)
-	return st.create(ctx, newItem(set, refPK(keys.KindEndUser, e.ID), string(keys.KindEndUser), e.CreatedAt), "end user "+e.ID)
+	what := "end user " + e.ID
+	err := st.transact(ctx, what, []types.TransactWriteItem{
+		put(st.table, newItem(set, refPK(keys.KindEndUser, e.ID), string(keys.KindEndUser), e.CreatedAt), "attribute_not_exists(pk)", nil),
+		st.endUserCount(1),
+	})
+	if _, ok := failedAt(err); ok {
+		return fmt.Errorf("%s: %w", what, keys.ErrExists)
+	}
+	return err
 }
 
 // UpdateEndUser implements keys.AdminStore.
@@ -872,7 +880,15 @@ func (st *Store) UpdateEndUser(ctx context.Context, e keys.EndUser) (keys.EndUse
 
 // DeleteEndUser implements keys.AdminStore.
 func (st *Store) DeleteEndUser(ctx context.Context, id string) error {
-	return st.delete(ctx, refPK(keys.KindEndUser, id), "end user "+id)
+	what := "end user " + id
+	err := st.transact(ctx, what, []types.TransactWriteItem{
+		del(st.table, refPK(keys.KindEndUser, id), "attribute_exists(pk)", nil),
+		st.endUserCount(-1),
+	})
+	if _, ok := failedAt(err); ok {
+		return fmt.Errorf("%s: %w", what, keys.ErrNotFound)
+	}
+	return err
 }
 
 // BlockEndUser implements keys.AdminStore.

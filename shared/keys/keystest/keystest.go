@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		{"ConcurrentSpend", testConcurrentSpend},
 		{"SpendPeriods", testSpendPeriods},
 		{"SoftBudget", testSoftBudget},
+		{"EndUserPresence", testEndUserPresence},
 		{"Admin", testAdmin},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })

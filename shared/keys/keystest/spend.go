@@ -88,3 +88,34 @@ func testSoftBudget(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		t.Fatalf("SoftAlerted = %v, want the second week's start", k.SoftAlerted)
 	}
 }
+
+// testEndUserPresence: HasEndUsers follows the end user records, so that
+// the gateway can skip end-user lookups while there are none. The store is
+// shared with other tests, so only the change this test makes is checked
+// when other end users may exist.
+func testEndUserPresence(t *testing.T, newStore func(t *testing.T) keys.Store) {
+	s, c := newStore(t), ctx(t)
+	before, err := s.HasEndUsers(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := id("customer")
+	if err := s.CreateEndUser(c, keys.EndUser{ID: e}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateEndUser(c, keys.EndUser{ID: e}); err == nil {
+		t.Fatal("second CreateEndUser succeeded")
+	}
+	if has, err := newStore(t).HasEndUsers(c); err != nil || !has {
+		t.Fatalf("HasEndUsers after a create = %v, %v; want true", has, err)
+	}
+	if err := s.DeleteEndUser(c, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteEndUser(c, e); err == nil {
+		t.Fatal("second DeleteEndUser succeeded")
+	}
+	if has, err := newStore(t).HasEndUsers(c); err != nil || has != before {
+		t.Fatalf("HasEndUsers after the delete = %v, %v; want %v as before", has, err, before)
+	}
+}
