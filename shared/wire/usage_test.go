@@ -126,3 +126,23 @@ func mapStrings(in []string, f func(string) string) []string {
 	}
 	return out
 }
+
+// BenchmarkTextMeter is the per-event cost a stream pays for its output
+// estimate: a 20-event stream like the gateway benchmarks'.
+func BenchmarkTextMeter(b *testing.B) {
+	head := `{"id":"chatcmpl-mock0001","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o-mini","system_fingerprint":"fp_mock","choices":[`
+	var events [][]byte
+	events = append(events, []byte(head+`{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`))
+	for i := 1; i < 19; i++ {
+		events = append(events, []byte(head+`{"index":0,"delta":{"content":"tok`+strings.Repeat("x", i%3)+` "},"logprobs":null,"finish_reason":null}]}`))
+	}
+	events = append(events, []byte(head+`{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":18,"total_tokens":30}}`))
+	b.ReportAllocs()
+	for b.Loop() {
+		var m TextMeter
+		for _, ev := range events {
+			m.Add(ev)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(events)), "ns/event")
+}
