@@ -88,12 +88,13 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 			flush(x.w)
 			continue
 		}
-		m.text.Add(data)
 		if u, ok := wire.UsageOf(data); ok {
 			m.usage, m.hasUsage = u, true // the last report is the whole stream's
 			if injected && gjson.GetBytes(data, "choices.#").Int() == 0 {
 				continue // usage chunk the client did not ask for
 			}
+		} else if !m.hasUsage { // the estimate is needed only until usage comes
+			m.text.Add(data)
 		}
 		if !x.committed {
 			held = append(held, bytes.Clone(ev))
