@@ -1,0 +1,575 @@
+package stack_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	cfn "github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"go.yaml.in/yaml/v3"
+)
+
+// stack is the deployed stack and what the test knows of it.
+type stack struct {
+	endpoint string
+	c        *clients
+
+	name   string
+	params map[string]string // every parameter's value: the README's overrides, else the default
+
+	transformed map[string]any // aws-sam-translator's output
+	deployed    map[string]any // what was sent to CreateStack (transformed, minus what moto cannot create)
+	stripped    []string       // what was taken out for moto, "Resources.X" / "Outputs.Y"
+
+	physical map[string]string // logical id -> physical id
+	packages map[string]*pkg   // function logical id -> its package
+	outputs  map[string]string
+
+	ssmPuts []ssmPut // what the init scripts put
+
+	lint chan lintResult // cfn-lint's verdict on template.yaml
+}
+
+type lintResult struct {
+	out  []byte
+	err  error
+	took time.Duration
+}
+
+// pkg is one function's deployment package.
+type pkg struct {
+	artifacts string // sam build's ARTIFACTS_DIR for the function
+	zip       []byte
+	bucket    string
+	key       string
+}
+
+// codeSha256 is the package's hash as Lambda reports it.
+func (p *pkg) codeSha256() string {
+	sum := sha256.Sum256(p.zip)
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// deploy performs localstack/README.md's steps against moto and returns the
+// stack. Any failure is fatal: nothing after it could be checked.
+func deploy(t *testing.T) *stack {
+	t.Helper()
+	tl := requireTools(t)
+	steps := readmeSteps(t)
+	s := &stack{physical: map[string]string{}, packages: map[string]*pkg{}}
+	// cfn-lint takes seconds: it runs while the functions build, and the
+	// deploy step waits for its verdict.
+	s.lint = make(chan lintResult, 1)
+	lintCtx, stopLint := context.WithCancel(context.Background())
+	t.Cleanup(stopLint)
+	root := repoRoot(t)
+	go func() {
+		start := time.Now()
+		cmd := exec.CommandContext(lintCtx, tl.cfnLint, "template.yaml")
+		cmd.Dir = root
+		cmd.Env = hostEnv()
+		out, err := cmd.CombinedOutput()
+		s.lint <- lintResult{out, err, time.Since(start)}
+	}()
+	for _, st := range steps {
+		t.Logf("README: %s: %s", st.kind, st.command)
+		switch st.kind {
+		case stepUp:
+			s.endpoint = moto(t, tl)
+			s.c = newClients(s.endpoint)
+			s.runInitScripts(t)
+		case stepBuild:
+			s.build(t, tl)
+		case stepDeploy:
+			s.deploy(t, tl, st)
+		case stepOutputs:
+			s.readOutputs(t, st)
+		}
+	}
+	return s
+}
+
+// runInitScripts does what localstack/init's scripts do in LocalStack.
+func (s *stack) runInitScripts(t *testing.T) {
+	s.ssmPuts = initCommands(t)
+	for _, p := range s.ssmPuts {
+		_, err := s.c.ssm.PutParameter(ctx(t), &ssm.PutParameterInput{
+			Name:      aws.String(p.name),
+			Type:      ssmtypes.ParameterType(p.typ),
+			Value:     aws.String(p.value),
+			Overwrite: aws.Bool(p.overwrite),
+		})
+		if err != nil {
+			t.Fatalf("%s: ssm put-parameter %s: %v", p.script, p.name, err)
+		}
+	}
+}
+
+// samFunctions returns template.yaml's serverless functions, in name
+// order, checking each is built by the Makefile (BuildMethod: makefile).
+func samFunctions(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl struct {
+		Resources map[string]struct {
+			Type     string            `yaml:"Type"`
+			Metadata map[string]string `yaml:"Metadata"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(b, &tpl); err != nil {
+		t.Fatalf("template.yaml: %v", err)
+	}
+	var out []string
+	for id, r := range tpl.Resources {
+		if r.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		if r.Metadata["BuildMethod"] != "makefile" {
+			t.Fatalf("%s: BuildMethod %q: the test builds as `sam build` does with BuildMethod: makefile", id, r.Metadata["BuildMethod"])
+		}
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		t.Fatal("template.yaml has no AWS::Serverless::Function")
+	}
+	return out
+}
+
+// buildTimeout bounds one function's build: a cold build takes tens of
+// seconds on a busy machine; one that takes longer is stuck.
+const buildTimeout = 4 * time.Minute
+
+// build does what `samlocal build` does for BuildMethod: makefile: runs
+// `make build-<LogicalId>` with ARTIFACTS_DIR set, one directory per
+// function. The one change: the Makefile's LAMBDA_ENV builds for this host
+// instead of arm64, so that the bootstrap runs here under aws-lambda-rie
+// (the template's arm64 is checked on the template).
+func (s *stack) build(t *testing.T, tl tools) {
+	fns := samFunctions(t)
+	root := repoRoot(t)
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, len(fns))
+	start := time.Now()
+	for i, fn := range fns {
+		p := &pkg{artifacts: filepath.Join(dir, fn)}
+		s.packages[fn] = p
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := os.MkdirAll(p.artifacts, 0o755); err != nil {
+				errs[i] = err
+				return
+			}
+			c, cancel := context.WithTimeout(context.Background(), buildTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(c, tl.make, "--no-print-directory", "build-"+fn,
+				"ARTIFACTS_DIR="+p.artifacts,
+				fmt.Sprintf("LAMBDA_ENV=GOOS=linux GOARCH=%s CGO_ENABLED=0", runtime.GOARCH))
+			cmd.Dir = root
+			cmd.Env = hostEnv()
+			cmd.WaitDelay = time.Second
+			if out, err := cmd.CombinedOutput(); err != nil {
+				if c.Err() != nil {
+					err = fmt.Errorf("not done after %v (is go waiting for a module download or a lock?)", buildTimeout)
+				}
+				errs[i] = fmt.Errorf("make build-%s: %v\n%s", fn, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("built %d functions in %v", len(fns), time.Since(start).Round(time.Millisecond))
+	for _, fn := range fns {
+		p := s.packages[fn]
+		if fi, err := os.Stat(filepath.Join(p.artifacts, "bootstrap")); err != nil || fi.Mode()&0o111 == 0 {
+			t.Fatalf("make build-%s made no executable bootstrap in ARTIFACTS_DIR: %v", fn, err)
+		}
+		z, err := zipDir(p.artifacts)
+		if err != nil {
+			t.Fatalf("package %s: %v", fn, err)
+		}
+		p.zip = z
+	}
+}
+
+// zipDir zips a directory's files as `sam package` does, keeping their
+// modes (bootstrap must stay executable).
+func zipDir(dir string) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h, err := zip.FileInfoHeader(info)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		h.Name = filepath.ToSlash(rel)
+		h.Method = zip.Deflate
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// artifactBucket is the bucket the packages go to: `sam deploy
+// --resolve-s3` creates and uses a managed bucket of this kind.
+const artifactBucket = "aws-sam-cli-managed-default-samclisourcebucket-sluice"
+
+// deploy does what `samlocal deploy` does: lint (sam validate --lint), upload
+// each package to S3, point CodeUri at it, transform, create the stack.
+func (s *stack) deploy(t *testing.T, tl tools, st readmeStep) {
+	root := repoRoot(t)
+	s.name = st.stackName
+	if !motoOwn {
+		// A shared moto may hold an earlier run's stack.
+		s.name += "-" + randomHex(4)
+	}
+
+	// cfn-lint, as `sam validate --lint` runs it (started in deploy).
+	lint := <-s.lint
+	if lint.err != nil {
+		t.Fatalf("cfn-lint template.yaml: %v\n%s", lint.err, lint.out)
+	}
+	t.Logf("cfn-lint template.yaml: clean (%v)", lint.took.Round(time.Millisecond))
+
+	// --resolve-s3: the managed bucket; then the packages, named by their
+	// MD5 under the stack's prefix as `sam deploy` names them.
+	_, err := s.c.s3.CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String(artifactBucket)})
+	var owned *s3types.BucketAlreadyOwnedByYou
+	if err != nil && !errors.As(err, &owned) {
+		t.Fatalf("create bucket %s: %v", artifactBucket, err)
+	}
+	args := []string{filepath.Join(root, "test", "stack", "samtransform.py"), filepath.Join(root, "template.yaml")}
+	for _, fn := range sortedKeys(s.packages) {
+		p := s.packages[fn]
+		sum := md5.Sum(p.zip)
+		p.bucket, p.key = artifactBucket, s.name+"/"+hex.EncodeToString(sum[:])
+		if _, err := s.c.s3.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String(p.bucket), Key: aws.String(p.key), Body: bytes.NewReader(p.zip)}); err != nil {
+			t.Fatalf("upload %s's package: %v", fn, err)
+		}
+		args = append(args, "--code", fmt.Sprintf("%s=s3://%s/%s", fn, p.bucket, p.key))
+	}
+	for _, k := range sortedKeys(st.params) {
+		args = append(args, "--param", k+"="+st.params[k])
+	}
+
+	// The transform CloudFormation runs for Transform: AWS::Serverless-2016-10-31
+	// (moto has no SAM transform).
+	phase := time.Now()
+	cmd := exec.Command(tl.python, args...)
+	cmd.Dir = root
+	cmd.Env = hostEnv("AWS_DEFAULT_REGION=" + region)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("aws-sam-translator: %v\n%s", err, stderr.String())
+	}
+	if err := json.Unmarshal(out, &s.transformed); err != nil {
+		t.Fatalf("aws-sam-translator output: %v", err)
+	}
+	t.Logf("aws-sam-translator: %d resources (%v)", len(mapAt(s.transformed, "Resources")), time.Since(phase).Round(time.Millisecond))
+	phase = time.Now()
+	s.params = map[string]string{}
+	for name, p := range mapAt(s.transformed, "Parameters") {
+		if def, ok := at(p, "Default").(string); ok {
+			s.params[name] = def
+		} else if def, ok := at(p, "Default").(float64); ok {
+			s.params[name] = fmt.Sprint(def)
+		}
+	}
+	for k, v := range st.params {
+		if _, ok := mapAt(s.transformed, "Parameters")[k]; !ok {
+			t.Fatalf("--parameter-overrides %s: the template has no such parameter", k)
+		}
+		s.params[k] = v
+	}
+
+	s.deployed, s.stripped = stripForMoto(s.transformed)
+	t.Logf("taken out of the template for moto, which has no AWS::Lambda::Url: %s", strings.Join(s.stripped, ", "))
+
+	body, err := json.Marshal(s.deployed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params []cfntypes.Parameter
+	for _, k := range sortedKeys(st.params) {
+		params = append(params, cfntypes.Parameter{ParameterKey: aws.String(k), ParameterValue: aws.String(st.params[k])})
+	}
+	var caps []cfntypes.Capability
+	for _, c := range st.capabilities {
+		caps = append(caps, cfntypes.Capability(c))
+	}
+	if _, err := s.c.cfn.CreateStack(ctx(t), &cfn.CreateStackInput{
+		StackName:    aws.String(s.name),
+		TemplateBody: aws.String(string(body)),
+		Parameters:   params,
+		Capabilities: caps,
+	}); err != nil {
+		t.Fatalf("create stack %s: %v", s.name, err)
+	}
+	t.Cleanup(func() {
+		// Moto goes when the test binary ends if the test started it; a
+		// shared one keeps no stack of ours.
+		if !motoOwn {
+			_, _ = s.c.cfn.DeleteStack(ctx(t), &cfn.DeleteStackInput{StackName: aws.String(s.name)})
+		}
+	})
+	deadline := time.Now().Add(guard)
+	for {
+		out, err := s.c.cfn.DescribeStacks(ctx(t), &cfn.DescribeStacksInput{StackName: aws.String(s.name)})
+		if err != nil {
+			t.Fatalf("describe stack %s: %v", s.name, err)
+		}
+		st := out.Stacks[0].StackStatus
+		if st == cfntypes.StackStatusCreateComplete {
+			break
+		}
+		if !strings.HasSuffix(string(st), "_IN_PROGRESS") || time.Now().After(deadline) {
+			t.Fatalf("stack %s: %s (%s)\n%s", s.name, st, aws.ToString(out.Stacks[0].StackStatusReason), s.stackEvents(t))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res, err := s.c.cfn.DescribeStackResources(ctx(t), &cfn.DescribeStackResourcesInput{StackName: aws.String(s.name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.StackResources {
+		s.physical[aws.ToString(r.LogicalResourceId)] = aws.ToString(r.PhysicalResourceId)
+	}
+	t.Logf("stack %s: CREATE_COMPLETE, %d resources (%v)", s.name, len(res.StackResources), time.Since(phase).Round(time.Millisecond))
+}
+
+func (s *stack) stackEvents(t *testing.T) string {
+	out, err := s.c.cfn.DescribeStackEvents(ctx(t), &cfn.DescribeStackEventsInput{StackName: aws.String(s.name)})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, e := range out.StackEvents {
+		fmt.Fprintf(&b, "  %s %s %s %s\n", aws.ToString(e.LogicalResourceId), aws.ToString(e.ResourceType), e.ResourceStatus, aws.ToString(e.ResourceStatusReason))
+	}
+	return b.String()
+}
+
+// notInMoto are the resource types moto's CloudFormation cannot create.
+// Moto (5.x) has no AWS::Lambda::Url: its CreateStack fails outright on an
+// output that reads one's FunctionUrl. Only these, and the outputs that read
+// them, are taken out; the test checks them on the transformed template.
+var notInMoto = []string{"AWS::Lambda::Url"}
+
+// stripForMoto returns a copy of the template without the resources moto
+// cannot create and the outputs that refer to them, and what it took out.
+func stripForMoto(tpl map[string]any) (map[string]any, []string) {
+	out := deepCopy(tpl).(map[string]any)
+	var stripped []string
+	gone := map[string]bool{}
+	res := mapAt(out, "Resources")
+	for _, id := range sortedKeys(res) {
+		if slices.Contains(notInMoto, str(at(res[id], "Type"))) {
+			gone[id] = true
+			delete(res, id)
+			stripped = append(stripped, "Resources."+id)
+		}
+	}
+	outs := mapAt(out, "Outputs")
+	for _, id := range sortedKeys(outs) {
+		for _, r := range references(outs[id]) {
+			if gone[r] {
+				delete(outs, id)
+				stripped = append(stripped, "Outputs."+id)
+				break
+			}
+		}
+	}
+	return out, stripped
+}
+
+// references returns the logical ids a template value refers to: Ref,
+// Fn::GetAtt, ${...} in Fn::Sub, DependsOn.
+func references(v any) []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				switch k {
+				case "Ref":
+					out = append(out, str(e))
+				case "Fn::GetAtt":
+					if l, ok := e.([]any); ok && len(l) > 0 {
+						out = append(out, str(l[0]))
+					} else if s, ok := e.(string); ok {
+						out = append(out, strings.SplitN(s, ".", 2)[0])
+					}
+				case "Fn::Sub":
+					s := str(e)
+					if l, ok := e.([]any); ok && len(l) > 0 {
+						s = str(l[0])
+					}
+					for _, m := range subVar.FindAllStringSubmatch(s, -1) {
+						out = append(out, strings.SplitN(m[1], ".", 2)[0])
+					}
+				case "DependsOn":
+					if s, ok := e.(string); ok {
+						out = append(out, s)
+					}
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+var subVar = regexp.MustCompile(`\$\{([^!}][^}]*)\}`)
+
+// readOutputs does what `awslocal cloudformation describe-stacks --query
+// Outputs[...]` does: reads the stack's outputs.
+func (s *stack) readOutputs(t *testing.T, st readmeStep) {
+	out, err := s.c.cfn.DescribeStacks(ctx(t), &cfn.DescribeStacksInput{StackName: aws.String(s.name)})
+	if err != nil {
+		t.Fatalf("describe-stacks: %v", err)
+	}
+	s.outputs = map[string]string{}
+	for _, o := range out.Stacks[0].Outputs {
+		s.outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
+	}
+	if _, ok := mapAt(s.transformed, "Outputs")[st.outputKey]; !ok {
+		t.Fatalf("localstack/README.md reads output %s, which template.yaml does not have", st.outputKey)
+	}
+	if _, ok := s.outputs[st.outputKey]; !ok && !slices.Contains(s.stripped, "Outputs."+st.outputKey) {
+		t.Fatalf("the stack has no output %s: %v", st.outputKey, s.outputs)
+	}
+}
+
+// --- template data helpers
+
+func at(data any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := data.(map[string]any)
+		if !ok {
+			return nil
+		}
+		data = m[k]
+	}
+	return data
+}
+
+func mapAt(data any, keys ...string) map[string]any {
+	m, _ := at(data, keys...).(map[string]any)
+	return m
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = deepCopy(e)
+		}
+		return l
+	default:
+		return v
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// resourcesOfType returns the deployed template's resources of a type, in
+// name order.
+func (s *stack) resourcesOfType(typ string) []string {
+	var out []string
+	for id, r := range mapAt(s.deployed, "Resources") {
+		if str(at(r, "Type")) == typ {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
