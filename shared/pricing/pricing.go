@@ -86,6 +86,7 @@ type entry struct {
 	MaxInputTokens json.RawMessage `json:"max_input_tokens"`
 	MaxOutput      json.RawMessage `json:"max_output_tokens"`
 	MaxTokens      json.RawMessage `json:"max_tokens"`
+	Mode           string          `json:"mode"`
 }
 
 // number reads a JSON number (or a string holding one); ok is false for
@@ -136,7 +137,15 @@ func Parse(data []byte) (*Table, error) {
 		}
 		var e entry
 		if json.Unmarshal(v, &e) != nil {
-			continue // not an object: not a model
+			e = entry{} // a field of an unexpected type: read the numbers alone
+			var nums struct {
+				Input  json.RawMessage `json:"input_cost_per_token"`
+				Output json.RawMessage `json:"output_cost_per_token"`
+			}
+			if json.Unmarshal(v, &nums) != nil {
+				continue // not an object: not a model
+			}
+			e.Input, e.Output = nums.Input, nums.Output
 		}
 		in, hasIn := number(e.Input)
 		out, hasOut := number(e.Output)
@@ -150,7 +159,7 @@ func Parse(data []byte) (*Table, error) {
 			p.CacheRead = r
 		}
 		p.CacheWrite, _ = number(e.CacheWrite)
-		if p.MaxOutput == 0 { // LiteLLM: max_tokens is the output limit where it differs
+		if p.MaxOutput == 0 && e.Mode != "embedding" { // LiteLLM: max_tokens is the output limit where it differs
 			p.MaxOutput = count(e.MaxTokens)
 		}
 		t.m[name] = p

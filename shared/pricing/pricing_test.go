@@ -177,8 +177,8 @@ func TestParseLiteLLMFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.Len() != 3 {
-		t.Fatalf("%d models, want 3 (sample_spec and image models left out)", tab.Len())
+	if tab.Len() != 5 {
+		t.Fatalf("%d models, want 5 (sample_spec and image models left out)", tab.Len())
 	}
 	if _, ok := tab.Get("sample_spec"); ok {
 		t.Error("sample_spec loaded as a model")
@@ -190,6 +190,14 @@ func TestParseLiteLLMFile(t *testing.T) {
 	p, ok = tab.Get("legacy-model")
 	if !ok || p.MaxOutput != 4096 || p.MaxInput != 0 {
 		t.Errorf("max_tokens as the output limit: %+v, %v", p, ok)
+	}
+	p, ok = tab.Get("text-embedding-3-small")
+	if !ok || p.MaxInput != 8191 || p.MaxOutput != 0 {
+		t.Errorf("an embedding model's max_tokens is its input: %+v, %v", p, ok)
+	}
+	p, ok = tab.Get("odd-mode")
+	if !ok || !near(p.Input, 1e-6) {
+		t.Errorf("a field of an unexpected type: %+v, %v", p, ok)
 	}
 	p, ok = tab.Get("string-numbers")
 	if !ok || !near(p.Input, 1e-6) || p.MaxInput != 1000 {
