@@ -53,7 +53,10 @@ type stack struct {
 
 	ssmPuts []ssmPut // what the init scripts put
 
-	lint chan lintResult // cfn-lint's verdict on template.yaml
+	lint   chan lintResult // cfn-lint's verdict on template.yaml
+	up     chan error      // the emulator is up and the init scripts ran
+	how    string          // which moto server
+	upTook time.Duration
 }
 
 type lintResult struct {
@@ -80,6 +83,7 @@ func (p *pkg) codeSha256() string {
 // stack. Any failure is fatal: nothing after it could be checked.
 func deploy(t *testing.T) *stack {
 	t.Helper()
+	began := time.Now()
 	tl := requireTools(t)
 	steps := readmeSteps(t)
 	s := &stack{physical: map[string]string{}, packages: map[string]*pkg{}}
@@ -98,37 +102,56 @@ func deploy(t *testing.T) *stack {
 		s.lint <- lintResult{out, err, time.Since(start)}
 	}()
 	for _, st := range steps {
-		t.Logf("README: %s: %s", st.kind, st.command)
+		t.Logf("README (%v): %s: %s", time.Since(began).Round(time.Millisecond), st.kind, st.command)
 		switch st.kind {
 		case stepUp:
-			s.endpoint = moto(t, tl)
-			s.c = newClients(s.endpoint)
-			s.runInitScripts(t)
+			// `docker compose up -d` returns at once; LocalStack starts, then
+			// runs the init scripts, while the next commands run. So here:
+			// moto starts and the scripts' parameters go in while the
+			// functions build, and the deploy waits for both.
+			s.ssmPuts = initCommands(t)
+			s.up = make(chan error, 1)
+			go func() { s.up <- s.startEmulator(tl) }()
 		case stepBuild:
 			s.build(t, tl)
 		case stepDeploy:
+			if err := <-s.up; err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("moto: %s at %s, init scripts done (%v after the start)", s.how, s.endpoint, s.upTook.Round(time.Millisecond))
 			s.deploy(t, tl, st)
 		case stepOutputs:
 			s.readOutputs(t, st)
 		}
 	}
+	t.Logf("README: done (%v)", time.Since(began).Round(time.Millisecond))
 	return s
 }
 
-// runInitScripts does what localstack/init's scripts do in LocalStack.
-func (s *stack) runInitScripts(t *testing.T) {
-	s.ssmPuts = initCommands(t)
+// startEmulator starts moto (or finds the one to use) and does what
+// localstack/init's scripts do in LocalStack once it is ready.
+func (s *stack) startEmulator(tl tools) error {
+	start := time.Now()
+	ep, how, err := ensureMoto(tl)
+	if err != nil {
+		return err
+	}
+	s.endpoint, s.how, s.c = ep, how, newClients(ep)
+	c, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
 	for _, p := range s.ssmPuts {
-		_, err := s.c.ssm.PutParameter(ctx(t), &ssm.PutParameterInput{
+		_, err := s.c.ssm.PutParameter(c, &ssm.PutParameterInput{
 			Name:      aws.String(p.name),
 			Type:      ssmtypes.ParameterType(p.typ),
 			Value:     aws.String(p.value),
 			Overwrite: aws.Bool(p.overwrite),
 		})
 		if err != nil {
-			t.Fatalf("%s: ssm put-parameter %s: %v", p.script, p.name, err)
+			return fmt.Errorf("%s: ssm put-parameter %s: %v", p.script, p.name, err)
 		}
 	}
+	s.upTook = time.Since(start)
+	return nil
 }
 
 // samFunctions returns template.yaml's serverless functions, in name
@@ -173,7 +196,8 @@ const buildTimeout = 4 * time.Minute
 // `make build-<LogicalId>` with ARTIFACTS_DIR set, one directory per
 // function. The one change: the Makefile's LAMBDA_ENV builds for this host
 // instead of arm64, so that the bootstrap runs here under aws-lambda-rie
-// (the template's arm64 is checked on the template).
+// (the template's arm64 is checked on the template). Each function's
+// artifacts are then zipped, the package `sam deploy` uploads.
 func (s *stack) build(t *testing.T, tl tools) {
 	fns := samFunctions(t)
 	root := repoRoot(t)
@@ -187,7 +211,8 @@ func (s *stack) build(t *testing.T, tl tools) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := os.MkdirAll(p.artifacts, 0o755); err != nil {
+			err := os.MkdirAll(p.artifacts, 0o755)
+			if err != nil {
 				errs[i] = err
 				return
 			}
@@ -204,6 +229,15 @@ func (s *stack) build(t *testing.T, tl tools) {
 					err = fmt.Errorf("not done after %v (is go waiting for a module download or a lock?)", buildTimeout)
 				}
 				errs[i] = fmt.Errorf("make build-%s: %v\n%s", fn, err, out)
+				return
+			}
+			if fi, err := os.Stat(filepath.Join(p.artifacts, "bootstrap")); err != nil || fi.Mode()&0o111 == 0 {
+				errs[i] = fmt.Errorf("make build-%s made no executable bootstrap in ARTIFACTS_DIR: %v", fn, err)
+				return
+			}
+			// The package `sam deploy` uploads: the artifacts, zipped.
+			if p.zip, err = zipDir(p.artifacts); err != nil {
+				errs[i] = fmt.Errorf("package %s: %v", fn, err)
 			}
 		}()
 	}
@@ -211,22 +245,13 @@ func (s *stack) build(t *testing.T, tl tools) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("built %d functions in %v", len(fns), time.Since(start).Round(time.Millisecond))
-	for _, fn := range fns {
-		p := s.packages[fn]
-		if fi, err := os.Stat(filepath.Join(p.artifacts, "bootstrap")); err != nil || fi.Mode()&0o111 == 0 {
-			t.Fatalf("make build-%s made no executable bootstrap in ARTIFACTS_DIR: %v", fn, err)
-		}
-		z, err := zipDir(p.artifacts)
-		if err != nil {
-			t.Fatalf("package %s: %v", fn, err)
-		}
-		p.zip = z
-	}
+	t.Logf("built and packaged %d functions in %v", len(fns), time.Since(start).Round(time.Millisecond))
 }
 
 // zipDir zips a directory's files as `sam package` does, keeping their
-// modes (bootstrap must stay executable).
+// modes (bootstrap must stay executable). The entries are stored, not
+// deflated: under the race detector deflating the bootstraps takes tens of
+// seconds, and Lambda takes either.
 func zipDir(dir string) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -244,7 +269,7 @@ func zipDir(dir string) ([]byte, error) {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		h.Name = filepath.ToSlash(rel)
-		h.Method = zip.Deflate
+		h.Method = zip.Store
 		w, err := zw.CreateHeader(h)
 		if err != nil {
 			return err

@@ -49,6 +49,7 @@ const (
 var (
 	motoMu   sync.Mutex
 	motoURL  string
+	motoHow  string
 	motoErr  error
 	motoCmd  *exec.Cmd
 	motoDone chan struct{}
@@ -56,45 +57,46 @@ var (
 	motoOwn  bool // started by this test, not named by MOTO_ENDPOINT
 )
 
-// moto returns the endpoint of moto's server: MOTO_ENDPOINT's, or one this
-// test binary starts on a free loopback port the first time it is asked
-// (TestMain stops it).
-func moto(t *testing.T, tl tools) string {
-	t.Helper()
+// ensureMoto returns the endpoint of moto's server, and how it was found:
+// MOTO_ENDPOINT's, test/run.sh's (SQS_ENDPOINT), or one this test binary
+// starts on a free loopback port the first time it is asked (TestMain stops
+// it). Safe for concurrent use.
+func ensureMoto(tl tools) (endpoint, how string, err error) {
 	motoMu.Lock()
 	defer motoMu.Unlock()
 	if motoURL == "" && motoErr == nil {
-		motoURL, motoErr = startMoto(t, tl)
+		motoURL, motoHow, motoErr = startMoto(tl)
 	}
-	if motoErr != nil {
-		t.Fatal(motoErr)
-	}
-	return motoURL
+	return motoURL, motoHow, motoErr
 }
 
-func startMoto(t *testing.T, tl tools) (string, error) {
+func startMoto(tl tools) (string, string, error) {
 	if ep := os.Getenv(motoEndpointEnv); ep != "" {
 		u, err := url.Parse(ep)
 		if err != nil || u.Host == "" {
-			return "", fmt.Errorf("%s=%q is not a URL", motoEndpointEnv, ep)
+			return "", "", fmt.Errorf("%s=%q is not a URL", motoEndpointEnv, ep)
 		}
 		if err := waitListening(u.Host, 5*time.Second, nil); err != nil {
-			return "", fmt.Errorf("%s=%s: %v", motoEndpointEnv, ep, err)
+			return "", "", fmt.Errorf("%s=%s: %v", motoEndpointEnv, ep, err)
 		}
-		t.Logf("using the moto server at %s (%s)", ep, motoEndpointEnv)
-		return strings.TrimSuffix(ep, "/"), nil
+		return strings.TrimSuffix(ep, "/"), "the moto server " + motoEndpointEnv + " names", nil
 	}
+	how := "a moto server of its own"
 	if ep := os.Getenv(sqsEndpointEnv); ep != "" {
 		if isMoto(ep) {
-			t.Logf("using the moto server at %s (%s, test/run.sh's)", ep, sqsEndpointEnv)
-			return strings.TrimSuffix(ep, "/"), nil
+			return strings.TrimSuffix(ep, "/"), "test/run.sh's moto server (" + sqsEndpointEnv + ")", nil
 		}
-		t.Logf("%s=%s is not a moto server: starting one", sqsEndpointEnv, ep)
+		how += " (" + sqsEndpointEnv + "=" + ep + " is not moto)"
 	}
 	if tl.moto == "" {
-		return "", fmt.Errorf("moto_server not found: %s", pipInstall)
+		return "", "", fmt.Errorf("moto_server not found: %s", pipInstall)
 	}
-	addr := freeAddr(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", "", err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
 	host, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(tl.moto, "-H", host, "-p", port)
 	// moto reads MOTO_* settings from its environment; give it none of the
@@ -106,23 +108,23 @@ func startMoto(t *testing.T, tl tools) (string, error) {
 	// TestMain stops it (a test timeout).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("start moto_server: %v", err)
+		return "", "", fmt.Errorf("start moto_server: %v", err)
 	}
 	motoCmd, motoOwn = cmd, true
 	motoDone = make(chan struct{})
 	go func() { _ = cmd.Wait(); close(motoDone) }()
 	if err := waitListening(addr, guard, motoDone); err != nil {
-		return "", fmt.Errorf("moto_server on %s: %v\n%s", addr, err, motoLogs.String())
+		return "", "", fmt.Errorf("moto_server on %s: %v\n%s", addr, err, motoLogs.String())
 	}
 	// The port is open before moto answers: wait for a real answer.
 	deadline := time.Now().Add(guard)
 	for !isMoto("http://" + addr) {
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("moto_server on %s does not answer\n%s", addr, motoLogs.String())
+			return "", "", fmt.Errorf("moto_server on %s does not answer\n%s", addr, motoLogs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return "http://" + addr, nil
+	return "http://" + addr, how, nil
 }
 
 // isMoto tells whether a moto server answers at ep (its own API).
