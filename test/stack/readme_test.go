@@ -509,3 +509,37 @@ func TestParseShell(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeStepOf pins how README commands map to the test's steps, and
+// that a command the test does not perform is refused.
+func TestReadmeStepOf(t *testing.T) {
+	cmds, err := parseShell("samlocal deploy --stack-name s --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --parameter-overrides A=1 B=x/y --resolve-s3\n"+
+		"awslocal cloudformation describe-stacks --stack-name s --query \"Stacks[0].Outputs[?OutputKey=='Out'].OutputValue\" --output text\n", noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := readmeStepOf(cmds[0])
+	if err != nil || d.kind != stepDeploy || d.stackName != "s" || fmt.Sprint(d.capabilities) != "[CAPABILITY_IAM CAPABILITY_AUTO_EXPAND]" ||
+		fmt.Sprint(d.params) != "map[A:1 B:x/y]" {
+		t.Errorf("deploy: %+v, %v", d, err)
+	}
+	o, err := readmeStepOf(cmds[1])
+	if err != nil || o.kind != stepOutputs || o.outputKey != "Out" {
+		t.Errorf("outputs: %+v, %v", o, err)
+	}
+	for _, bad := range []string{
+		"samlocal deploy --stack-name s --guided",
+		"samlocal build --use-container",
+		"docker compose up -d",
+		"awslocal s3 ls",
+		"curl http://localhost:4566",
+	} {
+		c, err := parseShell(bad, noEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readmeStepOf(c[0]); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}
