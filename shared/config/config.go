@@ -146,6 +146,10 @@ type GeneralSettings struct {
 	// RateLimitsFailOpen admits requests uncounted when the limits store
 	// cannot answer (logged and counted); false refuses them with 503.
 	RateLimitsFailOpen bool
+	// StrictBudgets (strict_budgets, our extension; default false): a
+	// request that a budget applies to reserves its worst-case cost in its
+	// admission, so that recorded spend never passes max_budget.
+	StrictBudgets bool
 }
 
 // Defaults as LiteLLM documents them.

@@ -217,6 +217,10 @@ func (l *loader) general(path string, n *yaml.Node) error {
 			b, err := l.boolv(p, v)
 			l.cfg.General.RateLimitsFailOpen = b
 			return err
+		case "strict_budgets":
+			b, err := l.boolv(p, v)
+			l.cfg.General.StrictBudgets = b
+			return err
 		case "master_key":
 			s, set, err := l.str(p, v)
 			if err != nil {

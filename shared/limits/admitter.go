@@ -43,6 +43,17 @@ type Outcome struct {
 	ItemReason  Reason // ReasonRPM or ReasonTPM
 	Guard       int    // index in Plan.Req.Guards that failed, or -1
 	GuardReason Reason
+	// Budget is set when the hold's budget BudgetIndex had no room;
+	// Committed is its counter's value.
+	Budget      bool
+	BudgetIndex int
+	Committed   int64
+}
+
+// BlockedByBudget returns an Outcome blocked by the hold's budget i, whose
+// counter holds committed.
+func BlockedByBudget(i int, committed int64) Outcome {
+	return Outcome{Item: -1, Guard: -1, Budget: true, BudgetIndex: i, Committed: committed}
 }
 
 // Blocked returns an Outcome blocked by item i.
@@ -114,7 +125,16 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 			return a.decide(p, BlockedByItem(i, ReasonTPM)), nil
 		}
 	}
-	if len(p.Items) == 0 && len(req.Guards) == 0 {
+	// A hold that cannot fit on the counter as the caller read it is
+	// refused without a round trip (the store's condition checks the rest).
+	if h := req.Hold; h != nil {
+		for i, b := range h.Budgets {
+			if b.Base+h.Amount > b.Max {
+				return a.decide(p, BlockedByBudget(i, b.Base)), nil
+			}
+		}
+	}
+	if len(p.Items) == 0 && len(req.Guards) == 0 && req.Hold == nil {
 		return Decision{Allowed: true, Admission: Admission{Window: p.Window}}, nil
 	}
 
@@ -151,6 +171,10 @@ func (a *Admitter) decide(p *Plan, out Outcome) Decision {
 		}
 		return d
 	}
+	if out.Budget {
+		b := p.Req.Hold.Budgets[out.BudgetIndex]
+		return Decision{Reason: ReasonBudget, BlockedBudget: &b, Committed: out.Committed}
+	}
 	if out.Guard >= 0 {
 		return Decision{Reason: out.GuardReason, BlockedGuard: p.Req.Guards[out.Guard]}
 	}
@@ -165,6 +189,9 @@ func (a *Admitter) decide(p *Plan, out Outcome) Decision {
 func (a *Admitter) failure(ctx context.Context, p *Plan, err error) (Decision, error) {
 	if !errors.Is(err, ErrUnavailable) {
 		return Decision{}, err
+	}
+	if p.Req.Hold != nil {
+		return Decision{}, fmt.Errorf("strict budget hold fails closed: %w", err)
 	}
 	for _, g := range p.Req.Guards {
 		if g.OnError != FailOpen {

@@ -128,6 +128,10 @@ type AdmitRequest struct {
 	Scopes []Scope   // each (Kind, ID) at most once
 	Tokens int64     // estimated tokens: prompt tokens plus the max_tokens cap
 	Guards []Guard   // each (Kind, ID) at most once
+	// Hold, if set, reserves a worst-case cost on budget counters in the
+	// same atomic write (strict budgets, see Hold). Its failure mode is
+	// always closed.
+	Hold *Hold
 }
 
 // Decision is the answer to an AdmitRequest.
@@ -138,6 +142,10 @@ type Decision struct {
 	BlockedScope Scope
 	// BlockedGuard is the guard that failed (other reasons).
 	BlockedGuard Guard
+	// BlockedBudget is the budget of the hold that had no room (Reason
+	// budget_exceeded with a Hold), and Committed its counter's value.
+	BlockedBudget *BudgetCounter
+	Committed     int64
 	// RetryAfter is when the blocking window ends (rate limits only).
 	RetryAfter time.Duration
 	// FailedOpen is set when the store could not answer and every check in
@@ -267,6 +275,9 @@ func Validate(req AdmitRequest) error {
 			return fmt.Errorf("%w: guard %s/%s given twice", ErrInvalid, g.Kind, g.ID)
 		}
 		seen[[2]string{"guard:" + string(g.Kind), g.ID}] = true
+	}
+	if req.Hold != nil {
+		return validateHold(req.Hold)
 	}
 	return nil
 }

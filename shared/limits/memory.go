@@ -22,6 +22,7 @@ type Memory struct {
 	guards    GuardSource
 	counters  map[memSlot]*memCounter
 	lastSweep time.Time
+	ledger    *Ledger
 }
 
 type memSlot struct {
@@ -39,7 +40,7 @@ var _ Store = (*Memory)(nil)
 // NewMemory returns an empty memory store. guards answers AdmitRequest.Guards;
 // nil means every guard finds no record.
 func NewMemory(guards GuardSource) *Memory {
-	m := &Memory{guards: guards, counters: map[memSlot]*memCounter{}}
+	m := &Memory{guards: guards, counters: map[memSlot]*memCounter{}, ledger: newLedger()}
 	m.admitter.Backend = memBackend{m}
 	return m
 }
@@ -48,6 +49,10 @@ func NewMemory(guards GuardSource) *Memory {
 func (m *Memory) Admit(ctx context.Context, req AdmitRequest) (Decision, error) {
 	return m.admitter.Admit(ctx, req)
 }
+
+// Ledger returns the store's strict-budget counters and holds, which the
+// memory spend store settles and local mode's sweeper releases.
+func (m *Memory) Ledger() *Ledger { return m.ledger }
 
 // AdjustTokens implements Store.
 func (m *Memory) AdjustTokens(ctx context.Context, a Admission, delta int64) error {
@@ -123,6 +128,14 @@ func (b memBackend) Attempt(ctx context.Context, p *Plan) (Outcome, error) {
 		if r := it.RoomFor(req, tok, p.Req.Tokens); r != "" {
 			return BlockedByItem(i, r), nil
 		}
+	}
+	if h := p.Req.Hold; h != nil {
+		m.ledger.mu.Lock()
+		defer m.ledger.mu.Unlock()
+		if i, c := m.ledger.check(h); i >= 0 {
+			return BlockedByBudget(i, c), nil
+		}
+		m.ledger.apply(h)
 	}
 	for _, it := range p.Items {
 		c := m.counter(memSlot{it.Slot, w}, p.Expires)

@@ -82,6 +82,10 @@ type Event struct {
 	Tags       []string
 	Stream     bool
 	StatusCode int
+
+	// Hold is the strict-budget reservation the request made, which
+	// recording the event settles (nil: none).
+	Hold *Hold
 }
 
 // ErrInvalid is wrapped by every validation error: such an event is never
@@ -141,6 +145,9 @@ func (e *Event) Validate() error {
 		if len(t) > MaxIDLen {
 			return invalid("request %s: a tag longer than %d bytes", short(e.RequestID), MaxIDLen)
 		}
+	}
+	if e.Hold != nil {
+		return e.Hold.validate(e.RequestID)
 	}
 	return nil
 }
@@ -232,6 +239,7 @@ type wireEvent struct {
 	Tags             []string        `json:"tags,omitempty"`
 	Stream           bool            `json:"stream,omitempty"`
 	StatusCode       int             `json:"status_code,omitempty"`
+	Hold             *wireHold       `json:"hold,omitempty"`
 }
 
 var jsonNull = json.RawMessage("null")
@@ -246,7 +254,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		PromptTokens: e.PromptTokens, CompletionTokens: e.CompletionTokens, CachedTokens: e.CachedTokens,
 		Cost: jsonNull, UsageEstimated: e.UsageEstimated,
 		Attempts: e.Attempts, Retries: e.Retries, Fallbacks: e.Fallbacks, Tags: e.Tags, Stream: e.Stream,
-		StatusCode: e.StatusCode,
+		StatusCode: e.StatusCode, Hold: e.Hold.wire(),
 	}
 	if e.CostKnown {
 		w.Cost = strconv.AppendInt(nil, e.Cost, 10)
@@ -269,7 +277,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, CachedTokens: w.CachedTokens,
 		UsageEstimated: w.UsageEstimated,
 		Attempts:       w.Attempts, Retries: w.Retries, Fallbacks: w.Fallbacks, Tags: w.Tags, Stream: w.Stream,
-		StatusCode: w.StatusCode,
+		StatusCode: w.StatusCode, Hold: w.Hold.hold(),
 	}
 	c := bytes.TrimSpace(w.Cost)
 	if len(c) == 0 || bytes.Equal(c, jsonNull) {

@@ -20,6 +20,7 @@ type Memory struct {
 	logs     map[string]Event // by request id
 	daily    map[dailyID]*DailyRow
 	endUsers map[endUserID]*EndUserRow
+	holds    HoldLedger // nil: holds are not settled here (SettleHolds)
 }
 
 type dailyID struct{ day, key, group, provider string }
@@ -67,6 +68,7 @@ func (m *Memory) Record(ctx context.Context, evs []Event) (Result, error) {
 		c := *e
 		c.Tags = slices.Clone(e.Tags)
 		m.logs[e.RequestID] = c
+		m.settle(e)
 		day := e.Day()
 		id := dailyID{day, e.KeyHash, e.ModelGroup, e.Provider}
 		r, ok := m.daily[id]

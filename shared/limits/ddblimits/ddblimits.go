@@ -63,6 +63,9 @@ import (
 type Options struct {
 	// KeysTable is the keys table the guards check; required for guards.
 	KeysTable string
+	// HoldsTable is the spend table, where strict-budget holds are put
+	// (limits.HoldKey); required for admissions with a Hold.
+	HoldsTable string
 	// Timeout bounds each Admit and AdjustTokens, on top of the caller's
 	// deadline; 0: 2s. Past it the fail-open/closed policy decides.
 	Timeout time.Duration
@@ -75,6 +78,7 @@ type Store struct {
 	client    *dynamodb.Client
 	table     string
 	keysTable string
+	holds     string
 	timeout   time.Duration
 	admitter  limits.Admitter
 }
@@ -87,7 +91,7 @@ func New(client *dynamodb.Client, table string, o Options) *Store {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
 	}
-	s := &Store{client: client, table: table, keysTable: o.KeysTable, timeout: o.Timeout}
+	s := &Store{client: client, table: table, keysTable: o.KeysTable, holds: o.HoldsTable, timeout: o.Timeout}
 	s.admitter = limits.Admitter{Backend: backend{s}, Logger: o.Logger, Timeout: o.Timeout}
 	return s
 }
@@ -96,6 +100,9 @@ func New(client *dynamodb.Client, table string, o Options) *Store {
 func (s *Store) Admit(ctx context.Context, req limits.AdmitRequest) (limits.Decision, error) {
 	if len(req.Guards) > 0 && s.keysTable == "" {
 		return limits.Decision{}, fmt.Errorf("%w: guards need Options.KeysTable", limits.ErrInvalid)
+	}
+	if req.Hold != nil && s.holds == "" {
+		return limits.Decision{}, fmt.Errorf("%w: holds need Options.HoldsTable", limits.ErrInvalid)
 	}
 	return s.admitter.Admit(ctx, req)
 }
@@ -190,7 +197,7 @@ type backend struct{ s *Store }
 
 func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, error) {
 	s := b.s
-	if len(p.Items) == 1 && len(p.Req.Guards) == 0 {
+	if len(p.Items) == 1 && len(p.Req.Guards) == 0 && p.Req.Hold == nil {
 		u := update(s.table, p, p.Items[0])
 		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           u.TableName,
@@ -217,6 +224,11 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 	for _, it := range p.Items {
 		items = append(items, types.TransactWriteItem{Update: update(s.table, p, it)})
 	}
+	nBudgets := 0
+	if h := p.Req.Hold; h != nil {
+		nBudgets = len(h.Budgets)
+		items = append(items, holdItems(s.table, s.holds, h)...)
+	}
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
 	for attempt := 0; ; attempt++ {
 		_, err := s.client.TransactWriteItems(ctx, in)
@@ -237,6 +249,12 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 						reason = limits.ReasonBlocked // changed since; report it blocked
 					}
 					return limits.BlockedByGuard(i, reason), nil
+				}
+				if j := i - len(p.Req.Guards) - len(p.Items); j >= 0 && j < nBudgets {
+					return limits.BlockedByBudget(j, getInt(r.Item, "c")), nil
+				}
+				if i-len(p.Req.Guards) >= len(p.Items) {
+					return limits.Outcome{}, fmt.Errorf("admit: hold refused: %w", err)
 				}
 				return itemBlocked(p, i-len(p.Req.Guards), r.Item), nil
 			case "TransactionConflict":

@@ -80,6 +80,10 @@ type Options struct {
 	// spend in the queues (retention plus dead-letter redrive): a log that
 	// expired cannot catch a late duplicate. 0: 90 days.
 	LogRetention time.Duration
+	// CountersTable is the counters table of strict-budget counters, which
+	// recording an event with a hold settles (holds.go). "": holds are not
+	// settled.
+	CountersTable string
 	// MaxItems bounds the items of one transaction (tests use fewer). 0: 100.
 	MaxItems int
 	Timeout  time.Duration // per call; 0: 10s
@@ -225,6 +229,7 @@ func chunks(evs []*spend.Event, max int) [][]*spend.Event {
 	refs := map[keys.Ref]bool{}
 	rows := map[rowID]bool{}
 	eus := map[euID]bool{}
+	var hc holdCount
 	for _, e := range evs {
 		newRefs, newRows, newEUs := 0, 0, 0
 		var er []keys.Ref
@@ -245,14 +250,17 @@ func chunks(evs []*spend.Event, max int) [][]*spend.Event {
 		if e.EndUser != "" && !eus[eid] {
 			newEUs++
 		}
-		if len(cur) > 0 && len(cur)+1+len(refs)+newRefs+len(rows)+newRows+len(eus)+newEUs > max {
+		newHolds := hc.add(e, false)
+		if len(cur) > 0 && len(cur)+1+len(refs)+newRefs+len(rows)+newRows+len(eus)+newEUs+hc.items()+newHolds > max {
 			out = append(out, cur)
 			cur = nil
 			clear(refs)
 			clear(rows)
 			clear(eus)
+			hc.reset()
 		}
 		cur = append(cur, e)
+		hc.add(e, true)
 		for _, r := range er {
 			refs[r] = true
 		}
@@ -295,7 +303,9 @@ func (st *Store) Record(ctx context.Context, evs []spend.Event) (spend.Result, e
 // recordChunk commits one self-contained transaction, dropping the events
 // recorded before.
 func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend.Result) error {
+	swept := map[string]bool{} // holds found released by the sweeper
 	for attempt := 0; len(evs) > 0; attempt++ {
+		nSwept := len(swept)
 		if attempt >= 30 {
 			return fmt.Errorf("record %d spend events: %w: gave up after %d attempts", len(evs), spend.ErrUnavailable, attempt)
 		}
@@ -329,6 +339,13 @@ func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend
 		}
 		for _, id := range a.euKeys {
 			items = append(items, st.endUserUpdate(a.eus[id]))
+		}
+		nHold0 := len(items)
+		var held []*spend.Event
+		if st.o.CountersTable != "" {
+			var hi []types.TransactWriteItem
+			hi, held = st.holdItems(evs, swept)
+			items = append(items, hi...)
 		}
 		cctx, cancel := context.WithTimeout(ctx, st.o.Timeout)
 		out, err := st.client.TransactWriteItems(cctx, &dynamodb.TransactWriteItemsInput{
@@ -367,6 +384,8 @@ func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend
 				dup[i] = true
 			case code == "ConditionalCheckFailed" && i < nLogs+nRefs:
 				other = true // a record's period or duration changed: re-read
+			case code == "ConditionalCheckFailed" && i >= nHold0 && i-nHold0 < len(held):
+				swept[held[i-nHold0].RequestID] = true // its hold was released: settle without it
 			default:
 				other = true // TransactionConflict, throttling: retry
 			}
@@ -392,6 +411,9 @@ func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend
 			res.Duplicates += len(evs) - len(kept)
 			evs = kept
 			continue // re-aggregate without them, at once
+		}
+		if len(swept) > nSwept {
+			continue // settle the released holds with their real cost, at once
 		}
 		_ = other
 		if err := backoff(ctx, attempt); err != nil {
