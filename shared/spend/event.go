@@ -129,12 +129,9 @@ func (e *Event) Validate() error {
 	case len(e.Tags) > MaxTags:
 		return invalid("request %s: %d tags (at most %d)", short(e.RequestID), len(e.Tags), MaxTags)
 	}
-	for name, v := range map[string]string{
-		"request_id": e.RequestID, "key_alias": e.KeyAlias, "team_id": e.TeamID, "user_id": e.UserID,
-		"end_user": e.EndUser, "model_group": e.ModelGroup, "deployment_id": e.DeploymentID,
-		"provider": e.Provider, "model": e.Model, "call_type": e.CallType,
-	} {
+	for i, v := range [...]string{e.RequestID, e.KeyAlias, e.TeamID, e.UserID, e.EndUser, e.ModelGroup, e.DeploymentID, e.Provider, e.Model, e.CallType} {
 		if len(v) > MaxIDLen {
+			name := [...]string{"request_id", "key_alias", "team_id", "user_id", "end_user", "model_group", "deployment_id", "provider", "model", "call_type"}[i]
 			return invalid("request %s: %s longer than %d bytes", short(e.RequestID), name, MaxIDLen)
 		}
 	}
@@ -166,6 +163,9 @@ func (e *Event) Day() string { return e.End.UTC().Format(time.DateOnly) }
 // Refs returns the records of the keys store whose spend the event adds to:
 // its key, team, user, team member and end user, those it names.
 func (e *Event) Refs() []keys.Ref {
+	if e.KeyHash == "" && e.TeamID == "" && e.UserID == "" && e.EndUser == "" {
+		return nil
+	}
 	refs := make([]keys.Ref, 0, 5)
 	if e.KeyHash != "" {
 		refs = append(refs, keys.Ref{Kind: keys.KindKey, ID: e.KeyHash})
@@ -193,6 +193,9 @@ func (e *Event) Deltas() []keys.SpendDelta {
 		return nil
 	}
 	refs := e.Refs()
+	if len(refs) == 0 {
+		return nil
+	}
 	ds := make([]keys.SpendDelta, len(refs))
 	for i, r := range refs {
 		ds[i] = keys.SpendDelta{Ref: r, Nanos: n, At: e.End}

@@ -66,7 +66,9 @@ func (m *Memory) Record(ctx context.Context, evs []Event) (Result, error) {
 	}
 	for _, e := range fresh {
 		c := *e
-		c.Tags = slices.Clone(e.Tags)
+		if len(e.Tags) > 0 {
+			c.Tags = slices.Clone(e.Tags)
+		}
 		m.logs[e.RequestID] = c
 		m.settle(e)
 		day := e.Day()

@@ -103,6 +103,7 @@ type Store struct {
 	transactItems atomic.Int64
 	cancellations atomic.Int64
 	writeMilli    atomic.Int64 // consumed write capacity units x 1000
+	estimated     atomic.Int64 // write units estimated from item sizes
 }
 
 var _ spend.Store = (*Store)(nil)
@@ -135,6 +136,10 @@ type Stats struct {
 	TransactItems int64   // items in them
 	Cancellations int64   // cancelled transactions (duplicates, conflicts, period changes)
 	WriteUnits    float64 // consumed write capacity reported by DynamoDB
+	// EstimatedWriteUnits is what the committed transactions cost by
+	// DynamoDB's rule (2 units per item per started KB): logs by their
+	// size, updated rows and records as at most 1 KB each.
+	EstimatedWriteUnits int64
 }
 
 // Stats returns the counts.
@@ -142,6 +147,7 @@ func (st *Store) Stats() Stats {
 	return Stats{
 		Transactions: st.transactions.Load(), TransactItems: st.transactItems.Load(),
 		Cancellations: st.cancellations.Load(), WriteUnits: float64(st.writeMilli.Load()) / 1000,
+		EstimatedWriteUnits: st.estimated.Load(),
 	}
 }
 
@@ -359,6 +365,11 @@ func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend
 			for _, cc := range out.ConsumedCapacity {
 				st.writeMilli.Add(int64(aws.ToFloat64(cc.CapacityUnits) * 1000))
 			}
+			est := int64(2 * (len(items) - nLogs))
+			for _, it := range items[:nLogs] {
+				est += 2 * int64((ItemSize(it.Put.Item)+1023)/1024)
+			}
+			st.estimated.Add(est)
 			res.Recorded += len(evs)
 			st.markSoft(ctx, crossed, res)
 			return nil
@@ -843,4 +854,32 @@ func num(it map[string]types.AttributeValue, name string) int64 {
 func boolean(it map[string]types.AttributeValue, name string) bool {
 	v, ok := it[name].(*types.AttributeValueMemberBOOL)
 	return ok && v.Value
+}
+
+// ItemSize is an item's size as DynamoDB bills it (closely): attribute
+// names plus values; a number as its digits.
+func ItemSize(it map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range it {
+		n += len(name) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(x.Value)
+	case *types.AttributeValueMemberN:
+		return len(x.Value)/2 + 1
+	case *types.AttributeValueMemberBOOL:
+		return 1
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range x.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	}
+	return 1
 }
