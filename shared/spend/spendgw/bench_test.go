@@ -87,4 +87,3 @@ func BenchmarkHandlerSpend(b *testing.B) {
 		}
 	}
 }
-
