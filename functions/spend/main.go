@@ -52,10 +52,11 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("aws config: %w", err)
 	}
-	names := tables.Names{Keys: envOr("KEYS_TABLE", tables.Keys.DefaultName), Spend: envOr("SPEND_TABLE", tables.Spend.DefaultName)}
+	names := tables.Names{Keys: envOr("KEYS_TABLE", tables.Keys.DefaultName), Spend: envOr("SPEND_TABLE", tables.Spend.DefaultName),
+		Counters: envOr("COUNTERS_TABLE", tables.Counters.DefaultName)}
 	emulator := os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""
 	client := ddb.NewClient(awsCfg, ddb.ClientOptions{Emulator: emulator})
-	store := ddbspend.New(client, names.Spend, names.Keys, ddbkeys.New(client, names.Keys, ddbkeys.Options{}), ddbspend.Options{Logger: log})
+	store := ddbspend.New(client, names.Spend, names.Keys, ddbkeys.New(client, names.Keys, ddbkeys.Options{}), ddbspend.Options{Logger: log, CountersTable: names.Counters})
 	consumer := spend.NewConsumer(store, log)
 
 	if *replay != "" {
@@ -73,7 +74,7 @@ func run() error {
 		return err
 	}
 	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
-		lambda.StartWithOptions(consumer.HandleSQS, lambda.WithContext(ctx))
+		lambda.StartWithOptions(handler(consumer, store, log), lambda.WithContext(ctx))
 		return nil
 	}
 	url := os.Getenv(tables.SpendQueueEnvVar)
@@ -81,6 +82,7 @@ func run() error {
 		return errors.New(tables.SpendQueueEnvVar + " is not set: the queue to poll (or use -replay FILE)")
 	}
 	fmt.Fprintf(os.Stderr, "spend consumer polling %s into tables %s and %s\n", url, names.Spend, names.Keys)
+	go sweepEvery(ctx, store, log, time.Minute) // strict-budget holds of crashed requests
 	return spendsqs.Poll(ctx, sqs.NewFromConfig(awsCfg), url, consumer.HandleSQS,
 		spendsqs.PollOptions{MaxBatch: *batch, Window: *window, Logger: log})
 }

@@ -94,6 +94,8 @@ type Gateway struct {
 	// where the handler publishes each request's event.
 	Spend      spend.Store
 	SpendQueue spend.Publisher
+
+	stopSweeper func() // stops the strict-budget hold sweeper (strict.go)
 }
 
 // Build loads the config and wires the gateway.
@@ -144,7 +146,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		client := ddb.NewClient(*s.AWS, ddb.ClientOptions{Emulator: s.Emulator})
 		cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{}), orDefault(s.KeyCacheTTL, time.Second), s.Now)
 		gw.Keys, keyReader = cached, cached
-		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{KeysTable: names.Keys, Logger: log})
+		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{KeysTable: names.Keys, HoldsTable: names.Spend, Logger: log})
 		gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{}),
 			cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})
 	default:
@@ -153,6 +155,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	if err := buildSpend(s, gw, log); err != nil {
 		return nil, err
 	}
+	startSweeper(s, gw, log)
 	gw.Router = router.New(cfg, router.Options{Logger: log, Cooldowns: gw.Cooldowns, Now: s.Now})
 	client := s.HTTPClient
 	if client == nil {

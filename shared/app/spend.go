@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
+	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/shared/spend/ddbspend"
 	"github.com/sluice-gw/sluice/shared/spend/spendsqs"
@@ -22,7 +23,11 @@ import (
 func buildSpend(s Settings, gw *Gateway, log *slog.Logger) error {
 	switch s.Store {
 	case "", StoreMemory:
-		gw.Spend = spend.NewMemory(gw.Keys)
+		mem := spend.NewMemory(gw.Keys)
+		if lm, ok := gw.Limits.(*limits.Memory); ok {
+			mem.SettleHolds(lm.Ledger()) // strict-budget holds, settled exactly once
+		}
+		gw.Spend = mem
 	case StoreDynamoDB:
 		names := s.Tables
 		if names == (tables.Names{}) {
@@ -30,7 +35,7 @@ func buildSpend(s Settings, gw *Gateway, log *slog.Logger) error {
 		}
 		client := ddb.NewClient(*s.AWS, ddb.ClientOptions{Emulator: s.Emulator})
 		gw.Spend = ddbspend.New(client, names.Spend, names.Keys, ddbkeys.New(client, names.Keys, ddbkeys.Options{}),
-			ddbspend.Options{Logger: log, Now: s.Now})
+			ddbspend.Options{Logger: log, Now: s.Now, CountersTable: names.Counters})
 	}
 	consumer := spend.NewConsumer(gw.Spend, log)
 	if s.SpendQueueURL == "" {
@@ -59,6 +64,9 @@ func (g *Gateway) FlushSpend(ctx context.Context) {
 // Close sends or records the spend events still queued and stops the
 // publisher (local mode shutdown).
 func (g *Gateway) Close(ctx context.Context) error {
+	if g.stopSweeper != nil {
+		g.stopSweeper()
+	}
 	if g.SpendQueue == nil {
 		return nil
 	}

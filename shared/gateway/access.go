@@ -249,7 +249,18 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) error {
 	if d.RPM > 0 || d.TPM > 0 {
 		req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindDeployment, ID: d.ID, RPM: d.RPM, TPM: d.TPM, Shards: limits.ShardsFor(d.RPM), OnError: onErr})
 	}
-	if len(req.Scopes) == 0 {
+	if x.hold != nil {
+		if !x.admitted {
+			req.Hold = x.hold
+		} else if x.c.CostNanos > 0 {
+			// The reservation covers one billed attempt's worst case: once
+			// an attempt was billed, another might not fit in what is left.
+			a.Abort = true
+			return apierr.New(apierr.BudgetExceeded, "strict_budgets: an earlier attempt of this request was billed $%s of its $%s reservation; another attempt is not made",
+				keys.DecimalUSD(x.c.CostNanos), keys.DecimalUSD(x.hold.Amount))
+		}
+	}
+	if len(req.Scopes) == 0 && req.Hold == nil {
 		x.admitted = true
 		return nil
 	}
@@ -268,6 +279,9 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) error {
 		return x.rejected(a, dec)
 	}
 	x.admitted = true
+	if req.Hold != nil {
+		x.c.Hold = req.Hold
+	}
 	if len(dec.Admission.Slots) > 0 {
 		x.admissions = append(x.admissions, dec.Admission)
 	}
@@ -295,8 +309,11 @@ func (x *exchange) rejected(a *router.Attempt, dec limits.Decision) error {
 		e.RetryAfter = dec.RetryAfter
 		return e
 	}
-	// Only scope reasons can come back: the gateway sends no guards (see admit).
 	a.Abort = true
+	if dec.Reason == limits.ReasonBudget && dec.BlockedBudget != nil && x.hold != nil {
+		return holdError(x.hold, dec.BlockedBudget, dec.Committed)
+	}
+	// Only scope reasons can come back: the gateway sends no guards (see admit).
 	return apierr.New(apierr.Forbidden, "refused by limits: %s", dec.Reason)
 }
 

@@ -92,6 +92,9 @@ type Completion struct {
 	// ClientGone: the client disconnected (its request context was
 	// canceled) before the response was complete.
 	ClientGone bool
+	// Hold is the strict-budget reservation the request made (nil: none);
+	// its spend event settles it.
+	Hold *limits.Hold
 }
 
 // Options configure a Handler.
@@ -134,6 +137,10 @@ type Handler struct {
 	prices     *pricing.Table
 	unpriced   sync.Map // "deployment\x00model" of wildcard models with no price, warned once
 
+	// strict holds each group's worst-case prices when
+	// general_settings.strict_budgets is on; nil otherwise (strict.go).
+	strict map[string]reservePrice
+
 	depHeaders   map[*config.Deployment]depHeader
 	groupHeaders map[string][]string
 }
@@ -158,6 +165,9 @@ func New(o Options) *Handler {
 		h.auth = &access{master: masterKey(o.Config.General.MasterKey), keys: o.Keys, now: h.now}
 	}
 	h.models = modelsJSON(o.Router.Models())
+	if o.Config.General.StrictBudgets {
+		h.strict = h.strictPrices()
+	}
 	h.depHeaders = make(map[*config.Deployment]depHeader, len(o.Config.Deployments))
 	h.groupHeaders = map[string][]string{}
 	for _, d := range o.Config.Deployments {

@@ -141,13 +141,20 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		h.fail(ctx, w, c, err)
 		return
 	}
+	var hold *limits.Hold
+	if h.strict != nil {
+		if hold, err = h.reserve(ctx, p, req, op, c.CallID); err != nil {
+			h.fail(ctx, w, c, err)
+			return
+		}
+	}
 	prompt := wire.EstimateTokens(req.Body)
 	rreq := &router.Request{
 		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries,
 	}
-	x = &exchange{h: h, w: w, req: req, op: op, c: c, estimate: int64(prompt) + req.MaxTokens}
+	x = &exchange{h: h, w: w, req: req, op: op, c: c, estimate: int64(prompt) + req.MaxTokens, hold: hold}
 	res, err := h.router.Do(ctx, rreq, x.attempt)
 	c.Attempt, c.Retries, c.Fallbacks = res.Final, res.Retries, res.Fallbacks
 	if err == nil {
@@ -239,7 +246,8 @@ type exchange struct {
 	// estimate is the token count admitted before the call (prompt estimate
 	// plus the max_tokens cap), corrected with the real usage afterwards.
 	estimate   int64
-	admitted   bool // the key's and team's scopes were counted
+	admitted   bool         // the key's and team's scopes were counted
+	hold       *limits.Hold // the strict-budget reservation to make with the first admission
 	admissions []limits.Admission
 	attempts   int             // attempts made
 	last       *router.Attempt // the attempt made last (the router's Final, even after a panic)

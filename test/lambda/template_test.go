@@ -666,8 +666,9 @@ func TestTemplateSpendPipeline(t *testing.T) {
 		t.Error("the gateway cannot record spend directly when SQS refuses (no write policy on the spend table)")
 	}
 	want := map[string][]string{
-		env(consumer, tables.Spend.EnvVar): {"dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
-		env(consumer, tables.Keys.EnvVar):  {"dynamodb:BatchGetItem", "dynamodb:UpdateItem"},
+		env(consumer, tables.Spend.EnvVar):    {"dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"},
+		env(consumer, tables.Keys.EnvVar):     {"dynamodb:BatchGetItem", "dynamodb:UpdateItem"},
+		env(consumer, tables.Counters.EnvVar): {"dynamodb:UpdateItem"}, // strict-budget counters
 	}
 	got := map[string][]string{}
 	for _, p := range tpl.policies(consumer) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/gateway"
+	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
@@ -44,6 +45,7 @@ func Event(c *gateway.Completion) spend.Event {
 		Tags:             c.Tags,
 		Stream:           c.Stream,
 		StatusCode:       c.StatusCode,
+		Hold:             hold(c.Hold),
 	}
 	switch {
 	case c.ClientGone:
@@ -101,4 +103,12 @@ func anyLong(ss []string) bool {
 		}
 	}
 	return false
+}
+
+// hold is the spend event's form of a request's strict-budget hold.
+func hold(h *limits.Hold) *spend.Hold {
+	if h == nil {
+		return nil
+	}
+	return &spend.Hold{Amount: h.Amount, Expires: h.Expires, Counters: h.Counters()}
 }
