@@ -30,6 +30,10 @@ import (
 // one.
 const motoEndpointEnv = "MOTO_ENDPOINT"
 
+// motoStartGuard bounds moto's start (a deadlock guard, not a timing
+// assertion).
+const motoStartGuard = 3 * time.Minute
+
 // sqsEndpointEnv is where test/run.sh exports the moto server it starts for
 // the whole run (the spend pipeline tests' SQS): used when it is moto.
 const sqsEndpointEnv = "SQS_ENDPOINT"
@@ -113,11 +117,13 @@ func startMoto(tl tools) (string, string, error) {
 	motoCmd, motoOwn = cmd, true
 	motoDone = make(chan struct{})
 	go func() { _ = cmd.Wait(); close(motoDone) }()
-	if err := waitListening(addr, guard, motoDone); err != nil {
+	// moto imports every service it emulates at start: seconds on an idle
+	// machine, close to a minute on a busy one.
+	if err := waitListening(addr, motoStartGuard, motoDone); err != nil {
 		return "", "", fmt.Errorf("moto_server on %s: %v\n%s", addr, err, motoLogs.String())
 	}
 	// The port is open before moto answers: wait for a real answer.
-	deadline := time.Now().Add(guard)
+	deadline := time.Now().Add(motoStartGuard)
 	for !isMoto("http://" + addr) {
 		if time.Now().After(deadline) {
 			return "", "", fmt.Errorf("moto_server on %s does not answer\n%s", addr, motoLogs.String())
