@@ -19,6 +19,7 @@ func TestMemory(t *testing.T) {
 			Count: func(_ *testing.T, kind limits.Kind, id string, shard int, now time.Time) (int64, int64) {
 				return m.Count(kind, id, shard, now)
 			},
+			Committed: func(_ *testing.T, c string) int64 { v, _ := m.Ledger().Committed(c); return v },
 		}
 	})
 }

@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 	limitstest.Run(t, func(t *testing.T) limitstest.Harness {
 		names := ddblocal.Tables(t)
 		newStore := func(t *testing.T) *ddblimits.Store {
-			return ddblimits.New(ddblocal.Client(t), names.Counters, ddblimits.Options{KeysTable: names.Keys, Timeout: 20 * time.Second})
+			return ddblimits.New(ddblocal.Client(t), names.Counters, ddblimits.Options{KeysTable: names.Keys, HoldsTable: names.Spend, Timeout: 20 * time.Second})
 		}
 		reader := newStore(t)
 		return limitstest.Harness{
@@ -39,6 +39,14 @@ func TestConformance(t *testing.T) {
 					t.Fatal(err)
 				}
 				return req, tok
+			},
+			Committed: func(t *testing.T, c string) int64 {
+				t.Helper()
+				v, _, err := reader.Committed(context.Background(), c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v
 			},
 		}
 	})

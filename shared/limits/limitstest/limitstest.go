@@ -26,6 +26,9 @@ type Harness struct {
 	// Count returns the requests and tokens counted in a scope's shard in
 	// the window holding now.
 	Count func(t *testing.T, kind limits.Kind, id string, shard int, now time.Time) (requests, tokens int64)
+	// Committed reads a strict-budget counter (limits.Hold); nil skips the
+	// hold tests.
+	Committed func(t *testing.T, counter string) int64
 }
 
 // Run runs the suite; newHarness is called once per test.
@@ -43,6 +46,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Sharded", testSharded},
 		{"ConcurrentExact", testConcurrentExact},
 		{"ConcurrentKeyAndTeam", testConcurrentKeyAndTeam},
+		{"Holds", testHolds},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newHarness(t)) })
