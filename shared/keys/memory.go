@@ -212,10 +212,12 @@ func (m *Memory) GuardState(_ context.Context, g limits.Guard) (limits.GuardStat
 	switch g.Kind {
 	case limits.GuardKey:
 		if k, ok := m.keys[g.ID]; ok {
+			m.fill(Ref{KindKey, g.ID}, &k.Budget)
 			return k.GuardState(), nil
 		}
 	case limits.GuardTeam:
 		if t, ok := m.teams[g.ID]; ok {
+			m.fill(Ref{KindTeam, g.ID}, &t.Budget)
 			return t.GuardState(), nil
 		}
 	default:
