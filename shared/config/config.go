@@ -100,10 +100,11 @@ type Deployment struct {
 type Protocol uint8
 
 const (
-	ProtocolNone   Protocol = iota // provider not implemented
-	ProtocolOpenAI                 // OpenAI's REST API (and compatible servers)
-	ProtocolAzure                  // Azure OpenAI: deployment URLs, api-version, api-key header
-	ProtocolMock                   // in-process canned replies (no network)
+	ProtocolNone      Protocol = iota // provider not implemented
+	ProtocolOpenAI                    // OpenAI's REST API (and compatible servers)
+	ProtocolAzure                     // Azure OpenAI: deployment URLs, api-version, api-key header
+	ProtocolMock                      // in-process canned replies (no network)
+	ProtocolAnthropic                 // Anthropic's Messages API, translated from and to OpenAI chat
 )
 
 // RouterSettings holds router_settings merged with the routing keys of

@@ -60,8 +60,8 @@ func TestFixturesLoad(t *testing.T) {
 				if az := c.Deployments[1]; az.APIVersion != "2024-02-01" || az.APIBase != "https://my-azure-endpoint.openai.azure.com" {
 					t.Errorf("azure deployment = %+v", az)
 				}
-				if claude := c.Deployments[2]; claude.Implemented || claude.Provider != "anthropic" {
-					t.Errorf("anthropic deployment should load but not be implemented: %+v", claude)
+				if claude := c.Deployments[2]; !claude.Implemented || claude.Provider != "anthropic" || claude.Protocol != ProtocolAnthropic {
+					t.Errorf("anthropic deployment should load as implemented: %+v", claude)
 				}
 				if c.General.MasterKey != "sk-master" {
 					t.Errorf("master key = %q", c.General.MasterKey)
@@ -71,7 +71,6 @@ func TestFixturesLoad(t *testing.T) {
 				"cache (line", "response caching is not supported yet",
 				"general_settings.database_url", "state lives in DynamoDB",
 				"general_settings.redis_host", "general_settings.alerting",
-				"provider \"anthropic\" is not implemented yet",
 			},
 		},
 		{

@@ -30,9 +30,10 @@ var providers = map[string]providerSpec{
 	"xai":        {protocol: ProtocolOpenAI, defaultBase: "https://api.x.ai/v1"},
 	"deepinfra":  {protocol: ProtocolOpenAI, defaultBase: "https://api.deepinfra.com/v1/openai"},
 	"perplexity": {protocol: ProtocolOpenAI, defaultBase: "https://api.perplexity.ai"},
+	"anthropic":  {protocol: ProtocolAnthropic, defaultBase: "https://api.anthropic.com"},
 
 	// Known LiteLLM providers, not implemented yet.
-	"anthropic": {}, "bedrock": {}, "bedrock_converse": {}, "vertex_ai": {}, "vertex_ai_beta": {},
+	"bedrock": {}, "bedrock_converse": {}, "vertex_ai": {}, "vertex_ai_beta": {},
 	"gemini": {}, "cohere": {}, "cohere_chat": {}, "sagemaker": {}, "huggingface": {},
 	"replicate": {}, "watsonx": {}, "databricks": {}, "cloudflare": {}, "azure_ai": {},
 	"ai21": {}, "voyage": {}, "ollama": {}, "text-completion-openai": {}, "nvidia_nim": {},

@@ -48,6 +48,10 @@ func Classify(d *config.Deployment, status int, h http.Header, body []byte) *api
 	case status == http.StatusTooManyRequests:
 		e.Kind = apierr.UpstreamRateLimited
 		e.RetryAfter = RetryAfter(h, time.Now())
+	case status == 529 || typ == "overloaded_error": // Anthropic: overloaded, retry elsewhere
+		e.Kind = apierr.UpstreamServer
+		e.Status = http.StatusServiceUnavailable
+		e.RetryAfter = RetryAfter(h, time.Now())
 	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
 		e.Kind = apierr.UpstreamTimeout
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/providers/azure"
 	"github.com/sluice-gw/sluice/shared/providers/mock"
 	"github.com/sluice-gw/sluice/shared/providers/openai"
@@ -58,6 +59,9 @@ func (p *Dispatcher) Do(ctx context.Context, d *config.Deployment, call wire.Cal
 		req, err = openai.NewRequest(ctx, d, call)
 	case d.Protocol == config.ProtocolAzure:
 		req, err = azure.NewRequest(ctx, d, call)
+	case d.Protocol == config.ProtocolAnthropic:
+		resp, err := anthropic.Do(ctx, p.client, d, call)
+		return check(ctx, d, resp, err)
 	default:
 		return nil, apierr.New(apierr.NotImplemented, "provider %q is not implemented yet", d.Provider)
 	}

@@ -1,0 +1,433 @@
+// Package anthropic speaks Anthropic's Messages API (POST /v1/messages) for
+// deployments named anthropic/<model>. The gateway speaks OpenAI's chat
+// format on both sides: the request is translated to a Messages request, and
+// the answer (JSON or Anthropic's event stream) back to an OpenAI chat
+// completion or OpenAI SSE chunks, presented as a plain *http.Response so the
+// gateway reads it as it reads any OpenAI upstream.
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// Version is the anthropic-version header sent with every request.
+const Version = "2023-06-01"
+
+// DefaultBase is Anthropic's API base URL.
+const DefaultBase = "https://api.anthropic.com"
+
+// DefaultMaxTokens is max_tokens when the client sends none (Anthropic
+// requires it) and the deployment's output limit is unknown.
+const DefaultMaxTokens = 4096
+
+// NewRequest returns the upstream request for call on deployment d: a
+// Messages request translated from the OpenAI chat body. A body that cannot
+// be translated is an *apierr.Error (400).
+func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Request, error) {
+	if call.Op != wire.OpChat {
+		return nil, apierr.New(apierr.InvalidRequest, "deployment %s (anthropic) serves chat completions only", d.ID)
+	}
+	def := DefaultMaxTokens
+	if d.MaxOutputTokens > 0 && d.MaxOutputTokens < def {
+		def = d.MaxOutputTokens
+	}
+	body, err := TranslateRequest(call.Body, def)
+	if err != nil {
+		return nil, err
+	}
+	base := strings.TrimSuffix(d.APIBase, "/")
+	if base == "" {
+		base = DefaultBase
+	}
+	url := base + "/v1/messages"
+	if strings.HasSuffix(base, "/v1") {
+		url = base + "/messages"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header["Content-Type"] = []string{"application/json"}
+	req.Header["Anthropic-Version"] = []string{Version}
+	if call.Stream {
+		req.Header["Accept"] = []string{"text/event-stream"}
+	}
+	if d.APIKey != "" {
+		req.Header["X-Api-Key"] = []string{d.APIKey}
+	}
+	return req, nil
+}
+
+func badRequest(format string, args ...any) error {
+	return apierr.New(apierr.InvalidRequest, format, args...)
+}
+
+// message is one Messages API message being built: consecutive OpenAI
+// messages of the same Anthropic role are merged (Anthropic wants turns to
+// alternate, and tool results are user content).
+type message struct {
+	role   string
+	blocks []byte // comma-separated content blocks
+}
+
+// TranslateRequest turns an OpenAI chat completions body into a Messages API
+// body. defaultMaxTokens is used when the body sets neither max_tokens nor
+// max_completion_tokens.
+func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
+	if !gjson.ValidBytes(body) {
+		return nil, badRequest("the request body is not valid JSON")
+	}
+	r := gjson.ParseBytes(body)
+	out := make([]byte, 0, len(body)+256)
+	out = append(out, `{"model":`...)
+	out = appendString(out, r.Get("model").String())
+
+	var system []byte
+	var msgs []message
+	add := func(role string, blocks []byte) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(msgs); n > 0 && msgs[n-1].role == role {
+			msgs[n-1].blocks = append(append(msgs[n-1].blocks, ','), blocks...)
+			return
+		}
+		msgs = append(msgs, message{role: role, blocks: blocks})
+	}
+	var err error
+	r.Get("messages").ForEach(func(_, m gjson.Result) bool {
+		role := m.Get("role").String()
+		content := m.Get("content")
+		var blocks []byte
+		switch role {
+		case "system", "developer":
+			if blocks, err = contentBlocks(nil, content, false); err == nil && len(blocks) > 0 {
+				if len(system) > 0 {
+					system = append(system, ',')
+				}
+				system = append(system, blocks...)
+			}
+		case "user":
+			if blocks, err = contentBlocks(nil, content, true); err == nil {
+				add("user", blocks)
+			}
+		case "assistant":
+			if blocks, err = contentBlocks(nil, content, false); err != nil {
+				return false
+			}
+			m.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
+				if len(blocks) > 0 {
+					blocks = append(blocks, ',')
+				}
+				blocks = append(blocks, `{"type":"tool_use","id":`...)
+				blocks = appendString(blocks, tc.Get("id").String())
+				blocks = append(blocks, `,"name":`...)
+				blocks = appendString(blocks, tc.Get("function.name").String())
+				blocks = append(blocks, `,"input":`...)
+				args := strings.TrimSpace(tc.Get("function.arguments").String())
+				if args == "" || !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
+					args = "{}"
+				}
+				blocks = append(blocks, args...)
+				blocks = append(blocks, '}')
+				return true
+			})
+			add("assistant", blocks)
+		case "tool":
+			blocks = append(blocks, `{"type":"tool_result","tool_use_id":`...)
+			blocks = appendString(blocks, m.Get("tool_call_id").String())
+			blocks = append(blocks, `,"content":`...)
+			if content.IsArray() {
+				var inner []byte
+				if inner, err = contentBlocks(nil, content, true); err != nil {
+					return false
+				}
+				blocks = append(append(append(blocks, '['), inner...), ']')
+			} else {
+				blocks = appendString(blocks, content.String())
+			}
+			blocks = append(blocks, '}')
+			add("user", blocks)
+		default:
+			err = badRequest("messages: role %q is not supported by Anthropic deployments", role)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(system) > 0 {
+		out = append(out, `,"system":[`...)
+		out = append(out, system...)
+		out = append(out, ']')
+	}
+	out = append(out, `,"messages":[`...)
+	for i, m := range msgs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"role":"`...)
+		out = append(out, m.role...)
+		out = append(out, `","content":[`...)
+		out = append(out, m.blocks...)
+		out = append(out, "]}"...)
+	}
+	out = append(out, ']')
+
+	maxTokens := r.Get("max_completion_tokens").Int()
+	if maxTokens <= 0 {
+		maxTokens = r.Get("max_tokens").Int()
+	}
+	if maxTokens <= 0 {
+		maxTokens = int64(defaultMaxTokens)
+	}
+	thinking := r.Get("thinking")
+	var budget int64
+	if !thinking.Exists() {
+		switch r.Get("reasoning_effort").String() {
+		case "low", "minimal":
+			budget = 1024
+		case "medium":
+			budget = 2048
+		case "high":
+			budget = 4096
+		}
+	} else {
+		budget = thinking.Get("budget_tokens").Int()
+	}
+	if budget > 0 && maxTokens <= budget {
+		maxTokens = budget + int64(defaultMaxTokens)
+	}
+	out = append(out, `,"max_tokens":`...)
+	out = strconv.AppendInt(out, maxTokens, 10)
+	switch {
+	case thinking.Exists():
+		out = append(out, `,"thinking":`...)
+		out = append(out, thinking.Raw...)
+	case budget > 0:
+		out = append(out, `,"thinking":{"type":"enabled","budget_tokens":`...)
+		out = strconv.AppendInt(out, budget, 10)
+		out = append(out, '}')
+	}
+	for _, k := range [...]string{"temperature", "top_p", "top_k"} {
+		if v := r.Get(k); v.Type == gjson.Number {
+			out = append(out, ',', '"')
+			out = append(out, k...)
+			out = append(out, '"', ':')
+			out = append(out, v.Raw...)
+		}
+	}
+	switch stop := r.Get("stop"); {
+	case stop.Type == gjson.String:
+		out = append(out, `,"stop_sequences":[`...)
+		out = appendString(out, stop.Str)
+		out = append(out, ']')
+	case stop.IsArray() && len(stop.Array()) > 0:
+		out = append(out, `,"stop_sequences":`...)
+		out = append(out, stop.Raw...)
+	}
+	if r.Get("stream").Bool() {
+		out = append(out, `,"stream":true`...)
+	}
+	if u := r.Get("user").String(); u != "" {
+		out = append(out, `,"metadata":{"user_id":`...)
+		out = appendString(out, u)
+		out = append(out, '}')
+	}
+	if out, err = appendTools(out, r); err != nil {
+		return nil, err
+	}
+	out = append(out, '}')
+	return out, nil
+}
+
+// appendTools writes tools and tool_choice.
+func appendTools(out []byte, r gjson.Result) ([]byte, error) {
+	tools := r.Get("tools")
+	n := 0
+	tools.ForEach(func(_, t gjson.Result) bool {
+		if t.Get("type").String() != "function" && t.Get("type").Exists() {
+			return true
+		}
+		f := t.Get("function")
+		if n == 0 {
+			out = append(out, `,"tools":[`...)
+		} else {
+			out = append(out, ',')
+		}
+		n++
+		out = append(out, `{"name":`...)
+		out = appendString(out, f.Get("name").String())
+		if d := f.Get("description"); d.Type == gjson.String {
+			out = append(out, `,"description":`...)
+			out = appendString(out, d.Str)
+		}
+		out = append(out, `,"input_schema":`...)
+		if p := f.Get("parameters"); p.IsObject() {
+			out = append(out, p.Raw...)
+		} else {
+			out = append(out, `{"type":"object","properties":{}}`...)
+		}
+		if cc := t.Get("cache_control"); cc.IsObject() {
+			out = append(out, `,"cache_control":`...)
+			out = append(out, cc.Raw...)
+		}
+		out = append(out, '}')
+		return true
+	})
+	if n > 0 {
+		out = append(out, ']')
+	}
+	tc := r.Get("tool_choice")
+	noParallel := r.Get("parallel_tool_calls").Type == gjson.False
+	var choice string
+	switch {
+	case tc.Type == gjson.String:
+		switch tc.Str {
+		case "auto":
+			choice = `{"type":"auto"`
+		case "required":
+			choice = `{"type":"any"`
+		case "none":
+			choice = `{"type":"none"`
+		default:
+			return nil, badRequest("tool_choice %q is not supported", tc.Str)
+		}
+	case tc.IsObject():
+		name := tc.Get("function.name").String()
+		if name == "" {
+			return nil, badRequest("tool_choice: function.name is required")
+		}
+		choice = `{"type":"tool","name":` + string(appendString(nil, name))
+	case noParallel && n > 0:
+		choice = `{"type":"auto"`
+	}
+	if choice != "" && n > 0 {
+		out = append(out, `,"tool_choice":`...)
+		out = append(out, choice...)
+		if noParallel && choice != `{"type":"none"` {
+			out = append(out, `,"disable_parallel_tool_use":true`...)
+		}
+		out = append(out, '}')
+	}
+	return out, nil
+}
+
+// contentBlocks appends the Anthropic content blocks of an OpenAI message
+// content (a string or an array of parts). Images are allowed in user
+// content only.
+func contentBlocks(out []byte, content gjson.Result, images bool) ([]byte, error) {
+	if content.Type == gjson.String {
+		if content.Str == "" {
+			return out, nil
+		}
+		out = append(out, `{"type":"text","text":`...)
+		out = appendString(out, content.Str)
+		return append(out, '}'), nil
+	}
+	if !content.IsArray() {
+		return out, nil // null content (an assistant turn with tool calls only)
+	}
+	var err error
+	content.ForEach(func(_, p gjson.Result) bool {
+		start := len(out)
+		if start > 0 {
+			out = append(out, ',')
+		}
+		switch typ := p.Get("type").String(); typ {
+		case "text":
+			t := p.Get("text").String()
+			if t == "" {
+				out = out[:start]
+				return true
+			}
+			out = append(out, `{"type":"text","text":`...)
+			out = appendString(out, t)
+		case "image_url":
+			if !images {
+				err = badRequest("images are allowed in user messages only")
+				return false
+			}
+			url := p.Get("image_url.url").String()
+			if url == "" {
+				url = p.Get("image_url").String()
+			}
+			if out, err = appendImage(out, url); err != nil {
+				return false
+			}
+		default:
+			err = badRequest("content part type %q is not supported by Anthropic deployments", typ)
+			return false
+		}
+		if cc := p.Get("cache_control"); cc.IsObject() {
+			out = append(out, `,"cache_control":`...)
+			out = append(out, cc.Raw...)
+		}
+		out = append(out, '}')
+		return true
+	})
+	return out, err
+}
+
+// appendImage writes an image block (without its closing brace) from a data
+// URL (base64 source) or an http(s) URL (url source, fetched by Anthropic).
+func appendImage(out []byte, url string) ([]byte, error) {
+	if rest, ok := strings.CutPrefix(url, "data:"); ok {
+		meta, data, ok := strings.Cut(rest, ",")
+		media, isB64 := strings.CutSuffix(meta, ";base64")
+		if !ok || !isB64 || !strings.HasPrefix(media, "image/") {
+			return nil, badRequest("image_url: a data URL must be data:image/<type>;base64,<data>")
+		}
+		out = append(out, `{"type":"image","source":{"type":"base64","media_type":`...)
+		out = appendString(out, media)
+		out = append(out, `,"data":`...)
+		out = appendString(out, data)
+		return append(out, '}'), nil
+	}
+	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
+		out = append(out, `{"type":"image","source":{"type":"url","url":`...)
+		out = appendString(out, url)
+		return append(out, '}'), nil
+	}
+	return nil, badRequest("image_url: expected a data URL or an http(s) URL")
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string.
+func appendString(out []byte, s string) []byte {
+	out = append(out, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out = append(out, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			out = append(out, '\\', c)
+		case '\n':
+			out = append(out, '\\', 'n')
+		case '\r':
+			out = append(out, '\\', 'r')
+		case '\t':
+			out = append(out, '\\', 't')
+		default:
+			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	out = append(out, s[start:]...)
+	return append(out, '"')
+}

@@ -1,0 +1,449 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/sse"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// Do sends call to d and returns Anthropic's answer as an OpenAI-shaped
+// response: a chat completion, or OpenAI SSE chunks. A non-2xx response is
+// returned as it came, for the caller to classify; so is an error event that
+// arrives before anything else in a stream (as the status it stands for).
+func Do(ctx context.Context, client *http.Client, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	req, err := NewRequest(ctx, d, call)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp, err
+	}
+	if !call.Stream {
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		out, err := TranslateResponse(raw, time.Now().Unix())
+		if err != nil {
+			return nil, err
+		}
+		return replace(resp, "application/json", out), nil
+	}
+	includeUsage := gjson.GetBytes(call.Body, "stream_options.include_usage").Bool()
+	st := NewStream(resp.Body, includeUsage, time.Now().Unix())
+	if status, body, ok := st.leadingError(); ok {
+		st.Close()
+		return replace(resp, "application/json", body, status), nil
+	}
+	out := replace(resp, "text/event-stream", nil)
+	out.Body = st
+	out.ContentLength = -1
+	return out, nil
+}
+
+// replace returns resp with a new body (and status).
+func replace(resp *http.Response, contentType string, body []byte, status ...int) *http.Response {
+	out := *resp
+	out.Header = resp.Header.Clone()
+	out.Header["Content-Type"] = []string{contentType}
+	out.Header.Del("Content-Length")
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.ContentLength = int64(len(body))
+	if len(status) > 0 {
+		out.StatusCode = status[0]
+		out.Status = strconv.Itoa(status[0]) + " " + http.StatusText(status[0])
+	}
+	return &out
+}
+
+// FinishReason maps Anthropic's stop_reason to OpenAI's finish_reason.
+func FinishReason(stop string) string {
+	switch stop {
+	case "max_tokens", "model_context_window_exceeded":
+		return "length"
+	case "tool_use":
+		return "tool_calls"
+	case "refusal":
+		return "content_filter"
+	default: // end_turn, stop_sequence, pause_turn
+		return "stop"
+	}
+}
+
+// ErrorStatus is the HTTP status an Anthropic error type stands for (for an
+// error that arrives inside a 200 stream).
+func ErrorStatus(typ string) int {
+	switch typ {
+	case "invalid_request_error":
+		return http.StatusBadRequest
+	case "authentication_error":
+		return http.StatusUnauthorized
+	case "permission_error":
+		return http.StatusForbidden
+	case "not_found_error":
+		return http.StatusNotFound
+	case "request_too_large":
+		return http.StatusRequestEntityTooLarge
+	case "rate_limit_error":
+		return http.StatusTooManyRequests
+	case "overloaded_error":
+		return 529
+	default: // api_error
+		return http.StatusInternalServerError
+	}
+}
+
+var errNotMessage = errors.New("anthropic: the response is not a message")
+
+// TranslateResponse turns a Messages API response into an OpenAI chat
+// completion.
+func TranslateResponse(raw []byte, created int64) ([]byte, error) {
+	if !gjson.ValidBytes(raw) {
+		return nil, errNotMessage
+	}
+	r := gjson.ParseBytes(raw)
+	if r.Get("type").String() != "message" {
+		return nil, errNotMessage
+	}
+	out := make([]byte, 0, len(raw)+128)
+	out = append(out, `{"id":`...)
+	out = appendString(out, r.Get("id").String())
+	out = append(out, `,"object":"chat.completion","created":`...)
+	out = strconv.AppendInt(out, created, 10)
+	out = append(out, `,"model":`...)
+	out = appendString(out, r.Get("model").String())
+	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	var text, reasoning []byte
+	var calls []byte
+	nCalls := 0
+	r.Get("content").ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").String() {
+		case "text":
+			text = append(text, b.Get("text").String()...)
+		case "thinking":
+			reasoning = append(reasoning, b.Get("thinking").String()...)
+		case "tool_use":
+			if nCalls > 0 {
+				calls = append(calls, ',')
+			}
+			calls = append(calls, `{"index":`...)
+			calls = strconv.AppendInt(calls, int64(nCalls), 10)
+			nCalls++
+			calls = append(calls, `,"id":`...)
+			calls = appendString(calls, b.Get("id").String())
+			calls = append(calls, `,"type":"function","function":{"name":`...)
+			calls = appendString(calls, b.Get("name").String())
+			calls = append(calls, `,"arguments":`...)
+			in := b.Get("input").Raw
+			if in == "" {
+				in = "{}"
+			}
+			calls = appendString(calls, compact(in))
+			calls = append(calls, "}}"...)
+		}
+		return true
+	})
+	if text == nil && nCalls > 0 {
+		out = append(out, "null"...)
+	} else {
+		out = appendString(out, string(text))
+	}
+	if reasoning != nil {
+		out = append(out, `,"reasoning_content":`...)
+		out = appendString(out, string(reasoning))
+	}
+	if nCalls > 0 {
+		out = append(out, `,"tool_calls":[`...)
+		out = append(out, calls...)
+		out = append(out, ']')
+	}
+	out = append(out, `},"finish_reason":"`...)
+	out = append(out, FinishReason(r.Get("stop_reason").String())...)
+	out = append(out, `"}],"usage":`...)
+	u := r.Get("usage")
+	out = appendUsage(out, u.Get("input_tokens").Int(), u.Get("output_tokens").Int(),
+		u.Get("cache_read_input_tokens").Int(), u.Get("cache_creation_input_tokens").Int())
+	out = append(out, '}')
+	return out, nil
+}
+
+// compact removes insignificant whitespace from JSON (tool arguments).
+func compact(raw string) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(raw)); err != nil {
+		return raw
+	}
+	return b.String()
+}
+
+// appendUsage writes OpenAI usage. Anthropic's input_tokens exclude cache
+// reads and writes; OpenAI's prompt_tokens include them (and the gateway's
+// pricing expects that), with the reads as cached_tokens.
+func appendUsage(out []byte, input, output, cacheRead, cacheWrite int64) []byte {
+	prompt := input + cacheRead + cacheWrite
+	out = append(out, `{"prompt_tokens":`...)
+	out = strconv.AppendInt(out, prompt, 10)
+	out = append(out, `,"completion_tokens":`...)
+	out = strconv.AppendInt(out, output, 10)
+	out = append(out, `,"total_tokens":`...)
+	out = strconv.AppendInt(out, prompt+output, 10)
+	out = append(out, `,"prompt_tokens_details":{"cached_tokens":`...)
+	out = strconv.AppendInt(out, cacheRead, 10)
+	out = append(out, `},"cache_read_input_tokens":`...)
+	out = strconv.AppendInt(out, cacheRead, 10)
+	out = append(out, `,"cache_creation_input_tokens":`...)
+	out = strconv.AppendInt(out, cacheWrite, 10)
+	return append(out, '}')
+}
+
+// Stream reads Anthropic's event stream and yields OpenAI SSE chunks, one
+// upstream event at a time (no goroutine, no buffering beyond one event).
+type Stream struct {
+	body         io.ReadCloser
+	rd           *sse.Reader
+	includeUsage bool
+	created      int64
+
+	prefix []byte // `data: {"id":...,"model":...,"choices":[{"index":0,"delta":`
+	out    []byte // translated bytes not yet read
+	off    int
+	err    error // returned once out is drained
+
+	scratch    []byte
+	pending    []byte // a first event read ahead by leadingError
+	started    bool
+	done       bool
+	tools      map[int64]int // content block index -> tool call index
+	nTools     int
+	input      int64
+	output     int64
+	cacheRead  int64
+	cacheWrite int64
+}
+
+// NewStream returns a Stream over an Anthropic event stream body.
+func NewStream(body io.ReadCloser, includeUsage bool, created int64) *Stream {
+	return &Stream{body: body, rd: sse.NewReader(body), includeUsage: includeUsage, created: created}
+}
+
+// leadingError reads the first event: when it is an error event, it returns
+// the status that error stands for and an OpenAI-style error body.
+func (s *Stream) leadingError() (int, []byte, bool) {
+	for {
+		ev, err := s.rd.Next()
+		if err != nil {
+			s.err = err
+			return 0, nil, false
+		}
+		data := sse.Data(ev)
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		if gjson.GetBytes(data, "type").String() == "error" {
+			e := gjson.GetBytes(data, "error")
+			return ErrorStatus(e.Get("type").String()), errorBody(e), true
+		}
+		s.pending = bytes.Clone(data)
+		return 0, nil, false
+	}
+}
+
+func errorBody(e gjson.Result) []byte {
+	out := append([]byte(nil), `{"error":{"message":`...)
+	out = appendString(out, e.Get("message").String())
+	out = append(out, `,"type":`...)
+	typ := e.Get("type").String()
+	out = appendString(out, typ)
+	out = append(out, `,"code":`...)
+	out = appendString(out, typ)
+	return append(out, "}}"...)
+}
+
+// Read implements io.Reader.
+func (s *Stream) Read(p []byte) (int, error) {
+	for s.off >= len(s.out) {
+		if s.err != nil {
+			return 0, s.err
+		}
+		s.out, s.off = s.out[:0], 0
+		s.next()
+	}
+	n := copy(p, s.out[s.off:])
+	s.off += n
+	return n, nil
+}
+
+// Close closes the upstream body.
+func (s *Stream) Close() error {
+	if s.rd != nil {
+		s.rd.Release()
+		s.rd = nil
+	}
+	return s.body.Close()
+}
+
+// next translates one upstream event into s.out, or sets s.err.
+func (s *Stream) next() {
+	var data []byte
+	if s.pending != nil {
+		data, s.pending = s.pending, nil
+	} else {
+		if s.err != nil {
+			return
+		}
+		ev, err := s.rd.Next()
+		if err != nil {
+			if err == io.EOF && !s.done {
+				err = io.ErrUnexpectedEOF // ended without message_stop
+			}
+			s.err = err
+			return
+		}
+		data = sse.Data(ev)
+	}
+	s.translate(data)
+}
+
+// translate appends the OpenAI chunks for one Anthropic event.
+func (s *Stream) translate(data []byte) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return
+	}
+	ev := gjson.ParseBytes(data)
+	switch ev.Get("type").String() {
+	case "message_start":
+		m := ev.Get("message")
+		s.prefix = append(s.prefix[:0], `data: {"id":`...)
+		s.prefix = appendString(s.prefix, m.Get("id").String())
+		s.prefix = append(s.prefix, `,"object":"chat.completion.chunk","created":`...)
+		s.prefix = strconv.AppendInt(s.prefix, s.created, 10)
+		s.prefix = append(s.prefix, `,"model":`...)
+		s.prefix = appendString(s.prefix, m.Get("model").String())
+		s.prefix = append(s.prefix, `,"choices":[{"index":0,"delta":`...)
+		s.readUsage(m.Get("usage"))
+		s.started = true
+		s.chunk([]byte(`{"role":"assistant","content":""}`), "null")
+	case "content_block_start":
+		b := ev.Get("content_block")
+		switch b.Get("type").String() {
+		case "text":
+			if t := b.Get("text").String(); t != "" {
+				s.delta("content", t)
+			}
+		case "tool_use":
+			if s.tools == nil {
+				s.tools = map[int64]int{}
+			}
+			i := s.nTools
+			s.nTools++
+			s.tools[ev.Get("index").Int()] = i
+			d := append([]byte(nil), `{"tool_calls":[{"index":`...)
+			d = strconv.AppendInt(d, int64(i), 10)
+			d = append(d, `,"id":`...)
+			d = appendString(d, b.Get("id").String())
+			d = append(d, `,"type":"function","function":{"name":`...)
+			d = appendString(d, b.Get("name").String())
+			d = append(d, `,"arguments":""}}]}`...)
+			s.chunk(d, "null")
+		}
+	case "content_block_delta":
+		d := ev.Get("delta")
+		switch d.Get("type").String() {
+		case "text_delta":
+			s.delta("content", d.Get("text").String())
+		case "thinking_delta":
+			s.delta("reasoning_content", d.Get("thinking").String())
+		case "input_json_delta":
+			part := d.Get("partial_json").String()
+			if part == "" {
+				return
+			}
+			i := s.tools[ev.Get("index").Int()]
+			b := append([]byte(nil), `{"tool_calls":[{"index":`...)
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, `,"function":{"arguments":`...)
+			b = appendString(b, part)
+			b = append(b, "}}]}"...)
+			s.chunk(b, "null")
+		}
+	case "message_delta":
+		s.readUsage(ev.Get("usage"))
+		if stop := ev.Get("delta.stop_reason"); stop.Type == gjson.String {
+			s.chunk([]byte("{}"), `"`+FinishReason(stop.Str)+`"`)
+		}
+	case "message_stop":
+		if s.includeUsage {
+			s.out = append(s.out, s.prefix[:len(s.prefix)-len(`{"index":0,"delta":`)]...)
+			s.out = append(s.out, `],"usage":`...)
+			s.out = appendUsage(s.out, s.input, s.output, s.cacheRead, s.cacheWrite)
+			s.out = append(s.out, "}\n\n"...)
+		}
+		s.out = append(s.out, "data: [DONE]\n\n"...)
+		s.done = true
+		s.err = io.EOF
+	case "error":
+		s.out = append(s.out, "data: "...)
+		s.out = append(s.out, errorBody(ev.Get("error"))...)
+		s.out = append(s.out, "\n\n"...)
+		s.done = true
+		s.err = io.EOF
+	}
+	// ping, content_block_stop and unknown events add nothing
+}
+
+func (s *Stream) readUsage(u gjson.Result) {
+	if !u.IsObject() {
+		return
+	}
+	u.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "input_tokens":
+			s.input = v.Int()
+		case "output_tokens":
+			s.output = v.Int()
+		case "cache_read_input_tokens":
+			s.cacheRead = v.Int()
+		case "cache_creation_input_tokens":
+			s.cacheWrite = v.Int()
+		}
+		return true
+	})
+}
+
+func (s *Stream) delta(field, text string) {
+	if text == "" {
+		return
+	}
+	b := append(s.scratch[:0], `{"`...)
+	b = append(b, field...)
+	b = append(b, `":`...)
+	b = appendString(b, text)
+	b = append(b, '}')
+	s.scratch = b
+	s.chunk(b, "null")
+}
+
+func (s *Stream) chunk(delta []byte, finish string) {
+	if !s.started { // content before message_start: not Anthropic's protocol
+		s.prefix = append(s.prefix[:0], `data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":`...)
+		s.started = true
+	}
+	s.out = append(s.out, s.prefix...)
+	s.out = append(s.out, delta...)
+	s.out = append(s.out, `,"finish_reason":`...)
+	s.out = append(s.out, finish...)
+	s.out = append(s.out, "}]}\n\n"...)
+}
