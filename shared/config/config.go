@@ -41,15 +41,18 @@ func (w Warning) String() string {
 // Deployment is one entry of model_list: a concrete provider model behind a
 // model group.
 type Deployment struct {
-	ID            string // model_info.id, or a stable hash of the entry
-	ModelName     string // the model group (model_name)
-	Provider      string // "openai", "azure", "mock", ...
-	Model         string // the provider's model name (litellm_params.model without the provider prefix)
-	Protocol      Protocol
-	Implemented   bool   // false: reported at load and left out of routing
-	APIBase       string // base URL, without trailing slash
-	APIKey        string `json:"-"` // resolved secret; never logged
-	APIVersion    string // Azure api-version
+	ID          string // model_info.id, or a stable hash of the entry
+	ModelName   string // the model group (model_name)
+	Provider    string // "openai", "azure", "mock", ...
+	Model       string // the provider's model name (litellm_params.model without the provider prefix)
+	Protocol    Protocol
+	Implemented bool   // false: reported at load and left out of routing
+	APIBase     string // base URL, without trailing slash
+	APIKey      string `json:"-"` // resolved secret; never logged
+	APIVersion  string // Azure api-version
+	// AWS holds the Bedrock deployment's aws_* params (region, explicit
+	// credentials, a role to assume); empty: the default chain and region.
+	AWS           AWSParams
 	Timeout       time.Duration
 	StreamTimeout time.Duration
 	RPM, TPM      int64
@@ -96,6 +99,16 @@ type Deployment struct {
 	maxOutFromTable bool
 }
 
+// AWSParams are LiteLLM's aws_* litellm_params of a Bedrock deployment.
+type AWSParams struct {
+	Region          string // aws_region_name
+	AccessKeyID     string `json:"-"` // aws_access_key_id
+	SecretAccessKey string `json:"-"` // aws_secret_access_key
+	SessionToken    string `json:"-"` // aws_session_token
+	RoleName        string // aws_role_name: a role ARN to assume with STS
+	SessionName     string // aws_session_name
+}
+
 // Protocol is the wire protocol a deployment speaks.
 type Protocol uint8
 
@@ -105,6 +118,7 @@ const (
 	ProtocolAzure                     // Azure OpenAI: deployment URLs, api-version, api-key header
 	ProtocolMock                      // in-process canned replies (no network)
 	ProtocolAnthropic                 // Anthropic's Messages API, translated from and to OpenAI chat
+	ProtocolBedrock                   // Amazon Bedrock's Converse API (AWS SDK, SigV4)
 )
 
 // RouterSettings holds router_settings merged with the routing keys of

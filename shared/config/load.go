@@ -508,6 +508,31 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 			}
 		case "api_version":
 			d.APIVersion, err = l.scalar(p, v)
+		case "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token",
+			"aws_role_name", "aws_session_name", "aws_bedrock_runtime_endpoint":
+			s, set, e := l.str(p, v)
+			if e != nil {
+				return e
+			}
+			if !set {
+				l.warn(p, v, "environment variable %s is not set", envName(v.Value))
+			}
+			switch key {
+			case "aws_region_name":
+				d.AWS.Region = s
+			case "aws_access_key_id":
+				d.AWS.AccessKeyID = s
+			case "aws_secret_access_key":
+				d.AWS.SecretAccessKey = s
+			case "aws_session_token":
+				d.AWS.SessionToken = s
+			case "aws_role_name":
+				d.AWS.RoleName = s
+			case "aws_session_name":
+				d.AWS.SessionName = s
+			case "aws_bedrock_runtime_endpoint":
+				d.APIBase = strings.TrimRight(strings.TrimSpace(s), "/")
+			}
 		case "timeout", "request_timeout":
 			timeout, err = l.seconds(p, v)
 		case "stream_timeout":

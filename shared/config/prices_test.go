@@ -135,7 +135,7 @@ model_list:
 	if d["wild"].Price != nil || d["unknown"].Price != nil {
 		t.Errorf("wildcard and unknown deployments have no price: %+v %+v", d["wild"].Price, d["unknown"].Price)
 	}
-	if len(warnings) != 1 || len(c.Warnings) != 2 || c.Warnings[1] != warnings[0] {
+	if len(warnings) != 1 || len(c.Warnings) != 1 || c.Warnings[0] != warnings[0] {
 		t.Fatalf("want one price warning, for the unknown deployment, after the load's: %v (config: %v)", warnings, c.Warnings)
 	}
 	w := warnings[0]
@@ -159,9 +159,9 @@ model_list:
 	if d["own"].Price == nil || d["own"].Price.Input != 1e-6 || d["window-set"].MaxInputTokens != 1000 {
 		t.Errorf("config values lost: %+v %d", d["own"].Price, d["window-set"].MaxInputTokens)
 	}
-	// Without the embedded table: table, window-set and azure are unknown;
-	// bedrock is not implemented, mocks cost 0, own has its price.
-	if len(warnings) != 3 || len(c.Warnings) != 4 {
+	// Without the embedded table: table, window-set, azure and bedrock are
+	// unknown; mocks cost 0, own has its price.
+	if len(warnings) != 4 || len(c.Warnings) != 4 {
 		t.Errorf("warnings %v (config: %v)", warnings, c.Warnings)
 	}
 	for _, w := range c.Warnings {

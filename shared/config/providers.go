@@ -31,9 +31,13 @@ var providers = map[string]providerSpec{
 	"deepinfra":  {protocol: ProtocolOpenAI, defaultBase: "https://api.deepinfra.com/v1/openai"},
 	"perplexity": {protocol: ProtocolOpenAI, defaultBase: "https://api.perplexity.ai"},
 	"anthropic":  {protocol: ProtocolAnthropic, defaultBase: "https://api.anthropic.com"},
+	// Bedrock: api_base (or aws_bedrock_runtime_endpoint) overrides the
+	// regional endpoint; none is needed.
+	"bedrock":          {protocol: ProtocolBedrock},
+	"bedrock_converse": {protocol: ProtocolBedrock},
 
 	// Known LiteLLM providers, not implemented yet.
-	"bedrock": {}, "bedrock_converse": {}, "vertex_ai": {}, "vertex_ai_beta": {},
+	"vertex_ai": {}, "vertex_ai_beta": {},
 	"gemini": {}, "cohere": {}, "cohere_chat": {}, "sagemaker": {}, "huggingface": {},
 	"replicate": {}, "watsonx": {}, "databricks": {}, "cloudflare": {}, "azure_ai": {},
 	"ai21": {}, "voyage": {}, "ollama": {}, "text-completion-openai": {}, "nvidia_nim": {},

@@ -532,7 +532,7 @@ func TestHealthAndModels(t *testing.T) {
   - model_name: a
     litellm_params: {model: mock/a}
   - model_name: hidden-provider
-    litellm_params: {model: bedrock/x}
+    litellm_params: {model: vertex_ai/x}
 router_settings: {model_group_alias: {alias-a: a, secret: {model: b, hidden: true}}}
 `, nil)
 	for _, p := range []string{"/health/liveliness", "/health/readiness"} {

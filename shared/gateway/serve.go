@@ -322,7 +322,7 @@ func (x *exchange) setRouteHeaders(a *router.Attempt) {
 // client did not (to account tokens); the extra chunk is not forwarded.
 func injectUsage(d *config.Deployment) bool {
 	switch d.Protocol {
-	case config.ProtocolOpenAI, config.ProtocolMock, config.ProtocolAnthropic:
+	case config.ProtocolOpenAI, config.ProtocolMock, config.ProtocolAnthropic, config.ProtocolBedrock:
 		return true
 	case config.ProtocolAzure:
 		return azure.SupportsStreamUsage(d.APIVersion)

@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/providers/azure"
+	"github.com/sluice-gw/sluice/shared/providers/bedrock"
 	"github.com/sluice-gw/sluice/shared/providers/mock"
 	"github.com/sluice-gw/sluice/shared/providers/openai"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -24,13 +25,14 @@ import (
 
 // Dispatcher sends calls to deployments by their protocol.
 type Dispatcher struct {
-	client *http.Client
+	client  *http.Client
+	bedrock *bedrock.Clients
 }
 
 // New returns a Dispatcher over client. The client must not set Timeout
 // (it would cut long streams): deadlines come from each call's context.
 func New(client *http.Client) *Dispatcher {
-	return &Dispatcher{client: client}
+	return &Dispatcher{client: client, bedrock: bedrock.NewClients(client)}
 }
 
 // NewHTTPClient returns the shared keep-alive client for upstream calls.
@@ -61,6 +63,9 @@ func (p *Dispatcher) Do(ctx context.Context, d *config.Deployment, call wire.Cal
 		req, err = azure.NewRequest(ctx, d, call)
 	case d.Protocol == config.ProtocolAnthropic:
 		resp, err := anthropic.Do(ctx, p.client, d, call)
+		return check(ctx, d, resp, err)
+	case d.Protocol == config.ProtocolBedrock:
+		resp, err := p.bedrock.Do(ctx, d, call)
 		return check(ctx, d, resp, err)
 	default:
 		return nil, apierr.New(apierr.NotImplemented, "provider %q is not implemented yet", d.Provider)

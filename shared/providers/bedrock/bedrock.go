@@ -1,0 +1,168 @@
+// Package bedrock calls Amazon Bedrock's Converse and ConverseStream APIs for
+// deployments named bedrock/<model id> or bedrock/converse/<model id> (any
+// model id, inference profile or ARN: no allowlist). Credentials come from
+// the default chain (the Lambda function's role), or from the deployment's
+// aws_access_key_id / aws_secret_access_key, optionally assuming
+// aws_role_name. Requests and answers are translated from and to OpenAI's
+// chat format; the answer is presented as an OpenAI-shaped *http.Response
+// (JSON or SSE), so the gateway reads it as any OpenAI upstream.
+package bedrock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+)
+
+// Clients holds one Bedrock runtime client per deployment, built on first
+// use over the gateway's shared HTTP client.
+type Clients struct {
+	http *http.Client
+	mu   sync.Mutex
+	m    map[*config.Deployment]*bedrockruntime.Client
+}
+
+// NewClients returns a client cache whose clients send through hc.
+func NewClients(hc *http.Client) *Clients {
+	return &Clients{http: hc, m: map[*config.Deployment]*bedrockruntime.Client{}}
+}
+
+// Client returns d's Bedrock runtime client.
+func (c *Clients) Client(ctx context.Context, d *config.Deployment) (*bedrockruntime.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl, ok := c.m[d]; ok {
+		return cl, nil
+	}
+	opts := []func(*awsconfig.LoadOptions) error{
+		awsconfig.WithRetryMaxAttempts(1), // the router retries, never the SDK
+	}
+	if d.AWS.Region != "" {
+		opts = append(opts, awsconfig.WithRegion(d.AWS.Region))
+	}
+	if d.AWS.AccessKeyID != "" && d.AWS.SecretAccessKey != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(d.AWS.AccessKeyID, d.AWS.SecretAccessKey, d.AWS.SessionToken)))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(context.WithoutCancel(ctx), opts...)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	// The gateway's shared keep-alive client, unless AWS_CA_BUNDLE asks for
+	// the SDK's own transport with that bundle.
+	if os.Getenv("AWS_CA_BUNDLE") == "" {
+		cfg.HTTPClient = c.http
+	}
+	if d.AWS.RoleName != "" {
+		name := d.AWS.SessionName
+		if name == "" {
+			name = "sluice-gateway"
+		}
+		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), d.AWS.RoleName,
+			func(o *stscreds.AssumeRoleOptions) { o.RoleSessionName = name }))
+	}
+	base := d.APIBase
+	if base == "" {
+		base = os.Getenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME")
+	}
+	cl := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
+		if base != "" {
+			o.BaseEndpoint = aws.String(base)
+		}
+		o.Retryer = aws.NopRetryer{}
+	})
+	c.m[d] = cl
+	return cl, nil
+}
+
+// ModelID is the Bedrock model id of a deployment's model name: the
+// converse/ and invoke/ route prefixes of LiteLLM are dropped.
+func ModelID(model string) string {
+	for _, p := range [...]string{"converse/", "invoke/"} {
+		if m, ok := strings.CutPrefix(model, p); ok {
+			return m
+		}
+	}
+	return model
+}
+
+// Classify turns a Bedrock error into the gateway's vocabulary. Errors that
+// are not Bedrock's (transport, deadlines) are returned as they are.
+func Classify(d *config.Deployment, err error) error {
+	var e *apierr.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	code, msg := ae.ErrorCode(), ae.ErrorMessage()
+	status := 0
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) {
+		status = re.HTTPStatusCode()
+	}
+	out := &apierr.Error{Message: fmt.Sprintf("%s: %s (deployment %s)", code, msg, d.ID), Cause: err}
+	lower := strings.ToLower(msg)
+	switch code {
+	case "ThrottlingException", "ServiceQuotaExceededException", "TooManyRequestsException":
+		out.Kind = apierr.UpstreamRateLimited
+	case "ServiceUnavailableException", "ModelNotReadyException":
+		out.Kind, out.Status = apierr.UpstreamServer, http.StatusServiceUnavailable
+	case "InternalServerException", "ModelErrorException", "ModelStreamErrorException":
+		out.Kind = apierr.UpstreamServer
+	case "ModelTimeoutException":
+		out.Kind = apierr.UpstreamTimeout
+	case "AccessDeniedException", "UnrecognizedClientException", "ExpiredTokenException",
+		"InvalidSignatureException", "IncompleteSignature", "MissingAuthenticationToken":
+		out.Kind = apierr.UpstreamAuth
+	case "ResourceNotFoundException":
+		out.Kind = apierr.UpstreamNotFound
+	case "ValidationException":
+		switch {
+		case strings.Contains(lower, "too long") || strings.Contains(lower, "too many tokens") ||
+			strings.Contains(lower, "context window") || strings.Contains(lower, "context length") ||
+			strings.Contains(lower, "maximum context") || strings.Contains(lower, "exceeds the maximum"):
+			out.Kind = apierr.ContextWindowExceeded
+		default:
+			out.Kind = apierr.UpstreamBadRequest
+		}
+	default:
+		switch {
+		case status == http.StatusTooManyRequests:
+			out.Kind = apierr.UpstreamRateLimited
+		case status == http.StatusUnauthorized || status == http.StatusForbidden:
+			out.Kind = apierr.UpstreamAuth
+		case status == http.StatusNotFound:
+			out.Kind = apierr.UpstreamNotFound
+		case status >= 500 || status == 0:
+			out.Kind = apierr.UpstreamServer
+		default:
+			out.Kind = apierr.UpstreamBadRequest
+		}
+	}
+	if strings.Contains(lower, "guardrail") || strings.Contains(lower, "content filter") {
+		out.Kind = apierr.ContentPolicy
+	}
+	return out
+}

@@ -1,0 +1,266 @@
+package bedrock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
+	"github.com/sluice-gw/sluice/shared/sse"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+const modelID = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+
+func setup(t *testing.T) (*bedrocktest.Server, *providers.Dispatcher, *config.Deployment) {
+	srv := bedrocktest.New("b1")
+	t.Cleanup(srv.Close)
+	d := &config.Deployment{ID: "b1", Provider: "bedrock", Model: "converse/" + modelID, Protocol: config.ProtocolBedrock,
+		Implemented: true, APIBase: srv.URL,
+		AWS: config.AWSParams{Region: "us-west-2", AccessKeyID: "AKIDFAKE", SecretAccessKey: "fake-secret"}}
+	client := providers.NewHTTPClient()
+	t.Cleanup(client.CloseIdleConnections)
+	return srv, providers.New(client), d
+}
+
+func do(t *testing.T, p *providers.Dispatcher, d *config.Deployment, body string, stream bool) (*http.Response, error) {
+	t.Helper()
+	return p.Do(context.Background(), d, wire.Call{Op: wire.OpChat, Body: []byte(body), Stream: stream})
+}
+
+func chat(extra string, stream bool) string {
+	return fmt.Sprintf(`{"model":"claude","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}],"stream":%v,"stream_options":{"include_usage":true}%s}`, stream, extra)
+}
+
+func events(t *testing.T, r io.Reader) ([]string, error) {
+	t.Helper()
+	rd := sse.NewReader(r)
+	defer rd.Release()
+	var out []string
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, string(sse.Data(ev)))
+	}
+}
+
+var wantUsage = wire.Usage{PromptTokens: 32, CompletionTokens: 6, TotalTokens: 38, CachedTokens: 8, CacheCreationTokens: 4}
+
+func TestConverse(t *testing.T) {
+	srv, p, d := setup(t)
+	resp, err := do(t, p, d, chat(`,"max_tokens":50,"temperature":0.5,"stop":["END"]`, false), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if gjson.GetBytes(b, "choices.0.message.content").String() != "Hello from b1." || gjson.GetBytes(b, "choices.0.finish_reason").String() != "stop" ||
+		gjson.GetBytes(b, "model").String() != modelID || gjson.GetBytes(b, "object").String() != "chat.completion" {
+		t.Fatalf("body %s", b)
+	}
+	if u, ok := wire.UsageOf(b); !ok || u != wantUsage {
+		t.Fatalf("usage %+v", u)
+	}
+	c := srv.Calls()[0]
+	if c.ModelID != modelID || c.Stream || !strings.Contains(c.Auth, "/us-west-2/bedrock/aws4_request") || !strings.Contains(c.Auth, "AKIDFAKE") {
+		t.Fatalf("call %+v", c)
+	}
+	sent := gjson.Parse(c.Body)
+	if sent.Get("system.0.text").String() != "Be brief." || sent.Get("messages.0.content.0.text").String() != "hi" ||
+		sent.Get("inferenceConfig.maxTokens").Int() != 50 || sent.Get("inferenceConfig.temperature").Float() != 0.5 ||
+		sent.Get("inferenceConfig.stopSequences.0").String() != "END" {
+		t.Fatalf("sent %s", c.Body)
+	}
+}
+
+func TestConverseStream(t *testing.T) {
+	srv, p, d := setup(t)
+	resp, err := do(t, p, d, chat("", true), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	evs, err := events(t, resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, ev := range evs {
+		text.WriteString(gjson.Get(ev, "choices.0.delta.content").String())
+	}
+	n := len(evs)
+	if text.String() != "Hello from b1." || gjson.Get(evs[0], "choices.0.delta.role").String() != "assistant" ||
+		gjson.Get(evs[n-3], "choices.0.finish_reason").String() != "stop" || evs[n-1] != "[DONE]" {
+		t.Fatalf("events %q", evs)
+	}
+	if u, ok := wire.UsageOf([]byte(evs[n-2])); !ok || u != wantUsage || gjson.Get(evs[n-2], "choices.#").Int() != 0 {
+		t.Fatalf("usage chunk %s", evs[n-2])
+	}
+	if c := srv.Calls()[0]; !c.Stream || c.ModelID != modelID {
+		t.Fatalf("call %+v", c)
+	}
+}
+
+func TestToolsAndReasoning(t *testing.T) {
+	srv, p, d := setup(t)
+	tools := `,"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"location":{"type":"string"}}}}}],"tool_choice":"required","reasoning_effort":"low"`
+	for _, stream := range []bool{false, true} {
+		resp, err := do(t, p, d, chat(tools, stream), stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var args, name, id, finish, reasoning string
+		if !stream {
+			b, _ := io.ReadAll(resp.Body)
+			r := gjson.ParseBytes(b)
+			tc := r.Get("choices.0.message.tool_calls.0")
+			args, name, id = tc.Get("function.arguments").String(), tc.Get("function.name").String(), tc.Get("id").String()
+			finish, reasoning = r.Get("choices.0.finish_reason").String(), r.Get("choices.0.message.reasoning_content").String()
+			if r.Get("choices.0.message.content").Type != gjson.Null {
+				t.Errorf("content %s, want null beside tool calls", r.Get("choices.0.message.content").Raw)
+			}
+		} else {
+			evs, err := events(t, resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs {
+				d := gjson.Get(ev, "choices.0.delta")
+				reasoning += d.Get("reasoning_content").String()
+				if tc := d.Get("tool_calls.0"); tc.Exists() {
+					if v := tc.Get("id").String(); v != "" {
+						id, name = v, tc.Get("function.name").String()
+					}
+					args += tc.Get("function.arguments").String()
+				}
+				if v := gjson.Get(ev, "choices.0.finish_reason").String(); v != "" {
+					finish = v
+				}
+			}
+		}
+		resp.Body.Close()
+		if gjson.Get(args, "location").String() != "Paris" || name != "get_weather" || id != "tooluse_fake1" || finish != "tool_calls" || reasoning != "Thinking about it." {
+			t.Fatalf("stream=%v: tool %s %s %s finish %s reasoning %q", stream, id, name, args, finish, reasoning)
+		}
+	}
+	sent := gjson.Parse(srv.Calls()[0].Body)
+	if sent.Get("toolConfig.toolChoice.any").Raw != "{}" || sent.Get("toolConfig.tools.0.toolSpec.inputSchema.json.properties.location.type").String() != "string" ||
+		sent.Get("additionalModelRequestFields.thinking.budget_tokens").Int() != 1024 {
+		t.Fatalf("sent %s", srv.Calls()[0].Body)
+	}
+
+	// The round trip: the assistant's tool call and the tool's result.
+	body := `{"model":"claude","messages":[{"role":"user","content":"weather?"},
+	  {"role":"assistant","content":null,"tool_calls":[{"id":"tooluse_fake1","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris\"}"}}]},
+	  {"role":"tool","tool_call_id":"tooluse_fake1","content":"18C"}]` + tools + `}`
+	resp, err := do(t, p, d, body, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := gjson.GetBytes(b, "choices.0.message.content").String(); got != "It is 18C in Paris." {
+		t.Fatalf("reply %s", b)
+	}
+	sent = gjson.Parse(srv.Calls()[2].Body)
+	if sent.Get("messages.1.content.0.toolUse.input.location").String() != "Paris" || sent.Get("messages.2.role").String() != "user" ||
+		sent.Get("messages.2.content.0.toolResult.toolUseId").String() != "tooluse_fake1" {
+		t.Fatalf("sent %s", srv.Calls()[2].Body)
+	}
+}
+
+func TestImages(t *testing.T) {
+	srv, p, d := setup(t)
+	img := func(url string) string {
+		return `{"model":"claude","messages":[{"role":"user","content":[{"type":"text","text":"what?"},{"type":"image_url","image_url":{"url":"` + url + `"}}]}]}`
+	}
+	resp, err := do(t, p, d, img("data:image/png;base64,iVBORw0KGgo="), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := gjson.GetBytes(b, "choices.0.message.content").String(); got != "A png image of 12 base64 bytes." {
+		t.Fatalf("reply %s", b)
+	}
+	_, err = do(t, p, d, img("https://example.com/cat.png"), false)
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.HTTPStatus() != 400 || !strings.Contains(e.Message, "data URL") {
+		t.Fatalf("http image: %v", err)
+	}
+	if n := len(srv.Calls()); n != 1 {
+		t.Fatalf("%d calls, want the http image refused before any call", n)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		fault  bedrocktest.Fault
+		stream bool
+		kind   apierr.Kind
+		status int
+	}{
+		{bedrocktest.Throttle, false, apierr.UpstreamRateLimited, 429},
+		{bedrocktest.Throttle, true, apierr.UpstreamRateLimited, 429},
+		{bedrocktest.ThrottleFirstFrame, true, apierr.UpstreamRateLimited, 429},
+		{bedrocktest.TooLong, false, apierr.ContextWindowExceeded, 400},
+		{bedrocktest.TooLong, true, apierr.ContextWindowExceeded, 400},
+		{bedrocktest.Validation, false, apierr.UpstreamBadRequest, 400},
+		{bedrocktest.AccessDenied, false, apierr.UpstreamAuth, 502},
+		{bedrocktest.NotFound, false, apierr.UpstreamNotFound, 0},
+		{bedrocktest.Unavailable, true, apierr.UpstreamServer, 503},
+		{bedrocktest.Internal, false, apierr.UpstreamServer, 502},
+		{bedrocktest.ModelTimeout, false, apierr.UpstreamTimeout, 504},
+	} {
+		t.Run(fmt.Sprintf("%s/stream=%v", tc.fault, tc.stream), func(t *testing.T) {
+			srv, p, d := setup(t)
+			srv.SetFault(tc.fault)
+			resp, err := do(t, p, d, chat("", tc.stream), tc.stream)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatal("no error")
+			}
+			var e *apierr.Error
+			if !errors.As(err, &e) || e.Kind != tc.kind || (tc.status != 0 && e.HTTPStatus() != tc.status) {
+				t.Fatalf("err %v (%#v), want kind %v status %d", err, err, tc.kind, tc.status)
+			}
+			if n := len(srv.Calls()); n != 1 {
+				t.Fatalf("%d calls: the SDK must not retry", n)
+			}
+		})
+	}
+}
+
+// A stream broken after content: the content is read, then an error (the
+// gateway ends the client's stream with an error event).
+func TestStreamBrokenAfterContent(t *testing.T) {
+	for _, f := range []bedrocktest.Fault{bedrocktest.BreakAfterContent, bedrocktest.CutAfterContent} {
+		t.Run(string(f), func(t *testing.T) {
+			srv, p, d := setup(t)
+			srv.SetFault(f)
+			resp, err := do(t, p, d, chat("", true), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			evs, err := events(t, resp.Body)
+			if err == nil || len(evs) < 2 || gjson.Get(evs[1], "choices.0.delta.content").String() != "Hello " {
+				t.Fatalf("events %q, err %v", evs, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,406 @@
+package bedrock
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+var seq atomic.Uint64
+
+func newID() string {
+	return "chatcmpl-bedrock-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(seq.Add(1), 36)
+}
+
+// Do sends call to d through Converse or ConverseStream. A response has
+// status 200 and an OpenAI-shaped body; every Bedrock failure is an
+// *apierr.Error, including an exception that arrives as the first frame of
+// a stream (it becomes the status it stands for, never a 200).
+func (c *Clients) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	if call.Op != wire.OpChat {
+		return nil, apierr.New(apierr.NotImplemented, "embeddings through Bedrock (deployment %s) are not implemented yet", d.ID)
+	}
+	modelID := ModelID(d.Model)
+	if d.Model == "*" || d.Model == "" {
+		modelID = ModelID(jsonString(call.Body, "model"))
+	}
+	req, err := TranslateRequest(call.Body, modelID)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.Client(ctx, d)
+	if err != nil {
+		return nil, &apierr.Error{Kind: apierr.UpstreamAuth, Message: "could not load AWS credentials for deployment " + d.ID, Cause: err}
+	}
+	created := time.Now().Unix()
+	if !call.Stream {
+		out, err := cl.Converse(ctx, &req.Input)
+		if err != nil {
+			return nil, Classify(d, err)
+		}
+		return response("application/json", io.NopCloser(bytes.NewReader(TranslateOutput(out, modelID, created)))), nil
+	}
+	out, err := cl.ConverseStream(ctx, req.StreamInput())
+	if err != nil {
+		return nil, Classify(d, err)
+	}
+	es := out.GetStream()
+	s := NewStream(es, modelID, req.IncludeUsage, created)
+	s.classify = func(err error) error { return Classify(d, err) }
+	if err := s.first(); err != nil { // an exception before any event
+		es.Close()
+		return nil, err
+	}
+	return response("text/event-stream", s), nil
+}
+
+func response(contentType string, body io.ReadCloser) *http.Response {
+	return &http.Response{
+		StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {contentType}}, Body: body, ContentLength: -1,
+	}
+}
+
+// FinishReason maps a Converse stop reason to OpenAI's finish_reason.
+func FinishReason(r types.StopReason) string {
+	switch r {
+	case types.StopReasonMaxTokens, types.StopReasonModelContextWindowExceeded:
+		return "length"
+	case types.StopReasonToolUse:
+		return "tool_calls"
+	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
+		return "content_filter"
+	default:
+		return "stop"
+	}
+}
+
+// TranslateOutput turns a Converse answer into an OpenAI chat completion.
+func TranslateOutput(out *bedrockruntime.ConverseOutput, model string, created int64) []byte {
+	b := make([]byte, 0, 512)
+	b = append(b, `{"id":`...)
+	b = appendString(b, newID())
+	b = append(b, `,"object":"chat.completion","created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"model":`...)
+	b = appendString(b, model)
+	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	var text, reasoning, calls []byte
+	n := 0
+	if m, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
+		for _, c := range m.Value.Content {
+			switch c := c.(type) {
+			case *types.ContentBlockMemberText:
+				text = append(text, c.Value...)
+			case *types.ContentBlockMemberReasoningContent:
+				if r, ok := c.Value.(*types.ReasoningContentBlockMemberReasoningText); ok && r.Value.Text != nil {
+					reasoning = append(reasoning, *r.Value.Text...)
+				}
+			case *types.ContentBlockMemberToolUse:
+				if n > 0 {
+					calls = append(calls, ',')
+				}
+				calls = append(calls, `{"index":`...)
+				calls = strconv.AppendInt(calls, int64(n), 10)
+				n++
+				calls = append(calls, `,"id":`...)
+				calls = appendString(calls, deref(c.Value.ToolUseId))
+				calls = append(calls, `,"type":"function","function":{"name":`...)
+				calls = appendString(calls, deref(c.Value.Name))
+				calls = append(calls, `,"arguments":`...)
+				args := "{}"
+				if c.Value.Input != nil {
+					if j, err := c.Value.Input.MarshalSmithyDocument(); err == nil {
+						args = string(j)
+					}
+				}
+				calls = appendString(calls, args)
+				calls = append(calls, "}}"...)
+			}
+		}
+	}
+	if text == nil && n > 0 {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, string(text))
+	}
+	if reasoning != nil {
+		b = append(b, `,"reasoning_content":`...)
+		b = appendString(b, string(reasoning))
+	}
+	if n > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		b = append(b, calls...)
+		b = append(b, ']')
+	}
+	b = append(b, `},"finish_reason":"`...)
+	b = append(b, FinishReason(out.StopReason)...)
+	b = append(b, `"}],"usage":`...)
+	b = appendUsage(b, out.Usage)
+	return append(b, '}')
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func i32(p *int32) int64 {
+	if p == nil {
+		return 0
+	}
+	return int64(*p)
+}
+
+// appendUsage writes OpenAI usage: Converse's inputTokens exclude cache
+// reads and writes; prompt_tokens include them, reads as cached_tokens.
+func appendUsage(b []byte, u *types.TokenUsage) []byte {
+	var in, out, read, write int64
+	if u != nil {
+		in, out, read, write = i32(u.InputTokens), i32(u.OutputTokens), i32(u.CacheReadInputTokens), i32(u.CacheWriteInputTokens)
+	}
+	prompt := in + read + write
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, prompt, 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, out, 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, prompt+out, 10)
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, read, 10)
+	b = append(b, `},"cache_read_input_tokens":`...)
+	b = strconv.AppendInt(b, read, 10)
+	b = append(b, `,"cache_creation_input_tokens":`...)
+	b = strconv.AppendInt(b, write, 10)
+	return append(b, '}')
+}
+
+// EventSource is a Converse event stream (*bedrockruntime.ConverseStreamEventStream).
+type EventSource interface {
+	Events() <-chan types.ConverseStreamOutput
+	Err() error
+	Close() error
+}
+
+// Stream turns a Converse event stream into OpenAI SSE chunks, one event at
+// a time.
+type Stream struct {
+	src          EventSource
+	includeUsage bool
+	classify     func(error) error
+
+	prefix  []byte
+	out     []byte
+	off     int
+	err     error
+	pending types.ConverseStreamOutput
+	stopped bool // messageStop came: the answer is complete
+	tools   map[int32]int
+	nTools  int
+	scratch []byte
+}
+
+// NewStream returns a Stream over src for model.
+func NewStream(src EventSource, model string, includeUsage bool, created int64) *Stream {
+	s := &Stream{src: src, includeUsage: includeUsage, classify: func(err error) error { return err }}
+	s.prefix = append(s.prefix, `data: {"id":`...)
+	s.prefix = appendString(s.prefix, newID())
+	s.prefix = append(s.prefix, `,"object":"chat.completion.chunk","created":`...)
+	s.prefix = strconv.AppendInt(s.prefix, created, 10)
+	s.prefix = append(s.prefix, `,"model":`...)
+	s.prefix = appendString(s.prefix, model)
+	s.prefix = append(s.prefix, `,"choices":[{"index":0,"delta":`...)
+	return s
+}
+
+// first waits for the first event; an exception instead is returned.
+func (s *Stream) first() error {
+	ev, ok := <-s.src.Events()
+	if !ok {
+		if err := s.src.Err(); err != nil {
+			return s.classify(err)
+		}
+		return apierr.New(apierr.UpstreamConnection, "the Bedrock stream ended before its first event")
+	}
+	s.pending = ev
+	return nil
+}
+
+// Read implements io.Reader.
+func (s *Stream) Read(p []byte) (int, error) {
+	for s.off >= len(s.out) {
+		if s.err != nil {
+			return 0, s.err
+		}
+		s.out, s.off = s.out[:0], 0
+		s.next()
+	}
+	n := copy(p, s.out[s.off:])
+	s.off += n
+	return n, nil
+}
+
+// Close ends the upstream stream.
+func (s *Stream) Close() error {
+	s.src.Close()
+	return nil
+}
+
+func (s *Stream) next() {
+	ev := s.pending
+	s.pending = nil
+	if ev == nil {
+		var ok bool
+		if ev, ok = <-s.src.Events(); !ok {
+			switch err := s.src.Err(); {
+			case err != nil:
+				s.err = s.classify(err)
+			case s.stopped: // no metadata event: end without usage
+				s.out = append(s.out, "data: [DONE]\n\n"...)
+				s.err = io.EOF
+			default:
+				s.err = io.ErrUnexpectedEOF
+			}
+			return
+		}
+	}
+	s.Translate(ev)
+}
+
+// Translate appends the OpenAI chunks for one Converse stream event.
+func (s *Stream) Translate(ev types.ConverseStreamOutput) {
+	switch ev := ev.(type) {
+	case *types.ConverseStreamOutputMemberMessageStart:
+		s.chunk(`{"role":"assistant","content":""}`, "null")
+	case *types.ConverseStreamOutputMemberContentBlockStart:
+		if t, ok := ev.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
+			if s.tools == nil {
+				s.tools = map[int32]int{}
+			}
+			i := s.nTools
+			s.nTools++
+			s.tools[i32ptr(ev.Value.ContentBlockIndex)] = i
+			b := append(s.scratch[:0], `{"tool_calls":[{"index":`...)
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, `,"id":`...)
+			b = appendString(b, deref(t.Value.ToolUseId))
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = appendString(b, deref(t.Value.Name))
+			b = append(b, `,"arguments":""}}]}`...)
+			s.scratch = b
+			s.chunk(string(b), "null")
+		}
+	case *types.ConverseStreamOutputMemberContentBlockDelta:
+		switch d := ev.Value.Delta.(type) {
+		case *types.ContentBlockDeltaMemberText:
+			s.delta("content", d.Value)
+		case *types.ContentBlockDeltaMemberReasoningContent:
+			if t, ok := d.Value.(*types.ReasoningContentBlockDeltaMemberText); ok {
+				s.delta("reasoning_content", t.Value)
+			}
+		case *types.ContentBlockDeltaMemberToolUse:
+			if d.Value.Input == nil || *d.Value.Input == "" {
+				return
+			}
+			b := append(s.scratch[:0], `{"tool_calls":[{"index":`...)
+			b = strconv.AppendInt(b, int64(s.tools[i32ptr(ev.Value.ContentBlockIndex)]), 10)
+			b = append(b, `,"function":{"arguments":`...)
+			b = appendString(b, *d.Value.Input)
+			b = append(b, "}}]}"...)
+			s.scratch = b
+			s.chunk(string(b), "null")
+		}
+	case *types.ConverseStreamOutputMemberMessageStop:
+		s.stopped = true
+		s.chunk("{}", `"`+FinishReason(ev.Value.StopReason)+`"`)
+	case *types.ConverseStreamOutputMemberMetadata:
+		if s.includeUsage {
+			s.out = append(s.out, s.prefix[:len(s.prefix)-len(`{"index":0,"delta":`)]...)
+			s.out = append(s.out, `],"usage":`...)
+			s.out = appendUsage(s.out, ev.Value.Usage)
+			s.out = append(s.out, "}\n\n"...)
+		}
+		if s.stopped {
+			s.out = append(s.out, "data: [DONE]\n\n"...)
+			s.err = io.EOF
+		}
+	}
+}
+
+func i32ptr(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func (s *Stream) delta(field, text string) {
+	if text == "" {
+		return
+	}
+	b := append(s.scratch[:0], `{"`...)
+	b = append(b, field...)
+	b = append(b, `":`...)
+	b = appendString(b, text)
+	b = append(b, '}')
+	s.scratch = b
+	s.out = append(s.out, s.prefix...)
+	s.out = append(s.out, b...)
+	s.out = append(s.out, `,"finish_reason":null}]}`+"\n\n"...)
+}
+
+func (s *Stream) chunk(delta, finish string) {
+	s.out = append(s.out, s.prefix...)
+	s.out = append(s.out, delta...)
+	s.out = append(s.out, `,"finish_reason":`...)
+	s.out = append(s.out, finish...)
+	s.out = append(s.out, "}]}\n\n"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string.
+func appendString(out []byte, s string) []byte {
+	out = append(out, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out = append(out, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			out = append(out, '\\', c)
+		case '\n':
+			out = append(out, '\\', 'n')
+		case '\r':
+			out = append(out, '\\', 'r')
+		case '\t':
+			out = append(out, '\\', 't')
+		default:
+			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	out = append(out, s[start:]...)
+	return append(out, '"')
+}
+
+func jsonString(body []byte, key string) string {
+	return gjson.GetBytes(body, key).String()
+}
