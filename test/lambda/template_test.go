@@ -383,6 +383,11 @@ func statements(stmts []any) []policy {
 		if attr != "Arn" {
 			target = ""
 		}
+		// Resources from a parameter, with a default when it is empty:
+		// !If [Cond, [defaults...], !Ref Param].
+		if cond, _ := at(st, "Resource", "Fn::If").([]any); len(cond) == 3 {
+			target = refTarget(cond[2])
+		}
 		out = append(out, policy{name: "Statement:" + service, target: target, actions: actions})
 	}
 	return out
@@ -429,6 +434,12 @@ func TestTemplatePoliciesCoverWhatEachFunctionUses(t *testing.T) {
 					}
 					granted["MasterKeyParameterName"] = true
 				}
+			}
+			if pkgs[fn] == "gateway" { // calls Bedrock with its role
+				if !hasPolicy(ps, "BedrockModelArns", "Statement:bedrock") {
+					t.Error("the gateway has no bedrock statement scoped by BedrockModelArns")
+				}
+				granted["BedrockModelArns"] = true
 			}
 			for _, q := range tpl.sqsEventQueues(fn) {
 				if !hasPolicy(ps, q, "SQSPollerPolicy") {
@@ -700,6 +711,39 @@ func TestTemplateSpendPipeline(t *testing.T) {
 		}
 		if w, _ := at(c.props, "MaximumBatchingWindowInSeconds").(int); w < 1 || w > 5 {
 			t.Errorf("MaximumBatchingWindowInSeconds = %v: want 1..5 (spend lands within seconds)", w)
+		}
+	}
+}
+
+// The gateway may invoke Bedrock models (what Converse and ConverseStream
+// need, nothing more), on the ARNs of the BedrockModelArns parameter, by
+// default the region's inference profiles and the foundation models.
+func TestTemplateBedrockPolicy(t *testing.T) {
+	tpl := loadTemplate(t)
+	if at(tpl.raw, "Parameters", "BedrockModelArns", "Type") != "CommaDelimitedList" {
+		t.Fatal("no BedrockModelArns parameter (CommaDelimitedList)")
+	}
+	var found []policy
+	for _, p := range tpl.policies("GatewayFunction") {
+		if p.name == "Statement:bedrock" {
+			found = append(found, p)
+		}
+	}
+	if len(found) != 1 || found[0].target != "BedrockModelArns" {
+		t.Fatalf("bedrock statements %+v, want one scoped by BedrockModelArns", found)
+	}
+	want := []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
+	if got := found[0].actions; !slices.Equal(got, want) {
+		t.Errorf("actions %v, want %v", got, want)
+	}
+	if at(tpl.raw, "Conditions", "BedrockDefaultModels") == nil {
+		t.Error("no BedrockDefaultModels condition")
+	}
+	for _, fn := range []string{"AdminFunction", "SpendFunction"} {
+		for _, p := range tpl.policies(fn) {
+			if p.name == "Statement:bedrock" {
+				t.Errorf("%s may call Bedrock", fn)
+			}
 		}
 	}
 }
