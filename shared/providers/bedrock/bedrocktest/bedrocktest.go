@@ -220,7 +220,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 func usage() map[string]any {
 	return map[string]any{"inputTokens": Usage.Input, "outputTokens": Usage.Output,
-		"totalTokens": Usage.Input + Usage.Output + Usage.CacheRead + Usage.CacheWrite,
+		"totalTokens":          Usage.Input + Usage.Output + Usage.CacheRead + Usage.CacheWrite,
 		"cacheReadInputTokens": Usage.CacheRead, "cacheWriteInputTokens": Usage.CacheWrite}
 }
 
