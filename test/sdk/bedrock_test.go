@@ -25,6 +25,8 @@ func TestBedrockSDK(t *testing.T) {
 	s := startServerT(t, fmt.Sprintf(`model_list:
   - model_name: claude
     litellm_params: {model: bedrock/converse/%s, api_base: %q, aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake-secret}
+  - model_name: titan
+    litellm_params: {model: bedrock/amazon.titan-embed-text-v2:0, api_base: %[2]q, aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake-secret}
 `, bedrockModel, fake.URL))
 	u := bedrocktest.Usage
 	usage := wire.Usage{PromptTokens: int64(u.Input + u.CacheRead + u.CacheWrite), CompletionTokens: int64(u.Output),
@@ -116,6 +118,29 @@ func TestBedrockSDK(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("embeddings", func(t *testing.T) {
+		var raw *http.Response
+		client := newClient(s)
+		e, err := client.Embeddings.New(testContext(t), openai.EmbeddingNewParams{
+			Model:      "titan",
+			Input:      openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"hello world", "hi"}},
+			Dimensions: openai.Int(3),
+		}, option.WithResponseInto(&raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Data) != 2 || len(e.Data[0].Embedding) != 3 || e.Data[1].Index != 1 || e.Usage.PromptTokens != 3 {
+			t.Fatalf("embeddings %s", e.RawJSON())
+		}
+		p, ok := pricing.Default().Lookup("bedrock", "amazon.titan-embed-text-v2:0", "")
+		if !ok {
+			t.Fatal("no price for titan v2")
+		}
+		if got, want := raw.Header.Get("x-litellm-response-cost"), pricing.USD(p.CostNanos(wire.Usage{PromptTokens: 3, TotalTokens: 3})); got != want {
+			t.Fatalf("cost %s, want %s", got, want)
+		}
+	})
 
 	t.Run("image data URL", func(t *testing.T) {
 		const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="

@@ -264,3 +264,46 @@ func TestStreamBrokenAfterContent(t *testing.T) {
 		})
 	}
 }
+
+func TestEmbeddings(t *testing.T) {
+	srv, p, d := setup(t)
+	for _, tc := range []struct{ model, body, want string }{
+		{"amazon.titan-embed-text-v2:0", `{"model":"e","input":["hello world","hi"],"dimensions":2}`,
+			`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.11,0.12]},{"object":"embedding","index":1,"embedding":[0.02,0.03]}],"model":"amazon.titan-embed-text-v2:0","usage":{"prompt_tokens":3,"total_tokens":3}}`},
+		{"cohere.embed-english-v3", `{"model":"e","input":"abc"}`,
+			`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.03,0.04,0.05]}],"model":"cohere.embed-english-v3"}`},
+	} {
+		d.Model = tc.model
+		resp, err := p.Do(context.Background(), d, wire.Call{Op: wire.OpEmbeddings, Body: []byte(tc.body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != tc.want {
+			t.Fatalf("%s:\n got  %s\n want %s", tc.model, b, tc.want)
+		}
+	}
+	calls := srv.Calls()
+	if len(calls) != 3 || gjson.Get(calls[0].Body, "inputText").String() != "hello world" || gjson.Get(calls[0].Body, "dimensions").Int() != 2 ||
+		gjson.Get(calls[2].Body, "input_type").String() != "search_document" {
+		t.Fatalf("calls %+v", calls)
+	}
+	// base64, as the OpenAI Python SDK asks by default: little-endian float32.
+	d.Model = "amazon.titan-embed-text-v2:0"
+	resp, err := p.Do(context.Background(), d, wire.Call{Op: wire.OpEmbeddings, Body: []byte(`{"model":"e","input":"hi","dimensions":1,"encoding_format":"base64"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := gjson.GetBytes(b, "data.0.embedding").String(); got != "CtejPA==" { // float32(0.02)
+		t.Fatalf("base64 embedding %s", b)
+	}
+	d.Model = "anthropic.claude-3-haiku-20240307-v1:0"
+	_, err = p.Do(context.Background(), d, wire.Call{Op: wire.OpEmbeddings, Body: []byte(`{"model":"e","input":"hi"}`)})
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.HTTPStatus() != 400 {
+		t.Fatalf("a chat model for embeddings: %v", err)
+	}
+}

@@ -29,12 +29,16 @@ func newID() string {
 // *apierr.Error, including an exception that arrives as the first frame of
 // a stream (it becomes the status it stands for, never a 200).
 func (c *Clients) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
-	if call.Op != wire.OpChat {
-		return nil, apierr.New(apierr.NotImplemented, "embeddings through Bedrock (deployment %s) are not implemented yet", d.ID)
-	}
 	modelID := ModelID(d.Model)
 	if d.Model == "*" || d.Model == "" {
 		modelID = ModelID(jsonString(call.Body, "model"))
+	}
+	if call.Op == wire.OpEmbeddings {
+		cl, err := c.Client(ctx, d)
+		if err != nil {
+			return nil, &apierr.Error{Kind: apierr.UpstreamAuth, Message: "could not load AWS credentials for deployment " + d.ID, Cause: err}
+		}
+		return embed(ctx, cl, d, modelID, call.Body)
 	}
 	req, err := TranslateRequest(call.Body, modelID)
 	if err != nil {

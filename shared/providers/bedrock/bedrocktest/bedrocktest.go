@@ -124,6 +124,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
+	if op == "invoke" {
+		s.invoke(w, id, gjson.ParseBytes(body))
+		return
+	}
 	reply := s.reply(gjson.ParseBytes(body))
 	if !stream {
 		content := []any{}
@@ -259,4 +263,38 @@ func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("X-Amzn-ErrorType", typ+":http://internal.amazon.com/coral/com.amazon.bedrock/")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, `{"message":%q}`, msg)
+}
+
+// invoke answers InvokeModel for embedding models: Titan text embeddings
+// (one text) and Cohere embed (texts), with deterministic vectors.
+func (s *Server) invoke(w http.ResponseWriter, id string, req gjson.Result) {
+	vector := func(text string, dims int) []float64 {
+		v := make([]float64, dims)
+		for i := range v {
+			v[i] = float64(len(text)+i) / 100
+		}
+		return v
+	}
+	var out any
+	switch {
+	case strings.HasPrefix(id, "amazon.titan-embed"):
+		dims := int(req.Get("dimensions").Int())
+		if dims == 0 {
+			dims = 4
+		}
+		text := req.Get("inputText").String()
+		out = map[string]any{"embedding": vector(text, dims), "inputTextTokenCount": len(strings.Fields(text))}
+	case strings.HasPrefix(id, "cohere.embed"):
+		var vs [][]float64
+		for _, t := range req.Get("texts").Array() {
+			vs = append(vs, vector(t.String(), 3))
+		}
+		out = map[string]any{"id": "emb-1", "response_type": "embeddings_floats", "embeddings": vs, "texts": req.Get("texts").Value()}
+	default:
+		apiError(w, 400, "ValidationException", "The provided model identifier is invalid.")
+		return
+	}
+	b, _ := json.Marshal(out)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
 }
