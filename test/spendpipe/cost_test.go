@@ -97,7 +97,7 @@ func TestSpendCost(t *testing.T) {
 			invocations.Add(1)
 			recorded.Add(int64(len(b.Records)))
 			return c.HandleSQS(ctx, b)
-		}, spendsqs.PollOptions{MaxBatch: costBatchSize, Window: 2 * time.Second, Wait: time.Second, Logger: quiet()})
+		}, spendsqs.PollOptions{MaxBatch: costBatchSize, Window: 2 * time.Second, Wait: 200 * time.Millisecond, ShortPoll: true, Logger: quiet()})
 	}()
 	waitDrained(t, q.URL, 5*time.Minute)
 	cancel()

@@ -107,6 +107,7 @@ func consumer(t *testing.T, cfg aws.Config, url string, st spend.Store, o spends
 	if o.Window == 0 {
 		o.Window = 300 * time.Millisecond
 	}
+	o.ShortPoll = true // moto keeps a thread per long poll
 	c := spend.NewConsumer(st, quiet())
 	go func() { errc <- spendsqs.Poll(ctx, sqs.NewFromConfig(cfg), url, c.HandleSQS, o) }()
 	var once sync.Once

@@ -170,7 +170,7 @@ func Drain(t testing.TB, url string) []string {
 	c := Client(t)
 	var out []string
 	for {
-		r, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+		r, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,12 @@ type PollOptions struct {
 	MaxBatch int           // most messages handled together; 0: 100
 	Window   time.Duration // how long a batch gathers after its first message; 0: 1s
 	Wait     time.Duration // long poll wait of an empty queue; 0: 20s
-	Logger   *slog.Logger
+	// ShortPoll receives without waiting and sleeps Wait between receives
+	// that find nothing: for emulators whose long polls are costly (moto
+	// keeps a thread per waiting receive, re-scanning the queue on every
+	// send). Real SQS wants long polls.
+	ShortPoll bool
+	Logger    *slog.Logger
 	// AfterHandle, if set, runs after the handler and before the deletes;
 	// an error stops Poll there without deleting anything (tests: a
 	// consumer killed between its transaction and its deletes).
@@ -89,6 +94,9 @@ func gather(ctx context.Context, api API, url string, o PollOptions) (events.SQS
 				break
 			}
 		}
+		if o.ShortPoll {
+			wait = 0
+		}
 		out, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    aws.String(url),
 			MaxNumberOfMessages:         int32(min(10, o.MaxBatch-len(batch.Records))),
@@ -107,6 +115,13 @@ func gather(ctx context.Context, api API, url string, o PollOptions) (events.SQS
 			}
 			if ctx.Err() != nil {
 				return batch, nil
+			}
+			if o.ShortPoll {
+				select {
+				case <-ctx.Done():
+					return batch, nil
+				case <-time.After(o.Wait):
+				}
 			}
 			continue
 		}

@@ -56,7 +56,7 @@ func poll(t *testing.T, url string, c *spend.Consumer, o spendsqs.PollOptions) e
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
-	o.Wait, o.Window, o.Logger = time.Second, 200*time.Millisecond, quiet()
+	o.Wait, o.Window, o.Logger, o.ShortPoll = 200*time.Millisecond, 200*time.Millisecond, quiet(), true
 	go func() { errc <- spendsqs.Poll(ctx, sqslocal.Client(t), url, c.HandleSQS, o) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
