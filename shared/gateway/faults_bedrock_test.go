@@ -30,7 +30,7 @@ model_list:
     litellm_params: {model: bedrock/us.anthropic.claude-primary-v1:0, api_base: "%[2]s", aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake, timeout: 0.5}
     model_info: {id: p2}
   - model_name: backup
-    litellm_params: {model: bedrock/anthropic.claude-backup-v1:0, api_base: "%[3]s", aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake, timeout: 0.5}
+    litellm_params: {model: bedrock/anthropic.claude-backup-v1:0, api_base: "%[3]s", aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake}
     model_info: {id: b1}
   - model_name: long
     litellm_params: {model: bedrock/anthropic.claude-long-v1:0, api_base: "%[4]s", aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake}
