@@ -60,6 +60,10 @@ type Settings struct {
 	// Zero: 1s each.
 	KeyCacheTTL      time.Duration
 	CooldownCacheTTL time.Duration
+	// StoreTimeout bounds each DynamoDB call of the keys, limits and
+	// cooldown stores, on top of the request's deadline. Zero: 2s. Tests on
+	// a loaded emulator raise it: a timed-out admission fails open.
+	StoreTimeout time.Duration
 
 	// Prices is the price table; nil: the file GATEWAY_PRICES names (read
 	// through Getenv), else the embedded table.
@@ -144,10 +148,10 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 			names = tables.DefaultNames()
 		}
 		client := ddb.NewClient(*s.AWS, ddb.ClientOptions{Emulator: s.Emulator})
-		cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{}), orDefault(s.KeyCacheTTL, time.Second), s.Now)
+		cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{Timeout: s.StoreTimeout}), orDefault(s.KeyCacheTTL, time.Second), s.Now)
 		gw.Keys, keyReader = cached, cached
-		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{KeysTable: names.Keys, HoldsTable: names.Spend, Logger: log})
-		gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{}),
+		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{KeysTable: names.Keys, HoldsTable: names.Spend, Logger: log, Timeout: s.StoreTimeout})
+		gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{Timeout: s.StoreTimeout}),
 			cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})
 	default:
 		return nil, fmt.Errorf("store %q is not supported (memory, dynamodb)", s.Store)

@@ -241,7 +241,10 @@ general_settings: {master_key: sk-master}
 	const instances, workers, perWorker, limit = 4, 16, 2, 50
 	var gws []*app.Gateway
 	for i := 0; i < instances; i++ {
-		gws = append(gws, instance(t, yaml, app.Settings{Tables: names, Now: clock}))
+		// A generous store timeout: on an emulator shared with the rest of
+		// the suite an admission can take seconds, and a timed-out one
+		// fails open (admits uncounted), which is not what this test is about.
+		gws = append(gws, instance(t, yaml, app.Settings{Tables: names, Now: clock, StoreTimeout: 30 * time.Second}))
 	}
 	secret := "sk-limited"
 	if err := gws[0].Keys.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret(secret), RPMLimit: limit}); err != nil {
