@@ -18,13 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-
 	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/logbuf"
-	"github.com/sluice-gw/sluice/shared/ssmparam"
 )
 
 func main() {
@@ -67,21 +63,8 @@ func run() error {
 	if settings.CooldownCacheTTL, err = envDuration("GATEWAY_COOLDOWN_CACHE_TTL"); err != nil {
 		return err
 	}
-	param := os.Getenv("GATEWAY_MASTER_KEY_PARAMETER")
-	if *store == app.StoreDynamoDB || param != "" || settings.SpendQueueURL != "" {
-		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-		if err != nil {
-			return fmt.Errorf("aws config: %w", err)
-		}
-		settings.AWS = &awsCfg
-		settings.Emulator = os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""
-		if param != "" { // never run open because a parameter could not be read
-			key, err := ssmparam.Get(ctx, ssm.NewFromConfig(awsCfg), param)
-			if err != nil {
-				return fmt.Errorf("master key: %w", err)
-			}
-			settings.MasterKey = key
-		}
+	if err := settings.ResolveAWS(ctx, os.Getenv); err != nil {
+		return err
 	}
 	gw, err := app.Build(ctx, settings)
 	if err != nil {

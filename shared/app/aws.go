@@ -1,0 +1,41 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/sluice-gw/sluice/shared/ssmparam"
+)
+
+// MasterKeyParameterEnv names the SSM SecureString parameter holding the
+// master key (as deployed).
+const MasterKeyParameterEnv = "GATEWAY_MASTER_KEY_PARAMETER"
+
+// ResolveAWS loads the AWS SDK configuration into s when s needs it (the
+// DynamoDB store, a spend queue, or a master key held in SSM under the
+// parameter MasterKeyParameterEnv names), marks an emulator endpoint, and
+// reads that master key: a function never runs open because the parameter
+// could not be read. lookup reads the environment (os.Getenv from main).
+func (s *Settings) ResolveAWS(ctx context.Context, lookup func(string) string) error {
+	param := lookup(MasterKeyParameterEnv)
+	if s.Store != StoreDynamoDB && param == "" && s.SpendQueueURL == "" {
+		return nil
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("aws config: %w", err)
+	}
+	s.AWS = &cfg
+	s.Emulator = lookup("AWS_ENDPOINT_URL") != "" || lookup("AWS_ENDPOINT_URL_DYNAMODB") != ""
+	if param != "" {
+		key, err := ssmparam.Get(ctx, ssm.NewFromConfig(cfg), param)
+		if err != nil {
+			return fmt.Errorf("master key: %w", err)
+		}
+		s.MasterKey = key
+	}
+	return nil
+}
