@@ -90,7 +90,7 @@ fi
 if [ -z "${SQS_ENDPOINT:-}" ]; then
 	if ! command -v moto_server >/dev/null 2>&1; then
 		echo "moto_server not found: the spend pipeline tests need moto's SQS emulator." >&2
-		echo "Install it with: pip install 'moto[server]'   (or set SQS_ENDPOINT to a running one)" >&2
+		echo "Install it with: pip install 'moto[server]' aws-sam-translator cfn-lint   (moto for SQS and the whole-stack test; or set SQS_ENDPOINT to a running moto)" >&2
 		exit 1
 	fi
 	mport=
