@@ -33,7 +33,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
-// The same request and responses as ../../../shared/bench (loadgen, mock).
+// The same request and responses as test/bench (loadgen, mock).
 var (
 	jsonRequest   = benchRequest(false)
 	streamRequest = benchRequest(true)
@@ -180,7 +180,7 @@ func checkBody(stream bool, got []byte) error {
 
 // BenchmarkOverhead compares the same requests direct to the fake upstream,
 // through net/http's bare ReverseProxy (the floor for any Go hop, as
-// ../shared/bench/bareproxy), and through the gateway; one at a time
+// test/bench/bareproxy), and through the gateway; one at a time
 // (serial: latency) and from GOMAXPROCS goroutines (parallel: throughput).
 //
 // The bare proxy cuts a few streams ("unexpected EOF": the HTTP/1 server
@@ -318,7 +318,7 @@ func BenchmarkHandler(b *testing.B) {
 	}
 }
 
-// bareProxy is ../shared/bench/bareproxy: httputil.ReverseProxy with no logic,
+// bareProxy is test/bench/bareproxy: httputil.ReverseProxy with no logic,
 // flushing every write.
 func bareProxy(b *testing.B, upstream string) http.Handler {
 	u, err := url.Parse(upstream)
