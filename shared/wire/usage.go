@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"strconv"
 
 	"github.com/tidwall/gjson"
 )
@@ -215,3 +216,24 @@ func (m *TextMeter) Add(data []byte) {
 
 // Bytes is the text counted so far.
 func (m *TextMeter) Bytes() int { return m.total }
+
+// AppendUsage appends an OpenAI usage object for a provider that counts
+// cache reads and writes apart from its other input tokens (Anthropic,
+// Bedrock): prompt_tokens include them, as OpenAI's do and the gateway's
+// pricing expects, with the reads as cached_tokens.
+func AppendUsage(out []byte, input, output, cacheRead, cacheWrite int64) []byte {
+	prompt := input + cacheRead + cacheWrite
+	out = append(out, `{"prompt_tokens":`...)
+	out = strconv.AppendInt(out, prompt, 10)
+	out = append(out, `,"completion_tokens":`...)
+	out = strconv.AppendInt(out, output, 10)
+	out = append(out, `,"total_tokens":`...)
+	out = strconv.AppendInt(out, prompt+output, 10)
+	out = append(out, `,"prompt_tokens_details":{"cached_tokens":`...)
+	out = strconv.AppendInt(out, cacheRead, 10)
+	out = append(out, `},"cache_read_input_tokens":`...)
+	out = strconv.AppendInt(out, cacheRead, 10)
+	out = append(out, `,"cache_creation_input_tokens":`...)
+	out = strconv.AppendInt(out, cacheWrite, 10)
+	return append(out, '}')
+}

@@ -146,3 +146,12 @@ func BenchmarkTextMeter(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(events)), "ns/event")
 }
+
+func TestAppendUsageReadsBack(t *testing.T) {
+	body := append([]byte(`{"usage":`), AppendUsage(nil, 100, 20, 30, 5)...)
+	body = append(body, '}')
+	u, ok := UsageOf(body)
+	if !ok || u.PromptTokens != 135 || u.CompletionTokens != 20 || u.TotalTokens != 155 || u.CachedTokens != 30 || u.CacheCreationTokens != 5 {
+		t.Fatalf("UsageOf(%s) = %+v, %v; want prompt 135 (cache reads and writes included), completion 20, cached 30, written 5", body, u, ok)
+	}
+}

@@ -174,7 +174,7 @@ func TranslateResponse(raw []byte, created int64) ([]byte, error) {
 	out = append(out, FinishReason(r.Get("stop_reason").String())...)
 	out = append(out, `"}],"usage":`...)
 	u := r.Get("usage")
-	out = appendUsage(out, u.Get("input_tokens").Int(), u.Get("output_tokens").Int(),
+	out = wire.AppendUsage(out, u.Get("input_tokens").Int(), u.Get("output_tokens").Int(),
 		u.Get("cache_read_input_tokens").Int(), u.Get("cache_creation_input_tokens").Int())
 	out = append(out, '}')
 	return out, nil
@@ -187,26 +187,6 @@ func compact(raw string) string {
 		return raw
 	}
 	return b.String()
-}
-
-// appendUsage writes OpenAI usage. Anthropic's input_tokens exclude cache
-// reads and writes; OpenAI's prompt_tokens include them (and the gateway's
-// pricing expects that), with the reads as cached_tokens.
-func appendUsage(out []byte, input, output, cacheRead, cacheWrite int64) []byte {
-	prompt := input + cacheRead + cacheWrite
-	out = append(out, `{"prompt_tokens":`...)
-	out = strconv.AppendInt(out, prompt, 10)
-	out = append(out, `,"completion_tokens":`...)
-	out = strconv.AppendInt(out, output, 10)
-	out = append(out, `,"total_tokens":`...)
-	out = strconv.AppendInt(out, prompt+output, 10)
-	out = append(out, `,"prompt_tokens_details":{"cached_tokens":`...)
-	out = strconv.AppendInt(out, cacheRead, 10)
-	out = append(out, `},"cache_read_input_tokens":`...)
-	out = strconv.AppendInt(out, cacheRead, 10)
-	out = append(out, `,"cache_creation_input_tokens":`...)
-	out = strconv.AppendInt(out, cacheWrite, 10)
-	return append(out, '}')
 }
 
 // Stream reads Anthropic's event stream and yields OpenAI SSE chunks, one
@@ -388,7 +368,7 @@ func (s *Stream) translate(data []byte) {
 		if s.includeUsage {
 			s.out = append(s.out, s.prefix[:len(s.prefix)-len(`{"index":0,"delta":`)]...)
 			s.out = append(s.out, `],"usage":`...)
-			s.out = appendUsage(s.out, s.input, s.output, s.cacheRead, s.cacheWrite)
+			s.out = wire.AppendUsage(s.out, s.input, s.output, s.cacheRead, s.cacheWrite)
 			s.out = append(s.out, "}\n\n"...)
 		}
 		s.out = append(s.out, "data: [DONE]\n\n"...)

@@ -177,20 +177,7 @@ func appendUsage(b []byte, u *types.TokenUsage) []byte {
 	if u != nil {
 		in, out, read, write = i32(u.InputTokens), i32(u.OutputTokens), i32(u.CacheReadInputTokens), i32(u.CacheWriteInputTokens)
 	}
-	prompt := in + read + write
-	b = append(b, `{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, prompt, 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, out, 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, prompt+out, 10)
-	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-	b = strconv.AppendInt(b, read, 10)
-	b = append(b, `},"cache_read_input_tokens":`...)
-	b = strconv.AppendInt(b, read, 10)
-	b = append(b, `,"cache_creation_input_tokens":`...)
-	b = strconv.AppendInt(b, write, 10)
-	return append(b, '}')
+	return wire.AppendUsage(b, in, out, read, write)
 }
 
 // EventSource is a Converse event stream (*bedrockruntime.ConverseStreamEventStream).
