@@ -120,6 +120,10 @@ type Options struct {
 	// that passed authentication, after the response is written (or the
 	// client went away). It must not block for long.
 	OnComplete func(ctx context.Context, c *Completion)
+	// MaxStreams bounds the streamed requests this instance serves at once
+	// (local mode; limits_local.go); above it a stream request gets a 503
+	// with Retry-After. <= 0: no bound.
+	MaxStreams int
 }
 
 // Handler serves the OpenAI-compatible API.
@@ -143,6 +147,8 @@ type Handler struct {
 
 	depHeaders   map[*config.Deployment]depHeader
 	groupHeaders map[string][]string
+
+	streams *gate // Options.MaxStreams; nil: no bound
 }
 
 // New returns the gateway handler.
@@ -150,7 +156,7 @@ func New(o Options) *Handler {
 	h := &Handler{
 		cfg: o.Config, router: o.Router, provider: o.Provider, auth: o.Auth,
 		log: o.Logger, maxBody: o.MaxBody, onComplete: o.OnComplete, limits: o.Limits, now: o.Now,
-		prices: o.Prices,
+		prices: o.Prices, streams: newGate(o.MaxStreams, "streams", "GATEWAY_MAX_STREAMS"),
 	}
 	if h.now == nil {
 		h.now = time.Now

@@ -70,7 +70,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Bu
 		if errors.As(err, &mbe) {
 			return tooLarge(h.maxBody)
 		}
-		return &apierr.Error{Kind: apierr.InvalidRequest, Message: "could not read the request body", Cause: err}
+		return apierr.BodyRead(err) // 408 when the body timed out (limits_local.go)
 	}
 	return nil
 }
@@ -140,6 +140,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	if err := h.checkPrincipal(ctx, p, req); err != nil {
 		h.fail(ctx, w, c, err)
 		return
+	}
+	if h.streams != nil && req.Stream { // local mode's bound (limits_local.go)
+		if !h.streams.acquire() {
+			h.fail(ctx, w, c, h.streams.refusal)
+			return
+		}
+		defer h.streams.release()
 	}
 	var hold *limits.Hold
 	if h.strict != nil {
