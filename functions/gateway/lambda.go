@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"log/slog"
+	"net/http"
+	"os"
 
 	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/inittrace"
 	"github.com/sluice-gw/sluice/shared/lambdahttp"
 )
 
@@ -12,6 +16,23 @@ import (
 // has gone out whole, and before the invocation ends, the spend events of
 // the invocation are sent (SQS, or the in-process queue's store).
 func startLambda(gw *app.Gateway, log *slog.Logger) error {
-	lambdahttp.Start(gw.Handler, lambdahttp.WithLogger(log), lambdahttp.WithAfterResponse(gw.FlushSpend))
+	var h http.Handler = gw.Handler
+	after := gw.FlushSpend
+	if inittrace.On() { // SLUICE_TRACE_INIT=1: the cold start's phases, one line after the first invocation
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inittrace.Mark("request")
+			gw.Handler.ServeHTTP(w, r)
+			inittrace.Mark("handler_done")
+		})
+		after = func(ctx context.Context) {
+			inittrace.Mark("response_sent")
+			end := inittrace.Span("spend_flush")
+			gw.FlushSpend(ctx)
+			end()
+			inittrace.Emit(os.Stderr)
+		}
+	}
+	inittrace.Mark("lambda_start")
+	lambdahttp.Start(h, lambdahttp.WithLogger(log), lambdahttp.WithAfterResponse(after))
 	return nil
 }

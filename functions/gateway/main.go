@@ -20,10 +20,12 @@ import (
 
 	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/inittrace"
 	"github.com/sluice-gw/sluice/shared/logbuf"
 )
 
 func main() {
+	inittrace.Mark("main")
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)
 		os.Exit(1)
@@ -66,7 +68,9 @@ func run() error {
 	if err := settings.ResolveAWS(ctx, os.Getenv); err != nil {
 		return err
 	}
+	endBuild := inittrace.Span("build")
 	gw, err := app.Build(ctx, settings)
+	endBuild()
 	if err != nil {
 		return err
 	}

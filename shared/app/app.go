@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/cooldown/ddbcooldown"
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/gateway"
+	"github.com/sluice-gw/sluice/shared/inittrace"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/limits"
@@ -164,6 +165,11 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	client := s.HTTPClient
 	if client == nil {
 		client = providers.NewHTTPClient()
+	}
+	if inittrace.On() { // the first upstream call of a traced cold start
+		traced := *client
+		traced.Transport = inittrace.Transport(client.Transport, func(*http.Request) string { return "upstream" })
+		client = &traced
 	}
 	gw.Handler = gateway.New(gateway.Options{
 		Config:     cfg,

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/sluice-gw/sluice/shared/inittrace"
 	"github.com/sluice-gw/sluice/shared/ssmparam"
 )
 
@@ -24,14 +27,25 @@ func (s *Settings) ResolveAWS(ctx context.Context, lookup func(string) string) e
 	if s.Store != StoreDynamoDB && param == "" && s.SpendQueueURL == "" {
 		return nil
 	}
+	endConfig := inittrace.Span("aws_config")
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	endConfig()
 	if err != nil {
 		return fmt.Errorf("aws config: %w", err)
+	}
+	if inittrace.On() { // the first call of each operation, timed
+		var c aws.HTTPClient = awshttp.NewBuildableClient()
+		if cfg.HTTPClient != nil {
+			c = cfg.HTTPClient
+		}
+		cfg.HTTPClient = inittrace.AWSClient(c)
 	}
 	s.AWS = &cfg
 	s.Emulator = lookup("AWS_ENDPOINT_URL") != "" || lookup("AWS_ENDPOINT_URL_DYNAMODB") != ""
 	if param != "" {
+		endSSM := inittrace.Span("ssm")
 		key, err := ssmparam.Get(ctx, ssm.NewFromConfig(cfg), param)
+		endSSM()
 		if err != nil {
 			return fmt.Errorf("master key: %w", err)
 		}

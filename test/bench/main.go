@@ -48,6 +48,10 @@ import (
 )
 
 func main() {
+	run := run
+	if len(os.Args) > 1 && os.Args[1] == "coldstart" { // coldstart.go
+		run = func() error { return runColdstart(os.Args[2:]) }
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

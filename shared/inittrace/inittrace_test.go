@@ -1,0 +1,76 @@
+package inittrace
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func reset(enabled bool) {
+	on, events, seen, emitted = enabled, nil, map[string]bool{}, false
+}
+
+func TestOffRecordsNothing(t *testing.T) {
+	reset(false)
+	Mark("a")
+	Span("b")()
+	var buf bytes.Buffer
+	Emit(&buf)
+	if buf.Len() != 0 || len(events) != 0 {
+		t.Fatalf("tracing off recorded %v and wrote %q", events, buf.String())
+	}
+}
+
+func TestEmitFirstOfEachNameOnce(t *testing.T) {
+	reset(true)
+	defer reset(false)
+	Mark("main")
+	Mark("main") // a second mark of a name is dropped
+	end := Span("ssm")
+	end()
+	var buf bytes.Buffer
+	Emit(&buf)
+	Mark("late") // after Emit: dropped
+	Emit(&buf)   // once only
+	line, ok := strings.CutPrefix(buf.String(), Prefix)
+	if !ok || strings.Count(buf.String(), "\n") != 1 {
+		t.Fatalf("want one line starting with %q, got %q", Prefix, buf.String())
+	}
+	var got map[string][]int64
+	if err := json.Unmarshal([]byte(line), &got); err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	if len(got) != 2 || len(got["main"]) != 1 || len(got["ssm"]) != 2 || got["ssm"][1] < got["ssm"][0] || got["main"][0] > got["ssm"][0] {
+		t.Fatalf("got %v, want main as one instant before ssm as a span", got)
+	}
+}
+
+type doer func(*http.Request) (*http.Response, error)
+
+func (d doer) Do(r *http.Request) (*http.Response, error) { return d(r) }
+
+func TestWrappersNameTheirSpans(t *testing.T) {
+	reset(true)
+	defer reset(false)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	c := &http.Client{Transport: Transport(nil, func(*http.Request) string { return "upstream" })}
+	resp, err := c.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	aws := AWSClient(doer(http.DefaultClient.Do))
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.GetItem")
+	if resp, err = aws.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !seen["upstream"] || !seen["aws:DynamoDB_20120810.GetItem"] {
+		t.Fatalf("recorded %v", events)
+	}
+}
