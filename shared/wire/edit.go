@@ -20,10 +20,10 @@ func IsInvalidJSON(err error) bool {
 
 func deleteFields(body []byte, fields []string) []byte {
 	for _, f := range fields {
-		for i := 0; i < 8 && gjson.GetBytes(body, f).Exists(); i++ { // repeated keys too
+		for gjson.GetBytes(body, f).Exists() { // repeated keys too, one at a time
 			out, err := sjson.DeleteBytes(body, f)
-			if err != nil {
-				break
+			if err != nil || len(out) >= len(body) {
+				break // no progress: never loop
 			}
 			body = out
 		}
@@ -31,28 +31,43 @@ func deleteFields(body []byte, fields []string) []byte {
 	return body
 }
 
-// setIncludeUsage asks for usage in a stream. Without a stream_options key
-// (the usual case) the member is inserted after the opening brace, with no
-// parse; otherwise sjson edits the existing object.
-func setIncludeUsage(body []byte, hasStreamOptions bool) []byte {
-	if !hasStreamOptions {
-		if i := bytes.IndexByte(body, '{'); i >= 0 {
-			const member = `"stream_options":{"include_usage":true}`
-			rest := bytes.TrimLeft(body[i+1:], " \t\r\n")
-			out := make([]byte, 0, len(body)+len(member)+1)
-			out = append(out, body[:i+1]...)
-			out = append(out, member...)
-			if len(rest) > 0 && rest[0] != '}' {
-				out = append(out, ',')
-			}
-			return append(out, body[i+1:]...)
-		}
-	}
-	out, err := sjson.SetBytes(body, "stream_options.include_usage", true)
-	if err != nil {
+// insertIncludeUsage asks for usage in a stream whose body has no
+// stream_options key (the usual case): the member is inserted after the
+// opening brace, with no parse.
+func insertIncludeUsage(body []byte) []byte {
+	i := bytes.IndexByte(body, '{')
+	if i < 0 {
 		return body
 	}
-	return out
+	const member = `"stream_options":{"include_usage":true}`
+	rest := bytes.TrimLeft(body[i+1:], " \t\r\n")
+	out := make([]byte, 0, len(body)+len(member)+1)
+	out = append(out, body[:i+1]...)
+	out = append(out, member...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, body[i+1:]...)
+}
+
+// withIncludeUsage is a stream_options value with include_usage true: its
+// other members kept (every include_usage dropped, repeated ones too), or
+// a new object when the value is not one.
+func withIncludeUsage(opts []byte) []byte {
+	out := make([]byte, 0, len(opts)+24)
+	out = append(out, '{')
+	if v := gjson.ParseBytes(opts); v.IsObject() {
+		v.ForEach(func(k, f gjson.Result) bool {
+			if k.Str != "include_usage" {
+				out = append(out, k.Raw...)
+				out = append(out, ':')
+				out = append(out, f.Raw...)
+				out = append(out, ',')
+			}
+			return true
+		})
+	}
+	return append(out, `"include_usage":true}`...)
 }
 
 // SetDefaults sets params the client did not send (deployment defaults from

@@ -51,6 +51,8 @@ type Request struct {
 	Model         string
 	modelStart    int // byte offsets of the model value (with quotes) in Body
 	modelEnd      int
+	optsStart     int // byte offsets of the last stream_options value in Body
+	optsEnd       int
 	Stream        bool
 	IncludeUsage  bool // stream_options.include_usage
 	streamOptions bool // the body has a stream_options key
@@ -94,7 +96,8 @@ func Parse(body []byte) (*Request, error) {
 				r.Model = v.Str
 				r.modelStart = v.Index
 				r.modelEnd = v.Index + len(v.Raw)
-			case gjson.Null:
+			case gjson.Null: // a repeated key: the last wins, as for the upstream's parser
+				r.Model, r.modelStart, r.modelEnd = "", 0, 0
 			default:
 				ferr = &FieldError{Param: "model", Msg: "'model' must be a string"}
 			}
@@ -109,7 +112,14 @@ func Parse(body []byte) (*Request, error) {
 			}
 		case "stream_options":
 			r.streamOptions = true
-			r.IncludeUsage = v.Get("include_usage").Type == gjson.True
+			r.optsStart, r.optsEnd = v.Index, v.Index+len(v.Raw)
+			r.IncludeUsage = false
+			v.ForEach(func(k, f gjson.Result) bool { // the last include_usage wins
+				if k.Str == "include_usage" {
+					r.IncludeUsage = f.Type == gjson.True
+				}
+				return true
+			})
 		case "max_tokens", "max_completion_tokens":
 			if n := v.Int(); n > r.MaxTokens {
 				r.MaxTokens = n
@@ -182,20 +192,38 @@ func (r *Request) WithModel(model string, injectUsage bool) []byte {
 		return r.Body
 	}
 	q, _ := json.Marshal(model) // JSON, not Go, escapes: strconv.Quote writes \x7f, \a, \v
-	var out []byte
-	if r.modelEnd > 0 {
-		out = make([]byte, 0, len(r.Body)-(r.modelEnd-r.modelStart)+len(q)+40)
-		out = append(out, r.Body[:r.modelStart]...)
-		out = append(out, q...)
-		out = append(out, r.Body[r.modelEnd:]...)
-	} else {
-		out = append([]byte(nil), r.Body...)
+	// Values replaced in place, by byte offsets: the model, and the last
+	// stream_options when usage is injected into one the body has.
+	type splice struct {
+		start, end int
+		value      []byte
 	}
+	var edits [2]splice
+	n := 0
+	if r.modelEnd > 0 {
+		edits[n] = splice{r.modelStart, r.modelEnd, q}
+		n++
+	}
+	if inject && r.streamOptions {
+		edits[n] = splice{r.optsStart, r.optsEnd, withIncludeUsage(r.Body[r.optsStart:r.optsEnd])}
+		n++
+	}
+	if n == 2 && edits[1].start < edits[0].start {
+		edits[0], edits[1] = edits[1], edits[0]
+	}
+	out := make([]byte, 0, len(r.Body)+len(q)+40)
+	pos := 0
+	for _, e := range edits[:n] {
+		out = append(out, r.Body[pos:e.start]...)
+		out = append(out, e.value...)
+		pos = e.end
+	}
+	out = append(out, r.Body[pos:]...)
 	if r.gatewayFields {
 		out = deleteFields(out, gatewayFields)
 	}
-	if inject {
-		out = setIncludeUsage(out, r.streamOptions)
+	if inject && !r.streamOptions {
+		out = insertIncludeUsage(out)
 	}
 	return out
 }
