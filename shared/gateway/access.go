@@ -64,7 +64,7 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 		return nil, apierr.New(apierr.Unauthorized, "this key has expired")
 	}
 	if err := budgetError("key", k.Budget, now); err != nil {
-		return nil, err
+		return nil, scoped("key", err)
 	}
 	if k.TeamID != "" {
 		t, err := a.keys.GetTeam(ctx, k.TeamID)
@@ -78,7 +78,7 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 			return nil, apierr.New(apierr.Unauthorized, "team %s is blocked", t.ID)
 		}
 		if err := budgetError("team "+t.ID, t.Budget, now); err != nil {
-			return nil, err
+			return nil, scoped("team", err)
 		}
 		p.Team = &t
 	}
@@ -87,7 +87,7 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 		switch {
 		case err == nil:
 			if err := budgetError("user "+u.ID, u.Budget, now); err != nil {
-				return nil, err
+				return nil, scoped("user", err)
 			}
 			p.User = &u
 		case !errors.Is(err, keys.ErrNotFound): // a key may name a user with no record
@@ -99,7 +99,7 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 		switch {
 		case err == nil:
 			if err := budgetError("team member "+m.UserID+" of team "+m.TeamID, m.Budget, now); err != nil {
-				return nil, err
+				return nil, scoped("team_member", err)
 			}
 			p.Member = &m
 		case !errors.Is(err, keys.ErrNotFound):
@@ -134,7 +134,7 @@ func (a *access) EndUser(ctx context.Context, p *Principal, id string) error {
 		return err
 	}
 	if err := budgetError("end user "+id, e.Budget, a.now()); err != nil {
-		return err
+		return scoped("end_user", err)
 	}
 	p.EndUser = &e
 	return nil
@@ -273,6 +273,7 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) error {
 		return &apierr.Error{Kind: apierr.Internal, Message: "internal error", Cause: err}
 	}
 	if dec.FailedOpen {
+		h.metrics.FailOpen()
 		h.log.LogAttrs(ctx, slog.LevelWarn, "limits failed open", slog.String("call_id", x.c.CallID))
 	}
 	if !dec.Allowed {
@@ -295,6 +296,7 @@ func (x *exchange) rejected(a *router.Attempt, dec limits.Decision) error {
 	switch dec.Reason {
 	case limits.ReasonRPM, limits.ReasonTPM:
 		s := dec.BlockedScope
+		x.c.Refused = string(s.Kind)
 		if s.Kind == limits.KindDeployment {
 			e := apierr.New(apierr.RateLimited, "deployment %s is at its %s limit", s.ID, dec.Reason)
 			e.RetryAfter = dec.RetryAfter
@@ -311,6 +313,7 @@ func (x *exchange) rejected(a *router.Attempt, dec limits.Decision) error {
 	}
 	a.Abort = true
 	if dec.Reason == limits.ReasonBudget && dec.BlockedBudget != nil && x.hold != nil {
+		x.c.Refused = budgetScope(dec.BlockedBudget.Kind)
 		return holdError(x.hold, dec.BlockedBudget, dec.Committed)
 	}
 	// Only scope reasons can come back: the gateway sends no guards (see admit).
@@ -357,4 +360,15 @@ func (x *exchange) correctTokens(ctx context.Context, final *router.Attempt) {
 			x.h.log.LogAttrs(ctx, slog.LevelWarn, "tpm correction failed", slog.String("call_id", x.c.CallID), slog.String("error", err.Error()))
 		}
 	}
+}
+
+// budgetScope is the metrics scope of a strict-budget counter's kind.
+func budgetScope(kind string) string {
+	switch keys.Kind(kind) {
+	case keys.KindMember:
+		return "team_member"
+	case keys.KindEndUser:
+		return "end_user"
+	}
+	return kind
 }

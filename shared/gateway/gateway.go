@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -95,6 +96,13 @@ type Completion struct {
 	// Hold is the strict-budget reservation the request made (nil: none);
 	// its spend event settles it.
 	Hold *limits.Hold
+	// TTFT is, for a stream, the time from Started to its first content
+	// event sent; 0 when none was.
+	TTFT time.Duration
+	// Refused is the scope ("key", "team", "user", "team_member",
+	// "end_user", "deployment") of the last limit or budget that refused
+	// an admission of the request; "" if none did.
+	Refused string
 }
 
 // Options configure a Handler.
@@ -120,6 +128,8 @@ type Options struct {
 	// that passed authentication, after the response is written (or the
 	// client went away). It must not block for long.
 	OnComplete func(ctx context.Context, c *Completion)
+	// Metrics counts every request (nil: no metrics).
+	Metrics *metrics.Registry
 	// MaxStreams bounds the streamed requests this instance serves at once
 	// (local mode; limits_local.go); above it a stream request gets a 503
 	// with Retry-After. <= 0: no bound.
@@ -137,6 +147,7 @@ type Handler struct {
 	log        *slog.Logger
 	maxBody    int64
 	onComplete func(context.Context, *Completion)
+	metrics    *metrics.Registry
 	models     []byte // /v1/models body, built once
 	prices     *pricing.Table
 	unpriced   sync.Map // "deployment\x00model" of wildcard models with no price, warned once
@@ -155,7 +166,7 @@ type Handler struct {
 func New(o Options) *Handler {
 	h := &Handler{
 		cfg: o.Config, router: o.Router, provider: o.Provider, auth: o.Auth,
-		log: o.Logger, maxBody: o.MaxBody, onComplete: o.OnComplete, limits: o.Limits, now: o.Now,
+		log: o.Logger, maxBody: o.MaxBody, onComplete: o.OnComplete, metrics: o.Metrics, limits: o.Limits, now: o.Now,
 		prices: o.Prices, streams: newGate(o.MaxStreams, "streams", "GATEWAY_MAX_STREAMS"),
 	}
 	if h.now == nil {
@@ -184,6 +195,7 @@ func New(o Options) *Handler {
 		h.depHeaders[d] = dh
 		h.groupHeaders[d.ModelName] = []string{d.ModelName}
 	}
+	h.registerMetrics()
 	return h
 }
 

@@ -106,6 +106,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	p, err := h.authenticate(r)
 	if err != nil {
 		apierr.Write(w, err)
+		if h.metrics != nil {
+			h.observeRefused(c, err)
+		}
 		return
 	}
 	authenticated = true
@@ -194,6 +197,9 @@ func clientGone(ctx context.Context) bool { return errors.Is(ctx.Err(), context.
 func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, c *Completion, err error) {
 	e := apierr.From(err)
 	c.Err, c.StatusCode = err, e.HTTPStatus()
+	if rf, ok := err.(*refusal); ok {
+		c.Refused = rf.scope
+	}
 	if clientGone(ctx) {
 		c.ClientGone, c.StatusCode = true, statusClientGone
 	}
@@ -216,6 +222,9 @@ func (h *Handler) complete(ctx context.Context, c *Completion, x *exchange) {
 	}
 	if h.onComplete != nil {
 		h.onComplete(ctx, c)
+	}
+	if h.metrics != nil {
+		h.observe(c)
 	}
 }
 

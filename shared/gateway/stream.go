@@ -148,6 +148,7 @@ func (x *exchange) commit(a *router.Attempt, held [][]byte) {
 	hd["Content-Type"] = hdrEventStream
 	hd["Cache-Control"] = hdrNoCache
 	hd["X-Accel-Buffering"] = hdrNo
+	x.c.TTFT = time.Since(x.c.Started)
 	x.committed, a.Committed = true, true
 	x.w.WriteHeader(http.StatusOK)
 	for _, ev := range held {
