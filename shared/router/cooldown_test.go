@@ -250,3 +250,31 @@ func TestCooldownNotForCallerErrors(t *testing.T) {
 		wantHops(t, apierr.KindOf(e).String(), got, hop{"primary", "primary-a", ""})
 	}
 }
+
+// TestOnCooldown: the hook hears of each cooldown this instance starts,
+// once, with the failure's status; failures below allowed_fails start none.
+func TestOnCooldown(t *testing.T) {
+	type call struct {
+		group, deployment string
+		status            int
+		until             time.Time
+	}
+	var calls []call
+	clk := newClock()
+	rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now, OnCooldown: func(g, d string, status int, until time.Time) {
+		calls = append(calls, call{g, d, status, until})
+	}})
+	s := newScript(map[string][]error{"primary-a": repeat(e500, 3)})
+	for i, at := range []time.Time{t0, t0.Add(time.Second), t0.Add(2 * time.Second)} {
+		if _, err := doAt(t, rt, clk, at, "primary", s.fn); err != e500 {
+			t.Fatalf("request %d: err = %v", i+1, err)
+		}
+		if want := max(i-1, 0); len(calls) != want {
+			t.Fatalf("after request %d: %d cooldowns reported, want %d", i+1, len(calls), want)
+		}
+	}
+	want := call{"primary", "primary-a", apierr.From(e500).HTTPStatus(), t0.Add(32 * time.Second)}
+	if calls[0] != want {
+		t.Fatalf("cooldown reported %+v, want %+v", calls[0], want)
+	}
+}

@@ -520,14 +520,15 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 		slog.Duration("latency", lat))
 	if err != nil && ctx.Err() == nil && !a.Abort {
 		e := apierr.From(err)
-		if until := r.recordFailure(ctx, d, e.Kind, end); e.Kind == apierr.UpstreamRateLimited && e.RetryAfter <= 0 && until.After(end) {
+		if until := r.recordFailure(ctx, d, e, end); e.Kind == apierr.UpstreamRateLimited && e.RetryAfter <= 0 && until.After(end) {
 			e.RetryAfter = until.Sub(end) // a 429 without a hint: retry when the cooldown ends
 		}
 	}
 	return err
 }
 
-func (r *Router) recordFailure(ctx context.Context, d *config.Deployment, k apierr.Kind, at time.Time) time.Time {
+func (r *Router) recordFailure(ctx context.Context, d *config.Deployment, e *apierr.Error, at time.Time) time.Time {
+	k := e.Kind
 	if r.rs.DisableCooldowns || !cools[k] || r.rs.CooldownTime <= 0 {
 		return time.Time{}
 	}
@@ -554,6 +555,9 @@ func (r *Router) recordFailure(ctx context.Context, d *config.Deployment, k apie
 	if !until.IsZero() {
 		r.log.LogAttrs(ctx, slog.LevelWarn, "deployment cooling down", slog.String("deployment", d.ID),
 			slog.String("error_class", class), slog.Time("until", until))
+		if r.onCool != nil && until.Equal(cooldown.Until(f)) { // this failure started (or extended) it
+			r.onCool(d.ModelName, d.ID, e.HTTPStatus(), until)
+		}
 	}
 	return until
 }

@@ -28,6 +28,9 @@ type Options struct {
 	Sleep     func(ctx context.Context, d time.Duration) error // backoff waits
 	Rand      func() float64                                   // in [0,1)
 	Logger    *slog.Logger
+	// OnCooldown, if set, is called when a failure this instance recorded
+	// started a deployment's cooldown (metrics), with the failure's status.
+	OnCooldown func(group, deployment string, status int, until time.Time)
 }
 
 // Router routes requests over a loaded config. It is safe for concurrent use.
@@ -43,6 +46,7 @@ type Router struct {
 	sleep     func(context.Context, time.Duration) error
 	rand      func() float64
 	log       *slog.Logger
+	onCool    func(group, deployment string, status int, until time.Time)
 }
 
 type group struct {
@@ -66,6 +70,7 @@ func New(cfg *config.Config, opt Options) *Router {
 		sleep:     opt.Sleep,
 		rand:      opt.Rand,
 		log:       opt.Logger,
+		onCool:    opt.OnCooldown,
 	}
 	if r.cooldowns == nil {
 		r.cooldowns = cooldown.NewMemory()
