@@ -19,6 +19,11 @@ type ClientOptions struct {
 	// MaxAttempts bounds the SDK's attempts per call (retries on throttling,
 	// 5xx and transaction conflicts). Zero means 3.
 	MaxAttempts int
+	// OnUnavailable, if set, is called once for each operation that
+	// failed because DynamoDB did not answer (Unavailable), after the
+	// SDK's retries: the store-error metric. Condition failures are
+	// answers, not counted.
+	OnUnavailable func()
 }
 
 // NewClient returns a DynamoDB client for cfg that counts calls per context
@@ -35,7 +40,24 @@ func NewClient(cfg aws.Config, o ClientOptions) *dynamodb.Client {
 			"TransactionConflictException",
 		)
 		opts.APIOptions = append(opts.APIOptions, AddCallCounter)
+		if o.OnUnavailable != nil {
+			opts.APIOptions = append(opts.APIOptions, addErrorCounter(o.OnUnavailable))
+		}
 	})
+}
+
+// addErrorCounter calls f for each operation that ends Unavailable.
+func addErrorCounter(f func()) func(*middleware.Stack) error {
+	return func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("sluice.CountUnavailable",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleInitialize(ctx, in)
+				if err != nil && Unavailable(err) {
+					f()
+				}
+				return out, md, err
+			}), middleware.Before)
+	}
 }
 
 // CallCount counts the DynamoDB operations made with one context. A retried

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,4 +138,38 @@ func TestUnavailable(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOnUnavailable: the store-error hook hears of each operation
+// DynamoDB did not answer (after the SDK's retries), not of its answers.
+func TestOnUnavailable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + l.Addr().String()
+	l.Close()
+
+	var n atomic.Int64
+	count := func() { n.Add(1) }
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", ""), BaseEndpoint: aws.String(closedURL)}
+	down := ddb.NewClient(cfg, ddb.ClientOptions{MaxAttempts: 2, OnUnavailable: count})
+	if _, err := down.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err == nil {
+		t.Fatal("want an error")
+	}
+	if got := n.Load(); got != 1 {
+		t.Fatalf("unanswered call counted %d times, want 1", got)
+	}
+
+	up := ddb.NewClient(ddblocal.Config(t), ddb.ClientOptions{Emulator: true, OnUnavailable: count})
+	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "x"}}
+	if _, err := up.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("no-such-table"), Key: key}); err == nil {
+		t.Fatal("want an error for a missing table")
+	}
+	if _, err := up.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Load(); got != 1 {
+		t.Fatalf("answered calls counted: %d, want 1", got)
+	}
 }
