@@ -29,6 +29,10 @@ const LostAttr = "spend_event"
 type Consumer struct {
 	Store Store
 	Log   *slog.Logger
+	// OnFallback, if set, hears of events a publisher could not queue:
+	// path "store" when Save recorded them directly, "log" when they were
+	// only logged (LogLost). The spend-fallback metric.
+	OnFallback func(path string, events int)
 
 	lost atomic.Int64
 }
@@ -112,6 +116,7 @@ func (c *Consumer) Save(ctx context.Context, evs []Event, cause error) {
 			break
 		}
 		if _, err = c.Record(ctx, evs); err == nil {
+			c.fallback("store", len(evs))
 			c.Log.LogAttrs(ctx, slog.LevelWarn, "spend events recorded directly",
 				slog.Int("events", len(evs)), slog.String("cause", errString(cause)))
 			return
@@ -125,12 +130,19 @@ func (c *Consumer) Save(ctx context.Context, evs []Event, cause error) {
 
 // LogLost logs each event as one LostMessage line and counts it.
 func (c *Consumer) LogLost(ctx context.Context, evs []Event, cause error) {
+	c.fallback("log", len(evs))
 	for i := range evs {
 		c.lost.Add(1)
 		c.Log.LogAttrs(ctx, slog.LevelError, LostMessage,
 			slog.Any(LostAttr, json.RawMessage(Encode(&evs[i]))),
 			slog.String("error", errString(cause)),
 			slog.String("replay", "go run ./functions/spend -replay FILE"))
+	}
+}
+
+func (c *Consumer) fallback(path string, n int) {
+	if c.OnFallback != nil && n > 0 {
+		c.OnFallback(path, n)
 	}
 }
 

@@ -52,6 +52,10 @@ type Options struct {
 	// when the caller's context has no sooner deadline. 0: 5s.
 	Timeout time.Duration
 	Logger  *slog.Logger
+	// OnError, if set, is called for each SendMessageBatch call that
+	// failed, or that SQS answered with failed entries (the store-error
+	// metric).
+	OnError func()
 }
 
 // Publisher is a spend.Publisher on an SQS queue.
@@ -306,12 +310,14 @@ func (p *Publisher) sendOnce(ctx context.Context, evs []spend.Event) ([]spend.Ev
 	p.calls.Add(1)
 	out, err := p.api.SendMessageBatch(cctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(p.url), Entries: entries})
 	if err != nil {
+		p.failed()
 		return evs, err
 	}
 	p.sent.Add(int64(len(out.Successful)))
 	if len(out.Failed) == 0 {
 		return nil, nil
 	}
+	p.failed()
 	var left []spend.Event
 	var senderFault error
 	for _, f := range out.Failed {
@@ -334,6 +340,12 @@ func (p *Publisher) sendOnce(ctx context.Context, evs []spend.Event) ([]spend.Ev
 }
 
 var errPartial = errors.New("sqs failed part of a batch")
+
+func (p *Publisher) failed() {
+	if p.o.OnError != nil {
+		p.o.OnError()
+	}
+}
 
 func errString(err error) string {
 	if err == nil {

@@ -142,7 +142,12 @@ func TestFallback(t *testing.T) {
 	w := newWorld(t)
 	client := sqslocal.Client(t)
 	missing := sqslocal.NewQueues(t, time.Second, 2).URL + "-missing"
-	p := spendsqs.NewPublisher(client, missing, w.c, spendsqs.Options{Logger: quiet(), Timeout: 3 * time.Second})
+	// The metrics hooks: failed SQS calls, events recorded or logged instead.
+	var sqsErrors int
+	fallbacks := map[string]int{}
+	onFallback := func(path string, n int) { fallbacks[path] += n }
+	w.c.OnFallback = onFallback
+	p := spendsqs.NewPublisher(client, missing, w.c, spendsqs.Options{Logger: quiet(), Timeout: 3 * time.Second, Senders: 1, OnError: func() { sqsErrors++ }})
 	e := spendtest.Event(&w.key, "", time.Now(), 42)
 	p.Publish(e)
 	if err := p.Close(context.Background()); err != nil {
@@ -151,14 +156,21 @@ func TestFallback(t *testing.T) {
 	if p.Stats().Saved != 1 || w.spent(t) != 42 {
 		t.Fatalf("stats %+v, spend %d; want the event recorded directly", p.Stats(), w.spent(t))
 	}
+	if sqsErrors != 1 || fallbacks["store"] != 1 || fallbacks["log"] != 0 {
+		t.Fatalf("hooks: %d sqs errors, fallbacks %v; want 1 and store:1", sqsErrors, fallbacks)
+	}
 	var logs bytes.Buffer
 	lost := spend.NewConsumer(failing{}, slog.New(slog.NewJSONHandler(&logs, nil)))
-	p = spendsqs.NewPublisher(client, missing, lost, spendsqs.Options{Manual: true, Logger: quiet()})
+	lost.OnFallback = onFallback
+	p = spendsqs.NewPublisher(client, missing, lost, spendsqs.Options{Manual: true, Logger: quiet(), OnError: func() { sqsErrors++ }})
 	e2 := spendtest.Event(&w.key, "", time.Now(), 58)
 	p.Publish(e2)
 	_ = p.Flush(context.Background())
 	if lost.Lost() != 1 || !strings.Contains(logs.String(), spend.LostMessage) {
 		t.Fatalf("lost %d; log: %s", lost.Lost(), logs.String())
+	}
+	if sqsErrors != 2 || fallbacks["store"] != 1 || fallbacks["log"] != 1 {
+		t.Fatalf("hooks: %d sqs errors, fallbacks %v; want 2 and store:1 log:1", sqsErrors, fallbacks)
 	}
 	rec, _, err := w.c.Replay(context.Background(), &logs)
 	if err != nil || rec != 1 || w.spent(t) != 100 {
