@@ -366,7 +366,7 @@ func (s *stack) deploy(t *testing.T, tl tools, st readmeStep) {
 	}
 
 	s.deployed, s.stripped = stripForMoto(s.transformed)
-	t.Logf("taken out of the template for moto, which has no AWS::Lambda::Url: %s", strings.Join(s.stripped, ", "))
+	t.Logf("taken out of the template for moto, which has no AWS::Lambda::Url or AWS::CloudWatch::Alarm: %s", strings.Join(s.stripped, ", "))
 
 	body, err := json.Marshal(s.deployed)
 	if err != nil {
@@ -434,12 +434,18 @@ func (s *stack) stackEvents(t *testing.T) string {
 
 // notInMoto are the resource types moto's CloudFormation cannot create.
 // Moto (5.x) has no AWS::Lambda::Url: its CreateStack fails outright on an
-// output that reads one's FunctionUrl. Only these, and the outputs that read
-// them, are taken out; the test checks them on the transformed template.
-var notInMoto = []string{"AWS::Lambda::Url"}
+// output that reads one's FunctionUrl. It has no AWS::CloudWatch::Alarm
+// either: it skips one with a warning, so it never comes up and a GetAtt of
+// its Arn (the dashboard's alarm widget) fails the stack. Only these, the
+// resources that refer to them (the dashboard) and the outputs that refer to
+// any of those, are taken out; the test checks them on the transformed
+// template (checkStripped, and monitoring_test.go for the alarms and the
+// dashboard).
+var notInMoto = []string{"AWS::Lambda::Url", "AWS::CloudWatch::Alarm"}
 
 // stripForMoto returns a copy of the template without the resources moto
-// cannot create and the outputs that refer to them, and what it took out.
+// cannot create, the resources and outputs that refer to them, and what it
+// took out.
 func stripForMoto(tpl map[string]any) (map[string]any, []string) {
 	out := deepCopy(tpl).(map[string]any)
 	var stripped []string
@@ -450,6 +456,16 @@ func stripForMoto(tpl map[string]any) (map[string]any, []string) {
 			gone[id] = true
 			delete(res, id)
 			stripped = append(stripped, "Resources."+id)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, id := range sortedKeys(res) {
+			if slices.ContainsFunc(references(res[id]), func(r string) bool { return gone[r] }) {
+				gone[id], changed = true, true
+				delete(res, id)
+				stripped = append(stripped, "Resources."+id)
+			}
 		}
 	}
 	outs := mapAt(out, "Outputs")
