@@ -17,7 +17,9 @@ type Memory struct {
 	now  func() time.Time
 
 	mu       sync.Mutex
-	logs     map[string]Event // by request id
+	logs     map[string]Event // by request id, at most maxLogs
+	order    []string         // request ids of logs, oldest at next once full
+	next     int
 	daily    map[dailyID]*DailyRow
 	endUsers map[endUserID]*EndUserRow
 	holds    HoldLedger // nil: holds are not settled here (SettleHolds)
@@ -69,7 +71,7 @@ func (m *Memory) Record(ctx context.Context, evs []Event) (Result, error) {
 		if len(e.Tags) > 0 {
 			c.Tags = slices.Clone(e.Tags)
 		}
-		m.logs[e.RequestID] = c
+		m.keepLog(c)
 		m.settle(e)
 		day := e.Day()
 		id := dailyID{day, e.KeyHash, e.ModelGroup, e.Provider}
@@ -92,6 +94,24 @@ func (m *Memory) Record(ctx context.Context, evs []Event) (Result, error) {
 		res.Recorded++
 	}
 	return res, nil
+}
+
+// MemoryLogs is the number of spend logs the memory store keeps, the
+// latest ones: local mode runs for days, and a log is about half a
+// kilobyte. Totals and daily rows are kept whole; a duplicate is recognised
+// while its log is kept.
+const MemoryLogs = 10_000
+
+// keepLog stores a log, dropping the oldest past MemoryLogs.
+func (m *Memory) keepLog(e Event) {
+	if len(m.order) < MemoryLogs {
+		m.order = append(m.order, e.RequestID)
+	} else {
+		delete(m.logs, m.order[m.next])
+		m.order[m.next] = e.RequestID
+		m.next = (m.next + 1) % MemoryLogs
+	}
+	m.logs[e.RequestID] = e
 }
 
 // Logs implements Store.

@@ -21,7 +21,8 @@ type Publisher interface {
 // QueueOptions tune a Queue.
 type QueueOptions struct {
 	// Size bounds the events waiting; past it Publish records in the
-	// caller's goroutine. 0: 10,000.
+	// caller's goroutine. 0: 2,048 (the buffer is allocated whole, about
+	// 0.4 KB an event).
 	Size int
 	// Batch is the most events recorded together. 0: 100.
 	Batch int
@@ -53,7 +54,7 @@ type item struct {
 // NewQueue starts a Queue recording through c.
 func NewQueue(c *Consumer, o QueueOptions) *Queue {
 	if o.Size <= 0 {
-		o.Size = 10_000
+		o.Size = 2048
 	}
 	if o.Batch <= 0 {
 		o.Batch = 100
