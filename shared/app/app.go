@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
+	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -70,6 +71,10 @@ type Settings struct {
 	// through Getenv), else the embedded table.
 	Prices *pricing.Table
 
+	// Metrics counts requests, cooldowns and store errors (MetricsFromEnv);
+	// nil: no metrics.
+	Metrics *metrics.Registry
+
 	// HTTPClient overrides the upstream client (tests).
 	HTTPClient *http.Client
 	// Now overrides the clock (tests).
@@ -99,6 +104,9 @@ type Gateway struct {
 	// where the handler publishes each request's event.
 	Spend      spend.Store
 	SpendQueue spend.Publisher
+	// Metrics is Settings.Metrics: local mode serves it on GET /metrics
+	// (metrics.go), Lambda writes its EMF lines in AfterResponse.
+	Metrics *metrics.Registry
 
 	stopSweeper func() // stops the strict-budget hold sweeper (strict.go)
 }
@@ -148,7 +156,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		if names == (tables.Names{}) {
 			names = tables.DefaultNames()
 		}
-		client := ddb.NewClient(*s.AWS, ddb.ClientOptions{Emulator: s.Emulator})
+		client := ddb.NewClient(*s.AWS, s.ddbOptions())
 		cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{Timeout: s.StoreTimeout}), orDefault(s.KeyCacheTTL, time.Second), s.Now)
 		gw.Keys, keyReader = cached, cached
 		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{KeysTable: names.Keys, HoldsTable: names.Spend, Logger: log, Timeout: s.StoreTimeout})
@@ -161,7 +169,8 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		return nil, err
 	}
 	startSweeper(s, gw, log)
-	gw.Router = router.New(cfg, router.Options{Logger: log, Cooldowns: gw.Cooldowns, Now: s.Now})
+	gw.Metrics = s.Metrics
+	gw.Router = router.New(cfg, router.Options{Logger: log, Cooldowns: gw.Cooldowns, Now: s.Now, OnCooldown: s.Metrics.CooldownStarted})
 	client := s.HTTPClient
 	if client == nil {
 		client = providers.NewHTTPClient()
@@ -180,12 +189,13 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		Now:        s.Now,
 		Logger:     log,
 		Prices:     priceTable,
+		Metrics:    s.Metrics,
 		OnComplete: spendgw.OnComplete(gw.SpendQueue),
 	})
 	gw.Admin = adminapi.New(adminapi.Options{
 		MasterKey: cfg.General.MasterKey, Keys: gw.Keys, Spend: gw.Spend, Config: cfg, Now: s.Now, Logger: log,
 	})
-	gw.HTTP = adminapi.Mux(gw.Admin, gw.Handler)
+	gw.HTTP = withMetricsRoute(adminapi.Mux(gw.Admin, gw.Handler), s.Metrics, cfg.General.MasterKey)
 	return gw, nil
 }
 

@@ -33,11 +33,14 @@ func buildSpend(s Settings, gw *Gateway, log *slog.Logger) error {
 		if names == (tables.Names{}) {
 			names = tables.DefaultNames()
 		}
-		client := ddb.NewClient(*s.AWS, ddb.ClientOptions{Emulator: s.Emulator})
+		client := ddb.NewClient(*s.AWS, s.ddbOptions())
 		gw.Spend = ddbspend.New(client, names.Spend, names.Keys, ddbkeys.New(client, names.Keys, ddbkeys.Options{}),
 			ddbspend.Options{Logger: log, Now: s.Now, CountersTable: names.Counters})
 	}
 	consumer := spend.NewConsumer(gw.Spend, log)
+	if s.Metrics != nil {
+		consumer.OnFallback = s.Metrics.SpendFallbackEvents
+	}
 	if s.SpendQueueURL == "" {
 		gw.SpendQueue = spend.NewQueue(consumer, spend.QueueOptions{})
 		return nil
@@ -46,7 +49,7 @@ func buildSpend(s Settings, gw *Gateway, log *slog.Logger) error {
 		return fmt.Errorf("%s is set but there is no AWS configuration", tables.SpendQueueEnvVar)
 	}
 	gw.SpendQueue = spendsqs.NewPublisher(sqs.NewFromConfig(*s.AWS), s.SpendQueueURL, consumer,
-		spendsqs.Options{Manual: s.Lambda, Logger: log})
+		spendsqs.Options{Manual: s.Lambda, Logger: log, OnError: s.sqsErrors()})
 	return nil
 }
 

@@ -1,0 +1,136 @@
+package app
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/metrics"
+)
+
+// Environment variables of the metrics.
+const (
+	// MetricsEnv: "off" turns metrics off (default on).
+	MetricsEnv = "METRICS"
+	// MetricsNamespaceEnv is the CloudWatch namespace of the EMF lines
+	// (default metrics.DefaultNamespace).
+	MetricsNamespaceEnv = "METRICS_NAMESPACE"
+)
+
+// MetricsPath is local mode's Prometheus endpoint.
+const MetricsPath = "/metrics"
+
+// MetricsFromEnv returns the registry the environment asks for: nil with
+// METRICS=off; in Lambda, one EMF line per request written to out (stdout)
+// by FlushMetrics, in METRICS_NAMESPACE; locally, the counts GET /metrics
+// renders.
+func MetricsFromEnv(lookup func(string) string, lambda bool, out io.Writer) (*metrics.Registry, error) {
+	switch v := strings.ToLower(strings.TrimSpace(lookup(MetricsEnv))); v {
+	case "off", "false", "0":
+		return nil, nil
+	case "", "on", "true", "1":
+	default:
+		return nil, fmt.Errorf("%s=%q: want on or off", MetricsEnv, v)
+	}
+	o := metrics.Options{Namespace: lookup(MetricsNamespaceEnv), Prometheus: !lambda}
+	if lambda {
+		o.EMF = out
+	}
+	return metrics.New(o), nil
+}
+
+// ddbOptions are the DynamoDB client options of s: failed calls count as
+// store errors.
+func (s *Settings) ddbOptions() ddb.ClientOptions {
+	o := ddb.ClientOptions{Emulator: s.Emulator}
+	if m := s.Metrics; m != nil {
+		o.OnUnavailable = func() { m.StoreError(metrics.StoreDynamoDB) }
+	}
+	return o
+}
+
+// sqsErrors counts failed SQS calls (nil: no metrics).
+func (s *Settings) sqsErrors() func() {
+	if m := s.Metrics; m != nil {
+		return func() { m.StoreError(metrics.StoreSQS) }
+	}
+	return nil
+}
+
+// FlushMetrics writes the EMF lines of the requests served since the last
+// flush (Lambda, after each response).
+func (g *Gateway) FlushMetrics() {
+	if err := g.Metrics.Flush(); err != nil {
+		slog.Default().LogAttrs(context.Background(), slog.LevelWarn, "metrics flush", slog.String("error", err.Error()))
+	}
+}
+
+// AfterResponse is the Lambda hook after each response: the spend events,
+// then the metrics (which count what the spend flush met).
+func (g *Gateway) AfterResponse(ctx context.Context) {
+	g.FlushSpend(ctx)
+	g.FlushMetrics()
+}
+
+// withMetricsRoute serves GET /metrics (Prometheus text) in front of next,
+// to the master key only: the metrics name key aliases, teams and spend.
+// With no master key set it answers 401 as the admin routes do, rather
+// than serve them to anyone who can reach the port.
+func withMetricsRoute(next http.Handler, m *metrics.Registry, masterKey string) http.Handler {
+	if m == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != MetricsPath {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", http.MethodGet)
+			apierr.Write(w, apierr.New(apierr.MethodNotAllowed, "%s %s is not allowed; use GET", r.Method, MetricsPath))
+			return
+		}
+		if masterKey == "" {
+			apierr.Write(w, apierr.New(apierr.Unauthorized, "%s needs the master key, and none is set (GATEWAY_MASTER_KEY=sk-...)", MetricsPath))
+			return
+		}
+		token := bearer(r)
+		if token == "" {
+			apierr.Write(w, apierr.New(apierr.Unauthorized, "missing API key: send the master key as 'Authorization: Bearer <key>'"))
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(token), []byte(masterKey)) != 1 {
+			apierr.Write(w, apierr.New(apierr.Unauthorized, "%s needs the master key", MetricsPath))
+			return
+		}
+		w.Header().Set("Content-Type", metrics.ContentType)
+		w.Header().Set("Cache-Control", "no-store")
+		if r.Method == http.MethodHead {
+			return
+		}
+		if err := m.WritePrometheus(w); err != nil {
+			slog.Default().LogAttrs(r.Context(), slog.LevelDebug, "metrics write", slog.String("error", err.Error()))
+		}
+	})
+}
+
+// bearer reads the key as the gateway does: Authorization (Bearer), or the
+// api-key / x-api-key headers.
+func bearer(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); a != "" {
+		if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+			return strings.TrimSpace(a[7:])
+		}
+		return strings.TrimSpace(a)
+	}
+	if k := r.Header.Get("Api-Key"); k != "" {
+		return k
+	}
+	return r.Header.Get("X-Api-Key")
+}
