@@ -23,6 +23,7 @@ type Reader struct {
 	start   int // first unread byte
 	end     int // end of valid data
 	scanned int // bytes after start already searched for a boundary
+	empty   int // consecutive reads that returned nothing
 	err     error
 }
 
@@ -125,7 +126,16 @@ func (r *Reader) fill() {
 	if err != nil {
 		r.err = err
 	}
+	if n > 0 {
+		r.empty = 0
+	} else if r.empty++; r.empty >= maxEmptyReads && r.err == nil {
+		r.err = io.ErrNoProgress // a reader that never returns data nor an error
+	}
 }
+
+// maxEmptyReads is how many reads in a row may return nothing and no
+// error before the Reader gives up (as bufio does).
+const maxEmptyReads = 100
 
 // Data returns the payload of an event's data lines (joined by '\n' when there
 // are several). It allocates only for multi-line data.
