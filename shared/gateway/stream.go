@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 
@@ -39,7 +40,12 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	noFirstChunk := func() error {
 		return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", d.ID, a.StreamTimeout)
 	}
-	resp, err := x.h.provider.Do(actx, d, call)
+	var co coalescer
+	pctx := actx
+	if pendingSupported {
+		pctx = httptrace.WithClientTrace(actx, co.trace())
+	}
+	resp, err := x.h.provider.Do(pctx, d, call)
 	if err != nil {
 		if timedOut.Load() {
 			return noFirstChunk()
@@ -49,6 +55,8 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	defer resp.Body.Close()
 	rd := sse.NewReader(resp.Body)
 	defer rd.Release()
+	co.w = x.w
+	rd.BeforeRead = co.beforeRead // flush what was written before waiting for more
 	m := streamMeter{prompt: call.PromptTokens}
 	defer x.settle(a, &m) // however the stream ends, a panic included
 	var held [][]byte
@@ -105,15 +113,13 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 				if timedOut.Load() {
 					return noFirstChunk()
 				}
-				x.commit(a, held)
+				co.wrote(x.commit(a, held))
 				held = nil
 			}
 			continue
 		}
-		_, _ = x.w.Write(ev)
-		if !rd.Buffered() {
-			flush(x.w)
-		}
+		n, _ := x.w.Write(ev)
+		co.wrote(n)
 	}
 }
 
@@ -140,9 +146,10 @@ func (x *exchange) settle(a *router.Attempt, m *streamMeter) {
 	}
 }
 
-// commit sends the status, headers and held events: from here on the
-// attempt can no longer be retried.
-func (x *exchange) commit(a *router.Attempt, held [][]byte) {
+// commit sends the status, headers and held events (flushed by the
+// caller) and returns the bytes written: from here on the attempt can no
+// longer be retried.
+func (x *exchange) commit(a *router.Attempt, held [][]byte) int {
 	x.setRouteHeaders(a)
 	hd := x.w.Header()
 	hd["Content-Type"] = hdrEventStream
@@ -151,10 +158,12 @@ func (x *exchange) commit(a *router.Attempt, held [][]byte) {
 	x.c.TTFT = time.Since(x.c.Started)
 	x.committed, a.Committed = true, true
 	x.w.WriteHeader(http.StatusOK)
+	n := 0
 	for _, ev := range held {
-		_, _ = x.w.Write(ev)
+		m, _ := x.w.Write(ev)
+		n += m
 	}
-	flush(x.w)
+	return n
 }
 
 func isError(data []byte) bool {

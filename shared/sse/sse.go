@@ -25,6 +25,11 @@ type Reader struct {
 	scanned int // bytes after start already searched for a boundary
 	empty   int // consecutive reads that returned nothing
 	err     error
+
+	// BeforeRead, if set, is called before each read of the underlying
+	// reader, that is, whenever Next has no complete event buffered and is
+	// about to read (and perhaps wait) for more: a forwarder flushes there.
+	BeforeRead func()
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
@@ -57,6 +62,9 @@ func (r *Reader) Next() ([]byte, error) {
 				return nil, ErrTruncated
 			}
 			return nil, r.err
+		}
+		if r.BeforeRead != nil {
+			r.BeforeRead()
 		}
 		r.fill()
 	}

@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"crypto/tls"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"syscall"
+	"time"
+)
+
+// Flushing a stream costs a write system call and a packet per flush, on
+// both ends. An upstream often sends several events back to back (a burst
+// after a stall, a fast model, a provider that writes one event per
+// write), and forwarding each with its own flush makes the gateway, and
+// the client, pay for every one. So a stream flushes what it wrote when it
+// is about to wait for the upstream: right before a read of the upstream
+// response, unless more of that response is already waiting in the kernel
+// (the read will not wait) and the bounds below allow holding on. A
+// connection that is shared (HTTP/2) or cannot be asked is flushed before
+// every read, as before.
+const (
+	coalesceMaxBytes = 32 << 10
+	coalesceMaxDelay = time.Millisecond
+)
+
+// coalescer flushes a stream's writes before it waits for the upstream.
+type coalescer struct {
+	w       http.ResponseWriter
+	conn    syscall.RawConn // the upstream connection; nil: flush before every read
+	ctl     func(fd uintptr)
+	pending int       // bytes the kernel holds for conn, set by ctl
+	bytes   int       // written since the last flush
+	since   time.Time // the first write since the last flush
+}
+
+// trace returns a client trace that notes the connection the attempt's
+// response arrives on.
+func (c *coalescer) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{GotConn: c.gotConn}
+}
+
+func (c *coalescer) gotConn(info httptrace.GotConnInfo) {
+	conn := info.Conn
+	if tc, ok := conn.(*tls.Conn); ok {
+		if tc.ConnectionState().NegotiatedProtocol == "h2" { // other streams share the connection
+			return
+		}
+		conn = tc.NetConn()
+	}
+	if sc, ok := conn.(*net.TCPConn); ok && pendingSupported {
+		if rc, err := sc.SyscallConn(); err == nil {
+			c.conn = rc
+			c.ctl = c.control
+		}
+	}
+}
+
+func (c *coalescer) control(fd uintptr) { c.pending = pendingBytes(fd) }
+
+// wrote notes n bytes written towards the client; past the byte bound it
+// flushes at once.
+func (c *coalescer) wrote(n int) {
+	if c.bytes == 0 && c.conn != nil {
+		c.since = time.Now()
+	}
+	c.bytes += n
+	if c.bytes >= coalesceMaxBytes {
+		c.flush()
+	}
+}
+
+// beforeRead runs before each read of the upstream response.
+func (c *coalescer) beforeRead() {
+	if c.bytes == 0 || c.more() {
+		return
+	}
+	c.flush()
+}
+
+// more reports whether more of the response is already waiting, and the
+// written bytes have not been held back too long.
+func (c *coalescer) more() bool {
+	if c.conn == nil {
+		return false
+	}
+	c.pending = 0
+	if c.conn.Control(c.ctl) != nil || c.pending <= 0 {
+		return false
+	}
+	return time.Since(c.since) < coalesceMaxDelay
+}
+
+func (c *coalescer) flush() {
+	flush(c.w)
+	c.bytes = 0
+}

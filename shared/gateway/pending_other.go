@@ -1,0 +1,7 @@
+//go:build !linux
+
+package gateway
+
+const pendingSupported = false
+
+func pendingBytes(uintptr) int { return 0 }
