@@ -14,10 +14,11 @@ import (
 // startLambda serves the gateway through the streaming function URL
 // runtime; it returns only if the runtime loop ends. After each response
 // has gone out whole, and before the invocation ends, the spend events of
-// the invocation are sent (SQS, or the in-process queue's store).
+// the invocation are sent (SQS, or the in-process queue's store), then its
+// metrics (EMF lines on stdout).
 func startLambda(gw *app.Gateway, log *slog.Logger) error {
 	var h http.Handler = gw.Handler
-	after := gw.FlushSpend
+	after := gw.AfterResponse
 	if inittrace.On() { // SLUICE_TRACE_INIT=1: the cold start's phases, one line after the first invocation
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			inittrace.Mark("request")
@@ -27,7 +28,7 @@ func startLambda(gw *app.Gateway, log *slog.Logger) error {
 		after = func(ctx context.Context) {
 			inittrace.Mark("response_sent")
 			end := inittrace.Span("spend_flush")
-			gw.FlushSpend(ctx)
+			gw.AfterResponse(ctx)
 			end()
 			inittrace.Emit(os.Stderr)
 		}

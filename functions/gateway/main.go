@@ -59,6 +59,10 @@ func run() error {
 	// is out, in Lambda); else an in-process queue into the same store.
 	settings.SpendQueueURL, settings.Lambda = os.Getenv(tables.SpendQueueEnvVar), inLambda
 	var err error
+	// Metrics: EMF lines on stdout in Lambda, GET /metrics locally; METRICS=off.
+	if settings.Metrics, err = app.MetricsFromEnv(os.Getenv, inLambda, os.Stdout); err != nil {
+		return err
+	}
 	if settings.KeyCacheTTL, err = envDuration("GATEWAY_KEY_CACHE_TTL"); err != nil {
 		return err
 	}
