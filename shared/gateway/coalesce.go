@@ -27,6 +27,7 @@ const (
 // coalescer flushes a stream's writes before it waits for the upstream.
 type coalescer struct {
 	w       http.ResponseWriter
+	tr      httptrace.ClientTrace
 	conn    syscall.RawConn // the upstream connection; nil: flush before every read
 	ctl     func(fd uintptr)
 	pending int       // bytes the kernel holds for conn, set by ctl
@@ -37,7 +38,8 @@ type coalescer struct {
 // trace returns a client trace that notes the connection the attempt's
 // response arrives on.
 func (c *coalescer) trace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{GotConn: c.gotConn}
+	c.tr.GotConn = c.gotConn
+	return &c.tr
 }
 
 func (c *coalescer) gotConn(info httptrace.GotConnInfo) {

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/sse"
@@ -42,7 +43,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	}
 	var co coalescer
 	pctx := actx
-	if pendingSupported {
+	if pendingSupported && d.Protocol != config.ProtocolMock {
 		pctx = httptrace.WithClientTrace(actx, co.trace())
 	}
 	resp, err := x.h.provider.Do(pctx, d, call)
