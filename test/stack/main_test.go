@@ -27,8 +27,11 @@
 //
 // Where moto falls short, the test says so and checks on the template
 // instead: moto has no SAM transform (aws-sam-translator runs here, as
-// CloudFormation would run it) and no AWS::Lambda::Url (the function URLs and
-// the outputs that read them are taken out of the stack); its CloudFormation
+// CloudFormation would run it), no AWS::Lambda::Url and no
+// AWS::CloudWatch::Alarm (the function URLs, the alarms, the dashboard that
+// shows the alarms and the outputs that read them are taken out of the
+// stack; monitoring_test.go checks the alarms, the dashboard and the
+// gateway URL's CORS settings on the transformed template); its CloudFormation
 // drops a function's Architectures and a table's TimeToLiveSpecification; it
 // cannot run functions (aws-lambda-rie does), and would try to for the event
 // source mapping, which the test disables once checked. The poller makes a
