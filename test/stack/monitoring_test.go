@@ -588,6 +588,51 @@ func TestTemplateAlarms(t *testing.T) {
 		if th, _ := p["Threshold"].(float64); th <= 0 || th >= 1 {
 			t.Errorf("Threshold %v: want a share of requests, in (0, 1)", p["Threshold"])
 		}
+		if len(math) != 1 {
+			return
+		}
+		// The alarm's verdict on one 5-minute period, its expression
+		// evaluated as CloudWatch evaluates it (a series without a data
+		// point is missing; missing data is not breaching).
+		idOf := map[string]string{}
+		for _, q := range queries {
+			if n := str(at(q, "MetricStat", "Metric", "MetricName")); n != "" {
+				idOf[n] = str(at(q, "Id"))
+			}
+		}
+		fires := func(errors, requests float64) bool {
+			env := map[string]float64{}
+			if errors >= 0 {
+				env[idOf[metrics.Responses5xx]] = errors
+			}
+			if requests >= 0 {
+				env[idOf[metrics.TotalRequests]] = requests
+			}
+			v, ok, err := evalMath(math[0], env)
+			if err != nil {
+				t.Fatalf("expression %q: %v", math[0], err)
+			}
+			if !ok {
+				return p["TreatMissingData"] == "breaching"
+			}
+			return compare(t, v, str(p["ComparisonOperator"]), p["Threshold"].(float64))
+		}
+		for _, c := range []struct {
+			name             string
+			errors, requests float64 // -1: no data point
+			want             bool
+		}{
+			{"no traffic", -1, -1, false},
+			{"one failure out of two requests at night", 1, 2, false},
+			{"traffic without a 5xx data point", -1, 500, false},
+			{"one failure in a hundred", 1, 100, false},
+			{"a fifth failing", 100, 500, true},
+			{"everything failing at modest traffic", 40, 40, true},
+		} {
+			if got := fires(c.errors, c.requests); got != c.want {
+				t.Errorf("%s (%v 5xx of %v requests, -1: no data): alarm %v, want %v", c.name, c.errors, c.requests, got, c.want)
+			}
+		}
 	})
 	t.Run("dead-letter queue", func(t *testing.T) {
 		var dlqs []string
@@ -841,4 +886,183 @@ func TestTemplateDashboard(t *testing.T) {
 			t.Errorf("the alarm widget does not show %s", id)
 		}
 	}
+}
+
+// compare applies an alarm's ComparisonOperator.
+func compare(t *testing.T, v float64, op string, threshold float64) bool {
+	t.Helper()
+	switch op {
+	case "GreaterThanThreshold":
+		return v > threshold
+	case "GreaterThanOrEqualToThreshold":
+		return v >= threshold
+	case "LessThanThreshold":
+		return v < threshold
+	case "LessThanOrEqualToThreshold":
+		return v <= threshold
+	}
+	t.Fatalf("ComparisonOperator %q", op)
+	return false
+}
+
+// evalMath evaluates a CloudWatch metric math expression on one data point
+// of each series in env (a series not in env has no data point): numbers,
+// + - * /, comparisons (1 or 0), parentheses, IF(c, a, b) and FILL(x, v).
+// ok is false when the result has no data point.
+func evalMath(expr string, env map[string]float64) (v float64, ok bool, err error) {
+	p := &mathParser{toks: mathTokens.FindAllString(expr, -1), env: env}
+	if strings.Join(p.toks, "") != strings.Join(strings.Fields(expr), "") {
+		return 0, false, fmt.Errorf("unexpected characters")
+	}
+	r := p.cmp()
+	if p.err == nil && p.i != len(p.toks) {
+		p.err = fmt.Errorf("unexpected %q", p.toks[p.i])
+	}
+	return r.v, r.ok, p.err
+}
+
+var mathTokens = regexp.MustCompile(`[0-9]+(?:\.[0-9]+)?|[A-Za-z_][A-Za-z0-9_]*|>=|<=|==|!=|[-+*/(),<>]`)
+
+type mathValue struct {
+	v  float64
+	ok bool
+}
+
+type mathParser struct {
+	toks []string
+	i    int
+	env  map[string]float64
+	err  error
+}
+
+func (p *mathParser) peek() string {
+	if p.i < len(p.toks) {
+		return p.toks[p.i]
+	}
+	return ""
+}
+
+func (p *mathParser) next() string {
+	s := p.peek()
+	p.i++
+	return s
+}
+
+func (p *mathParser) expect(s string) {
+	if got := p.next(); got != s && p.err == nil {
+		p.err = fmt.Errorf("want %q, got %q", s, got)
+	}
+}
+
+func both(a, b mathValue, f func(x, y float64) float64) mathValue {
+	if !a.ok || !b.ok {
+		return mathValue{}
+	}
+	return mathValue{f(a.v, b.v), true}
+}
+
+func b01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (p *mathParser) cmp() mathValue {
+	a := p.add()
+	ops := map[string]func(x, y float64) float64{
+		">=": func(x, y float64) float64 { return b01(x >= y) },
+		"<=": func(x, y float64) float64 { return b01(x <= y) },
+		">":  func(x, y float64) float64 { return b01(x > y) },
+		"<":  func(x, y float64) float64 { return b01(x < y) },
+		"==": func(x, y float64) float64 { return b01(x == y) },
+		"!=": func(x, y float64) float64 { return b01(x != y) },
+	}
+	if f, ok := ops[p.peek()]; ok {
+		p.next()
+		return both(a, p.add(), f)
+	}
+	return a
+}
+
+func (p *mathParser) add() mathValue {
+	a := p.mul()
+	for p.peek() == "+" || p.peek() == "-" {
+		if p.next() == "+" {
+			a = both(a, p.mul(), func(x, y float64) float64 { return x + y })
+		} else {
+			a = both(a, p.mul(), func(x, y float64) float64 { return x - y })
+		}
+	}
+	return a
+}
+
+func (p *mathParser) mul() mathValue {
+	a := p.unary()
+	for p.peek() == "*" || p.peek() == "/" {
+		if p.next() == "*" {
+			a = both(a, p.unary(), func(x, y float64) float64 { return x * y })
+			continue
+		}
+		b := p.unary()
+		if b.ok && b.v == 0 {
+			a = mathValue{} // CloudWatch drops a division by zero's point
+			continue
+		}
+		a = both(a, b, func(x, y float64) float64 { return x / y })
+	}
+	return a
+}
+
+func (p *mathParser) unary() mathValue {
+	tok := p.next()
+	switch {
+	case tok == "(":
+		v := p.cmp()
+		p.expect(")")
+		return v
+	case tok == "IF" || tok == "FILL":
+		p.expect("(")
+		var args []mathValue
+		for {
+			args = append(args, p.cmp())
+			if p.peek() != "," {
+				break
+			}
+			p.next()
+		}
+		p.expect(")")
+		switch {
+		case tok == "IF" && len(args) == 3:
+			if !args[0].ok {
+				return mathValue{}
+			}
+			if args[0].v != 0 {
+				return args[1]
+			}
+			return args[2]
+		case tok == "FILL" && len(args) == 2:
+			if args[0].ok {
+				return args[0]
+			}
+			return args[1]
+		}
+		if p.err == nil {
+			p.err = fmt.Errorf("%s with %d arguments", tok, len(args))
+		}
+		return mathValue{}
+	case tok != "" && (tok[0] >= '0' && tok[0] <= '9'):
+		var f float64
+		if _, err := fmt.Sscan(tok, &f); err != nil && p.err == nil {
+			p.err = err
+		}
+		return mathValue{f, true}
+	case tok != "" && tok[0] >= 'a' && tok[0] <= 'z':
+		v, ok := p.env[tok]
+		return mathValue{v, ok}
+	}
+	if p.err == nil {
+		p.err = fmt.Errorf("unexpected %q (teach evalMath)", tok)
+	}
+	return mathValue{}
 }
