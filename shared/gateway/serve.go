@@ -409,6 +409,10 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 	x.w.WriteHeader(http.StatusOK)
 	_, err = x.w.Write(out)
 	x.done = err == nil
+	// Out now, not when the handler returns: the client need not wait for
+	// the attempt's log line and the spend event. With Content-Length set
+	// this is the response's one write either way.
+	flush(x.w)
 	return nil
 }
 
