@@ -167,6 +167,7 @@ func run() error {
 	if err := procs.start(ctx, o.out, "bareproxy", nil, filepath.Join(bin, "bareproxy"), "-addr", bareAddr, "-upstream", "http://"+mockAddr); err != nil {
 		return err
 	}
+	pids := map[string]int{"bare": procs.last()}
 	config := filepath.Join(bin, "config.yaml")
 	if err := os.WriteFile(config, []byte(gatewayConfig(mockAddr)), 0o644); err != nil {
 		return err
@@ -186,6 +187,7 @@ func run() error {
 			return fmt.Errorf("%s is not ready (log: %s): %w", g.name, filepath.Join(o.out, g.name+".log"), err)
 		}
 		url[g.target] = "http://" + addr + "/v1/chat/completions"
+		pids[g.target] = procs.last()
 	}
 
 	resultsPath := filepath.Join(o.out, "results.txt")
@@ -203,23 +205,35 @@ func run() error {
 				// always runs first (or right after the same neighbour).
 				for i := range targets {
 					t := targets[(i+round-1)%len(targets)]
+					cpu0, _ := procCPU(pids[t])
 					line, err := loadgen(ctx, filepath.Join(bin, "loadgen"), url[t], c, mode, o, t)
 					if err != nil {
 						return err
 					}
-					fmt.Println(line)
-					fmt.Fprintln(results, line)
 					r, err := parseResult(line)
 					if err != nil {
 						return err
 					}
+					// The server's CPU over the run, warmup included, per
+					// request (the warmup's requests counted at the run's rate).
+					r.round = round
+					if cpu1, ok := procCPU(pids[t]); ok && r.rps > 0 {
+						r.cpu = time.Duration(float64(cpu1-cpu0) / (r.rps * (o.warmup + o.dur).Seconds()))
+						line += fmt.Sprintf(" cpu_us_per_req=%.1f", float64(r.cpu)/1e3)
+					}
+					fmt.Println(line)
+					fmt.Fprintln(results, line)
 					lines = append(lines, r)
 				}
 			}
 		}
 	}
 	fmt.Printf("\n== summary (median of %d rounds; raw lines in %s, logs beside them)\n", o.rounds, resultsPath)
-	summary(os.Stdout, lines, o)
+	rss := map[string]int64{}
+	for _, t := range targets {
+		rss[t], _ = procPeakRSS(pids[t])
+	}
+	summary(os.Stdout, lines, o, rss)
 	return nil
 }
 
@@ -265,6 +279,9 @@ type proc struct {
 }
 
 type procs []*proc
+
+// last is the process id of the server started last.
+func (ps *procs) last() int { return (*ps)[len(*ps)-1].cmd.Process.Pid }
 
 // start runs a server with its output in out/name.log and waits (bounded)
 // until it accepts connections on the address after its -addr flag.
@@ -377,9 +394,10 @@ func loadgen(ctx context.Context, path, url string, c int, mode string, o option
 
 type result struct {
 	label, mode string
-	c           int
+	c, round    int
 	rps, p50    float64
 	errs        int
+	cpu         time.Duration // the server's CPU per request
 }
 
 // parseResult reads the fields the summary needs from a RESULT line.
@@ -403,24 +421,33 @@ func parseResult(line string) (result, error) {
 	return r, nil
 }
 
-// summary prints, per mode and concurrency, the medians of rps and p50 of
-// each target over the rounds, and each gateway's rps ratio and p50
-// difference to the bare proxy.
-func summary(w io.Writer, lines []result, o options) {
+// summary prints, per mode and concurrency, the medians of rps, p50 and
+// server CPU per request of each target over the rounds, and each gateway's
+// rps ratio and p50 difference to the bare proxy; then the goals,
+// judged on the gateway at its default log level (info), every round's
+// ratio counting; then the peak RSS and what the measured CPU means for a
+// Lambda function's memory size.
+func summary(w io.Writer, lines []result, o options, rss map[string]int64) {
 	type key struct {
 		label, mode string
 		c           int
 	}
-	rps, p50 := map[key][]float64{}, map[key][]float64{}
+	rps, p50, cpu := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
 	errs := map[key]int{}
+	byRound := map[key]map[int]float64{}
 	for _, r := range lines {
 		k := key{r.label, r.mode, r.c}
 		rps[k] = append(rps[k], r.rps)
 		p50[k] = append(p50[k], r.p50)
+		cpu[k] = append(cpu[k], float64(r.cpu)/1e3)
 		errs[k] += r.errs
+		if byRound[k] == nil {
+			byRound[k] = map[int]float64{}
+		}
+		byRound[k][r.round] = r.rps
 	}
-	fmt.Fprintf(w, "%-5s %4s | %9s %8s | %9s %8s %6s %8s | %9s %8s %6s %8s | %s\n",
-		"mode", "c", "bare rps", "p50 ms", "info rps", "p50 ms", "ratio", "dp50 ms", "warn rps", "p50 ms", "ratio", "dp50 ms", "errors")
+	fmt.Fprintf(w, "%-5s %4s | %9s %8s %6s | %9s %8s %6s %8s %6s | %9s %8s %6s %8s %6s | %s\n",
+		"mode", "c", "bare rps", "p50 ms", "cpu us", "info rps", "p50 ms", "ratio", "dp50 ms", "cpu us", "warn rps", "p50 ms", "ratio", "dp50 ms", "cpu us", "errors")
 	for _, m := range []string{"json", "sse"} {
 		for _, c := range o.concs {
 			kb, ki, kw := key{"bare", m, c}, key{"gw_info", m, c}, key{"gw_warn", m, c}
@@ -430,12 +457,53 @@ func summary(w io.Writer, lines []result, o options) {
 			br, bp := median(rps[kb]), median(p50[kb])
 			ir, ip := median(rps[ki]), median(p50[ki])
 			wr, wp := median(rps[kw]), median(p50[kw])
-			fmt.Fprintf(w, "%-5s %4d | %9.0f %8.3f | %9.0f %8.3f %5.2fx %+8.3f | %9.0f %8.3f %5.2fx %+8.3f | %d\n",
-				m, c, br, bp, ir, ip, ir/br, ip-bp, wr, wp, wr/br, wp-bp, errs[kb]+errs[ki]+errs[kw])
+			fmt.Fprintf(w, "%-5s %4d | %9.0f %8.3f %6.0f | %9.0f %8.3f %5.2fx %+8.3f %6.0f | %9.0f %8.3f %5.2fx %+8.3f %6.0f | %d\n",
+				m, c, br, bp, median(cpu[kb]), ir, ip, ir/br, ip-bp, median(cpu[ki]), wr, wp, wr/br, wp-bp, median(cpu[kw]), errs[kb]+errs[ki]+errs[kw])
 		}
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "goal: at c=32 gateway rps / bare rps >= 0.90 (json and sse); at c=1 gateway p50 - bare p50 <= +0.050 ms")
+	verdict := func(ok bool) string {
+		if ok {
+			return "PASS"
+		}
+		return "FAIL"
+	}
+	fmt.Fprintln(w, "\n== goals (the gateway at log level info; cpu us: the server's CPU per request, warmup included)")
+	for _, m := range []string{"sse", "json"} {
+		for _, c := range o.concs {
+			kb, ki := key{"bare", m, c}, key{"gw_info", m, c}
+			if len(rps[kb]) == 0 || c < 32 {
+				continue
+			}
+			var ratios []string
+			all := true
+			for round := 1; round <= o.rounds; round++ {
+				b, g := byRound[kb][round], byRound[ki][round]
+				if b <= 0 {
+					continue
+				}
+				ratios = append(ratios, fmt.Sprintf("%.2fx", g/b))
+				all = all && g/b >= 1.2
+			}
+			fmt.Fprintf(w, "%s  %s c=%d: rps >= 1.2x the bare proxy's in every round: %s\n", verdict(all), m, c, strings.Join(ratios, " "))
+		}
+		kb, ki := key{"bare", m, 1}, key{"gw_info", m, 1}
+		if len(p50[kb]) > 0 {
+			bp, ip := median(p50[kb]), median(p50[ki])
+			fmt.Fprintf(w, "%s  %s c=1: p50 %.3f ms, no worse than the bare proxy's %.3f ms (%+.3f ms)\n", verdict(ip <= bp), m, ip, bp, ip-bp)
+		}
+	}
+	if r := rss["gw_info"]; r > 0 {
+		fmt.Fprintf(w, "%s  peak RSS of the gateway %.1f MB <= 64 MB (log level warn: %.1f MB; bare proxy %.1f MB)\n",
+			verdict(r <= 64<<20), float64(r)/(1<<20), float64(rss["gw_warn"])/(1<<20), float64(rss["bare"])/(1<<20))
+	}
+	cj, cs := median(cpu[key{"gw_info", "json", 1}]), median(cpu[key{"gw_info", "sse", 1}])
+	if cj > 0 || cs > 0 {
+		tlsCPU, err := tlsClientCPU(50)
+		if err != nil {
+			fmt.Fprintf(w, "TLS handshake not measured: %v\n", err)
+		}
+		lambdaModel(w, time.Duration(cj*1e3), time.Duration(cs*1e3), tlsCPU, rss["gw_info"], 5)
+	}
 }
 
 func median(v []float64) float64 {
