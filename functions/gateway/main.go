@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -36,9 +37,22 @@ func run() error {
 	addr := flag.String("addr", defaultAddr(), "listen address in local mode (env PORT sets the port)")
 	cfgPath := flag.String("config", os.Getenv("GATEWAY_CONFIG"), "LiteLLM config file (env GATEWAY_CONFIG); empty: embedded mock default")
 	store := flag.String("store", envOr("GATEWAY_STORE", "memory"), "state store: memory or dynamodb (env GATEWAY_STORE)")
+	cpuProfile := flag.String("cpuprofile", "", "local mode: write a CPU profile (go tool pprof) to this file until the gateway stops")
 	flag.Parse()
 
 	inLambda := os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
+	if *cpuProfile != "" && !inLambda {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	var logOut io.Writer = os.Stderr
 	if !inLambda { // batch log lines locally; in Lambda every line must be out before the instance freezes
 		lb := logbuf.New(os.Stderr, 100*time.Millisecond)

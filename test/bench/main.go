@@ -64,6 +64,7 @@ type options struct {
 	concs       []int
 	modes       []string
 	out         string
+	profile     bool
 }
 
 func parseFlags() (options, error) {
@@ -76,6 +77,7 @@ func parseFlags() (options, error) {
 	flag.StringVar(&concs, "c", envOr("CONCURRENCY", "1 32"), "concurrencies, space- or comma-separated (env CONCURRENCY)")
 	flag.StringVar(&modes, "modes", envOr("MODES", "json sse"), "modes: json, sse (env MODES)")
 	flag.StringVar(&o.out, "out", os.Getenv("OUT"), "directory for the raw RESULT lines and the logs (env OUT); empty: a temporary directory")
+	flag.BoolVar(&o.profile, "profile", os.Getenv("PROFILE") != "", "write a CPU profile of the gateway at log level info to the output directory (env PROFILE)")
 	flag.Parse()
 	if err := errors.Join(envErrs...); err != nil {
 		return o, err
@@ -180,7 +182,12 @@ func run() error {
 		}
 		// Local mode, memory store, no master key: nothing but the mock.
 		env := []string{"LOG_LEVEL=" + g.level, "AWS_LAMBDA_RUNTIME_API=", "GATEWAY_MASTER_KEY=", "LITELLM_MASTER_KEY=", "GATEWAY_MASTER_KEY_PARAMETER="}
-		if err := procs.start(ctx, o.out, g.name, env, filepath.Join(bin, "gateway"), "-addr", addr, "-config", config, "-store", "memory"); err != nil {
+		args := []string{"-addr", addr, "-config", config, "-store", "memory"}
+		if o.profile && g.target == "gw_info" {
+			args = append(args, "-cpuprofile", filepath.Join(o.out, g.name+".pprof"))
+			fmt.Printf("== profiling %s: go tool pprof -top %s (complete once the bench ends)\n", g.name, filepath.Join(o.out, g.name+".pprof"))
+		}
+		if err := procs.start(ctx, o.out, g.name, env, filepath.Join(bin, "gateway"), args...); err != nil {
 			return err
 		}
 		if err := ready(ctx, "http://"+addr+"/health/readiness"); err != nil {
