@@ -38,7 +38,7 @@ type params struct {
 func readParams(r *http.Request) (*params, error) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
-		return nil, apierr.New(apierr.InvalidRequest, "could not read the request body: %v", err)
+		return nil, apierr.BodyRead(err) // 408 when local mode's body timeout hit
 	}
 	if len(b) > maxBody {
 		return nil, apierr.New(apierr.TooLarge, "request body over %d bytes", maxBody)

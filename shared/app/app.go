@@ -86,6 +86,10 @@ type Settings struct {
 	// Lambda holds spend events until FlushSpend, which the Lambda hook
 	// calls after each response.
 	Lambda bool
+
+	// Local bounds what a local-mode instance accepts from its clients
+	// (local.go; DefaultLocalLimits); zero: no bounds, as Lambda needs.
+	Local LocalLimits
 }
 
 // Gateway is an assembled gateway.
@@ -109,6 +113,7 @@ type Gateway struct {
 	Metrics *metrics.Registry
 
 	stopSweeper func() // stops the strict-budget hold sweeper (strict.go)
+	local       LocalLimits
 }
 
 // Build loads the config and wires the gateway.
@@ -141,7 +146,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	for _, w := range cfg.Warnings {
 		log.LogAttrs(ctx, slog.LevelWarn, "config", slog.String("path", w.Path), slog.Int("line", w.Line), slog.String("warning", w.Message))
 	}
-	gw := &Gateway{Config: cfg}
+	gw := &Gateway{Config: cfg, local: s.Local}
 	var keyReader gateway.KeyReader
 	switch s.Store {
 	case "", StoreMemory:
@@ -191,6 +196,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		Prices:     priceTable,
 		Metrics:    s.Metrics,
 		OnComplete: spendgw.OnComplete(gw.SpendQueue),
+		MaxStreams: s.Local.MaxStreams,
 	})
 	gw.Admin = adminapi.New(adminapi.Options{
 		MasterKey: cfg.General.MasterKey, Keys: gw.Keys, Spend: gw.Spend, Config: cfg, Now: s.Now, Logger: log,
