@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,15 @@ func run() error {
 	cfgPath := flag.String("config", os.Getenv("GATEWAY_CONFIG"), "LiteLLM config file (env GATEWAY_CONFIG); empty: embedded mock default")
 	store := flag.String("store", envOr("GATEWAY_STORE", "memory"), "state store: memory or dynamodb (env GATEWAY_STORE)")
 	cpuProfile := flag.String("cpuprofile", "", "local mode: write a CPU profile (go tool pprof) to this file until the gateway stops")
+	local, err := localLimits()
+	if err != nil {
+		return err
+	}
+	flag.DurationVar(&local.ReadHeaderTimeout, "read-header-timeout", local.ReadHeaderTimeout, "local mode: close a connection whose request headers take longer (env GATEWAY_READ_HEADER_TIMEOUT; 0: none)")
+	flag.IntVar(&local.MaxHeaderBytes, "max-header-bytes", local.MaxHeaderBytes, "local mode: request line and headers above this get a 431 (env GATEWAY_MAX_HEADER_BYTES; 0: 1 MB)")
+	flag.DurationVar(&local.BodyTimeout, "body-timeout", local.BodyTimeout, "local mode: a request body taking longer gets a 408 (env GATEWAY_BODY_TIMEOUT; 0: none)")
+	flag.IntVar(&local.MaxStreams, "max-streams", local.MaxStreams, "local mode: streamed completions served at once; above, a 503 (env GATEWAY_MAX_STREAMS; 0: no bound)")
+	flag.IntVar(&local.MaxRequests, "max-requests", local.MaxRequests, "local mode: requests served at once, streams included; above, a 503 (env GATEWAY_MAX_REQUESTS; 0: no bound)")
 	flag.Parse()
 
 	inLambda := os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
@@ -72,7 +82,9 @@ func run() error {
 	// Spend events: to SQS when the queue is set (held until each response
 	// is out, in Lambda); else an in-process queue into the same store.
 	settings.SpendQueueURL, settings.Lambda = os.Getenv(tables.SpendQueueEnvVar), inLambda
-	var err error
+	if !inLambda { // Lambda: one request per instance; the function URL bounds headers and body
+		settings.Local = local
+	}
 	// Metrics: EMF lines on stdout in Lambda, GET /metrics locally; METRICS=off.
 	if settings.Metrics, err = app.MetricsFromEnv(os.Getenv, inLambda, os.Stdout); err != nil {
 		return err
@@ -100,7 +112,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: gw.HTTP, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	srv := gw.Server() // settings.Local's timeouts and bounds
 	base := "http://" + ln.Addr().String()
 	var models []string
 	for _, m := range gw.Router.Models() {
@@ -158,6 +170,36 @@ func defaultAddr() string {
 		return "127.0.0.1:" + p
 	}
 	return "127.0.0.1:4000"
+}
+
+// localLimits are local mode's client bounds: the defaults, overridden by
+// the environment (the flags override both).
+func localLimits() (app.LocalLimits, error) {
+	l := app.DefaultLocalLimits()
+	var err error
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+	}{{"GATEWAY_READ_HEADER_TIMEOUT", &l.ReadHeaderTimeout}, {"GATEWAY_BODY_TIMEOUT", &l.BodyTimeout}} {
+		if _, set := os.LookupEnv(d.name); set {
+			if *d.v, err = envDuration(d.name); err != nil {
+				return l, err
+			}
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    *int
+	}{{"GATEWAY_MAX_HEADER_BYTES", &l.MaxHeaderBytes}, {"GATEWAY_MAX_STREAMS", &l.MaxStreams}, {"GATEWAY_MAX_REQUESTS", &l.MaxRequests}} {
+		if v, set := os.LookupEnv(n.name); set {
+			i, err := strconv.Atoi(v)
+			if err != nil || i < 0 {
+				return l, fmt.Errorf("%s=%q: want a whole number, 0 for no bound", n.name, v)
+			}
+			*n.v = i
+		}
+	}
+	return l, nil
 }
 
 // envDuration reads a Go duration ("1s", "500ms"); unset is zero (the default).
