@@ -86,6 +86,9 @@ type Settings struct {
 	// Lambda holds spend events until FlushSpend, which the Lambda hook
 	// calls after each response.
 	Lambda bool
+	// masterKeyRead is the SSM read of the master key ResolveAWS started;
+	// Build waits for it just before the handler needs the key.
+	masterKeyRead *pendingSecret
 
 	// Local bounds what a local-mode instance accepts from its clients
 	// (local.go; DefaultLocalLimits); zero: no bounds, as Lambda needs.
@@ -135,9 +138,6 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.MasterKey != "" {
-		cfg.General.MasterKey = s.MasterKey
-	}
 	priceTable, err := prices(s)
 	if err != nil {
 		return nil, err
@@ -167,6 +167,9 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{KeysTable: names.Keys, HoldsTable: names.Spend, Logger: log, Timeout: s.StoreTimeout})
 		gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{Timeout: s.StoreTimeout}),
 			cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})
+		if s.Lambda {
+			readAhead(ctx, cfg, gw.Cooldowns, s.Now) // coldstart.go
+		}
 	default:
 		return nil, fmt.Errorf("store %q is not supported (memory, dynamodb)", s.Store)
 	}
@@ -184,6 +187,12 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		traced := *client
 		traced.Transport = inittrace.Transport(client.Transport, func(*http.Request) string { return "upstream" })
 		client = &traced
+	}
+	if err := s.awaitMasterKey(ctx); err != nil { // read from SSM while the above was built (aws.go)
+		return nil, err
+	}
+	if s.MasterKey != "" {
+		cfg.General.MasterKey = s.MasterKey
 	}
 	gw.Handler = gateway.New(gateway.Options{
 		Config:     cfg,

@@ -7,7 +7,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/sluice-gw/sluice/shared/inittrace"
 	"github.com/sluice-gw/sluice/shared/ssmparam"
@@ -20,8 +19,11 @@ const MasterKeyParameterEnv = "GATEWAY_MASTER_KEY_PARAMETER"
 // ResolveAWS loads the AWS SDK configuration into s when s needs it (the
 // DynamoDB store, a spend queue, or a master key held in SSM under the
 // parameter MasterKeyParameterEnv names), marks an emulator endpoint, and
-// reads that master key: a function never runs open because the parameter
-// could not be read. lookup reads the environment (os.Getenv from main).
+// starts reading that master key: the read runs while Build assembles
+// everything that does not need the key, and Build waits for it before the
+// handler, failing when it failed: a function never runs open because the
+// parameter could not be read. lookup reads the environment (os.Getenv
+// from main).
 func (s *Settings) ResolveAWS(ctx context.Context, lookup func(string) string) error {
 	param := lookup(MasterKeyParameterEnv)
 	if s.Store != StoreDynamoDB && param == "" && s.SpendQueueURL == "" {
@@ -43,13 +45,43 @@ func (s *Settings) ResolveAWS(ctx context.Context, lookup func(string) string) e
 	s.AWS = &cfg
 	s.Emulator = lookup("AWS_ENDPOINT_URL") != "" || lookup("AWS_ENDPOINT_URL_DYNAMODB") != ""
 	if param != "" {
-		endSSM := inittrace.Span("ssm")
-		key, err := ssmparam.Get(ctx, ssm.NewFromConfig(cfg), param)
-		endSSM()
-		if err != nil {
-			return fmt.Errorf("master key: %w", err)
-		}
-		s.MasterKey = key
+		p := &pendingSecret{done: make(chan struct{})}
+		client := ssmparam.NewClient(cfg, lookup)
+		go func() {
+			defer close(p.done)
+			end := inittrace.Span("ssm")
+			p.value, p.err = ssmparam.Get(ctx, client, param)
+			end()
+		}()
+		s.masterKeyRead = p
 	}
+	return nil
+}
+
+// pendingSecret is a secret being read.
+type pendingSecret struct {
+	done  chan struct{} // closed when value or err is set
+	value string
+	err   error
+}
+
+// awaitMasterKey waits for the master key ResolveAWS started reading, if
+// any, and sets s.MasterKey to it.
+func (s *Settings) awaitMasterKey(ctx context.Context) error {
+	p := s.masterKeyRead
+	if p == nil {
+		return nil
+	}
+	end := inittrace.Span("ssm_wait")
+	defer end()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return fmt.Errorf("master key: %w", ctx.Err())
+	}
+	if p.err != nil {
+		return fmt.Errorf("master key: %w", p.err)
+	}
+	s.MasterKey = p.value
 	return nil
 }

@@ -1,27 +1,39 @@
 // Package ssmparam reads secrets, such as the master key, from SSM Parameter
 // Store, so that they never sit in plain text in a template or a function's
 // environment: the environment carries only the parameter's name.
+//
+// Client makes the one call the functions need, GetParameter, as a SigV4
+// signed awsJson1_1 POST with the SDK's signer and credentials, without the
+// SDK's SSM client: that package's init alone (the schemas of every SSM
+// operation) cost the gateway's Lambda cold start about 10 ms of CPU.
 package ssmparam
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 )
 
 // DefaultTimeout bounds Get when ctx has no deadline of its own.
 const DefaultTimeout = 5 * time.Second
 
-// API is the part of the SSM client Get needs.
+// API is what Get needs: one parameter's value, decrypted when decrypt is
+// set.
 type API interface {
-	GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+	GetParameter(ctx context.Context, name string, decrypt bool) (string, error)
 }
-
-var _ API = (*ssm.Client)(nil)
 
 // Get returns the decrypted value of the parameter called name (a
 // SecureString, or a plain String). An empty value is an error: a secret that
@@ -35,12 +47,189 @@ func Get(ctx context.Context, api API, name string) (string, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	v, err := api.GetParameter(ctx, name, true)
 	if err != nil {
 		return "", fmt.Errorf("ssm parameter %s: %w", name, err)
 	}
-	if out.Parameter == nil || aws.ToString(out.Parameter.Value) == "" {
+	if v == "" {
 		return "", fmt.Errorf("ssm parameter %s: empty value", name)
 	}
-	return aws.ToString(out.Parameter.Value), nil
+	return v, nil
+}
+
+// Client is an API on SSM's HTTPS endpoint.
+type Client struct {
+	endpoint    string // scheme://host[:port], no trailing slash
+	region      string
+	credentials aws.CredentialsProvider
+	http        aws.HTTPClient
+	signer      *v4.Signer
+	attempts    int
+	backoff     time.Duration
+}
+
+var _ API = (*Client)(nil)
+
+// NewClient returns a Client for cfg's region, credentials and HTTP client.
+// The endpoint is, as the SDK resolves it: AWS_ENDPOINT_URL_SSM, else
+// cfg.BaseEndpoint (AWS_ENDPOINT_URL), unless
+// AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true; else the region's
+// ssm[-fips].<region>.<partition suffix>, with FIPS and dual-stack from
+// AWS_USE_FIPS_ENDPOINT and AWS_USE_DUALSTACK_ENDPOINT. lookup reads the
+// environment (os.Getenv).
+func NewClient(cfg aws.Config, lookup func(string) string) *Client {
+	c := &Client{
+		region: cfg.Region, credentials: cfg.Credentials, http: cfg.HTTPClient,
+		signer: v4.NewSigner(), attempts: 3, backoff: 50 * time.Millisecond,
+	}
+	if c.http == nil {
+		c.http = awshttp.NewBuildableClient()
+	}
+	if !strings.EqualFold(lookup("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true") {
+		if e := lookup("AWS_ENDPOINT_URL_SSM"); e != "" {
+			c.endpoint = e
+		} else if cfg.BaseEndpoint != nil {
+			c.endpoint = *cfg.BaseEndpoint
+		}
+	}
+	if c.endpoint == "" {
+		c.endpoint = endpointFor(c.region, strings.EqualFold(lookup("AWS_USE_FIPS_ENDPOINT"), "true"),
+			strings.EqualFold(lookup("AWS_USE_DUALSTACK_ENDPOINT"), "true"))
+	}
+	c.endpoint = strings.TrimRight(c.endpoint, "/")
+	return c
+}
+
+// endpointFor is SSM's endpoint in region (partitions aws, aws-cn,
+// aws-us-gov; the ISO partitions need AWS_ENDPOINT_URL_SSM).
+func endpointFor(region string, fips, dualstack bool) string {
+	host := "ssm"
+	if fips {
+		host = "ssm-fips"
+	}
+	suffix := "amazonaws.com"
+	switch {
+	case strings.HasPrefix(region, "cn-") && dualstack:
+		suffix = "api.amazonwebservices.com.cn"
+	case strings.HasPrefix(region, "cn-"):
+		suffix = "amazonaws.com.cn"
+	case dualstack:
+		suffix = "api.aws"
+	}
+	return "https://" + host + "." + region + "." + suffix
+}
+
+// getParameterOutput is the part of GetParameter's answer Client reads.
+type getParameterOutput struct {
+	Parameter *struct {
+		Value *string `json:"Value"`
+	} `json:"Parameter"`
+}
+
+// GetParameter implements API with up to three attempts: a connection error,
+// a 5xx or a throttling answer is retried after a short backoff.
+func (c *Client) GetParameter(ctx context.Context, name string, decrypt bool) (string, error) {
+	if c.region == "" {
+		return "", errors.New("no AWS region (AWS_REGION)")
+	}
+	if c.credentials == nil {
+		return "", errors.New("no AWS credentials")
+	}
+	body, err := json.Marshal(struct {
+		Name           string `json:"Name"`
+		WithDecryption bool   `json:"WithDecryption"`
+	}{name, decrypt})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(body)
+	payloadHash := hex.EncodeToString(sum[:])
+	var last error
+	for attempt := 0; attempt < c.attempts; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return "", fmt.Errorf("%w (after %v)", ctx.Err(), last)
+			case <-time.After(c.backoff << (attempt - 1)):
+			}
+		}
+		v, retry, err := c.try(ctx, body, payloadHash)
+		if err == nil {
+			return v, nil
+		}
+		if last = err; !retry {
+			break
+		}
+	}
+	return "", last
+}
+
+// try makes one attempt; retry says whether another may succeed.
+func (c *Client) try(ctx context.Context, body []byte, payloadHash string) (value string, retry bool, err error) {
+	creds, err := c.credentials.Retrieve(ctx)
+	if err != nil {
+		return "", false, fmt.Errorf("credentials: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint+"/", bytes.NewReader(body))
+	if err != nil {
+		return "", false, err
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+	req.Header.Set("X-Amz-Target", "AmazonSSM.GetParameter")
+	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, "ssm", c.region, time.Now()); err != nil {
+		return "", false, fmt.Errorf("sign: %w", err)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", ctx.Err() == nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", ctx.Err() == nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		code, msg := awsError(resp.Header, b)
+		retry := resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests ||
+			strings.Contains(code, "Throttling") || code == "TooManyRequestsException"
+		return "", retry, fmt.Errorf("%s (HTTP %d): %s", code, resp.StatusCode, msg)
+	}
+	var out getParameterOutput
+	if err := json.Unmarshal(b, &out); err != nil {
+		return "", false, fmt.Errorf("decoding the answer: %w", err)
+	}
+	if out.Parameter == nil || out.Parameter.Value == nil {
+		return "", false, nil // Get calls it an empty value
+	}
+	return *out.Parameter.Value, false, nil
+}
+
+// awsError reads an awsJson1_1 error: its type (from X-Amzn-ErrorType or
+// __type, without the namespace) and message.
+func awsError(h http.Header, body []byte) (code, msg string) {
+	var e struct {
+		Type     string `json:"__type"`
+		Message  string `json:"message"`
+		Message2 string `json:"Message"`
+	}
+	_ = json.Unmarshal(body, &e)
+	code = h.Get("X-Amzn-ErrorType")
+	if code == "" {
+		code = e.Type
+	}
+	code, _, _ = strings.Cut(code, ":")
+	if i := strings.LastIndexByte(code, '#'); i >= 0 {
+		code = code[i+1:]
+	}
+	if code == "" {
+		code = "UnknownError"
+	}
+	msg = e.Message
+	if msg == "" {
+		msg = e.Message2
+	}
+	if msg == "" && e.Type == "" && len(body) <= 200 {
+		msg = string(body) // not an AWS error body (a proxy's, say)
+	}
+	return code, msg
 }
