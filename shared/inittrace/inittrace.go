@@ -41,14 +41,16 @@ var (
 type event struct {
 	name       string
 	start, end int64 // Unix nanoseconds; end 0 for an instant
+	cpu        int64 // an instant's process CPU time (user + system, ns); -1 unknown
 }
 
-// Mark records the instant now under name, the first time only.
+// Mark records the instant now under name, the first time only, with the
+// CPU time the process has used so far (every thread, the runtime's too).
 func Mark(name string) {
 	if !on {
 		return
 	}
-	add(event{name: name, start: time.Now().UnixNano()})
+	add(event{name: name, start: time.Now().UnixNano(), cpu: cpuTime()})
 }
 
 // Span starts a span named name and returns the function that ends it; only
@@ -58,7 +60,7 @@ func Span(name string) (end func()) {
 		return func() {}
 	}
 	start := time.Now().UnixNano()
-	return func() { add(event{name: name, start: start, end: time.Now().UnixNano()}) }
+	return func() { add(event{name: name, start: start, end: time.Now().UnixNano(), cpu: -1}) }
 }
 
 func add(e event) {
@@ -73,7 +75,8 @@ func add(e event) {
 
 // Emit writes the events recorded so far, once, as one line: Prefix, then
 // a JSON object mapping each name to [start] or [start, end] in Unix
-// nanoseconds. Later calls do nothing.
+// nanoseconds, and "cpu." + name to [ns] for each instant whose process CPU
+// time is known. Later calls do nothing.
 func Emit(w io.Writer) {
 	if !on {
 		return
@@ -97,6 +100,13 @@ func Emit(w io.Writer) {
 			b = strconv.AppendInt(b, e.end, 10)
 		}
 		b = append(b, ']')
+		if e.end == 0 && e.cpu >= 0 {
+			b = append(b, ',')
+			b = strconv.AppendQuote(b, "cpu."+e.name)
+			b = append(b, ":["...)
+			b = strconv.AppendInt(b, e.cpu, 10)
+			b = append(b, ']')
+		}
 	}
 	mu.Unlock()
 	b = append(b, "}\n"...)

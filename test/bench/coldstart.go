@@ -7,6 +7,7 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -49,7 +50,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 )
 
-const coldstartUsage = `usage: go run ./test/bench coldstart [-n 10] [-out dir]
+const coldstartUsage = `usage: go run ./test/bench coldstart [-n 10] [-baseline git-ref] [-out dir]
 
 Starts the gateway's Lambda bootstrap (built as the Makefile builds it) n
 times in the deployed configuration: DynamoDB store (DynamoDB Local at
@@ -58,15 +59,18 @@ queue (moto at SQS_ENDPOINT), one virtual key with an rpm limit, so the first
 request reads the key and is admitted against DynamoDB. Each start is served
 one function URL invocation by a Runtime API inside this process. Prints the
 median of each phase, the emulators' own answer times for the same calls and
-the gateway's own time.
+the gateway's own time. With -baseline, the bootstrap of that commit is
+measured too, alternating with this tree's.
 `
 
 const coldRegion = "us-east-1"
 
 type coldOptions struct {
-	n        int
-	out      string
-	ddb, sqs string // emulator endpoints
+	n         int
+	out       string
+	baseline  string
+	bootstrap string
+	ddb, sqs  string // emulator endpoints
 }
 
 // runColdstart is the coldstart subcommand.
@@ -76,6 +80,8 @@ func runColdstart(args []string) error {
 	var o coldOptions
 	var envErrs []error
 	fs.IntVar(&o.n, "n", envInt("COLDSTARTS", 10, &envErrs), "cold starts to measure (env COLDSTARTS)")
+	fs.StringVar(&o.baseline, "baseline", os.Getenv("BASELINE"), "a git commit or branch whose bootstrap is measured too, alternating with this tree's (env BASELINE)")
+	fs.StringVar(&o.bootstrap, "bootstrap", "", "measure this gateway bootstrap instead of building this tree's (an absolute path)")
 	fs.StringVar(&o.out, "out", os.Getenv("OUT"), "directory for the bootstraps' logs (env OUT); empty: a temporary directory")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -128,21 +134,32 @@ func coldstart(ctx context.Context, o coldOptions, root, bin string) error {
 	}
 
 	fmt.Println("== building the gateway's bootstrap as the Makefile does (-tags lambda.norpc -trimpath -ldflags \"-s -w\", CGO_ENABLED=0)")
-	build := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w",
-		"-o", filepath.Join(bin, "bootstrap"), "./functions/gateway")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build bootstrap: %w", err)
+	variants := []coldVariant{{name: "this tree", path: filepath.Join(bin, "bootstrap")}}
+	if o.bootstrap != "" { // a given binary (say, unstripped, for perf record)
+		variants[0] = coldVariant{name: o.bootstrap, path: o.bootstrap}
+	} else if err := buildBootstrap(ctx, root, variants[0].path); err != nil {
+		return err
+	}
+	if o.baseline != "" {
+		fmt.Printf("== building the baseline's bootstrap (%s, from git archive)\n", o.baseline)
+		src, err := os.MkdirTemp("", "sluice-coldstart-baseline.")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(src)
+		if err := gitExport(ctx, root, o.baseline, src); err != nil {
+			return err
+		}
+		base := coldVariant{name: "baseline " + o.baseline, path: filepath.Join(bin, "bootstrap-baseline")}
+		if err := buildBootstrap(ctx, src, base.path); err != nil {
+			return fmt.Errorf("baseline %s: %w", o.baseline, err)
+		}
+		variants = append([]coldVariant{base}, variants...)
 	}
 	mockBuild := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "mock"), "./test/bench/mock")
 	mockBuild.Dir, mockBuild.Stdout, mockBuild.Stderr = root, os.Stderr, os.Stderr
 	if err := mockBuild.Run(); err != nil {
 		return fmt.Errorf("go build mock: %w", err)
-	}
-	var bootstrapSize int64
-	if fi, err := os.Stat(filepath.Join(bin, "bootstrap")); err == nil {
-		bootstrapSize = fi.Size()
 	}
 
 	var procs procs
@@ -172,13 +189,17 @@ func coldstart(ctx context.Context, o coldOptions, root, bin string) error {
 	defer api.close()
 
 	env := res.env(api.addr, bin)
-	var runs []coldRun
+	// With a baseline, the variants alternate, so that both see the same
+	// load on the machine and the emulators.
 	for i := 0; i < o.n; i++ {
-		r, err := api.coldStart(ctx, filepath.Join(bin, "bootstrap"), bin, env, filepath.Join(o.out, fmt.Sprintf("bootstrap-%02d.log", i+1)))
-		if err != nil {
-			return fmt.Errorf("cold start %d: %w", i+1, err)
+		for v := range variants {
+			log := filepath.Join(o.out, fmt.Sprintf("bootstrap-%02d-%d.log", i+1, v))
+			r, err := api.coldStart(ctx, variants[v].path, bin, env, log)
+			if err != nil {
+				return fmt.Errorf("cold start %d of %s: %w", i+1, variants[v].name, err)
+			}
+			variants[v].runs = append(variants[v].runs, r)
 		}
-		runs = append(runs, r)
 	}
 
 	fmt.Println("== the emulators' own answer times (same calls from this process, warm connection, median of 20)")
@@ -186,8 +207,84 @@ func coldstart(ctx context.Context, o coldOptions, root, bin string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n== cold start: %d runs, %s, %d cores, bootstrap %.1f MB; logs in %s\n", o.n, runtime.Version(), runtime.NumCPU(), float64(bootstrapSize)/1e6, o.out)
-	coldSummary(os.Stdout, runs, emu)
+	for _, v := range variants {
+		var size int64
+		if fi, err := os.Stat(v.path); err == nil {
+			size = fi.Size()
+		}
+		fmt.Printf("\n== cold start of %s: %d runs, %s, %d cores, bootstrap %.1f MB; logs in %s\n", v.name, o.n, runtime.Version(), runtime.NumCPU(), float64(size)/1e6, o.out)
+		coldSummary(os.Stdout, v.runs, emu)
+	}
+	return nil
+}
+
+// coldVariant is one bootstrap and its cold starts.
+type coldVariant struct {
+	name, path string
+	runs       []coldRun
+}
+
+// buildBootstrap builds functions/gateway of the module in dir into out,
+// as the Makefile builds it for Lambda (for this machine's architecture).
+func buildBootstrap(ctx context.Context, dir, out string) error {
+	build := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", out, "./functions/gateway")
+	build.Dir, build.Stdout, build.Stderr = dir, os.Stderr, os.Stderr
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build bootstrap: %w", err)
+	}
+	return nil
+}
+
+// gitExport writes the tree of ref (a commit, tag or branch of the
+// repository at root) into dir, without touching the repository.
+func gitExport(ctx context.Context, root, ref, dir string) error {
+	cmd := exec.CommandContext(ctx, "git", "-C", root, "archive", "--format=tar", ref)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	tr := tar.NewReader(out)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			_ = cmd.Wait()
+			return fmt.Errorf("git archive %s: %w: %s", ref, err, stderr.String())
+		}
+		p := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			continue
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(p, 0o755)
+		case tar.TypeReg:
+			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+				var f *os.File
+				if f, err = os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&0o755|0o600); err == nil {
+					_, err = io.Copy(f, tr)
+					if cerr := f.Close(); err == nil {
+						err = cerr
+					}
+				}
+			}
+		}
+		if err != nil {
+			_ = cmd.Wait()
+			return err
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("git archive %s: %w: %s", ref, err, stderr.String())
+	}
 	return nil
 }
 
@@ -411,6 +508,7 @@ type coldRuntimeAPI struct {
 type coldRun struct {
 	exec, next1, respStart, respEnd int64
 	next2                           int64
+	cpuTotal                        int64 // the bootstrap's CPU time (user + system) until killed
 	status                          int
 	body                            string
 	failure                         string
@@ -551,6 +649,11 @@ func (api *coldRuntimeAPI) coldStart(ctx context.Context, bootstrap, dir string,
 			return coldRun{}, ctx.Err()
 		}
 	}
+	_ = cmd.Process.Kill() // frozen, then gone: its CPU time is final
+	<-exited
+	if ps := cmd.ProcessState; ps != nil {
+		run.cpuTotal = int64(ps.UserTime() + ps.SystemTime())
+	}
 	if run.failure != "" {
 		return coldRun{}, fmt.Errorf("%s (log %s)", run.failure, logPath)
 	}
@@ -565,9 +668,8 @@ func (api *coldRuntimeAPI) coldStart(ctx context.Context, bootstrap, dir string,
 			}
 		}
 	}
-	if run.trace == nil {
-		return coldRun{}, fmt.Errorf("the bootstrap wrote no %s line (log %s)", strings.TrimSpace(inittrace.Prefix), logPath)
-	}
+	// No trace line: a bootstrap without inittrace (an old baseline); its
+	// phases print as "-".
 	return *run, nil
 }
 
@@ -583,6 +685,13 @@ func coldSummary(w io.Writer, runs []coldRun, emu map[string]time.Duration) {
 			return -1
 		}
 		return float64(v[i] - r.exec)
+	}
+	cpu := func(r coldRun, name string) float64 {
+		v, ok := r.trace["cpu."+name]
+		if !ok || len(v) != 1 {
+			return -1
+		}
+		return float64(v[0])
 	}
 	span := func(r coldRun, name string) float64 {
 		v, ok := r.trace[name]
@@ -618,6 +727,10 @@ func coldSummary(w io.Writer, runs []coldRun, emu map[string]time.Duration) {
 		{"exec -> first response end", func(r coldRun) float64 { return float64(r.respEnd - r.exec) }, "TOTAL: the client has the whole response"},
 		{"spend flush (SendMessageBatch)", func(r coldRun) float64 { return span(r, "spend_flush") }, "after the response, before the next `next`"},
 		{"exec -> second next", func(r coldRun) float64 { return float64(r.next2 - r.exec) }, "the invocation ends"},
+		{"CPU time: exec -> main()", func(r coldRun) float64 { return cpu(r, "main") }, "the bootstrap's user + system time, every thread"},
+		{"CPU time: exec -> first next", func(r coldRun) float64 { return cpu(r, "lambda_start") }, ""},
+		{"CPU time: exec -> response end", func(r coldRun) float64 { return cpu(r, "response_sent") }, "the gateway's own work, whatever the load on the machine"},
+		{"CPU time: whole process", func(r coldRun) float64 { return float64(r.cpuTotal) }, "until killed after the second next"},
 	}
 	fmt.Fprintf(w, "%-32s %9s %9s %9s   %s\n", "phase", "p50 ms", "min ms", "max ms", "")
 	for _, rw := range rows {
