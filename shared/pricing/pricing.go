@@ -10,12 +10,15 @@ package pricing
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -74,34 +77,17 @@ type Table struct {
 	m map[string]Price
 }
 
-// entry is one model of a LiteLLM price file. Values are read leniently:
-// LiteLLM's own file holds a "sample_spec" entry with descriptions where
-// numbers go, and fields the gateway does not use are ignored.
-type entry struct {
-	Input          json.RawMessage `json:"input_cost_per_token"`
-	Output         json.RawMessage `json:"output_cost_per_token"`
-	CacheRead      json.RawMessage `json:"cache_read_input_token_cost"`
-	CacheHit       json.RawMessage `json:"input_cost_per_token_cache_hit"`
-	CacheWrite     json.RawMessage `json:"cache_creation_input_token_cost"`
-	MaxInputTokens json.RawMessage `json:"max_input_tokens"`
-	MaxOutput      json.RawMessage `json:"max_output_tokens"`
-	MaxTokens      json.RawMessage `json:"max_tokens"`
-	Mode           string          `json:"mode"`
-}
-
 // number reads a JSON number (or a string holding one); ok is false for
 // anything else, and for negative, NaN or infinite values.
-func number(raw json.RawMessage) (float64, bool) {
-	s := strings.TrimSpace(string(raw))
-	if s == "" || s == "null" {
+func number(v gjson.Result) (float64, bool) {
+	var s string
+	switch v.Type {
+	case gjson.Number:
+		s = v.Raw
+	case gjson.String:
+		s = strings.TrimSpace(v.Str)
+	default:
 		return 0, false
-	}
-	if s[0] == '"' {
-		var str string
-		if json.Unmarshal(raw, &str) != nil {
-			return 0, false
-		}
-		s = strings.TrimSpace(str)
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
@@ -110,8 +96,8 @@ func number(raw json.RawMessage) (float64, bool) {
 	return f, true
 }
 
-func count(raw json.RawMessage) int {
-	f, ok := number(raw)
+func count(v gjson.Result) int {
+	f, ok := number(v)
 	if !ok || f > math.MaxInt32 {
 		return 0
 	}
@@ -124,47 +110,96 @@ func count(raw json.RawMessage) int {
 // cache_creation_input_token_cost, max_input_tokens, max_output_tokens and
 // max_tokens. LiteLLM's "sample_spec" entry, and entries with neither an
 // input nor an output price per token (image, audio or per-second models),
-// are left out.
+// are left out. Values are read leniently: LiteLLM's own file holds
+// descriptions where numbers go, and fields the gateway does not use are
+// ignored; an entry whose mode is not a string keeps only its input and
+// output prices.
+//
+// It walks the text once (gjson, no reflection): the embedded table is
+// parsed at every cold start, and encoding/json took several milliseconds.
 func Parse(data []byte) (*Table, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if !gjson.ValidBytes(data) {
+		var v any
+		err := json.Unmarshal(data, &v) // for its message
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
 		return nil, fmt.Errorf("price table: %w", err)
 	}
-	t := &Table{m: make(map[string]Price, len(raw))}
-	for name, v := range raw {
-		if name == "sample_spec" { // LiteLLM's documentation of the format
-			continue
-		}
-		var e entry
-		if json.Unmarshal(v, &e) != nil {
-			e = entry{} // a field of an unexpected type: read the numbers alone
-			var nums struct {
-				Input  json.RawMessage `json:"input_cost_per_token"`
-				Output json.RawMessage `json:"output_cost_per_token"`
-			}
-			if json.Unmarshal(v, &nums) != nil {
-				continue // not an object: not a model
-			}
-			e.Input, e.Output = nums.Input, nums.Output
-		}
-		in, hasIn := number(e.Input)
-		out, hasOut := number(e.Output)
-		if !hasIn && !hasOut {
-			continue
-		}
-		p := Price{Input: in, Output: out, MaxInput: count(e.MaxInputTokens), MaxOutput: count(e.MaxOutput)}
-		if r, ok := number(e.CacheRead); ok {
-			p.CacheRead = r
-		} else if r, ok := number(e.CacheHit); ok {
-			p.CacheRead = r
-		}
-		p.CacheWrite, _ = number(e.CacheWrite)
-		if p.MaxOutput == 0 && e.Mode != "embedding" { // LiteLLM: max_tokens is the output limit where it differs
-			p.MaxOutput = count(e.MaxTokens)
-		}
-		t.m[name] = p
+	root := gjson.ParseBytes(data)
+	if !root.IsObject() {
+		return nil, fmt.Errorf("price table: want a JSON object of models, got %s", kind(root))
 	}
+	t := &Table{m: map[string]Price{}}
+	root.ForEach(func(name, v gjson.Result) bool {
+		if name.Str == "sample_spec" || !v.IsObject() { // LiteLLM's documentation of the format; not a model
+			delete(t.m, name.Str) // a later duplicate replaces an earlier one
+			return true
+		}
+		var in, out, cacheRead, cacheHit, cacheWrite, maxIn, maxOut, maxTokens, mode gjson.Result
+		v.ForEach(func(k, f gjson.Result) bool {
+			key := k.Str
+			if strings.ContainsFunc(key, func(r rune) bool { return 'A' <= r && r <= 'Z' }) {
+				key = strings.ToLower(key) // as encoding/json matched them
+			}
+			switch key {
+			case "input_cost_per_token":
+				in = f
+			case "output_cost_per_token":
+				out = f
+			case "cache_read_input_token_cost":
+				cacheRead = f
+			case "input_cost_per_token_cache_hit":
+				cacheHit = f
+			case "cache_creation_input_token_cost":
+				cacheWrite = f
+			case "max_input_tokens":
+				maxIn = f
+			case "max_output_tokens":
+				maxOut = f
+			case "max_tokens":
+				maxTokens = f
+			case "mode":
+				mode = f
+			}
+			return true
+		})
+		if mode.Exists() && mode.Type != gjson.String && mode.Type != gjson.Null {
+			// a field of an unexpected type: read the prices alone
+			cacheRead, cacheHit, cacheWrite, maxIn, maxOut, maxTokens, mode = gjson.Result{}, gjson.Result{}, gjson.Result{}, gjson.Result{}, gjson.Result{}, gjson.Result{}, gjson.Result{}
+		}
+		pin, hasIn := number(in)
+		pout, hasOut := number(out)
+		if !hasIn && !hasOut {
+			delete(t.m, name.Str) // a later duplicate replaces an earlier one
+			return true
+		}
+		p := Price{Input: pin, Output: pout, MaxInput: count(maxIn), MaxOutput: count(maxOut)}
+		if r, ok := number(cacheRead); ok {
+			p.CacheRead = r
+		} else if r, ok := number(cacheHit); ok {
+			p.CacheRead = r
+		}
+		p.CacheWrite, _ = number(cacheWrite)
+		if p.MaxOutput == 0 && mode.Str != "embedding" { // LiteLLM: max_tokens is the output limit where it differs
+			p.MaxOutput = count(maxTokens)
+		}
+		t.m[name.Str] = p
+		return true
+	})
 	return t, nil
+}
+
+func kind(v gjson.Result) string {
+	switch {
+	case v.IsArray():
+		return "an array"
+	case v.Type == gjson.String:
+		return "a string"
+	case v.Type == gjson.Number:
+		return "a number"
+	}
+	return v.Type.String()
 }
 
 // LoadFile reads a price file (GATEWAY_PRICES).
