@@ -90,25 +90,102 @@ func errAt(path string, n *yaml.Node, format string, args ...any) *Error {
 	return e
 }
 
-// pairs iterates a mapping node's keys and values.
+// deref follows an alias (*name) to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	if n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
+}
+
+func isMerge(k *yaml.Node) bool { return k.Kind == yaml.ScalarNode && k.Tag == "!!merge" }
+
+func joinPath(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// maxMerged bounds the mappings that merge keys bring into one mapping
+// (nested merges of merges could otherwise grow exponentially).
+const maxMerged = 1000
+
+// pairs iterates a mapping node's keys and values. It follows aliases and
+// YAML merge keys (<<: *defaults), as LiteLLM's YAML loader does: merged
+// keys come first, and a key the mapping sets itself wins over a merged one.
 func pairs(path string, n *yaml.Node, fn func(key string, v *yaml.Node, kpath string) error) error {
+	n = deref(n)
 	if n == nil || n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
 		return nil
-	}
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
 	}
 	if n.Kind != yaml.MappingNode {
 		return errAt(path, n, "must be a mapping")
 	}
+	var seen map[string]bool // with merge keys: the keys already given to fn, or set explicitly
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i].Value
-		kp := k
-		if path != "" {
-			kp = path + "." + k
+		if isMerge(n.Content[i]) {
+			seen = map[string]bool{}
+			break
 		}
-		if err := fn(k, n.Content[i+1], kp); err != nil {
+	}
+	if seen != nil {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if !isMerge(n.Content[i]) {
+				seen[n.Content[i].Value] = true
+			}
+		}
+		budget := maxMerged
+		if err := mergedPairs(path, n, seen, &budget, fn); err != nil {
 			return err
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if seen != nil && isMerge(k) {
+			continue
+		}
+		if err := fn(k.Value, n.Content[i+1], joinPath(path, k.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergedPairs calls fn for the keys that n's merge keys bring and seen
+// lacks (an earlier source wins over a later one, a source's own keys over
+// those it merges itself), and adds them to seen.
+func mergedPairs(path string, n *yaml.Node, seen map[string]bool, budget *int, fn func(key string, v *yaml.Node, kpath string) error) error {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if !isMerge(n.Content[i]) {
+			continue
+		}
+		v := deref(n.Content[i+1])
+		srcs := []*yaml.Node{v}
+		if v.Kind == yaml.SequenceNode {
+			srcs = v.Content
+		}
+		for _, src := range srcs {
+			src = deref(src)
+			if src.Kind != yaml.MappingNode {
+				return errAt(joinPath(path, "<<"), src, "must be a mapping or a list of mappings")
+			}
+			if *budget--; *budget < 0 {
+				return errAt(joinPath(path, "<<"), src, "more than %d merged mappings", maxMerged)
+			}
+			for j := 0; j+1 < len(src.Content); j += 2 {
+				k := src.Content[j]
+				if isMerge(k) || seen[k.Value] {
+					continue
+				}
+				seen[k.Value] = true
+				if err := fn(k.Value, src.Content[j+1], joinPath(path, k.Value)); err != nil {
+					return err
+				}
+			}
+			if err := mergedPairs(path, src, seen, budget, fn); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -245,9 +322,7 @@ func envName(v string) string { return strings.TrimPrefix(strings.TrimSpace(v), 
 // str reads a scalar as a string, resolving os.environ/NAME. set is false when
 // the value names an environment variable that is not set.
 func (l *loader) str(path string, n *yaml.Node) (s string, set bool, err error) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
+	n = deref(n)
 	if n.Kind != yaml.ScalarNode {
 		return "", false, errAt(path, n, "must be a single value")
 	}
@@ -264,6 +339,16 @@ func (l *loader) str(path string, n *yaml.Node) (s string, set bool, err error) 
 		return val, ok, nil
 	}
 	return v, true, nil
+}
+
+// shown is a bad value as an error shows it: quoted, or, when it came from
+// the environment, the variable's name (the value may be a secret put in
+// the wrong place).
+func shown(n *yaml.Node, s string) string {
+	if n = deref(n); strings.HasPrefix(strings.TrimSpace(n.Value), "os.environ/") {
+		return "the value of " + envName(n.Value)
+	}
+	return strconv.Quote(s)
 }
 
 func (l *loader) scalar(path string, n *yaml.Node) (string, error) {
@@ -288,8 +373,8 @@ func (l *loader) intv(path string, n *yaml.Node) (int64, error) {
 	i, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil || f != math.Trunc(f) {
-			return 0, errAt(path, n, "must be a whole number, got %q", s)
+		if ferr != nil || f != math.Trunc(f) || math.Abs(f) >= math.MaxInt64 {
+			return 0, errAt(path, n, "must be a whole number, got %s", shown(n, s))
 		}
 		i = int64(f)
 	}
@@ -319,7 +404,7 @@ func (l *loader) floatv(path string, n *yaml.Node) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, errAt(path, n, "must be a number, got %q", s)
+		return 0, errAt(path, n, "must be a number, got %s", shown(n, s))
 	}
 	if f < 0 {
 		return 0, errAt(path, n, "must not be negative, got %v", f)
@@ -338,7 +423,7 @@ func (l *loader) boolv(path string, n *yaml.Node) (bool, error) {
 	case "false", "no", "off", "0", "":
 		return false, nil
 	}
-	return false, errAt(path, n, "must be true or false, got %q", s)
+	return false, errAt(path, n, "must be true or false, got %s", shown(n, s))
 }
 
 // seconds reads a number of seconds (LiteLLM's unit for timeouts).
@@ -347,10 +432,14 @@ func (l *loader) seconds(path string, n *yaml.Node) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	if f*float64(time.Second) >= math.MaxInt64 { // would wrap to a negative duration
+		return 0, errAt(path, n, "must be at most %d seconds, got %v", math.MaxInt64/int64(time.Second), f)
+	}
 	return time.Duration(f * float64(time.Second)), nil
 }
 
 func (l *loader) strList(path string, n *yaml.Node) ([]string, error) {
+	n = deref(n)
 	if n.Kind == yaml.ScalarNode {
 		if n.Tag == "!!null" {
 			return nil, nil
@@ -403,6 +492,7 @@ var infoKeys = map[string]bool{
 }
 
 func (l *loader) models(list *yaml.Node) error {
+	list = deref(list)
 	if list == nil || (list.Kind == yaml.ScalarNode && list.Tag == "!!null") {
 		l.warn("model_list", list, "no models configured: every request will get 404")
 		return nil
@@ -412,6 +502,7 @@ func (l *loader) models(list *yaml.Node) error {
 	}
 	ids := map[string]string{}
 	for i, item := range list.Content {
+		item = deref(item)
 		path := fmt.Sprintf("model_list[%d]", i)
 		d, err := l.deployment(path, item)
 		if err != nil {
@@ -503,7 +594,7 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 			if s, err = l.scalar(p, v); err == nil {
 				d.APIBase = strings.TrimRight(strings.TrimSpace(s), "/")
 				if d.APIBase != "" && !strings.HasPrefix(d.APIBase, "http://") && !strings.HasPrefix(d.APIBase, "https://") {
-					err = errAt(p, v, "must be an http:// or https:// URL, got %q", s)
+					err = errAt(p, v, "must be an http:// or https:// URL, got %s", shown(v, s))
 				}
 			}
 		case "api_version":

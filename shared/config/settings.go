@@ -79,7 +79,7 @@ func (l *loader) routerKey(r *RouterSettings, key, p string, v *yaml.Node) error
 		}
 		canon, ok := strategies[s]
 		if !ok {
-			return errAt(p, v, "unknown routing strategy %q (simple-shuffle, least-busy, latency-based-routing, usage-based-routing-v2, cost-based-routing)", s)
+			return errAt(p, v, "unknown routing strategy %s (simple-shuffle, least-busy, latency-based-routing, usage-based-routing-v2, cost-based-routing)", shown(v, s))
 		}
 		if s == "usage-based-routing" {
 			l.warn(p, v, "usage-based-routing is deprecated in LiteLLM; using usage-based-routing-v2")
@@ -134,7 +134,7 @@ func (l *loader) routerKey(r *RouterSettings, key, p string, v *yaml.Node) error
 		r.ModelGroupAlias = map[string]string{}
 		r.HiddenAliases = map[string]bool{}
 		err = pairs(p, v, func(alias string, av *yaml.Node, ap string) error {
-			if av.Kind == yaml.MappingNode {
+			if av = deref(av); av.Kind == yaml.MappingNode {
 				return pairs(ap, av, func(k string, vv *yaml.Node, kp string) error {
 					var err error
 					switch k {
@@ -189,7 +189,7 @@ func (l *loader) fallbacks(p string, v *yaml.Node) ([]Fallback, error) {
 			return nil
 		})
 	}
-	switch v.Kind {
+	switch v = deref(v); v.Kind {
 	case yaml.MappingNode:
 		return out, add(v, p)
 	case yaml.SequenceNode:
@@ -228,8 +228,13 @@ func (l *loader) validate() error {
 		}
 		return false
 	}
-	for alias, target := range r.ModelGroupAlias {
-		if !groups[target] {
+	aliases := make([]string, 0, len(r.ModelGroupAlias))
+	for alias := range r.ModelGroupAlias {
+		aliases = append(aliases, alias)
+	}
+	sort.Strings(aliases) // the same error every time
+	for _, alias := range aliases {
+		if target := r.ModelGroupAlias[alias]; !groups[target] {
 			return &Error{Path: "router_settings.model_group_alias." + alias, Msg: fmt.Sprintf("unknown model group %q", target)}
 		}
 	}
@@ -346,27 +351,29 @@ func exactEntry(fbs []Fallback, group string) bool {
 }
 
 // Match reports whether name matches pattern, where '*' matches any run of
-// characters (including '/'), as LiteLLM's wildcard model names do.
+// characters (including '/'), as LiteLLM's wildcard model names do. It
+// takes at most len(pattern)*len(name) steps (name is the client's): on a
+// mismatch it only moves the last star on, never backtracks further.
 func Match(pattern, name string) bool {
-	for {
-		star := strings.IndexByte(pattern, '*')
-		if star < 0 {
-			return pattern == name
-		}
-		if !strings.HasPrefix(name, pattern[:star]) {
+	p, n := 0, 0
+	star, mark := -1, 0 // the last star seen, and where its run ends in name
+	for n < len(name) {
+		switch {
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, n
+			p++
+		case p < len(pattern) && pattern[p] == name[n]:
+			p++
+			n++
+		case star >= 0: // let the last star take one more byte
+			mark++
+			p, n = star+1, mark
+		default:
 			return false
 		}
-		name = name[star:]
-		pattern = pattern[star+1:]
-		if pattern == "" {
-			return true
-		}
-		// try every position for the rest
-		for i := 0; i <= len(name); i++ {
-			if Match(pattern, name[i:]) {
-				return true
-			}
-		}
-		return false
 	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
 }
