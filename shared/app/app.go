@@ -86,9 +86,11 @@ type Settings struct {
 	// Lambda holds spend events until FlushSpend, which the Lambda hook
 	// calls after each response.
 	Lambda bool
-	// masterKeyRead is the SSM read of the master key ResolveAWS started;
-	// Build waits for it just before the handler needs the key.
+	// masterKeyRead is the SSM read of the master key ResolveAWS started,
+	// and readAhead Build's own reads ahead (Lambda); Build waits for both
+	// just before the handler.
 	masterKeyRead *pendingSecret
+	readAhead     <-chan struct{}
 
 	// Local bounds what a local-mode instance accepts from its clients
 	// (local.go; DefaultLocalLimits); zero: no bounds, as Lambda needs.
@@ -168,7 +170,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{Timeout: s.StoreTimeout}),
 			cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})
 		if s.Lambda {
-			readAhead(ctx, cfg, gw.Cooldowns, s.Now) // coldstart.go
+			s.readAhead = readAhead(ctx, cfg, gw.Cooldowns, s.Now) // coldstart.go
 		}
 	default:
 		return nil, fmt.Errorf("store %q is not supported (memory, dynamodb)", s.Store)
@@ -188,7 +190,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		traced.Transport = inittrace.Transport(client.Transport, func(*http.Request) string { return "upstream" })
 		client = &traced
 	}
-	if err := s.awaitMasterKey(ctx); err != nil { // read from SSM while the above was built (aws.go)
+	if err := s.awaitInit(ctx); err != nil { // SSM and DynamoDB reads made while the above was built (coldstart.go)
 		return nil, err
 	}
 	if s.MasterKey != "" {

@@ -57,31 +57,3 @@ func (s *Settings) ResolveAWS(ctx context.Context, lookup func(string) string) e
 	}
 	return nil
 }
-
-// pendingSecret is a secret being read.
-type pendingSecret struct {
-	done  chan struct{} // closed when value or err is set
-	value string
-	err   error
-}
-
-// awaitMasterKey waits for the master key ResolveAWS started reading, if
-// any, and sets s.MasterKey to it.
-func (s *Settings) awaitMasterKey(ctx context.Context) error {
-	p := s.masterKeyRead
-	if p == nil {
-		return nil
-	}
-	end := inittrace.Span("ssm_wait")
-	defer end()
-	select {
-	case <-p.done:
-	case <-ctx.Done():
-		return fmt.Errorf("master key: %w", ctx.Err())
-	}
-	if p.err != nil {
-		return fmt.Errorf("master key: %w", p.err)
-	}
-	s.MasterKey = p.value
-	return nil
-}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/config"
@@ -9,16 +10,30 @@ import (
 	"github.com/sluice-gw/sluice/shared/inittrace"
 )
 
-// readAhead starts reading, in the background, the shared state every first
-// request reads whatever its key: the cooldowns of the config's
-// deployments, into the cooldown cache (fresh for its TTL, 1 s). In Lambda
-// it runs during init, beside the SSM read and the rest of the build,
-// instead of in the first request; it also opens the DynamoDB connection
-// and pays the SDK's first-call costs there. A failure is the cache's
-// (logged, not retried before the TTL); the request then reads as before.
-func readAhead(ctx context.Context, cfg *config.Config, cooldowns cooldown.Store, now func() time.Time) {
+// A cold start (Lambda): the function's init and its first request. Init
+// waits only for what the handler needs to exist, and overlaps the rest:
+//
+//   - ResolveAWS starts the master key's SSM read; Build assembles everything
+//     that does not need the key meanwhile, and awaitInit waits for it just
+//     before the handler, which holds the key.
+//   - readAhead reads, beside it, the shared state every first request reads
+//     whatever its key: the deployments' cooldowns.
+//
+// Init still ends with nothing in flight: the runtime asks for the first
+// event only after awaitInit, and Lambda may freeze the instance as soon as
+// it asks (an instance initialised ahead of traffic), which would leave a
+// call in flight for minutes.
+
+// readAhead starts reading the cooldowns of the config's deployments into
+// the cooldown cache (fresh for its TTL, 1 s), so that the first request
+// does not read them; it also opens the DynamoDB connection and pays the
+// SDK's first-call costs. A failure is the cache's (logged; the request
+// then reads as it would have). The channel closes when the read is over.
+func readAhead(ctx context.Context, cfg *config.Config, cooldowns cooldown.Store, now func() time.Time) <-chan struct{} {
+	done := make(chan struct{})
 	if cfg.Router.DisableCooldowns || len(cfg.Deployments) == 0 {
-		return
+		close(done)
+		return done
 	}
 	ids := make([]string, len(cfg.Deployments))
 	for i, d := range cfg.Deployments {
@@ -28,8 +43,46 @@ func readAhead(ctx context.Context, cfg *config.Config, cooldowns cooldown.Store
 		now = time.Now
 	}
 	go func() {
+		defer close(done)
 		end := inittrace.Span("read_ahead")
 		_, _ = cooldowns.CoolingDown(ctx, ids, now())
 		end()
 	}()
+	return done
+}
+
+// pendingSecret is a secret being read.
+type pendingSecret struct {
+	done  chan struct{} // closed when value or err is set
+	value string
+	err   error
+}
+
+// awaitInit waits for the reads started ahead (the master key from SSM,
+// the read-ahead) and sets s.MasterKey to the key read. A failed key read
+// is init's failure: a function never runs open.
+func (s *Settings) awaitInit(ctx context.Context) error {
+	end := inittrace.Span("init_wait")
+	defer end()
+	if s.readAhead != nil {
+		select {
+		case <-s.readAhead:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p := s.masterKeyRead
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return fmt.Errorf("master key: %w", ctx.Err())
+	}
+	if p.err != nil {
+		return fmt.Errorf("master key: %w", p.err)
+	}
+	s.MasterKey = p.value
+	return nil
 }

@@ -709,8 +709,8 @@ func coldSummary(w io.Writer, runs []coldRun, emu map[string]time.Duration) {
 		{"exec -> main()", func(r coldRun) float64 { return at(r, "main", 0) }, "Go runtime and package init"},
 		{"AWS configuration", func(r coldRun) float64 { return span(r, "aws_config") }, "config.LoadDefaultConfig"},
 		{"SSM master key", func(r coldRun) float64 { return span(r, "ssm") }, "GetParameter, from its start to the key in hand"},
-		{"  waited for by init/request", func(r coldRun) float64 {
-			if d := span(r, "ssm_wait"); d >= 0 {
+		{"  init waited for SSM, read-ahead", func(r coldRun) float64 {
+			if d := span(r, "init_wait"); d >= 0 {
 				return d
 			}
 			return span(r, "ssm")
@@ -753,19 +753,22 @@ func coldSummary(w io.Writer, runs []coldRun, emu map[string]time.Duration) {
 	}
 	fmt.Fprintln(w)
 	// The gateway's own time: the total minus what the path to the first
-	// response waited on the emulators and the upstream: the SSM wait, and
+	// response waited on the emulators and the upstream: init's wait for
+	// the calls it made ahead (SSM; the read-ahead, made beside it), and
 	// each call made during the request, each at most the emulator's own
 	// answer time (what the gateway added to a call stays the gateway's).
-	// Calls made ahead, in init, overlap other work: nothing is subtracted
-	// for them beyond the SSM wait.
 	var own, totals []float64
 	for _, r := range runs {
 		total := float64(r.respEnd - r.exec)
-		wait := span(r, "ssm_wait")
+		wait := span(r, "init_wait")
 		if wait < 0 {
 			wait = span(r, "ssm")
 		}
-		sub := min(max(wait, 0), float64(emu["ssm"]))
+		ahead := emu["ssm"]
+		if _, ok := r.trace["read_ahead"]; ok {
+			ahead = max(ahead, emu["BatchGetItem"])
+		}
+		sub := min(max(wait, 0), float64(ahead))
 		for name := range r.trace {
 			op, ok := strings.CutPrefix(name, "aws:DynamoDB_20120810.")
 			if ok {
