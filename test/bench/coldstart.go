@@ -108,6 +108,29 @@ func runColdstart(args []string) error {
 	return coldstart(ctx, o, root, bin)
 }
 
+// coldstartAfterLoad is the cold-start measurement at the end of the whole
+// bench (COLDSTARTS runs, default 10; 0 skips it), when the emulators are
+// there; without them it says how to get the figures.
+func coldstartAfterLoad(ctx context.Context, root, bin string) error {
+	var envErrs []error
+	o := coldOptions{n: envInt("COLDSTARTS", 10, &envErrs), out: os.Getenv("OUT")}
+	if err := errors.Join(envErrs...); err != nil {
+		return err
+	}
+	if o.n <= 0 {
+		return nil
+	}
+	fmt.Println("\n== Lambda cold start (go run ./test/bench coldstart)")
+	if err := coldEmulators(&o); err != nil {
+		fmt.Println("skipped:", err)
+		return nil
+	}
+	if o.out != "" {
+		o.out = filepath.Join(o.out, "coldstart")
+	}
+	return coldstart(ctx, o, root, bin)
+}
+
 // coldEmulators reads the emulator endpoints, or says how to get them.
 func coldEmulators(o *coldOptions) error {
 	o.ddb = firstNonEmpty(os.Getenv("DYNAMODB_ENDPOINT"), os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))

@@ -19,6 +19,11 @@
 //	go run ./test/bench -rounds 3 -d 10s        # longer, steadier
 //	go run ./test/bench -rounds 1 -d 2s         # a quick look
 //
+// Then, when DYNAMODB_ENDPOINT and SQS_ENDPOINT name DynamoDB Local and moto,
+// it measures the Lambda cold start in the deployed configuration (COLDSTARTS
+// runs, default 10; 0 skips); `go run ./test/bench coldstart` measures only
+// that (coldstart.go says what and how).
+//
 // Each flag's default comes from an environment variable when it is set:
 // ROUNDS, DURATION, WARMUP, CONCURRENCY ("1 32"), MODES ("json sse") and OUT
 // (a directory that keeps the raw RESULT lines and the logs; default: a new
@@ -241,7 +246,7 @@ func run() error {
 		rss[t], _ = procPeakRSS(pids[t])
 	}
 	summary(os.Stdout, lines, o, rss)
-	return nil
+	return coldstartAfterLoad(ctx, root, bin) // coldstart.go
 }
 
 // gatewayConfig is a LiteLLM config with one deployment on the mock.
