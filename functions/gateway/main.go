@@ -102,6 +102,7 @@ func run() error {
 	gw, err := app.Build(ctx, settings)
 	endBuild()
 	if err != nil {
+		_ = settings.Metrics.Flush() // in Lambda, a failed SSM read still reaches the store-errors alarm
 		return err
 	}
 	if inLambda {

@@ -9,6 +9,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/sluice-gw/sluice/shared/inittrace"
+	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/ssmparam"
 )
 
@@ -47,11 +48,15 @@ func (s *Settings) ResolveAWS(ctx context.Context, lookup func(string) string) e
 	if param != "" {
 		p := &pendingSecret{done: make(chan struct{})}
 		client := ssmparam.NewClient(cfg, lookup)
+		m := s.Metrics
 		go func() {
 			defer close(p.done)
 			end := inittrace.Span("ssm")
 			p.value, p.err = ssmparam.Get(ctx, client, param)
 			end()
+			if p.err != nil {
+				m.StoreError(metrics.StoreSSM)
+			}
 		}()
 		s.masterKeyRead = p
 	}

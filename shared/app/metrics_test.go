@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -339,5 +340,33 @@ func TestMetricsEMFInLambda(t *testing.T) {
 	env[app.MetricsEnv] = "maybe"
 	if _, err := app.MetricsFromEnv(lookup, false, io.Discard); err == nil {
 		t.Errorf("METRICS=maybe accepted")
+	}
+}
+
+// TestMetricsSSMError: a master key that SSM could not give counts as an
+// SSM store error, and the build fails.
+func TestMetricsSSMError(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	env := map[string]string{app.MasterKeyParameterEnv: "sluice/master-key", "AWS_ENDPOINT_URL_SSM": closed}
+	reg := metrics.New(metrics.Options{Prometheus: true})
+	s := app.Settings{Metrics: reg, ConfigYAML: []byte(metricsYAML("http://127.0.0.1:1", "")), Logger: slog.New(slog.DiscardHandler)}
+	if err := s.ResolveAWS(context.Background(), func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Build(context.Background(), s); err == nil {
+		t.Fatal("build succeeded without the master key")
+	}
+	var b bytes.Buffer
+	_ = reg.WritePrometheus(&b)
+	if !strings.Contains(b.String(), metrics.StoreErrors+`{store="ssm"} 1`+"\n") {
+		t.Errorf("ssm error not counted:\n%s", b.String())
 	}
 }
