@@ -223,6 +223,9 @@ func parseDuration(s string) (time.Duration, error) {
 			if err != nil || n <= 0 || n > 100_000 {
 				break
 			}
+			if n > int64(math.MaxInt64/u.d) { // would wrap around: 300y is past time.Duration's 292 years
+				return 0, fmt.Errorf("want at most %d%s, got %q", int64(math.MaxInt64/u.d), u.suffix, s)
+			}
 			return time.Duration(n) * u.d, nil
 		}
 	}
