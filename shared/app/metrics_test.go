@@ -191,6 +191,8 @@ func TestMetricsEndToEnd(t *testing.T) {
 	if rec := chat(key, `{"model":"ok","stream":true,`+hi+`}`, 200); !strings.Contains(rec.Body.String(), "[DONE]") {
 		t.Fatalf("stream: %s", rec.Body)
 	}
+	chat(key, `{"model":"primary","disable_fallbacks":true,`+hi+`}`, 502) // dep-fail fails and cools down
+	chat("sk-wrong", `{"model":"ok",`+hi+`}`, 401)
 	if rec := chat(key, `{"model":"primary",`+hi+`}`, 200); rec.Header().Get("X-Litellm-Model-Id") != "dep-backup" {
 		t.Fatalf("fallback served by %q", rec.Header().Get("X-Litellm-Model-Id"))
 	}
@@ -220,6 +222,9 @@ func TestMetricsEndToEnd(t *testing.T) {
 		t.Errorf("an unknown model made its own series")
 	}
 	check(metrics.FallbacksOK, map[string]string{"requested_model": "primary", "fallback_model": "backup"}, 1)
+	check(metrics.Responses5xx, map[string]string{"model_group": "primary"}, 1)
+	check(metrics.FailedRequests, map[string]string{"model_group": "primary", "status_code": "502"}, 1)
+	check(metrics.TotalRequests, map[string]string{"requested_model": "unknown", "model_group": "", "status_code": "401"}, 1)
 	check(metrics.CooledDown, map[string]string{"model_group": "primary", "deployment": "dep-fail"}, 1)
 	check(metrics.DeploymentState, map[string]string{"deployment": "dep-fail"}, 2)
 	check(metrics.DeploymentState, map[string]string{"deployment": "dep-ok"}, 0)
