@@ -93,7 +93,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 				return e // nothing sent yet: retry or fall back
 			}
 			streamErr = &apierr.Error{Kind: apierr.StreamBroken, Message: e.Message}
-			_, _ = x.w.Write(ev) // forward the provider's in-band error as is
+			_, _ = x.w.Write(providers.ErrorEvent(data, d)) // the provider's in-band error, its keys redacted
 			flush(x.w)
 			continue
 		}

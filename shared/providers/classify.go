@@ -104,10 +104,16 @@ func errorFields(body []byte) (msg, code, typ string) {
 
 var keyLike = regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_\-*]{6,}`)
 
-// Redact removes anything that looks like an API key from a provider message.
+// Redact removes the deployment's credentials (its API key, AWS secret key
+// and session token) and anything that looks like an API key from a
+// provider message.
 func Redact(msg string, d *config.Deployment) string {
-	if d != nil && len(d.APIKey) >= 4 {
-		msg = strings.ReplaceAll(msg, d.APIKey, "[redacted]")
+	if d != nil {
+		for _, s := range [...]string{d.APIKey, d.AWS.SecretAccessKey, d.AWS.SessionToken} {
+			if len(s) >= 4 {
+				msg = strings.ReplaceAll(msg, s, "[redacted]")
+			}
+		}
 	}
 	return keyLike.ReplaceAllString(msg, "[redacted]")
 }

@@ -92,6 +92,13 @@ func check(ctx context.Context, d *config.Deployment, resp *http.Response, err e
 func TransportError(ctx context.Context, d *config.Deployment, err error) *apierr.Error {
 	var e *apierr.Error
 	if errors.As(err, &e) {
+		// A provider's own error (Bedrock's, from the SDK) may quote what
+		// the request carried, its session token included.
+		if m := Redact(e.Message, d); m != e.Message {
+			c := *e
+			c.Message = m
+			return &c
+		}
 		return e
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) || isTimeout(err) {

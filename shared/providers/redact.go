@@ -1,0 +1,47 @@
+package providers
+
+import (
+	"encoding/json"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/config"
+)
+
+// ErrorEvent is the SSE event that forwards a provider's in-band error
+// (data: {"error":...} after content was sent) to the client: its message,
+// type, param and code, each redacted (Redact), in OpenAI's shape. It is
+// rebuilt from the decoded fields rather than searched as bytes, so that a
+// key the provider's JSON escaped ("\/", "\u0073k-") is caught too; any
+// other field is dropped.
+func ErrorEvent(data []byte, d *config.Deployment) []byte {
+	r := gjson.GetManyBytes(data, "error.message", "error.type", "error.param", "error.code", "error")
+	type payload struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    any     `json:"code"`
+	}
+	p := payload{Message: r[0].String(), Type: Redact(r[1].String(), d)}
+	if p.Message == "" && r[4].Type == gjson.String { // {"error":"..."} (Ollama, vLLM)
+		p.Message = r[4].Str
+	}
+	p.Message = Redact(p.Message, d)
+	if r[2].Type == gjson.String {
+		s := Redact(r[2].Str, d)
+		p.Param = &s
+	}
+	switch r[3].Type {
+	case gjson.String:
+		p.Code = Redact(r[3].Str, d)
+	case gjson.Number:
+		p.Code = r[3].Num
+	}
+	b, _ := json.Marshal(struct {
+		Error payload `json:"error"`
+	}{p})
+	out := make([]byte, 0, len(b)+8)
+	out = append(out, "data: "...)
+	out = append(out, b...)
+	return append(out, "\n\n"...)
+}
