@@ -18,12 +18,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/tidwall/gjson"
 )
 
 // DefaultTimeout bounds Get when ctx has no deadline of its own.
@@ -119,13 +121,6 @@ func endpointFor(region string, fips, dualstack bool) string {
 	return "https://" + host + "." + region + "." + suffix
 }
 
-// getParameterOutput is the part of GetParameter's answer Client reads.
-type getParameterOutput struct {
-	Parameter *struct {
-		Value *string `json:"Value"`
-	} `json:"Parameter"`
-}
-
 // GetParameter implements API with up to three attempts: a connection error,
 // a 5xx or a throttling answer is retried after a short backoff.
 func (c *Client) GetParameter(ctx context.Context, name string, decrypt bool) (string, error) {
@@ -135,13 +130,11 @@ func (c *Client) GetParameter(ctx context.Context, name string, decrypt bool) (s
 	if c.credentials == nil {
 		return "", errors.New("no AWS credentials")
 	}
-	body, err := json.Marshal(struct {
-		Name           string `json:"Name"`
-		WithDecryption bool   `json:"WithDecryption"`
-	}{name, decrypt})
+	quoted, err := json.Marshal(name) // a string alone: no reflection over a struct, cold at init
 	if err != nil {
 		return "", err
 	}
+	body := append(append([]byte(`{"Name":`), quoted...), `,"WithDecryption":`+strconv.FormatBool(decrypt)+`}`...)
 	sum := sha256.Sum256(body)
 	payloadHash := hex.EncodeToString(sum[:])
 	var last error
@@ -194,25 +187,21 @@ func (c *Client) try(ctx context.Context, body []byte, payloadHash string) (valu
 			strings.Contains(code, "Throttling") || code == "TooManyRequestsException"
 		return "", retry, fmt.Errorf("%s (HTTP %d): %s", code, resp.StatusCode, msg)
 	}
-	var out getParameterOutput
-	if err := json.Unmarshal(b, &out); err != nil {
-		return "", false, fmt.Errorf("decoding the answer: %w", err)
+	if !gjson.ValidBytes(b) {
+		return "", false, fmt.Errorf("decoding the answer: not JSON (%d bytes)", len(b))
 	}
-	if out.Parameter == nil || out.Parameter.Value == nil {
-		return "", false, nil // Get calls it an empty value
-	}
-	return *out.Parameter.Value, false, nil
+	// Get calls a missing or non-string value an empty value.
+	return gjson.GetBytes(b, "Parameter.Value").Str, false, nil
 }
 
 // awsError reads an awsJson1_1 error: its type (from X-Amzn-ErrorType or
 // __type, without the namespace) and message.
 func awsError(h http.Header, body []byte) (code, msg string) {
-	var e struct {
-		Type     string `json:"__type"`
-		Message  string `json:"message"`
-		Message2 string `json:"Message"`
+	var e struct{ Type, Message, Message2 string }
+	if gjson.ValidBytes(body) {
+		r := gjson.ParseBytes(body)
+		e.Type, e.Message, e.Message2 = r.Get("__type").Str, r.Get("message").Str, r.Get("Message").Str
 	}
-	_ = json.Unmarshal(body, &e)
 	code = h.Get("X-Amzn-ErrorType")
 	if code == "" {
 		code = e.Type

@@ -122,13 +122,18 @@ func client(endpoint string) *ssmparam.Client {
 }
 
 func TestClientReadsTheParameter(t *testing.T) {
-	srv, _ := fakeEndpoint(t, func(_ int, w http.ResponseWriter, name string) {
-		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-		io.WriteString(w, `{"Parameter":{"Name":"`+name+`","Type":"SecureString","Value":"sk-from-ssm","Version":3}}`)
-	})
-	got, err := ssmparam.Get(context.Background(), client(srv.URL+"/"), "/sluice/master-key")
-	if err != nil || got != "sk-from-ssm" {
-		t.Fatalf("Get = %q, %v", got, err)
+	for _, param := range []string{"/sluice/master-key", `/odd"name\with<escapes>`} {
+		srv, _ := fakeEndpoint(t, func(_ int, w http.ResponseWriter, name string) {
+			if name != param {
+				t.Errorf("Name %q, want %q", name, param)
+			}
+			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+			io.WriteString(w, `{"Parameter":{"Name":"x","Type":"SecureString","Value":"sk-from-ssm\"\u00e9","Version":3}}`)
+		})
+		got, err := ssmparam.Get(context.Background(), client(srv.URL+"/"), param)
+		if err != nil || got != "sk-from-ssm\"é" {
+			t.Fatalf("Get = %q, %v", got, err)
+		}
 	}
 }
 
