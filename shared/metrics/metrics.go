@@ -29,29 +29,34 @@ const DefaultNamespace = "Sluice"
 
 // Metric names (Prometheus and CloudWatch alike).
 const (
-	TotalRequests     = "litellm_proxy_total_requests_metric"
-	FailedRequests    = "litellm_proxy_failed_requests_metric"
-	Responses5xx      = "sluice_gateway_5xx_responses"
-	Latency           = "litellm_request_total_latency_metric"
-	TimeToFirstToken  = "litellm_llm_api_time_to_first_token_metric"
-	InputTokens       = "litellm_input_tokens_metric"
-	OutputTokens      = "litellm_output_tokens_metric"
-	Spend             = "litellm_spend_metric"
-	DeploymentState   = "litellm_deployment_state"
-	CooledDown        = "litellm_deployment_cooled_down"
-	FallbacksOK       = "litellm_deployment_successful_fallbacks"
-	FallbacksFailed   = "litellm_deployment_failed_fallbacks"
-	Retries           = "sluice_retries"
-	RateLimited       = "sluice_rate_limited_requests"
-	BudgetExceeded    = "sluice_budget_exceeded_requests"
-	FailOpen          = "sluice_ratelimit_failopen_admissions"
-	StoreErrors       = "sluice_store_errors"
-	SpendFallback     = "sluice_spend_fallback_events"
-	defaultMaxSeries  = 10_000
-	overflow          = "other"
-	unknownModel      = "unknown"
-	stateHealthy      = 0
-	stateCooling      = 2
+	TotalRequests    = "litellm_proxy_total_requests_metric"
+	FailedRequests   = "litellm_proxy_failed_requests_metric"
+	Responses5xx     = "sluice_gateway_5xx_responses"
+	Latency          = "litellm_request_total_latency_metric"
+	TimeToFirstToken = "litellm_llm_api_time_to_first_token_metric"
+	InputTokens      = "litellm_input_tokens_metric"
+	OutputTokens     = "litellm_output_tokens_metric"
+	Spend            = "litellm_spend_metric"
+	DeploymentState  = "litellm_deployment_state"
+	CooledDown       = "litellm_deployment_cooled_down"
+	FallbacksOK      = "litellm_deployment_successful_fallbacks"
+	FallbacksFailed  = "litellm_deployment_failed_fallbacks"
+	Retries          = "sluice_retries"
+	RateLimited      = "sluice_rate_limited_requests"
+	BudgetExceeded   = "sluice_budget_exceeded_requests"
+	FailOpen         = "sluice_ratelimit_failopen_admissions"
+	StoreErrors      = "sluice_store_errors"
+	SpendFallback    = "sluice_spend_fallback_events"
+)
+
+const (
+	defaultMaxSeries = 10_000
+	overflow         = "other"   // label value past MaxSeries
+	unknownModel     = "unknown" // requested_model of a model no config names
+	stateHealthy     = 0
+	stateCooling     = 2
+	// emfFlushThreshold: pending EMF lines are written at once past it (a
+	// process that never calls Flush).
 	emfFlushThreshold = 1 << 20
 )
 
