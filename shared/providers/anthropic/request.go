@@ -9,6 +9,7 @@ package anthropic
 import (
 	"bytes"
 	"context"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -204,6 +205,9 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 		}
 	} else {
 		budget = thinking.Get("budget_tokens").Int()
+	}
+	if budget > math.MaxInt32 { // no model thinks that long; budget + the default would overflow
+		return nil, badRequest("thinking.budget_tokens must be at most %d", math.MaxInt32)
 	}
 	if budget > 0 && maxTokens <= budget {
 		maxTokens = budget + int64(defaultMaxTokens)

@@ -225,6 +225,9 @@ func (s *Stream) leadingError() (int, []byte, bool) {
 	for {
 		ev, err := s.rd.Next()
 		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF // ended before any event: not a clean, empty answer
+			}
 			s.err = err
 			return 0, nil, false
 		}
@@ -366,6 +369,7 @@ func (s *Stream) translate(data []byte) {
 		}
 	case "message_stop":
 		if s.includeUsage {
+			s.start() // a stop with no message_start: the prefix is still empty
 			s.out = append(s.out, s.prefix[:len(s.prefix)-len(`{"index":0,"delta":`)]...)
 			s.out = append(s.out, `],"usage":`...)
 			s.out = wire.AppendUsage(s.out, s.input, s.output, s.cacheRead, s.cacheWrite)
@@ -416,11 +420,17 @@ func (s *Stream) delta(field, text string) {
 	s.chunk(b, "null")
 }
 
-func (s *Stream) chunk(delta []byte, finish string) {
-	if !s.started { // content before message_start: not Anthropic's protocol
+// start gives a stream that skipped message_start (not Anthropic's
+// protocol) a chunk prefix without id and model.
+func (s *Stream) start() {
+	if !s.started {
 		s.prefix = append(s.prefix[:0], `data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":`...)
 		s.started = true
 	}
+}
+
+func (s *Stream) chunk(delta []byte, finish string) {
+	s.start()
 	s.out = append(s.out, s.prefix...)
 	s.out = append(s.out, delta...)
 	s.out = append(s.out, `,"finish_reason":`...)
