@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -58,6 +59,7 @@ func (s *Settings) ResolveAWS(ctx context.Context, lookup func(string) string) e
 				m.StoreError(metrics.StoreSSM)
 			}
 		}()
+		runtime.Gosched() // let the read open its connection before the build takes the CPU
 		s.masterKeyRead = p
 	}
 	return nil

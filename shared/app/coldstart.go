@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/config"
@@ -48,6 +49,7 @@ func readAhead(ctx context.Context, cfg *config.Config, cooldowns cooldown.Store
 		_, _ = cooldowns.CoolingDown(ctx, ids, now())
 		end()
 	}()
+	runtime.Gosched() // as for the SSM read (aws.go)
 	return done
 }
 

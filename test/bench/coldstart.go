@@ -751,6 +751,12 @@ func coldSummary(w io.Writer, runs []coldRun, emu map[string]time.Duration) {
 			return span(r, "ssm")
 		}, "the part nothing else overlapped"},
 		{"build", func(r coldRun) float64 { return span(r, "build") }, "app.Build: config, prices, stores, router, handler"},
+		{"runtime start -> first next", func(r coldRun) float64 {
+			if t := at(r, "lambda_start", 0); t >= 0 {
+				return float64(r.next1-r.exec) - t
+			}
+			return -1
+		}, "aws-lambda-go's start, its first GET"},
 		{"exec -> first next", func(r coldRun) float64 { return float64(r.next1 - r.exec) }, "init done, Runtime API asked for the event"},
 		{"next -> handler", func(r coldRun) float64 { return at(r, "request", 0) - float64(r.next1-r.exec) }, "event decoded into an http.Request"},
 		{"key read (GetItem)", func(r coldRun) float64 { return span(r, "aws:DynamoDB_20120810.GetItem") }, "first DynamoDB call: connection, signing, the call"},
