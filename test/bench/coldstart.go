@@ -128,6 +128,10 @@ func coldstartAfterLoad(ctx context.Context, root, bin string) error {
 	if o.out != "" {
 		o.out = filepath.Join(o.out, "coldstart")
 	}
+	bin = filepath.Join(bin, "coldstart") // its own config.yaml and mock beside the load's
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
 	return coldstart(ctx, o, root, bin)
 }
 
@@ -765,6 +769,7 @@ func coldSummary(w io.Writer, runs []coldRun, emu map[string]time.Duration) {
 		{"first admission (UpdateItem)", func(r coldRun) float64 { return span(r, "aws:DynamoDB_20120810.UpdateItem") }, "the key's rpm counter"},
 		{"upstream", func(r coldRun) float64 { return span(r, "upstream") }, "the mock's answer, headers in"},
 		{"handler -> response end", func(r coldRun) float64 { return float64(r.respEnd-r.exec) - at(r, "request", 0) }, "whole request in the gateway, to the last byte at the Runtime API"},
+		{"exec -> first response start", func(r coldRun) float64 { return float64(r.respStart - r.exec) }, "the response's POST reached the Runtime API (status and headers)"},
 		{"exec -> first response end", func(r coldRun) float64 { return float64(r.respEnd - r.exec) }, "TOTAL: the client has the whole response"},
 		{"spend flush (SendMessageBatch)", func(r coldRun) float64 { return span(r, "spend_flush") }, "after the response, before the next `next`"},
 		{"exec -> second next", func(r coldRun) float64 { return float64(r.next2 - r.exec) }, "the invocation ends"},
