@@ -45,7 +45,7 @@ func deploymentInfo(d *config.Deployment) obj {
 	}
 	params["model"] = model
 	if d.APIBase != "" {
-		params["api_base"] = d.APIBase
+		params["api_base"] = config.DisplayURL(d.APIBase)
 	}
 	if d.APIVersion != "" {
 		params["api_version"] = d.APIVersion

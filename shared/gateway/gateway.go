@@ -190,7 +190,7 @@ func New(o Options) *Handler {
 	for _, d := range o.Config.Deployments {
 		dh := depHeader{id: []string{d.ID}}
 		if d.APIBase != "" {
-			dh.base = []string{d.APIBase}
+			dh.base = []string{config.DisplayURL(d.APIBase)} // no credentials a URL may carry
 		}
 		h.depHeaders[d] = dh
 		h.groupHeaders[d.ModelName] = []string{d.ModelName}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/gateway"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/spend"
@@ -70,7 +71,7 @@ func Event(c *gateway.Completion) spend.Event {
 	}
 	if a := c.Attempt; a != nil && a.Deployment != nil {
 		d := a.Deployment
-		e.DeploymentID, e.Provider, e.APIBase = cut(d.ID), cut(d.Provider), d.APIBase
+		e.DeploymentID, e.Provider, e.APIBase = cut(d.ID), cut(d.Provider), config.DisplayURL(d.APIBase)
 		e.Model = cut(a.ProviderModel)
 		if e.Model == "" {
 			e.Model = cut(d.Model)
