@@ -1,0 +1,566 @@
+package secrets
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/adminapi"
+	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/lambdahttp"
+	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
+	"github.com/sluice-gw/sluice/test/ddblocal"
+)
+
+func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
+
+// canaries are the secrets of one run: random, so that no other text can
+// hold a window of one by chance.
+type canaries struct {
+	master, openai, azure, anthropic, awsSecret, awsToken, gemini, urlPassword, bad string
+}
+
+func randString(alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		x, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			panic(err)
+		}
+		b[i] = alphabet[x.Int64()]
+	}
+	return string(b)
+}
+
+const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+func newCanaries() canaries {
+	return canaries{
+		master:      "sk-master-" + randString(alnum, 32),
+		openai:      "sk-proj-" + randString(alnum, 48),
+		azure:       randString("0123456789abcdef", 32), // Azure keys are 32 hex digits, no prefix
+		anthropic:   "sk-ant-api03-" + randString(alnum, 40),
+		awsSecret:   randString(alnum, 20) + "/" + randString(alnum, 9) + "+" + randString(alnum, 9),
+		awsToken:    "IQoJb3JpZ2luX2Vj" + randString(alnum, 30) + "/" + randString(alnum, 20) + "+" + randString(alnum, 10) + "==",
+		gemini:      "AIza" + randString(alnum, 35),
+		urlPassword: "pw" + randString(alnum, 30),
+		bad:         "sk-bad-" + randString(alnum, 32),
+	}
+}
+
+func (c canaries) register(r *Recorder) {
+	r.Secret("master key", c.master, "")
+	r.Secret("OpenAI key", c.openai, "")
+	r.Secret("Azure key", c.azure, "")
+	r.Secret("Anthropic key", c.anthropic, "")
+	r.Secret("AWS secret access key", c.awsSecret, "")
+	r.Secret("AWS session token", c.awsToken, "")
+	r.Secret("Gemini key", c.gemini, "")
+	r.Secret("password in an api_base URL", c.urlPassword, "")
+	r.Secret("a wrong key a client sent", c.bad, "")
+}
+
+// env is what os.environ/NAME in the config resolves to.
+func (c canaries) env() map[string]string {
+	return map[string]string{
+		"SECRETS_MASTER": c.master, "SECRETS_OPENAI_KEY": c.openai,
+		"SECRETS_ANTHROPIC_KEY": c.anthropic, "SECRETS_AWS_SECRET": c.awsSecret,
+	}
+}
+
+var bedrockFaults = []bedrocktest.Fault{bedrocktest.Throttle, bedrocktest.AccessDenied, bedrocktest.BreakAfterContent, bedrocktest.ThrottleFirstFrame}
+
+// upstreams are the fakes every gateway of the test calls.
+type upstreams struct {
+	hostile string            // OpenAI, Azure and Anthropic, /m/<mode>
+	bedrock map[string]string // mode -> hostile Bedrock runtime
+	faults  map[bedrocktest.Fault]string
+}
+
+func startUpstreams(t *testing.T) *upstreams {
+	u := &upstreams{hostile: hostile(t).URL, bedrock: map[string]string{}, faults: map[bedrocktest.Fault]string{}}
+	for _, m := range modes {
+		u.bedrock[m] = hostileBedrock(t, m).URL
+	}
+	for _, f := range bedrockFaults {
+		s := bedrocktest.New("fake")
+		s.SetFault(f)
+		t.Cleanup(s.Close)
+		u.faults[f] = s.URL
+	}
+	return u
+}
+
+func faultName(f bedrocktest.Fault) string {
+	return strings.ReplaceAll(strings.Fields(string(f))[0], ":", "") + fmt.Sprint(len(f))
+}
+
+// config is the LiteLLM config: every provider in every mode, keys inline
+// and through os.environ/, an unimplemented provider with a key, and the
+// master key through os.environ/.
+func (u *upstreams) config(c canaries) string {
+	var b strings.Builder
+	b.WriteString("model_list:\n")
+	for _, m := range modes {
+		fmt.Fprintf(&b, "  - model_name: openai-%s\n    litellm_params: {model: openai/gpt-4o-mini, api_base: %q, api_key: os.environ/SECRETS_OPENAI_KEY}\n", m, u.hostile+"/m/"+m+"/v1")
+		fmt.Fprintf(&b, "  - model_name: azure-%s\n    litellm_params: {model: azure/gpt4o-deployment, api_base: %q, api_key: %q, api_version: \"2024-10-21\"}\n", m, u.hostile+"/m/"+m, c.azure)
+		fmt.Fprintf(&b, "  - model_name: anthropic-%s\n    litellm_params: {model: anthropic/claude-3-5-haiku-20241022, api_base: %q, api_key: os.environ/SECRETS_ANTHROPIC_KEY}\n", m, u.hostile+"/m/"+m)
+		fmt.Fprintf(&b, "  - model_name: bedrock-%s\n    litellm_params: {model: bedrock/converse/anthropic.claude-3-haiku-20240307-v1:0, api_base: %q, aws_region_name: us-east-1, aws_access_key_id: AKIAIOSFODNN7EXAMPLE, aws_secret_access_key: os.environ/SECRETS_AWS_SECRET, aws_session_token: %q}\n", m, u.bedrock[m], c.awsToken)
+	}
+	for _, f := range bedrockFaults {
+		fmt.Fprintf(&b, "  - model_name: bedrock-%s\n    litellm_params: {model: bedrock/converse/anthropic.claude-3-haiku-20240307-v1:0, api_base: %q, aws_region_name: us-east-1, aws_access_key_id: AKIAIOSFODNN7EXAMPLE, aws_secret_access_key: os.environ/SECRETS_AWS_SECRET, aws_session_token: %q}\n", faultName(f), u.faults[f], c.awsToken)
+	}
+	for _, m := range []string{"ok", "e401", "text500"} {
+		fmt.Fprintf(&b, "  - model_name: embed-%s\n    litellm_params: {model: openai/text-embedding-3-small, api_base: %q, api_key: os.environ/SECRETS_OPENAI_KEY}\n", m, u.hostile+"/m/"+m+"/v1")
+	}
+	// Credentials in the URL (an OpenAI-compatible server behind basic auth).
+	fmt.Fprintf(&b, "  - model_name: userinfo-ok\n    litellm_params: {model: hosted_vllm/llama, api_base: %q, api_key: none}\n", strings.Replace(u.hostile, "http://", "http://svc:"+c.urlPassword+"@", 1)+"/m/ok/v1")
+	fmt.Fprintf(&b, "  - model_name: gemini\n    litellm_params: {model: gemini/gemini-1.5-pro, api_key: %q}\n", c.gemini)
+	b.WriteString("router_settings: {num_retries: 1}\ngeneral_settings:\n  master_key: os.environ/SECRETS_MASTER\n")
+	return b.String()
+}
+
+// response is what a client received.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) bytes() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%d\n", r.status)
+	_ = r.header.Write(&b)
+	b.WriteString("\n")
+	b.Write(r.body)
+	return b.Bytes()
+}
+
+// target is one way of serving a gateway.
+type target struct {
+	name string
+	do   func(method, path, key, body string) response
+	http bool // local mode (admin routes and /metrics on the same port)
+}
+
+func httpTarget(t *testing.T, name, base string) target {
+	client := &http.Client{}
+	return target{name: name, http: true, do: func(method, path, key, body string) response {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body) // a cut stream ends in an error: what arrived counts
+		return response{resp.StatusCode, resp.Header, b}
+	}}
+}
+
+// syncBuffer collects log lines from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.b.Bytes())
+}
+
+// build assembles an in-process gateway as the functions do, logging at
+// debug level into logs (also slog's default logger, as the mains set it).
+func build(t *testing.T, c canaries, u *upstreams, store string, lambda bool, logs io.Writer) *app.Gateway {
+	t.Helper()
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	prev := slog.Default()
+	slog.SetDefault(log)
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	env := c.env()
+	s := app.Settings{
+		ConfigYAML: []byte(u.config(c)), Logger: log, Lambda: lambda, Store: store,
+		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+	}
+	var err error
+	if s.Metrics, err = app.MetricsFromEnv(func(string) string { return "" }, lambda, logs); err != nil {
+		t.Fatal(err)
+	}
+	if store == app.StoreDynamoDB {
+		cfg := ddblocal.Config(t)
+		s.AWS, s.Emulator, s.Tables = &cfg, true, ddblocal.Tables(t)
+	}
+	if !lambda {
+		s.Local = app.DefaultLocalLimits()
+	}
+	gw, err := app.Build(context.Background(), s)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return gw
+}
+
+// serveLocal serves gw as local mode does, on a loopback port.
+func serveLocal(t *testing.T, gw *app.Gateway) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := gw.Server()
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// lambdaTarget serves gw as the two functions do: the gateway through a
+// streaming function URL (lambdahttp, with the after-response hook), the
+// admin API through a buffered one (httpadapter).
+func lambdaTarget(t *testing.T, name string, gw *app.Gateway, logs io.Writer) target {
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	gwFn := lambdahttp.Wrap(gw.Handler, lambdahttp.WithLogger(log), lambdahttp.WithAfterResponse(gw.AfterResponse))
+	adminFn := httpadapter.NewV2(gw.Admin)
+	return target{name: name, do: func(method, path, key, body string) response {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		rawPath, query, _ := strings.Cut(path, "?")
+		headers := map[string]string{"content-type": "application/json", "host": "fn.lambda-url.us-east-1.on.aws"}
+		if key != "" {
+			headers["authorization"] = "Bearer " + key
+		}
+		if adminapi.Handles(rawPath) && rawPath != "/health" {
+			ev := events.APIGatewayV2HTTPRequest{RawPath: rawPath, RawQueryString: query, Headers: headers, Body: body}
+			ev.RequestContext.HTTP.Method, ev.RequestContext.HTTP.Path = method, rawPath
+			ev.RequestContext.DomainName = headers["host"]
+			resp, err := adminFn.ProxyWithContext(ctx, ev)
+			if err != nil {
+				t.Fatalf("admin %s %s: %v", method, path, err)
+			}
+			h := http.Header{}
+			for k, v := range resp.Headers {
+				h.Set(k, v)
+			}
+			for k, vs := range resp.MultiValueHeaders {
+				h[http.CanonicalHeaderKey(k)] = vs
+			}
+			b := []byte(resp.Body)
+			if resp.IsBase64Encoded {
+				b, _ = base64.StdEncoding.DecodeString(resp.Body)
+			}
+			return response{resp.StatusCode, h, b}
+		}
+		ev := &events.LambdaFunctionURLRequest{RawPath: rawPath, RawQueryString: query, Headers: headers, Body: body}
+		ev.RequestContext.HTTP.Method, ev.RequestContext.HTTP.Path = method, rawPath
+		ev.RequestContext.DomainName = headers["host"]
+		resp, err := gwFn(ctx, ev)
+		if err != nil {
+			t.Fatalf("gateway %s %s: %v", method, path, err)
+		}
+		defer resp.Close()
+		b, _ := io.ReadAll(resp.Body)
+		h := http.Header{}
+		for k, v := range resp.Headers {
+			h.Set(k, v)
+		}
+		return response{resp.StatusCode, h, b}
+	}}
+}
+
+// drive runs the scenario matrix against tg, recording every response,
+// and checks that the scenarios did what they are meant to (else the
+// search would prove nothing).
+func drive(t *testing.T, rec *Recorder, tg target, c canaries) {
+	t.Helper()
+	x := func(name, method, path, key, body string) response {
+		r := tg.do(method, path, key, body)
+		rec.Record(tg.name+": "+name, r.bytes())
+		return r
+	}
+	want := func(r response, status int, what string) {
+		t.Helper()
+		if r.status != status {
+			t.Errorf("%s: %s: status %d, want %d: %.300s", tg.name, what, r.status, status, r.body)
+		}
+	}
+	newKey := func(name, body string) string {
+		r := x(name, "POST", "/key/generate", c.master, body)
+		want(r, 200, name)
+		k := gjson.GetBytes(r.body, "key").String()
+		if !strings.HasPrefix(k, "sk-") {
+			t.Fatalf("%s: %s: no key in %s", tg.name, name, r.body)
+		}
+		rec.Secret("virtual key ("+tg.name+" "+name+")", k, tg.name+": "+name)
+		return k
+	}
+
+	// The admin API.
+	x("health", "GET", "/health", "", "")
+	want(x("team/new", "POST", "/team/new", c.master, `{"team_id":"t1","team_alias":"team one"}`), 200, "team/new")
+	want(x("user/new", "POST", "/user/new", c.master, `{"user_id":"u1","user_email":"u1@example.com"}`), 200, "user/new")
+	keyA := newKey("key/generate A", `{"key_alias":"alias-a","metadata":{"note":"n"},"team_id":"t1","user_id":"u1"}`)
+	chosen := "sk-chosen-" + randString(alnum, 32)
+	keyB := newKey("key/generate B (chosen secret)", `{"key":"`+chosen+`","key_alias":"alias-b"}`)
+	if keyB != chosen {
+		t.Errorf("%s: the chosen key was not kept", tg.name)
+	}
+	want(x("key/info ?key=A", "GET", "/key/info?key="+keyA, c.master, ""), 200, "key/info")
+	want(x("key/info own", "GET", "/key/info", keyA, ""), 200, "key/info own")
+	want(x("key/list", "GET", "/key/list", c.master, ""), 200, "key/list")
+	x("key/list full", "GET", "/key/list?return_full_object=true", c.master, "")
+	want(x("key/update", "POST", "/key/update", c.master, `{"key":"`+keyA+`","max_budget":100}`), 200, "key/update")
+	r := x("key/regenerate B", "POST", "/key/regenerate", c.master, `{"key":"`+keyB+`"}`)
+	want(r, 200, "key/regenerate")
+	keyB2 := gjson.GetBytes(r.body, "key").String()
+	rec.Secret("virtual key ("+tg.name+" regenerated B)", keyB2, tg.name+": key/regenerate B")
+	x("key/{key}/regenerate of a wrong key", "POST", "/key/"+c.bad+"/regenerate", c.master, `{}`)
+	x("key/info ?key=wrong", "GET", "/key/info?key="+c.bad, c.master, "")
+	x("key/update wrong", "POST", "/key/update", c.master, `{"key":"`+c.bad+`","max_budget":1}`)
+	x("key/delete wrong", "POST", "/key/delete", c.master, `{"keys":["`+c.bad+`"]}`)
+	x("key/generate bad JSON", "POST", "/key/generate", c.master, `{"key_alias":`)
+	x("key/generate unknown field", "POST", "/key/generate", c.master, `{"no_such_field":1}`)
+	x("key/generate short chosen", "POST", "/key/generate", c.master, `{"key":"sk-1"}`)
+	x("key/list wrong master", "GET", "/key/list", c.bad, "")
+	x("key/generate by a virtual key", "POST", "/key/generate", keyA, `{}`)
+	x("key/list by a virtual key", "GET", "/key/list", keyA, "")
+	want(x("model/info", "GET", "/model/info", c.master, ""), 200, "model/info")
+	x("v1/model/info by a virtual key", "GET", "/v1/model/info", keyA, "")
+	x("team/info", "GET", "/team/info?team_id=t1", c.master, "")
+	x("user/info", "GET", "/user/info?user_id=u1", c.master, "")
+
+	// Chats and embeddings, each provider in each mode, streamed and not.
+	for _, p := range []string{"openai", "azure", "anthropic", "bedrock"} {
+		for _, m := range modes {
+			for _, stream := range []bool{false, true} {
+				body := fmt.Sprintf(`{"model":"%s-%s","stream":%t,"messages":[{"role":"user","content":"hi"}]}`, p, m, stream)
+				r := x(fmt.Sprintf("chat %s-%s stream=%t", p, m, stream), "POST", "/v1/chat/completions", keyA, body)
+				switch {
+				case m == "ok":
+					want(r, 200, p+" ok")
+				case m == "e401" && r.status == 200:
+					t.Errorf("%s: %s e401 answered 200", tg.name, p)
+				case (m == "midstream" || m == "cut") && stream:
+					want(r, 200, p+" "+m)
+				}
+			}
+		}
+	}
+	for _, f := range bedrockFaults {
+		for _, stream := range []bool{false, true} {
+			body := fmt.Sprintf(`{"model":"bedrock-%s","stream":%t,"messages":[{"role":"user","content":"hi"}]}`, faultName(f), stream)
+			x(fmt.Sprintf("chat bedrock fault %q stream=%t", f, stream), "POST", "/v1/chat/completions", keyA, body)
+		}
+	}
+	for _, m := range []string{"ok", "e401", "text500"} {
+		x("embeddings "+m, "POST", "/v1/embeddings", keyA, `{"model":"embed-`+m+`","input":"hi"}`)
+	}
+	want(x("chat api_base with a password", "POST", "/v1/chat/completions", keyA, `{"model":"userinfo-ok","messages":[{"role":"user","content":"hi"}]}`), 200, "api_base with a password")
+	x("chat unimplemented provider", "POST", "/v1/chat/completions", keyA, `{"model":"gemini","messages":[{"role":"user","content":"hi"}]}`)
+	x("chat master key", "POST", "/v1/chat/completions", c.master, `{"model":"openai-e401","messages":[{"role":"user","content":"hi"}]}`)
+	want(x("chat regenerated key", "POST", "/v1/chat/completions", keyB2, `{"model":"openai-ok","messages":[{"role":"user","content":"hi"}]}`), 200, "regenerated key")
+	want(x("chat old secret of a regenerated key", "POST", "/v1/chat/completions", keyB, `{"model":"openai-ok","messages":[{"role":"user","content":"hi"}]}`), 401, "old secret")
+	want(x("chat wrong key", "POST", "/v1/chat/completions", c.bad, `{"model":"openai-ok","messages":[{"role":"user","content":"hi"}]}`), 401, "wrong key")
+	x("chat no key", "POST", "/v1/chat/completions", "", `{"model":"openai-ok","messages":[{"role":"user","content":"hi"}]}`)
+	x("chat bad JSON", "POST", "/v1/chat/completions", keyA, `{"model":`)
+	x("chat unknown model", "POST", "/v1/chat/completions", keyA, `{"model":"no-such-model","messages":[]}`)
+	x("chat bad messages", "POST", "/v1/chat/completions", keyA, `{"model":"openai-ok","messages":"`+c.bad+`"}`)
+	x("models", "GET", "/v1/models", keyA, "")
+	x("models wrong key", "GET", "/v1/models", c.bad, "")
+	x("spend/logs", "GET", "/spend/logs", c.master, "")
+	x("global/spend/report", "GET", "/global/spend/report", c.master, "")
+	if tg.http {
+		want(x("metrics", "GET", "/metrics", c.master, ""), 200, "metrics")
+		x("metrics wrong key", "GET", "/metrics", c.bad, "")
+	}
+
+	// Deleting a key, then using it.
+	want(x("key/delete A", "POST", "/key/delete", c.master, `{"keys":["`+keyA+`"]}`), 200, "key/delete")
+	want(x("chat deleted key", "POST", "/v1/chat/completions", keyA, `{"model":"openai-ok","messages":[{"role":"user","content":"hi"}]}`), 401, "deleted key")
+	x("key/info deleted", "GET", "/key/info?key="+keyA, c.master, "")
+}
+
+// TestNoSecretLeaves drives every way of serving the gateway and searches
+// all it said for the secrets.
+func TestNoSecretLeaves(t *testing.T) {
+	c := newCanaries()
+	u := startUpstreams(t)
+	rec := &Recorder{}
+	c.register(rec)
+
+	// Control: the hostile upstream does put the keys in its answers, and
+	// the search finds them there (so an empty result means something).
+	control := "control: the hostile upstream's own answer"
+	req, _ := http.NewRequest("POST", u.hostile+"/m/e401/v1/chat/completions", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+c.openai)
+	req.Header.Set("X-Amz-Security-Token", c.awsToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	rec.Record(control, b)
+
+	stores := []string{app.StoreMemory}
+	if !testing.Short() {
+		stores = append(stores, app.StoreDynamoDB)
+	}
+	for _, store := range stores {
+		for _, lambda := range []bool{false, true} {
+			name := store + "/local-http"
+			if lambda {
+				name = store + "/lambda"
+			}
+			t.Run(name, func(t *testing.T) {
+				logs := &syncBuffer{}
+				gw := build(t, c, u, store, lambda, logs)
+				var tg target
+				if lambda {
+					tg = lambdaTarget(t, name, gw, logs)
+				} else {
+					tg = httpTarget(t, name, serveLocal(t, gw))
+				}
+				drive(t, rec, tg, c)
+				if err := gw.Close(context.Background()); err != nil { // the spend still queued
+					t.Errorf("close: %v", err)
+				}
+				rec.Record(name+": logs", logs.Bytes())
+				if !bytes.Contains(logs.Bytes(), []byte(`"level":"DEBUG"`)) && !bytes.Contains(logs.Bytes(), []byte(`"level":"INFO"`)) {
+					t.Errorf("%s: no log lines captured", name)
+				}
+			})
+		}
+	}
+	t.Run("process/local-http", func(t *testing.T) { runProcess(t, rec, u, c) })
+
+	if path := os.Getenv("SECRETS_DUMP"); path != "" { // everything searched, to read
+		if err := os.WriteFile(path, rec.dump(), 0o600); err != nil {
+			t.Error(err)
+		}
+	}
+	leaks := rec.Scan()
+	var controlled bool
+	var found []string
+	for _, l := range leaks {
+		if l.Exchange == control {
+			controlled = true
+			continue
+		}
+		found = append(found, l.String())
+	}
+	if !controlled {
+		t.Errorf("the control exchange, which holds the OpenAI key and the session token, was not flagged: the search is broken")
+	}
+	sort.Strings(found)
+	for _, f := range found {
+		t.Error(f)
+	}
+	t.Logf("searched %d exchanges for the secrets", rec.Len())
+}
+
+// runProcess runs the gateway binary as a user would (secrets in the
+// environment, LOG_LEVEL=debug) and records its output.
+func runProcess(t *testing.T, rec *Recorder, u *upstreams, c canaries) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "gateway")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	if out, err := exec.Command(goBin, "build", "-o", bin, "github.com/sluice-gw/sluice/functions/gateway").CombinedOutput(); err != nil {
+		t.Fatalf("build the gateway: %v\n%s", err, out)
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(u.config(c)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-config", cfgPath)
+	cmd.Env = append(os.Environ(), "LOG_LEVEL=debug", "GATEWAY_MASTER_KEY="+c.master)
+	for k, v := range c.env() {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out := &syncBuffer{}
+	cmd.Stdout = out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	base := make(chan string, 1)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			out.Write([]byte(line + "\n"))
+			if a, ok := strings.CutPrefix(line, "Gateway listening on "); ok {
+				select {
+				case base <- strings.Fields(a)[0]:
+				default:
+				}
+			}
+		}
+	}()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-copied
+		_ = cmd.Wait()
+	}
+	defer stop()
+	var url string
+	select {
+	case url = <-base:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the gateway did not start:\n%s", out.Bytes())
+	}
+	drive(t, rec, httpTarget(t, "process/local-http", url), c)
+	stop()
+	rec.Record("process/local-http: stdout and stderr", out.Bytes())
+	if !bytes.Contains(out.Bytes(), []byte(`"level":"INFO"`)) {
+		t.Errorf("the process logged nothing")
+	}
+}
