@@ -19,10 +19,9 @@ import (
 // (the read will not wait) and the bounds below allow holding on. A
 // connection that is shared (HTTP/2) or cannot be asked is flushed before
 // every read, as before.
-const (
-	coalesceMaxBytes = 32 << 10
-	coalesceMaxDelay = time.Millisecond
-)
+const coalesceMaxBytes = 32 << 10
+
+var coalesceMaxDelay = time.Millisecond // a variable for tests only
 
 // coalescer flushes a stream's writes before it waits for the upstream.
 type coalescer struct {
