@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
@@ -37,12 +36,8 @@ func (s *Settings) ResolveAWS(ctx context.Context, lookup func(string) string) e
 	if err != nil {
 		return fmt.Errorf("aws config: %w", err)
 	}
-	if inittrace.On() { // the first call of each operation, timed
-		var c aws.HTTPClient = awshttp.NewBuildableClient()
-		if cfg.HTTPClient != nil {
-			c = cfg.HTTPClient
-		}
-		cfg.HTTPClient = inittrace.AWSClient(c)
+	if inittrace.On() && cfg.HTTPClient == nil { // the first call of each operation, timed
+		cfg.HTTPClient = inittrace.AWSClient(func() inittrace.Doer { return awshttp.NewBuildableClient() })
 	}
 	s.AWS = &cfg
 	s.Emulator = lookup("AWS_ENDPOINT_URL") != "" || lookup("AWS_ENDPOINT_URL_DYNAMODB") != ""

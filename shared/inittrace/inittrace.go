@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -140,21 +141,38 @@ type Doer interface {
 	Do(*http.Request) (*http.Response, error)
 }
 
-// AWSClient wraps an AWS SDK HTTP client so that the first call of each
-// operation is recorded as a span named "aws:" + its X-Amz-Target header
-// (JSON protocols: "aws:DynamoDB_20120810.GetItem"), else "aws:" + host.
-// The span ends when the response's headers are in. Install it only when On.
-func AWSClient(c Doer) Doer { return awsClient{c} }
+// AWSClient returns an AWS SDK HTTP client (aws.HTTPClient) that records
+// the first call of each operation as a span named "aws:" + its
+// X-Amz-Target header (JSON protocols: "aws:DynamoDB_20120810.GetItem"),
+// else "aws:" + host, ending when the response's headers are in. Each
+// service (the target's prefix, else the host) gets its own client from
+// newClient, so that services do not share connections, as they do not
+// when every SDK client builds its own. Install it only when On.
+func AWSClient(newClient func() Doer) Doer {
+	return &awsClients{new: newClient, byService: map[string]Doer{}}
+}
 
-type awsClient struct{ c Doer }
+type awsClients struct {
+	new       func() Doer
+	mu        sync.Mutex
+	byService map[string]Doer
+}
 
-func (a awsClient) Do(r *http.Request) (*http.Response, error) {
+func (a *awsClients) Do(r *http.Request) (*http.Response, error) {
 	name := r.Header.Get("X-Amz-Target")
+	service, _, _ := strings.Cut(name, ".")
 	if name == "" {
-		name = r.URL.Host
+		name, service = r.URL.Host, r.URL.Host
 	}
+	a.mu.Lock()
+	c, ok := a.byService[service]
+	if !ok {
+		c = a.new()
+		a.byService[service] = c
+	}
+	a.mu.Unlock()
 	end := Span("aws:" + name)
-	resp, err := a.c.Do(r)
+	resp, err := c.Do(r)
 	end()
 	return resp, err
 }

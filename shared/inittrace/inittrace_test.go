@@ -69,14 +69,20 @@ func TestWrappersNameTheirSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	aws := AWSClient(doer(http.DefaultClient.Do))
-	req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
-	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.GetItem")
-	if resp, err = aws.Do(req); err != nil {
-		t.Fatal(err)
+	clients := 0
+	aws := AWSClient(func() Doer { clients++; return doer(http.DefaultClient.Do) })
+	for _, target := range []string{"DynamoDB_20120810.GetItem", "DynamoDB_20120810.UpdateItem", "AmazonSQS.SendMessageBatch"} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+		req.Header.Set("X-Amz-Target", target)
+		if resp, err = aws.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
 	}
-	resp.Body.Close()
-	if !seen["upstream"] || !seen["aws:DynamoDB_20120810.GetItem"] {
+	if !seen["upstream"] || !seen["aws:DynamoDB_20120810.GetItem"] || !seen["aws:AmazonSQS.SendMessageBatch"] {
 		t.Fatalf("recorded %v", events)
+	}
+	if clients != 2 {
+		t.Errorf("%d clients for two services", clients)
 	}
 }
