@@ -3,6 +3,7 @@ package bedrock
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	smithydocument "github.com/aws/smithy-go/document"
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
@@ -68,13 +70,21 @@ func TranslateRequest(body []byte, modelID string) (*Request, error) {
 				return false
 			}
 			m.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
+				var args document.Interface
+				if args, err = jsonDocument(tc.Get("function.arguments").String()); err != nil {
+					err = badRequest("messages: tool call arguments: %v", err)
+					return false
+				}
 				blocks = append(blocks, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
 					ToolUseId: aws.String(tc.Get("id").String()),
 					Name:      aws.String(tc.Get("function.name").String()),
-					Input:     jsonDocument(tc.Get("function.arguments").String()),
+					Input:     args,
 				}})
 				return true
 			})
+			if err != nil {
+				return false
+			}
 			in.Messages = add(in.Messages, types.ConversationRoleAssistant, blocks)
 		case "tool":
 			var rc []types.ToolResultContentBlock
@@ -125,18 +135,25 @@ func TranslateRequest(body []byte, modelID string) (*Request, error) {
 	}
 
 	var extra map[string]any
+	var budget int64
 	if th := r.Get("thinking"); th.IsObject() {
-		var v any
-		_ = json.Unmarshal([]byte(th.Raw), &v)
+		v, err := jsonObject(th.Raw)
+		if err != nil {
+			return nil, badRequest("thinking: %v", err)
+		}
 		extra = map[string]any{"thinking": v}
+		budget = th.Get("budget_tokens").Int()
 	} else {
-		budget := map[string]int{"minimal": 1024, "low": 1024, "medium": 2048, "high": 4096}[r.Get("reasoning_effort").String()]
+		budget = map[string]int64{"minimal": 1024, "low": 1024, "medium": 2048, "high": 4096}[r.Get("reasoning_effort").String()]
 		if budget > 0 {
 			extra = map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": budget}}
-			if ic.MaxTokens != nil && int(*ic.MaxTokens) <= budget {
-				ic.MaxTokens = aws.Int32(int32(budget + 4096))
-			}
 		}
+	}
+	if budget > math.MaxInt32-4096 {
+		return nil, badRequest("thinking.budget_tokens must be at most %d", math.MaxInt32-4096)
+	}
+	if budget > 0 && ic.MaxTokens != nil && int64(*ic.MaxTokens) <= budget { // Bedrock wants max tokens above the budget
+		ic.MaxTokens = aws.Int32(int32(budget + 4096))
 	}
 	if v := r.Get("top_k"); v.Type == gjson.Number {
 		if extra == nil {
@@ -159,10 +176,18 @@ func TranslateRequest(body []byte, modelID string) (*Request, error) {
 		if params == "" {
 			params = `{"type":"object","properties":{}}`
 		}
-		spec.InputSchema = &types.ToolInputSchemaMemberJson{Value: jsonDocument(params)}
+		schema, derr := jsonDocument(params)
+		if derr != nil {
+			err = badRequest("tools: parameters: %v", derr)
+			return false
+		}
+		spec.InputSchema = &types.ToolInputSchemaMemberJson{Value: schema}
 		tools = append(tools, &types.ToolMemberToolSpec{Value: spec})
 		return true
 	})
+	if err != nil {
+		return nil, err
+	}
 	if len(tools) > 0 {
 		tc := &types.ToolConfiguration{Tools: tools}
 		switch choice := r.Get("tool_choice"); {
@@ -201,13 +226,59 @@ func add(msgs []types.Message, role types.ConversationRole, blocks []types.Conte
 }
 
 // jsonDocument is a JSON text as a Smithy document; anything but an object
-// becomes {} (tool arguments and schemas are objects).
-func jsonDocument(raw string) document.Interface {
-	var v map[string]any
-	if err := json.Unmarshal([]byte(raw), &v); err != nil || v == nil {
-		v = map[string]any{}
+// becomes {} (tool arguments and schemas are objects). Numbers stay as
+// written: a float64 would round an id above 2^53 and refuse 1e400.
+func jsonDocument(raw string) (document.Interface, error) {
+	v, err := jsonObject(raw)
+	if err != nil {
+		return nil, err
 	}
-	return document.NewLazyDocument(v)
+	return document.NewLazyDocument(v), nil
+}
+
+// errEmptyName: Smithy documents cannot carry a member named "" (the SDK
+// would fail to send the request, which is no fault of the deployment).
+var errEmptyName = errors.New("an object member with an empty name cannot be sent to Bedrock")
+
+// jsonObject decodes a JSON object for a document, numbers as written; {}
+// for anything else.
+func jsonObject(raw string) (map[string]any, error) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil || v == nil || dec.More() {
+		return map[string]any{}, nil
+	}
+	if _, err := exactNumbers(v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// exactNumbers replaces the json.Numbers of a decoded value, in place, by
+// Smithy document numbers, which the document encoder writes as they are.
+func exactNumbers(v any) (any, error) {
+	var err error
+	switch v := v.(type) {
+	case json.Number:
+		return smithydocument.Number(v), nil
+	case map[string]any:
+		for k, x := range v {
+			if k == "" {
+				return nil, errEmptyName
+			}
+			if v[k], err = exactNumbers(x); err != nil {
+				return nil, err
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if v[i], err = exactNumbers(x); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return v, nil
 }
 
 func contentBlocks(content gjson.Result, images bool) ([]types.ContentBlock, error) {
