@@ -129,3 +129,29 @@ go vet ./...
 
 log "go test -race"
 go test -race -count=1 -timeout 20m ./...
+
+# Bounded fuzzing: every fuzz target (a func Fuzz... in a *_test.go file,
+# found here, so a new target is fuzzed without editing this script) for
+# FUZZTIME each (default 10s; the seed corpora in testdata/fuzz already ran
+# above as tests). FUZZ=off or FUZZTIME=0 skips. A failure fails the run and
+# names the input the fuzzer wrote: commit it, it is the regression test.
+fuzztime=${FUZZTIME:-10s}
+if [ "${FUZZ:-on}" = off ] || [ "$fuzztime" = 0 ] || [ "$fuzztime" = 0s ]; then
+	log "fuzzing skipped (FUZZ=off or FUZZTIME=0)"
+else
+	fuzz_start=$SECONDS
+	for file in $(grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.git '^func Fuzz[A-Za-z0-9_]*(f \*testing\.F)' . | sort); do
+		dir=$(dirname "$file")
+		for name in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' "$file"); do
+			log "go test -fuzz $name $dir ($fuzztime)"
+			if ! out=$(go test -short -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime 10s "$dir" 2>&1); then
+				echo "$out" >&2
+				for input in $(printf '%s\n' "$out" | sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p'); do
+					echo "fuzz: $name failed; the input is $dir/$input (commit it with the fix: it becomes a regression test)" >&2
+				done
+				exit 1
+			fi
+		done
+	done
+	log "fuzzing took $((SECONDS - fuzz_start))s"
+fi
