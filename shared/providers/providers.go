@@ -43,6 +43,10 @@ func NewHTTPClient() *http.Client {
 	t.IdleConnTimeout = 90 * time.Second
 	t.ResponseHeaderTimeout = 0 // per-attempt deadlines come from the context
 	t.ForceAttemptHTTP2 = true
+	// 4 KB (the default) takes a read system call per few stream events
+	// and a write per 4 KB of a request; chat requests run to tens of KB,
+	// and an upstream's burst of events is read at once.
+	t.ReadBufferSize, t.WriteBufferSize = 32<<10, 32<<10
 	return &http.Client{Transport: t}
 }
 
