@@ -59,9 +59,9 @@ func rawUpstream(t *testing.T, resp string) string {
 	return "http://" + ln.Addr().String()
 }
 
-// A burst that is all waiting in the kernel is forwarded without a flush
-// per read of it (the transport reads 4 KB at a time, the SSE reader 8 KB),
-// and arrives whole and in order.
+// A burst that arrived at once is forwarded without a flush before its
+// end (read whole, or held while more of it waits in the kernel), and
+// arrives whole and in order.
 func TestStreamCoalescesBurst(t *testing.T) {
 	if !pendingSupported {
 		t.Skip("no pending-bytes probe on this system")

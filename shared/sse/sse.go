@@ -32,7 +32,12 @@ type Reader struct {
 	BeforeRead func()
 }
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
+// readSize is a Reader's buffer, and so the most it reads at once: as
+// large as the upstream transport's buffer (providers.NewHTTPClient), so
+// that one read takes all an upstream burst that arrived.
+const readSize = 32 << 10
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, readSize); return &b }}
 
 // NewReader returns a Reader over r. Call Release when done with it.
 func NewReader(r io.Reader) *Reader {
@@ -42,7 +47,7 @@ func NewReader(r io.Reader) *Reader {
 // Release returns the Reader's buffer to a pool; the Reader and any event
 // it returned must not be used afterwards.
 func (r *Reader) Release() {
-	if cap(r.buf) == 8<<10 {
+	if cap(r.buf) == readSize {
 		b := r.buf[:cap(r.buf)]
 		bufPool.Put(&b)
 	}
