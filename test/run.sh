@@ -135,6 +135,7 @@ go test -race -count=1 -timeout 20m ./...
 # FUZZTIME each (default 10s; the seed corpora in testdata/fuzz already ran
 # above as tests). FUZZ=off or FUZZTIME=0 skips. A failure fails the run and
 # names the input the fuzzer wrote: commit it, it is the regression test.
+# Minimizing is bounded too: it otherwise takes up to a minute per new input.
 fuzztime=${FUZZTIME:-10s}
 if [ "${FUZZ:-on}" = off ] || [ "$fuzztime" = 0 ] || [ "$fuzztime" = 0s ]; then
 	log "fuzzing skipped (FUZZ=off or FUZZTIME=0)"
@@ -144,7 +145,7 @@ else
 		dir=$(dirname "$file")
 		for name in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' "$file"); do
 			log "go test -fuzz $name $dir ($fuzztime)"
-			if ! out=$(go test -short -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime 10s "$dir" 2>&1); then
+			if ! out=$(go test -short -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime 3s "$dir" 2>&1); then
 				echo "$out" >&2
 				for input in $(printf '%s\n' "$out" | sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p'); do
 					echo "fuzz: $name failed; the input is $dir/$input (commit it with the fix: it becomes a regression test)" >&2

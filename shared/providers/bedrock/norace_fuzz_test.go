@@ -1,0 +1,5 @@
+//go:build !race
+
+package bedrock_test
+
+const raceEnabled = false
