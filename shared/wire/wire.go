@@ -211,7 +211,11 @@ func (r *Request) WithModel(model string, injectUsage bool) []byte {
 	if n == 2 && edits[1].start < edits[0].start {
 		edits[0], edits[1] = edits[1], edits[0]
 	}
-	out := make([]byte, 0, len(r.Body)+len(q)+40)
+	size := len(r.Body) + 40 // room for an injected stream_options
+	for _, e := range edits[:n] {
+		size += len(e.value) - (e.end - e.start)
+	}
+	out := make([]byte, 0, size)
 	pos := 0
 	for _, e := range edits[:n] {
 		out = append(out, r.Body[pos:e.start]...)
