@@ -146,8 +146,16 @@ else
 		for name in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' "$file"); do
 			log "go test -fuzz $name $dir ($fuzztime)"
 			if ! out=$(go test -short -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime 3s "$dir" 2>&1); then
+				inputs=$(printf '%s\n' "$out" | sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p')
+				# Go 1.26's coordinator can report its own -fuzztime deadline
+				# as a failure, with no input (go.dev/issue/75804): not a finding.
+				if [ -z "$inputs" ] && [ "$(printf '%s\n' "$out" | grep -c '^    context deadline exceeded$')" = 1 ] &&
+					! printf '%s\n' "$out" | grep -q -e '^panic' -e 'build failed' -e '\.go:[0-9]*:'; then
+					log "$name: the fuzz coordinator's deadline race (go.dev/issue/75804), no input; not a failure"
+					continue
+				fi
 				echo "$out" >&2
-				for input in $(printf '%s\n' "$out" | sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p'); do
+				for input in $inputs; do
 					echo "fuzz: $name failed; the input is $dir/$input (commit it with the fix: it becomes a regression test)" >&2
 				done
 				exit 1
