@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/gateway"
 	"github.com/sluice-gw/sluice/shared/metrics"
 )
 
@@ -100,7 +101,7 @@ func withMetricsRoute(next http.Handler, m *metrics.Registry, masterKey string) 
 			apierr.Write(w, apierr.New(apierr.Unauthorized, "%s needs the master key, and none is set (GATEWAY_MASTER_KEY=sk-...)", MetricsPath))
 			return
 		}
-		token := bearer(r)
+		token := gateway.Bearer(r)
 		if token == "" {
 			apierr.Write(w, apierr.New(apierr.Unauthorized, "missing API key: send the master key as 'Authorization: Bearer <key>'"))
 			return
@@ -118,19 +119,4 @@ func withMetricsRoute(next http.Handler, m *metrics.Registry, masterKey string) 
 			slog.Default().LogAttrs(r.Context(), slog.LevelDebug, "metrics write", slog.String("error", err.Error()))
 		}
 	})
-}
-
-// bearer reads the key as the gateway does: Authorization (Bearer), or the
-// api-key / x-api-key headers.
-func bearer(r *http.Request) string {
-	if a := r.Header.Get("Authorization"); a != "" {
-		if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-			return strings.TrimSpace(a[7:])
-		}
-		return strings.TrimSpace(a)
-	}
-	if k := r.Header.Get("Api-Key"); k != "" {
-		return k
-	}
-	return r.Header.Get("X-Api-Key")
 }

@@ -300,12 +300,12 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 }
 
 func (h *Handler) authenticate(r *http.Request) (*Principal, error) {
-	return h.auth.Authenticate(r.Context(), bearer(r))
+	return h.auth.Authenticate(r.Context(), Bearer(r))
 }
 
-// bearer reads the key from Authorization (Bearer), or api-key / x-api-key
+// Bearer reads the key from Authorization (Bearer), or api-key / x-api-key
 // headers as Azure and Anthropic SDKs send it.
-func bearer(r *http.Request) string {
+func Bearer(r *http.Request) string {
 	if a := r.Header.Get("Authorization"); a != "" {
 		if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
 			return strings.TrimSpace(a[7:])

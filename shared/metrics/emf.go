@@ -3,7 +3,8 @@ package metrics
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/sluice-gw/sluice/shared/wire"
 )
 
 // CloudWatch Embedded Metric Format: one JSON object per line,
@@ -204,7 +205,7 @@ func (r *Registry) appendHead(b []byte, t time.Time, dims string, vs *emfValues)
 	b = append(b, `{"_aws":{"Timestamp":`...)
 	b = strconv.AppendInt(b, t.UnixMilli(), 10)
 	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
-	b = appendString(b, r.ns)
+	b = wire.AppendString(b, r.ns)
 	b = append(b, `,"Dimensions":`...)
 	b = append(b, dims...)
 	b = append(b, `,"Metrics":[`...)
@@ -241,44 +242,6 @@ func appendProp(b []byte, name, value string) []byte {
 	b = append(b, `,"`...)
 	b = append(b, name...)
 	b = append(b, `":`...)
-	return appendString(b, value)
+	return wire.AppendString(b, value)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string (invalid UTF-8 becomes U+FFFD).
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				switch c {
-				case '\n':
-					b = append(b, '\\', 'n')
-				case '\r':
-					b = append(b, '\\', 'r')
-				case '\t':
-					b = append(b, '\\', 't')
-				default:
-					b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-				}
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
-}

@@ -257,6 +257,9 @@ func checkStream(t *testing.T, body io.Reader, upstream []byte, includeUsage boo
 		reasoning.WriteString(d.Get("reasoning_content").String())
 	}
 	wantText, wantReasoning := refText(upstream)
+	// Text is passed on as JSON strings: each invalid UTF-8 byte becomes
+	// U+FFFD (wire.AppendString), as encoding/json writes it.
+	wantText, wantReasoning = validUTF8(wantText), validUTF8(wantReasoning)
 	if text.String() != wantText || reasoning.String() != wantReasoning {
 		t.Fatalf("text %q reasoning %q, upstream %q / %q", text.String(), reasoning.String(), wantText, wantReasoning)
 	}
@@ -268,4 +271,14 @@ func checkStream(t *testing.T, body io.Reader, upstream []byte, includeUsage boo
 			t.Fatalf("usage chunk not read: %s", events[n-2])
 		}
 	}
+}
+
+// validUTF8 is s with each byte that is not part of a valid UTF-8 sequence
+// replaced by U+FFFD.
+func validUTF8(s string) string {
+	var b strings.Builder
+	for _, r := range s { // range yields U+FFFD for each invalid byte
+		b.WriteRune(r)
+	}
+	return b.String()
 }

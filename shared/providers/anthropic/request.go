@@ -91,7 +91,7 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 	r := gjson.ParseBytes(body)
 	out := make([]byte, 0, len(body)+256)
 	out = append(out, `{"model":`...)
-	out = appendString(out, r.Get("model").String())
+	out = wire.AppendString(out, r.Get("model").String())
 
 	var system []byte
 	var msgs []message
@@ -131,9 +131,9 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 					blocks = append(blocks, ',')
 				}
 				blocks = append(blocks, `{"type":"tool_use","id":`...)
-				blocks = appendString(blocks, tc.Get("id").String())
+				blocks = wire.AppendString(blocks, tc.Get("id").String())
 				blocks = append(blocks, `,"name":`...)
-				blocks = appendString(blocks, tc.Get("function.name").String())
+				blocks = wire.AppendString(blocks, tc.Get("function.name").String())
 				blocks = append(blocks, `,"input":`...)
 				args := strings.TrimSpace(tc.Get("function.arguments").String())
 				if args == "" || !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
@@ -146,7 +146,7 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 			add("assistant", blocks)
 		case "tool":
 			blocks = append(blocks, `{"type":"tool_result","tool_use_id":`...)
-			blocks = appendString(blocks, m.Get("tool_call_id").String())
+			blocks = wire.AppendString(blocks, m.Get("tool_call_id").String())
 			blocks = append(blocks, `,"content":`...)
 			if content.IsArray() {
 				var inner []byte
@@ -155,7 +155,7 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 				}
 				blocks = append(append(append(blocks, '['), inner...), ']')
 			} else {
-				blocks = appendString(blocks, content.String())
+				blocks = wire.AppendString(blocks, content.String())
 			}
 			blocks = append(blocks, '}')
 			add("user", blocks)
@@ -234,7 +234,7 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 	switch stop := r.Get("stop"); {
 	case stop.Type == gjson.String:
 		out = append(out, `,"stop_sequences":[`...)
-		out = appendString(out, stop.Str)
+		out = wire.AppendString(out, stop.Str)
 		out = append(out, ']')
 	case stop.IsArray() && len(stop.Array()) > 0:
 		out = append(out, `,"stop_sequences":`...)
@@ -245,7 +245,7 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 	}
 	if u := r.Get("user").String(); u != "" {
 		out = append(out, `,"metadata":{"user_id":`...)
-		out = appendString(out, u)
+		out = wire.AppendString(out, u)
 		out = append(out, '}')
 	}
 	if out, err = appendTools(out, r); err != nil {
@@ -271,10 +271,10 @@ func appendTools(out []byte, r gjson.Result) ([]byte, error) {
 		}
 		n++
 		out = append(out, `{"name":`...)
-		out = appendString(out, f.Get("name").String())
+		out = wire.AppendString(out, f.Get("name").String())
 		if d := f.Get("description"); d.Type == gjson.String {
 			out = append(out, `,"description":`...)
-			out = appendString(out, d.Str)
+			out = wire.AppendString(out, d.Str)
 		}
 		out = append(out, `,"input_schema":`...)
 		if p := f.Get("parameters"); p.IsObject() {
@@ -312,7 +312,7 @@ func appendTools(out []byte, r gjson.Result) ([]byte, error) {
 		if name == "" {
 			return nil, badRequest("tool_choice: function.name is required")
 		}
-		choice = `{"type":"tool","name":` + string(appendString(nil, name))
+		choice = `{"type":"tool","name":` + string(wire.AppendString(nil, name))
 	case noParallel && n > 0:
 		choice = `{"type":"auto"`
 	}
@@ -336,7 +336,7 @@ func contentBlocks(out []byte, content gjson.Result, images bool) ([]byte, error
 			return out, nil
 		}
 		out = append(out, `{"type":"text","text":`...)
-		out = appendString(out, content.Str)
+		out = wire.AppendString(out, content.Str)
 		return append(out, '}'), nil
 	}
 	if !content.IsArray() {
@@ -356,7 +356,7 @@ func contentBlocks(out []byte, content gjson.Result, images bool) ([]byte, error
 				return true
 			}
 			out = append(out, `{"type":"text","text":`...)
-			out = appendString(out, t)
+			out = wire.AppendString(out, t)
 		case "image_url":
 			if !images {
 				err = badRequest("images are allowed in user messages only")
@@ -393,45 +393,16 @@ func appendImage(out []byte, url string) ([]byte, error) {
 			return nil, badRequest("image_url: a data URL must be data:image/<type>;base64,<data>")
 		}
 		out = append(out, `{"type":"image","source":{"type":"base64","media_type":`...)
-		out = appendString(out, media)
+		out = wire.AppendString(out, media)
 		out = append(out, `,"data":`...)
-		out = appendString(out, data)
+		out = wire.AppendString(out, data)
 		return append(out, '}'), nil
 	}
 	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
 		out = append(out, `{"type":"image","source":{"type":"url","url":`...)
-		out = appendString(out, url)
+		out = wire.AppendString(out, url)
 		return append(out, '}'), nil
 	}
 	return nil, badRequest("image_url: expected a data URL or an http(s) URL")
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string.
-func appendString(out []byte, s string) []byte {
-	out = append(out, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		out = append(out, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			out = append(out, '\\', c)
-		case '\n':
-			out = append(out, '\\', 'n')
-		case '\r':
-			out = append(out, '\\', 'r')
-		case '\t':
-			out = append(out, '\\', 't')
-		default:
-			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	out = append(out, s[start:]...)
-	return append(out, '"')
-}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/wire"
 )
 
 // embed answers /v1/embeddings through InvokeModel: Titan text embeddings
@@ -111,14 +112,14 @@ func embed(ctx context.Context, cl *bedrockruntime.Client, d *config.Deployment,
 			for j, f := range floats {
 				binary.LittleEndian.PutUint32(raw[4*j:], math.Float32bits(float32(f.Float())))
 			}
-			out = appendString(out, base64.StdEncoding.EncodeToString(raw))
+			out = wire.AppendString(out, base64.StdEncoding.EncodeToString(raw))
 		} else {
 			out = append(out, v.Raw...)
 		}
 		out = append(out, '}')
 	}
 	out = append(out, `],"model":`...)
-	out = appendString(out, modelID)
+	out = wire.AppendString(out, modelID)
 	if tokens >= 0 { // Cohere's body reports no count: the gateway estimates it
 		out = append(out, `,"usage":{"prompt_tokens":`...)
 		out = strconv.AppendInt(out, tokens, 10)

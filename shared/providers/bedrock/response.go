@@ -95,11 +95,11 @@ func FinishReason(r types.StopReason) string {
 func TranslateOutput(out *bedrockruntime.ConverseOutput, model string, created int64) []byte {
 	b := make([]byte, 0, 512)
 	b = append(b, `{"id":`...)
-	b = appendString(b, newID())
+	b = wire.AppendString(b, newID())
 	b = append(b, `,"object":"chat.completion","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, model)
+	b = wire.AppendString(b, model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	var text, reasoning, calls []byte
 	n := 0
@@ -120,9 +120,9 @@ func TranslateOutput(out *bedrockruntime.ConverseOutput, model string, created i
 				calls = strconv.AppendInt(calls, int64(n), 10)
 				n++
 				calls = append(calls, `,"id":`...)
-				calls = appendString(calls, deref(c.Value.ToolUseId))
+				calls = wire.AppendString(calls, deref(c.Value.ToolUseId))
 				calls = append(calls, `,"type":"function","function":{"name":`...)
-				calls = appendString(calls, deref(c.Value.Name))
+				calls = wire.AppendString(calls, deref(c.Value.Name))
 				calls = append(calls, `,"arguments":`...)
 				args := "{}"
 				if c.Value.Input != nil {
@@ -130,7 +130,7 @@ func TranslateOutput(out *bedrockruntime.ConverseOutput, model string, created i
 						args = string(j)
 					}
 				}
-				calls = appendString(calls, args)
+				calls = wire.AppendString(calls, args)
 				calls = append(calls, "}}"...)
 			}
 		}
@@ -138,11 +138,11 @@ func TranslateOutput(out *bedrockruntime.ConverseOutput, model string, created i
 	if text == nil && n > 0 {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, string(text))
+		b = wire.AppendString(b, string(text))
 	}
 	if reasoning != nil {
 		b = append(b, `,"reasoning_content":`...)
-		b = appendString(b, string(reasoning))
+		b = wire.AppendString(b, string(reasoning))
 	}
 	if n > 0 {
 		b = append(b, `,"tool_calls":[`...)
@@ -209,11 +209,11 @@ type Stream struct {
 func NewStream(src EventSource, model string, includeUsage bool, created int64) *Stream {
 	s := &Stream{src: src, includeUsage: includeUsage, classify: func(err error) error { return err }}
 	s.prefix = append(s.prefix, `data: {"id":`...)
-	s.prefix = appendString(s.prefix, newID())
+	s.prefix = wire.AppendString(s.prefix, newID())
 	s.prefix = append(s.prefix, `,"object":"chat.completion.chunk","created":`...)
 	s.prefix = strconv.AppendInt(s.prefix, created, 10)
 	s.prefix = append(s.prefix, `,"model":`...)
-	s.prefix = appendString(s.prefix, model)
+	s.prefix = wire.AppendString(s.prefix, model)
 	s.prefix = append(s.prefix, `,"choices":[{"index":0,"delta":`...)
 	return s
 }
@@ -288,9 +288,9 @@ func (s *Stream) Translate(ev types.ConverseStreamOutput) {
 			b := append(s.scratch[:0], `{"tool_calls":[{"index":`...)
 			b = strconv.AppendInt(b, int64(i), 10)
 			b = append(b, `,"id":`...)
-			b = appendString(b, deref(t.Value.ToolUseId))
+			b = wire.AppendString(b, deref(t.Value.ToolUseId))
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = appendString(b, deref(t.Value.Name))
+			b = wire.AppendString(b, deref(t.Value.Name))
 			b = append(b, `,"arguments":""}}]}`...)
 			s.scratch = b
 			s.chunk(string(b), "null")
@@ -310,7 +310,7 @@ func (s *Stream) Translate(ev types.ConverseStreamOutput) {
 			b := append(s.scratch[:0], `{"tool_calls":[{"index":`...)
 			b = strconv.AppendInt(b, int64(s.tools[i32ptr(ev.Value.ContentBlockIndex)]), 10)
 			b = append(b, `,"function":{"arguments":`...)
-			b = appendString(b, *d.Value.Input)
+			b = wire.AppendString(b, *d.Value.Input)
 			b = append(b, "}}]}"...)
 			s.scratch = b
 			s.chunk(string(b), "null")
@@ -346,7 +346,7 @@ func (s *Stream) delta(field, text string) {
 	b := append(s.scratch[:0], `{"`...)
 	b = append(b, field...)
 	b = append(b, `":`...)
-	b = appendString(b, text)
+	b = wire.AppendString(b, text)
 	b = append(b, '}')
 	s.scratch = b
 	s.out = append(s.out, s.prefix...)
@@ -362,35 +362,6 @@ func (s *Stream) chunk(delta, finish string) {
 	s.out = append(s.out, "}]}\n\n"...)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string.
-func appendString(out []byte, s string) []byte {
-	out = append(out, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		out = append(out, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			out = append(out, '\\', c)
-		case '\n':
-			out = append(out, '\\', 'n')
-		case '\r':
-			out = append(out, '\\', 'r')
-		case '\t':
-			out = append(out, '\\', 't')
-		default:
-			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	out = append(out, s[start:]...)
-	return append(out, '"')
-}
 
 func jsonString(body []byte, key string) string {
 	return gjson.GetBytes(body, key).String()
