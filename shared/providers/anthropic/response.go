@@ -120,11 +120,11 @@ func TranslateResponse(raw []byte, created int64) ([]byte, error) {
 	}
 	out := make([]byte, 0, len(raw)+128)
 	out = append(out, `{"id":`...)
-	out = appendString(out, r.Get("id").String())
+	out = wire.AppendString(out, r.Get("id").String())
 	out = append(out, `,"object":"chat.completion","created":`...)
 	out = strconv.AppendInt(out, created, 10)
 	out = append(out, `,"model":`...)
-	out = appendString(out, r.Get("model").String())
+	out = wire.AppendString(out, r.Get("model").String())
 	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	var text, reasoning []byte
 	var calls []byte
@@ -143,15 +143,15 @@ func TranslateResponse(raw []byte, created int64) ([]byte, error) {
 			calls = strconv.AppendInt(calls, int64(nCalls), 10)
 			nCalls++
 			calls = append(calls, `,"id":`...)
-			calls = appendString(calls, b.Get("id").String())
+			calls = wire.AppendString(calls, b.Get("id").String())
 			calls = append(calls, `,"type":"function","function":{"name":`...)
-			calls = appendString(calls, b.Get("name").String())
+			calls = wire.AppendString(calls, b.Get("name").String())
 			calls = append(calls, `,"arguments":`...)
 			in := b.Get("input").Raw
 			if in == "" {
 				in = "{}"
 			}
-			calls = appendString(calls, compact(in))
+			calls = wire.AppendString(calls, compact(in))
 			calls = append(calls, "}}"...)
 		}
 		return true
@@ -159,11 +159,11 @@ func TranslateResponse(raw []byte, created int64) ([]byte, error) {
 	if text == nil && nCalls > 0 {
 		out = append(out, "null"...)
 	} else {
-		out = appendString(out, string(text))
+		out = wire.AppendString(out, string(text))
 	}
 	if reasoning != nil {
 		out = append(out, `,"reasoning_content":`...)
-		out = appendString(out, string(reasoning))
+		out = wire.AppendString(out, string(reasoning))
 	}
 	if nCalls > 0 {
 		out = append(out, `,"tool_calls":[`...)
@@ -246,12 +246,12 @@ func (s *Stream) leadingError() (int, []byte, bool) {
 
 func errorBody(e gjson.Result) []byte {
 	out := append([]byte(nil), `{"error":{"message":`...)
-	out = appendString(out, e.Get("message").String())
+	out = wire.AppendString(out, e.Get("message").String())
 	out = append(out, `,"type":`...)
 	typ := e.Get("type").String()
-	out = appendString(out, typ)
+	out = wire.AppendString(out, typ)
 	out = append(out, `,"code":`...)
-	out = appendString(out, typ)
+	out = wire.AppendString(out, typ)
 	return append(out, "}}"...)
 }
 
@@ -310,11 +310,11 @@ func (s *Stream) translate(data []byte) {
 	case "message_start":
 		m := ev.Get("message")
 		s.prefix = append(s.prefix[:0], `data: {"id":`...)
-		s.prefix = appendString(s.prefix, m.Get("id").String())
+		s.prefix = wire.AppendString(s.prefix, m.Get("id").String())
 		s.prefix = append(s.prefix, `,"object":"chat.completion.chunk","created":`...)
 		s.prefix = strconv.AppendInt(s.prefix, s.created, 10)
 		s.prefix = append(s.prefix, `,"model":`...)
-		s.prefix = appendString(s.prefix, m.Get("model").String())
+		s.prefix = wire.AppendString(s.prefix, m.Get("model").String())
 		s.prefix = append(s.prefix, `,"choices":[{"index":0,"delta":`...)
 		s.readUsage(m.Get("usage"))
 		s.started = true
@@ -336,9 +336,9 @@ func (s *Stream) translate(data []byte) {
 			d := append([]byte(nil), `{"tool_calls":[{"index":`...)
 			d = strconv.AppendInt(d, int64(i), 10)
 			d = append(d, `,"id":`...)
-			d = appendString(d, b.Get("id").String())
+			d = wire.AppendString(d, b.Get("id").String())
 			d = append(d, `,"type":"function","function":{"name":`...)
-			d = appendString(d, b.Get("name").String())
+			d = wire.AppendString(d, b.Get("name").String())
 			d = append(d, `,"arguments":""}}]}`...)
 			s.chunk(d, "null")
 		}
@@ -358,7 +358,7 @@ func (s *Stream) translate(data []byte) {
 			b := append([]byte(nil), `{"tool_calls":[{"index":`...)
 			b = strconv.AppendInt(b, int64(i), 10)
 			b = append(b, `,"function":{"arguments":`...)
-			b = appendString(b, part)
+			b = wire.AppendString(b, part)
 			b = append(b, "}}]}"...)
 			s.chunk(b, "null")
 		}
@@ -414,7 +414,7 @@ func (s *Stream) delta(field, text string) {
 	b := append(s.scratch[:0], `{"`...)
 	b = append(b, field...)
 	b = append(b, `":`...)
-	b = appendString(b, text)
+	b = wire.AppendString(b, text)
 	b = append(b, '}')
 	s.scratch = b
 	s.chunk(b, "null")
