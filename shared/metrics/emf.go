@@ -244,4 +244,3 @@ func appendProp(b []byte, name, value string) []byte {
 	b = append(b, `":`...)
 	return wire.AppendString(b, value)
 }
-

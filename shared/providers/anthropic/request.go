@@ -405,4 +405,3 @@ func appendImage(out []byte, url string) ([]byte, error) {
 	}
 	return nil, badRequest("image_url: expected a data URL or an http(s) URL")
 }
-

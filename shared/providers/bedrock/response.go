@@ -362,7 +362,6 @@ func (s *Stream) chunk(delta, finish string) {
 	s.out = append(s.out, "}]}\n\n"...)
 }
 
-
 func jsonString(body []byte, key string) string {
 	return gjson.GetBytes(body, key).String()
 }
