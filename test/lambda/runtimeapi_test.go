@@ -398,6 +398,11 @@ router_settings:
 		if r.header("X-Upstream-Key") != "" || strings.Contains(string(p.body), "sk-secret-upstream") || strings.Contains(string(p.body), "goroutine") {
 			t.Errorf("the 500 leaks the handler's state: %q", p.body)
 		}
+		// The child's output reaches logs through a pipe and a copying
+		// goroutine: give the line a moment to arrive.
+		for end := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "recovered a panic") && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if !strings.Contains(logs.String(), "recovered a panic") {
 			t.Error("the panic was not logged")
 		}
