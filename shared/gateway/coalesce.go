@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"crypto/tls"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -16,9 +15,13 @@ import (
 // the client, pay for every one. So a stream flushes what it wrote when it
 // is about to wait for the upstream: right before a read of the upstream
 // response, unless more of that response is already waiting in the kernel
-// (the read will not wait) and the bounds below allow holding on. A
-// connection that is shared (HTTP/2) or cannot be asked is flushed before
-// every read, as before.
+// (the read will not wait) and the bounds below allow holding on.
+//
+// Only a plain TCP connection (HTTP/1) is asked. Over TLS the bytes waiting
+// may be part of a record, and the read would wait for the rest of it (a
+// retransmission, if its packet was lost) with the held events unsent; an
+// HTTP/2 connection is shared by other streams. Those flush before every
+// read, as before.
 const coalesceMaxBytes = 32 << 10
 
 var coalesceMaxDelay = time.Millisecond // a variable for tests only
@@ -42,14 +45,7 @@ func (c *coalescer) trace() *httptrace.ClientTrace {
 }
 
 func (c *coalescer) gotConn(info httptrace.GotConnInfo) {
-	conn := info.Conn
-	if tc, ok := conn.(*tls.Conn); ok {
-		if tc.ConnectionState().NegotiatedProtocol == "h2" { // other streams share the connection
-			return
-		}
-		conn = tc.NetConn()
-	}
-	if sc, ok := conn.(*net.TCPConn); ok && pendingSupported {
+	if sc, ok := info.Conn.(*net.TCPConn); ok && pendingSupported {
 		if rc, err := sc.SyscallConn(); err == nil {
 			c.conn = rc
 			c.ctl = c.control

@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -166,6 +168,18 @@ func TestCoalescerPolicy(t *testing.T) {
 	c.wrote(10)
 	c.beforeRead()
 	step("no connection", 5)
+
+	// Only plain TCP is asked: over TLS the waiting bytes may be part of a
+	// record, and the read would wait for the rest with the events held.
+	c = &coalescer{w: w}
+	c.gotConn(httptrace.GotConnInfo{Conn: tls.Client(client, &tls.Config{})})
+	if c.conn != nil {
+		t.Error("a TLS connection is asked for its waiting bytes")
+	}
+	c.gotConn(httptrace.GotConnInfo{Conn: client})
+	if c.conn == nil {
+		t.Error("a plain TCP connection is not asked for its waiting bytes")
+	}
 }
 
 // When the upstream pauses inside an event, what was written before is
