@@ -1,11 +1,8 @@
 package gateway_test
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/config"
@@ -41,23 +38,7 @@ func BenchmarkHandlerMetrics(b *testing.B) {
 				h := gateway.New(gateway.Options{
 					Config: cfg, Router: router.New(cfg, router.Options{Logger: log}), Provider: fixedProvider{}, Logger: log, Metrics: reg,
 				})
-				b.ReportAllocs()
-				var body bytes.Buffer
-				for b.Loop() {
-					req, err := http.NewRequest(http.MethodPost, "http://gateway.test/v1/chat/completions", bytes.NewReader(mode.body))
-					if err != nil {
-						b.Fatal(err)
-					}
-					req.Header["Content-Type"] = []string{"application/json"}
-					rec := httptest.NewRecorder()
-					body.Reset()
-					rec.Body = &body
-					h.ServeHTTP(rec, req)
-					if rec.Code != http.StatusOK {
-						b.Fatalf("status %d: %s", rec.Code, rec.Body.Bytes())
-					}
-					_ = reg.Flush()
-				}
+				serveLoop(b, h, mode.body, func() { _ = reg.Flush() })
 			})
 		}
 	}

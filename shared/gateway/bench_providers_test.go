@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -40,22 +39,7 @@ func BenchmarkHandlerProviders(b *testing.B) {
 			body []byte
 		}{{"json", jsonRequest}, {"sse", streamRequest}} {
 			b.Run(mode.name+"/"+prov.name, func(b *testing.B) {
-				b.ReportAllocs()
-				var body bytes.Buffer
-				for b.Loop() {
-					req, err := http.NewRequest(http.MethodPost, "http://gateway.test/v1/chat/completions", bytes.NewReader(mode.body))
-					if err != nil {
-						b.Fatal(err)
-					}
-					req.Header["Content-Type"] = []string{"application/json"}
-					rec := httptest.NewRecorder()
-					body.Reset()
-					rec.Body = &body
-					h.ServeHTTP(rec, req)
-					if rec.Code != http.StatusOK {
-						b.Fatalf("status %d: %s", rec.Code, rec.Body.Bytes())
-					}
-				}
+				serveLoop(b, h, mode.body, nil)
 			})
 		}
 	}

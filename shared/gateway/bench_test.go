@@ -290,23 +290,7 @@ func BenchmarkHandler(b *testing.B) {
 			}{{"json", false, jsonRequest}, {"sse", true, streamRequest}} {
 				name := fmt.Sprintf("%s/%s/log=%s", mode.name, prov.name, strings.ToLower(level.String()))
 				b.Run(name, func(b *testing.B) {
-					b.ReportAllocs()
-					var rec *httptest.ResponseRecorder
-					var body bytes.Buffer // reused: the recorder's growth is not the handler's cost
-					for b.Loop() {
-						req, err := http.NewRequest(http.MethodPost, "http://gateway.test/v1/chat/completions", bytes.NewReader(mode.body))
-						if err != nil {
-							b.Fatal(err)
-						}
-						req.Header["Content-Type"] = []string{"application/json"}
-						rec = httptest.NewRecorder()
-						body.Reset()
-						rec.Body = &body
-						h.ServeHTTP(rec, req)
-						if rec.Code != http.StatusOK {
-							b.Fatalf("status %d: %s", rec.Code, rec.Body.Bytes())
-						}
-					}
+					rec := serveLoop(b, h, mode.body, nil)
 					if prov.p != nil { // the mock provider answers its own text
 						if err := checkBody(mode.stream, rec.Body.Bytes()); err != nil {
 							b.Fatal(err)
@@ -316,6 +300,33 @@ func BenchmarkHandler(b *testing.B) {
 			}
 		}
 	}
+}
+
+// serveLoop is the body of the handler benchmarks: body POSTed to h as
+// chat completions, each answer checked to be a 200, then after (if set).
+// It returns the last answer.
+func serveLoop(b *testing.B, h http.Handler, reqBody []byte, after func()) *httptest.ResponseRecorder {
+	b.ReportAllocs()
+	var rec *httptest.ResponseRecorder
+	var body bytes.Buffer // reused: the recorder's growth is not the handler's cost
+	for b.Loop() {
+		req, err := http.NewRequest(http.MethodPost, "http://gateway.test/v1/chat/completions", bytes.NewReader(reqBody))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header["Content-Type"] = []string{"application/json"}
+		rec = httptest.NewRecorder()
+		body.Reset()
+		rec.Body = &body
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body.Bytes())
+		}
+		if after != nil {
+			after()
+		}
+	}
+	return rec
 }
 
 // bareProxy is test/bench/bareproxy: httputil.ReverseProxy with no logic,
