@@ -1,6 +1,9 @@
 package wire
 
-import "unicode/utf8"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -46,4 +49,59 @@ func AppendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// The providers whose answers the gateway translates (Anthropic, Bedrock)
+// write the same OpenAI chat completion; these build its parts.
+
+// AppendCompletionHead appends a chat completion's start, up to its
+// message's content: {"id":...,"model":...,"choices":[{"index":0,"message":{"role":"assistant","content":
+func AppendCompletionHead(b []byte, id string, created int64, model string) []byte {
+	b = append(b, `{"id":`...)
+	b = AppendString(b, id)
+	b = append(b, `,"object":"chat.completion","created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"model":`...)
+	b = AppendString(b, model)
+	return append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+}
+
+// AppendToolCall appends the index-th tool call of a message (a comma
+// before all but the first).
+func AppendToolCall(calls []byte, index int, id, name, args string) []byte {
+	if index > 0 {
+		calls = append(calls, ',')
+	}
+	calls = append(calls, `{"index":`...)
+	calls = strconv.AppendInt(calls, int64(index), 10)
+	calls = append(calls, `,"id":`...)
+	calls = AppendString(calls, id)
+	calls = append(calls, `,"type":"function","function":{"name":`...)
+	calls = AppendString(calls, name)
+	calls = append(calls, `,"arguments":`...)
+	calls = AppendString(calls, args)
+	return append(calls, "}}"...)
+}
+
+// AppendMessageEnd appends the message's content (null when it only calls
+// tools), reasoning, tool calls and finish reason, up to the usage:
+// ...,"finish_reason":"stop"}],"usage":
+func AppendMessageEnd(b, text, reasoning, calls []byte, nCalls int, finish string) []byte {
+	if text == nil && nCalls > 0 {
+		b = append(b, "null"...)
+	} else {
+		b = AppendString(b, string(text))
+	}
+	if reasoning != nil {
+		b = append(b, `,"reasoning_content":`...)
+		b = AppendString(b, string(reasoning))
+	}
+	if nCalls > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		b = append(b, calls...)
+		b = append(b, ']')
+	}
+	b = append(b, `},"finish_reason":"`...)
+	b = append(b, finish...)
+	return append(b, `"}],"usage":`...)
 }

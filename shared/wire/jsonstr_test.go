@@ -25,3 +25,55 @@ func TestAppendString(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		text, reasoning []byte
+		tools           int
+		wantContent     any
+	}{
+		{"text", []byte("hi \"there\""), nil, 0, "hi \"there\""},
+		{"tools only", nil, nil, 2, nil},
+		{"empty", nil, nil, 0, ""},
+		{"text, reasoning and a tool", []byte("ok"), []byte("because"), 1, "ok"},
+	} {
+		b := AppendCompletionHead(nil, "id-1", 42, "m\n")
+		var calls []byte
+		for i := range tc.tools {
+			calls = AppendToolCall(calls, i, "call-"+string(rune('a'+i)), "f", `{"x":1}`)
+		}
+		b = AppendMessageEnd(b, tc.text, tc.reasoning, calls, tc.tools, "tool_calls")
+		b = append(b, `{"prompt_tokens":1}}`...)
+		var got struct {
+			ID      string `json:"id"`
+			Created int64  `json:"created"`
+			Model   string `json:"model"`
+			Choices []struct {
+				Message struct {
+					Content   any    `json:"content"`
+					Reasoning string `json:"reasoning_content"`
+					ToolCalls []struct {
+						Index    int    `json:"index"`
+						ID       string `json:"id"`
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+				} `json:"message"`
+				FinishReason string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: %s: %v", tc.name, b, err)
+		}
+		m := got.Choices[0].Message
+		if got.ID != "id-1" || got.Created != 42 || got.Model != "m\n" || got.Choices[0].FinishReason != "tool_calls" ||
+			m.Content != tc.wantContent || m.Reasoning != string(tc.reasoning) || len(m.ToolCalls) != tc.tools {
+			t.Errorf("%s: %s", tc.name, b)
+		}
+		for i, c := range m.ToolCalls {
+			if c.Index != i || c.Function.Name != "f" || c.Function.Arguments != `{"x":1}` {
+				t.Errorf("%s: tool call %d = %+v", tc.name, i, c)
+			}
+		}
+	}
+}

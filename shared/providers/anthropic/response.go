@@ -118,14 +118,7 @@ func TranslateResponse(raw []byte, created int64) ([]byte, error) {
 	if r.Get("type").String() != "message" {
 		return nil, errNotMessage
 	}
-	out := make([]byte, 0, len(raw)+128)
-	out = append(out, `{"id":`...)
-	out = wire.AppendString(out, r.Get("id").String())
-	out = append(out, `,"object":"chat.completion","created":`...)
-	out = strconv.AppendInt(out, created, 10)
-	out = append(out, `,"model":`...)
-	out = wire.AppendString(out, r.Get("model").String())
-	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	out := wire.AppendCompletionHead(make([]byte, 0, len(raw)+128), r.Get("id").String(), created, r.Get("model").String())
 	var text, reasoning []byte
 	var calls []byte
 	nCalls := 0
@@ -136,43 +129,16 @@ func TranslateResponse(raw []byte, created int64) ([]byte, error) {
 		case "thinking":
 			reasoning = append(reasoning, b.Get("thinking").String()...)
 		case "tool_use":
-			if nCalls > 0 {
-				calls = append(calls, ',')
-			}
-			calls = append(calls, `{"index":`...)
-			calls = strconv.AppendInt(calls, int64(nCalls), 10)
-			nCalls++
-			calls = append(calls, `,"id":`...)
-			calls = wire.AppendString(calls, b.Get("id").String())
-			calls = append(calls, `,"type":"function","function":{"name":`...)
-			calls = wire.AppendString(calls, b.Get("name").String())
-			calls = append(calls, `,"arguments":`...)
 			in := b.Get("input").Raw
 			if in == "" {
 				in = "{}"
 			}
-			calls = wire.AppendString(calls, compact(in))
-			calls = append(calls, "}}"...)
+			calls = wire.AppendToolCall(calls, nCalls, b.Get("id").String(), b.Get("name").String(), compact(in))
+			nCalls++
 		}
 		return true
 	})
-	if text == nil && nCalls > 0 {
-		out = append(out, "null"...)
-	} else {
-		out = wire.AppendString(out, string(text))
-	}
-	if reasoning != nil {
-		out = append(out, `,"reasoning_content":`...)
-		out = wire.AppendString(out, string(reasoning))
-	}
-	if nCalls > 0 {
-		out = append(out, `,"tool_calls":[`...)
-		out = append(out, calls...)
-		out = append(out, ']')
-	}
-	out = append(out, `},"finish_reason":"`...)
-	out = append(out, FinishReason(r.Get("stop_reason").String())...)
-	out = append(out, `"}],"usage":`...)
+	out = wire.AppendMessageEnd(out, text, reasoning, calls, nCalls, FinishReason(r.Get("stop_reason").String()))
 	u := r.Get("usage")
 	out = wire.AppendUsage(out, u.Get("input_tokens").Int(), u.Get("output_tokens").Int(),
 		u.Get("cache_read_input_tokens").Int(), u.Get("cache_creation_input_tokens").Int())

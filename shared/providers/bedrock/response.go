@@ -93,14 +93,7 @@ func FinishReason(r types.StopReason) string {
 
 // TranslateOutput turns a Converse answer into an OpenAI chat completion.
 func TranslateOutput(out *bedrockruntime.ConverseOutput, model string, created int64) []byte {
-	b := make([]byte, 0, 512)
-	b = append(b, `{"id":`...)
-	b = wire.AppendString(b, newID())
-	b = append(b, `,"object":"chat.completion","created":`...)
-	b = strconv.AppendInt(b, created, 10)
-	b = append(b, `,"model":`...)
-	b = wire.AppendString(b, model)
-	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	b := wire.AppendCompletionHead(make([]byte, 0, 512), newID(), created, model)
 	var text, reasoning, calls []byte
 	n := 0
 	if m, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
@@ -113,45 +106,18 @@ func TranslateOutput(out *bedrockruntime.ConverseOutput, model string, created i
 					reasoning = append(reasoning, *r.Value.Text...)
 				}
 			case *types.ContentBlockMemberToolUse:
-				if n > 0 {
-					calls = append(calls, ',')
-				}
-				calls = append(calls, `{"index":`...)
-				calls = strconv.AppendInt(calls, int64(n), 10)
-				n++
-				calls = append(calls, `,"id":`...)
-				calls = wire.AppendString(calls, deref(c.Value.ToolUseId))
-				calls = append(calls, `,"type":"function","function":{"name":`...)
-				calls = wire.AppendString(calls, deref(c.Value.Name))
-				calls = append(calls, `,"arguments":`...)
 				args := "{}"
 				if c.Value.Input != nil {
 					if j, err := c.Value.Input.MarshalSmithyDocument(); err == nil {
 						args = string(j)
 					}
 				}
-				calls = wire.AppendString(calls, args)
-				calls = append(calls, "}}"...)
+				calls = wire.AppendToolCall(calls, n, deref(c.Value.ToolUseId), deref(c.Value.Name), args)
+				n++
 			}
 		}
 	}
-	if text == nil && n > 0 {
-		b = append(b, "null"...)
-	} else {
-		b = wire.AppendString(b, string(text))
-	}
-	if reasoning != nil {
-		b = append(b, `,"reasoning_content":`...)
-		b = wire.AppendString(b, string(reasoning))
-	}
-	if n > 0 {
-		b = append(b, `,"tool_calls":[`...)
-		b = append(b, calls...)
-		b = append(b, ']')
-	}
-	b = append(b, `},"finish_reason":"`...)
-	b = append(b, FinishReason(out.StopReason)...)
-	b = append(b, `"}],"usage":`...)
+	b = wire.AppendMessageEnd(b, text, reasoning, calls, n, FinishReason(out.StopReason))
 	b = appendUsage(b, out.Usage)
 	return append(b, '}')
 }
