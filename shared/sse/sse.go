@@ -75,10 +75,6 @@ func (r *Reader) Next() ([]byte, error) {
 	}
 }
 
-// Buffered reports whether a complete event is already buffered, so that a
-// caller can write it before flushing.
-func (r *Reader) Buffered() bool { return r.boundary() > 0 }
-
 func (r *Reader) take() []byte {
 	n := r.boundary()
 	if n == 0 {

@@ -57,22 +57,36 @@ func TestReader(t *testing.T) {
 	}
 }
 
-func TestBuffered(t *testing.T) {
-	rd := NewReader(strings.NewReader("data: a\n\ndata: b\n\ndata: c"))
+// BeforeRead is called before each read of the source, and only then:
+// never while a complete event is buffered.
+func TestBeforeRead(t *testing.T) {
+	src := &countingReader{r: strings.NewReader("data: a\n\ndata: b\n\ndata: c\n\n")}
+	rd := NewReader(src)
 	defer rd.Release()
-	if _, err := rd.Next(); err != nil {
-		t.Fatal(err)
+	calls := 0
+	rd.BeforeRead = func() { calls++ }
+	for range 3 {
+		if _, err := rd.Next(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if !rd.Buffered() {
-		t.Fatal("second event is buffered")
+	if calls != 1 || src.reads != 1 { // one read took all three events
+		t.Fatalf("%d BeforeRead calls, %d reads after three events; want 1 and 1", calls, src.reads)
 	}
-	if ev, _ := rd.Next(); string(ev) != "data: b\n\n" {
-		t.Fatalf("second = %q", ev)
+	if _, err := rd.Next(); err != io.EOF {
+		t.Fatalf("err = %v, want EOF", err)
 	}
-	if rd.Buffered() {
-		t.Fatal("a partial event is not a buffered event")
+	if calls != src.reads {
+		t.Fatalf("%d BeforeRead calls for %d reads", calls, src.reads)
 	}
 }
+
+type countingReader struct {
+	r     io.Reader
+	reads int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) { c.reads++; return c.r.Read(p) }
 
 func TestData(t *testing.T) {
 	for in, want := range map[string]string{
