@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -468,5 +469,40 @@ func TestCompletionDefaultConfigCosts(t *testing.T) {
 		if rec.Code != 200 || !c.CostKnown || c.CostNanos <= 0 || c.UsageEstimated {
 			t.Errorf("stream=%v: status %d cost %d known %v estimated %v", stream, rec.Code, c.CostNanos, c.CostKnown, c.UsageEstimated)
 		}
+	}
+}
+
+// A non-streamed answer reaches the client before OnComplete runs (it is
+// flushed when written): the client never waits for the log line, the
+// spend event or the metrics.
+func TestResponseOutBeforeOnComplete(t *testing.T) {
+	cfg := config.Default()
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	clientHasIt := make(chan struct{})
+	sawIt := make(chan bool, 1)
+	h := New(Options{Config: cfg, Router: router.New(cfg, router.Options{Logger: log}), Provider: providers.New(nil), Logger: log,
+		OnComplete: func(context.Context, *Completion) {
+			select {
+			case <-clientHasIt:
+				sawIt <- true
+			case <-time.After(5 * time.Second):
+				sawIt <- false
+			}
+		}})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body) // Content-Length: all of it, or an error
+	if err != nil || resp.StatusCode != 200 || !json.Valid(body) {
+		t.Fatalf("status %d, %v: %s", resp.StatusCode, err, body)
+	}
+	close(clientHasIt)
+	if !<-sawIt {
+		t.Error("the response was held until OnComplete returned")
 	}
 }
