@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/h1"
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/providers/azure"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock"
@@ -47,7 +48,10 @@ func NewHTTPClient() *http.Client {
 	// and a write per 4 KB of a request; chat requests run to tens of KB,
 	// and an upstream's burst of events is read at once.
 	t.ReadBufferSize, t.WriteBufferSize = 32<<10, 32<<10
-	return &http.Client{Transport: t}
+	// http:// upstreams (model servers in the same network) without a
+	// proxy are served on the caller's goroutine (package h1); https and
+	// proxied ones by t, over HTTP/2 where the server offers it.
+	return &http.Client{Transport: h1.NewTransport(t)}
 }
 
 // Do sends call to d. A non-nil response has status 2xx and a body the caller
