@@ -6,8 +6,8 @@ import (
 	"runtime"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/sluice-gw/sluice/shared/awsconf"
 	"github.com/sluice-gw/sluice/shared/inittrace"
 	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/ssmparam"
@@ -17,7 +17,8 @@ import (
 // master key (as deployed).
 const MasterKeyParameterEnv = "GATEWAY_MASTER_KEY_PARAMETER"
 
-// ResolveAWS loads the AWS SDK configuration into s when s needs it (the
+// ResolveAWS loads the AWS SDK configuration (awsconf.Load: the
+// environment only, in a Lambda build) into s when s needs it (the
 // DynamoDB store, a spend queue, or a master key held in SSM under the
 // parameter MasterKeyParameterEnv names), marks an emulator endpoint, and
 // starts reading that master key: the read runs while Build assembles
@@ -31,7 +32,7 @@ func (s *Settings) ResolveAWS(ctx context.Context, lookup func(string) string) e
 		return nil
 	}
 	endConfig := inittrace.Span("aws_config")
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	cfg, err := awsconf.Load(ctx, awsconf.Options{})
 	endConfig()
 	if err != nil {
 		return fmt.Errorf("aws config: %w", err)

@@ -5,7 +5,7 @@
 //
 // NewClient builds a *dynamodb.Client from an aws.Config. The endpoint comes
 // only from the SDK's own AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_DYNAMODB handling
-// (config.LoadDefaultConfig); this package has no endpoint code. The client:
+// (the aws.Config from shared/awsconf); this package has no endpoint code. The client:
 //
 //   - counts every DynamoDB operation in the CallCount carried by the
 //     request's context (WithCallCount), so tests can assert how many

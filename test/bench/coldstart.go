@@ -746,7 +746,7 @@ func coldSummary(w io.Writer, runs []coldRun, emu map[string]time.Duration) {
 	}
 	rows := []row{
 		{"exec -> main()", func(r coldRun) float64 { return at(r, "main", 0) }, "Go runtime and package init"},
-		{"AWS configuration", func(r coldRun) float64 { return span(r, "aws_config") }, "config.LoadDefaultConfig"},
+		{"AWS configuration", func(r coldRun) float64 { return span(r, "aws_config") }, "awsconf.Load (the environment only)"},
 		{"SSM master key", func(r coldRun) float64 { return span(r, "ssm") }, "GetParameter, from its start to the key in hand"},
 		{"  init waited for SSM, read-ahead", func(r coldRun) float64 {
 			if d := span(r, "init_wait"); d >= 0 {

@@ -1,7 +1,8 @@
 // Package bedrock calls Amazon Bedrock's Converse and ConverseStream APIs for
 // deployments named bedrock/<model id> or bedrock/converse/<model id> (any
 // model id, inference profile or ARN: no allowlist). Credentials come from
-// the default chain (the Lambda function's role), or from the deployment's
+// awsconf.Load (the Lambda function's role, from the environment; the
+// default chain outside a Lambda build), or from the deployment's
 // aws_access_key_id / aws_secret_access_key, optionally assuming
 // aws_role_name. Requests and answers are translated from and to OpenAI's
 // chat format; the answer is presented as an OpenAI-shaped *http.Response
@@ -18,7 +19,6 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -27,6 +27,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/awsconf"
 	"github.com/sluice-gw/sluice/shared/config"
 )
 
@@ -50,19 +51,16 @@ func (c *Clients) Client(ctx context.Context, d *config.Deployment) (*bedrockrun
 	if cl, ok := c.m[d]; ok {
 		return cl, nil
 	}
-	opts := []func(*awsconfig.LoadOptions) error{
-		awsconfig.WithRetryMaxAttempts(1), // the router retries, never the SDK
-	}
-	if d.AWS.Region != "" {
-		opts = append(opts, awsconfig.WithRegion(d.AWS.Region))
+	o := awsconf.Options{
+		Region:           d.AWS.Region,
+		RetryMaxAttempts: 1, // the router retries, never the SDK
 	}
 	if d.AWS.AccessKeyID != "" && d.AWS.SecretAccessKey != "" {
-		opts = append(opts, awsconfig.WithCredentialsProvider(
-			credentials.NewStaticCredentialsProvider(d.AWS.AccessKeyID, d.AWS.SecretAccessKey, d.AWS.SessionToken)))
+		o.Credentials = credentials.NewStaticCredentialsProvider(d.AWS.AccessKeyID, d.AWS.SecretAccessKey, d.AWS.SessionToken)
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(context.WithoutCancel(ctx), opts...)
+	cfg, err := awsconf.Load(context.WithoutCancel(ctx), o)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("aws config: %w", err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
