@@ -251,9 +251,14 @@ func (t *Transport) takeIdle(addr string) *conn {
 	for _, s := range stale {
 		s.nc.Close()
 	}
-	if c != nil {
-		c.reused = true
+	if c == nil {
+		return nil
 	}
+	if !quiet(c.nc) {
+		c.nc.Close()
+		return t.takeIdle(addr) // the next one, if any
+	}
+	c.reused = true
 	return c
 }
 

@@ -203,30 +203,34 @@ func readRequest(br *bufio.Reader) (*http.Request, string, error) {
 	return req, string(b), err
 }
 
-func TestStaleIdleConnectionRetried(t *testing.T) {
-	var bodies sync.Map
-	u := rawServer(t, func(n int, c net.Conn) {
+// dropSecond answers the first request on each connection and closes the
+// connection on reading the second one: a server that gave up on an idle
+// connection while the request was on its way, which a look at the idle
+// connection cannot foresee.
+func dropSecond(t *testing.T) string {
+	return rawServer(t, func(n int, c net.Conn) {
 		br := bufio.NewReader(c)
 		_, body, err := readRequest(br)
 		if err != nil {
 			return
 		}
-		bodies.Store(n, body)
-		// Keep-alive promised, then the connection closes as if idle
-		// too long: the next request on it gets no response.
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		readRequest(br) // and close without an answer
 	})
+}
+
+func TestStaleIdleConnectionRetried(t *testing.T) {
+	u := dropSecond(t)
 	tr, _ := newTransport()
 	c := &http.Client{Transport: tr}
 	for i := range 3 {
 		resp, err := post(t, c, context.Background(), u, fmt.Sprintf("body-%d", i))
 		if err != nil {
-			t.Fatalf("request %d: %v (a request on a connection the server closed while idle is sent again)", i, err)
+			t.Fatalf("request %d: %v (a request the server dropped unanswered on a reused connection is sent again)", i, err)
 		}
 		if got := readAll(t, resp); got != fmt.Sprintf("body-%d", i) {
 			t.Fatalf("request %d answered %q", i, got)
 		}
-		time.Sleep(20 * time.Millisecond) // the server's close reaches us
 	}
 	if tr.Dials() != 3 {
 		t.Errorf("Dials = %d, want 3", tr.Dials())
@@ -234,13 +238,7 @@ func TestStaleIdleConnectionRetried(t *testing.T) {
 }
 
 func TestStaleConnectionNotRetriedWithoutGetBody(t *testing.T) {
-	u := rawServer(t, func(n int, c net.Conn) {
-		br := bufio.NewReader(c)
-		if _, _, err := readRequest(br); err != nil {
-			return
-		}
-		fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-	})
+	u := dropSecond(t)
 	tr, _ := newTransport()
 	c := &http.Client{Transport: tr}
 	resp, err := post(t, c, context.Background(), u, "first")
@@ -248,7 +246,6 @@ func TestStaleConnectionNotRetriedWithoutGetBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	readAll(t, resp)
-	time.Sleep(20 * time.Millisecond)
 	req, _ := http.NewRequest(http.MethodPost, u, io.NopCloser(strings.NewReader("once")))
 	req.ContentLength = 4
 	if _, err := c.Do(req); err == nil {
@@ -256,6 +253,58 @@ func TestStaleConnectionNotRetriedWithoutGetBody(t *testing.T) {
 	}
 	if tr.Dials() != 1 {
 		t.Errorf("Dials = %d, want 1", tr.Dials())
+	}
+}
+
+// TestIdleConnectionChecked: what arrives on an idle connection (an end of
+// stream, a 408 some servers send before closing one, stray bytes) makes it
+// unfit; the next request goes on a new connection and gets its own answer.
+func TestIdleConnectionChecked(t *testing.T) {
+	for _, tt := range []struct {
+		name, after string
+		close       bool
+	}{
+		{"closed", "", true},
+		{"408", "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", true},
+		{"stray bytes", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sent := make(chan struct{}, 4)
+			u := rawServer(t, func(n int, c net.Conn) {
+				br := bufio.NewReader(c)
+				for {
+					_, body, err := readRequest(br)
+					if err != nil {
+						return
+					}
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+					time.Sleep(5 * time.Millisecond) // the response is read
+					c.Write([]byte(tt.after))
+					if tt.close {
+						c.(*net.TCPConn).CloseWrite()
+					}
+					sent <- struct{}{}
+				}
+			})
+			tr, _ := newTransport()
+			c := &http.Client{Transport: tr}
+			for i := range 2 {
+				req, _ := http.NewRequest(http.MethodPost, u, io.NopCloser(strings.NewReader(fmt.Sprint("req-", i))))
+				req.ContentLength = 5 // no GetBody: a resend could not hide a bad pick
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+				if got := readAll(t, resp); resp.StatusCode != 200 || got != fmt.Sprint("req-", i) {
+					t.Fatalf("request %d: %d %q, want its own answer", i, resp.StatusCode, got)
+				}
+				<-sent
+				time.Sleep(20 * time.Millisecond) // what the server sent after it arrives
+			}
+			if tr.Dials() != 2 {
+				t.Errorf("Dials = %d, want 2", tr.Dials())
+			}
+		})
 	}
 }
 
