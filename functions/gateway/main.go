@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -28,6 +29,11 @@ import (
 
 func main() {
 	inittrace.Mark("main")
+	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" && os.Getenv("GOMAXPROCS") == "" {
+		// Before any goroutine starts: the CPU time Lambda gives the
+		// function, not the CPUs it shows (app.LambdaProcs).
+		runtime.GOMAXPROCS(app.LambdaProcs(os.Getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"), runtime.NumCPU()))
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)
 		os.Exit(1)
