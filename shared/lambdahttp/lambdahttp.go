@@ -6,11 +6,12 @@
 // package, which this package improves on in four ways:
 //
 //   - The ResponseWriter implements http.Flusher (and FlushError, for
-//     http.ResponseController). Nothing is buffered: every Write is handed
-//     through a synchronous pipe to the runtime client, which sends it at once
-//     as one HTTP/1.1 chunk of its POST to
-//     /2018-06-01/runtime/invocation/{id}/response; Flush only forces the
-//     status and headers out before the first body byte.
+//     http.ResponseController). As net/http's server does, it holds body
+//     writes (up to 32 KB) until the handler flushes or returns; a flush hands
+//     them through a synchronous pipe to the runtime client, which sends them
+//     at once as one HTTP/1.1 chunk of its POST to
+//     /2018-06-01/runtime/invocation/{id}/response. lambdaurl hands over every
+//     Write, which costs a chunk and a write system call per SSE event.
 //   - A panic in the handler never crashes the function. Before the response
 //     started, the client gets a clean 500 with an OpenAI-style error body;
 //     after an SSE stream started, an in-band SSE error event ends the stream;

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -496,5 +497,82 @@ func TestHandlerContextEndsWithHandler(t *testing.T) {
 	case <-ctx.Done():
 	case <-time.After(guard):
 		t.Fatal("request context still live after the handler returned")
+	}
+}
+
+// TestWritesHeldUntilFlush: body writes reach the runtime client at a flush
+// (or when the handler returns), in one piece: each pass through the pipe
+// is a chunk and a write system call there.
+func TestWritesHeldUntilFlush(t *testing.T) {
+	proceed := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.(http.Flusher).Flush()
+		for _, ev := range []string{"one", "two", "three"} {
+			io.WriteString(w, "data: "+ev+"\n\n")
+		}
+		w.(http.Flusher).Flush()
+		<-proceed
+		io.WriteString(w, "data: [DONE]\n\n") // sent when the handler returns
+	})
+	resp := invoke(t, h, event("POST", "/v1/chat/completions", "", "{}", nil))
+	buf := make([]byte, 1<<10)
+	n, err := resp.Body.Read(buf)
+	if want := "data: one\n\ndata: two\n\ndata: three\n\n"; err != nil || string(buf[:n]) != want {
+		t.Fatalf("first read = %q, %v; want the three events written before the flush, at once: %q", buf[:n], err, want)
+	}
+	close(proceed)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil || string(rest) != "data: [DONE]\n\n" {
+		t.Fatalf("rest = %q, %v", rest, err)
+	}
+}
+
+// TestLargeWritesNotHeld: a handler that never flushes still streams once
+// it has written more than the buffer holds: its writes return (the pipe is
+// synchronous: the runtime client took the bytes) before it returns.
+func TestLargeWritesNotHeld(t *testing.T) {
+	const pieces, size = 256, 1000
+	wrote := make(chan struct{})
+	proceed := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		piece := bytes.Repeat([]byte("x"), size)
+		for range pieces {
+			w.Write(piece)
+		}
+		close(wrote)
+		<-proceed
+	})
+	resp := invoke(t, h, event("GET", "/", "", "", nil))
+	var got atomic.Int64
+	read := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := resp.Body.Read(buf)
+			got.Add(int64(n))
+			if err != nil {
+				read <- err
+				return
+			}
+		}
+	}()
+	select {
+	case <-wrote:
+	case <-time.After(guard):
+		t.Fatalf("the handler's writes did not return (%d bytes read)", got.Load())
+	}
+	// Before the handler returns, all but a buffer's worth has arrived.
+	for deadline := time.Now().Add(guard); got.Load() < pieces*size-32<<10; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d bytes arrived before the handler returned: a handler that never flushes is held whole", got.Load(), pieces*size)
+		}
+	}
+	close(proceed)
+	if err := <-read; err != io.EOF {
+		t.Fatalf("read: %v", err)
+	}
+	if got.Load() != pieces*size {
+		t.Fatalf("body %d bytes, want %d", got.Load(), pieces*size)
 	}
 }

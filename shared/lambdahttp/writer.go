@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda/messages"
@@ -33,7 +34,14 @@ var (
 // responseWriter is the http.ResponseWriter handed to the handler. Only the
 // handler's goroutine uses it, as net/http's contract says; the status and
 // headers are published to Wrap through the ready channel, and the body goes
-// through a synchronous pipe to the runtime client, so nothing is buffered.
+// through a synchronous pipe to the runtime client.
+//
+// Body writes are held in a buffer (at most maxBuffered bytes) until the
+// handler flushes or returns, as net/http's server holds them: every pass
+// through the pipe costs two goroutine hand-offs and the runtime client a
+// chunk and a write system call, so a stream that flushes only before
+// waiting for its upstream (shared/gateway) sends a burst of events as one
+// chunk instead of one per event.
 type responseWriter struct {
 	log    *slog.Logger
 	cancel context.CancelCauseFunc
@@ -50,9 +58,18 @@ type responseWriter struct {
 	status      int
 	sent        http.Header // the headers as they were when fixed
 	sse         bool        // Content-Type text/event-stream
-	wroteBody   bool
-	err         error // first failed write
+	buf         []byte      // body bytes not yet sent
+	gone        atomic.Bool // the runtime client closed the response stream
+	err         error       // first failed write
 }
+
+// maxBuffered bounds the body bytes held between flushes; a write that
+// would pass it sends what is held first.
+const maxBuffered = 32 << 10
+
+// buffers holds the writers' buffers between responses (a Lambda instance
+// serves one at a time: one buffer, allocated once).
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, maxBuffered); return &b }}
 
 var (
 	_ http.ResponseWriter             = (*responseWriter)(nil)
@@ -114,21 +131,53 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	if w.status == http.StatusNoContent || w.status == http.StatusNotModified {
 		return 0, http.ErrBodyNotAllowed
 	}
-	n, err := w.pw.Write(p)
-	if n > 0 {
-		w.wroteBody = true
+	if w.gone.Load() {
+		w.fail(ErrResponseGone)
+		return 0, w.err
 	}
-	if err != nil {
-		w.err = fmt.Errorf("lambdahttp: write response: %w", err)
-		w.cancel(ErrResponseGone)
-		return n, w.err
+	if len(w.buf)+len(p) > maxBuffered {
+		if err := w.send(); err != nil {
+			return 0, err
+		}
+		if len(p) >= maxBuffered {
+			if _, err := w.pw.Write(p); err != nil {
+				w.fail(err)
+				return 0, w.err
+			}
+			return len(p), nil
+		}
 	}
-	return n, nil
+	if w.buf == nil {
+		w.buf = (*buffers.Get().(*[]byte))[:0]
+	}
+	w.buf = append(w.buf, p...)
+	return len(p), nil
 }
 
-// Flush sends the status and headers if they are not out yet. Body bytes need
-// no flushing: each Write returns only once the runtime client has taken them,
-// and it sends them on as a chunk straight away.
+// send hands the buffered body bytes to the runtime client, which sends them
+// on as one chunk straight away.
+func (w *responseWriter) send() error {
+	if w.err != nil || len(w.buf) == 0 {
+		return w.err
+	}
+	_, err := w.pw.Write(w.buf)
+	w.buf = w.buf[:0]
+	if err != nil {
+		w.fail(err)
+	}
+	return w.err
+}
+
+// fail records the first failed write and cancels the request's context.
+func (w *responseWriter) fail(err error) {
+	if w.err == nil {
+		w.err = fmt.Errorf("lambdahttp: write response: %w", err)
+	}
+	w.cancel(ErrResponseGone)
+}
+
+// Flush sends the status and headers if they are not out yet, and the body
+// bytes written since the last flush.
 func (w *responseWriter) Flush() { _ = w.FlushError() }
 
 // FlushError is Flush for http.ResponseController: it reports a response that
@@ -137,7 +186,7 @@ func (w *responseWriter) FlushError() error {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
-	return w.err
+	return w.send()
 }
 
 // serve runs the handler and ends the response stream when it returns.
@@ -147,6 +196,12 @@ func (w *responseWriter) serve(h http.Handler, r *http.Request) {
 	defer func() {
 		if !w.wroteHeader {
 			w.WriteHeader(http.StatusOK)
+		}
+		_ = w.send() // what the handler wrote before it returned (or panicked)
+		if w.buf != nil {
+			b := w.buf[:0]
+			w.buf = nil
+			buffers.Put(&b)
 		}
 		// The handler is done: release what hangs on its context, as net/http
 		// does when ServeHTTP returns.
@@ -223,7 +278,7 @@ func (w *responseWriter) response() *events.LambdaFunctionURLStreamingResponse {
 	<-w.ready
 	resp := &events.LambdaFunctionURLStreamingResponse{
 		StatusCode: w.status,
-		Body:       &responseBody{pr: w.pr, cancel: w.cancel, after: w.after},
+		Body:       &responseBody{pr: w.pr, cancel: w.cancel, after: w.after, gone: &w.gone},
 	}
 	if len(w.sent) > 0 {
 		resp.Headers = make(map[string]string, len(w.sent))
@@ -263,12 +318,14 @@ type responseBody struct {
 	pr     *io.PipeReader
 	cancel context.CancelCauseFunc
 	after  func()
+	gone   *atomic.Bool // the writer's: its buffered writes fail from now on
 	once   sync.Once
 }
 
 func (b *responseBody) Read(p []byte) (int, error) { return b.pr.Read(p) }
 
 func (b *responseBody) Close() error {
+	b.gone.Store(true)
 	b.cancel(ErrResponseGone)
 	err := b.pr.CloseWithError(ErrResponseGone)
 	if b.after != nil {
