@@ -534,11 +534,15 @@ func summary(w io.Writer, lines []result, o options, rss map[string]int64) {
 	}
 	cj, cs := median(cpu[key{"gw_info", "json", 1}]), median(cpu[key{"gw_info", "sse", 1}])
 	if cj > 0 || cs > 0 {
-		tlsCPU, err := tlsClientCPU(50)
+		tlsCPU, err := tlsClientCPU(50, false)
 		if err != nil {
 			fmt.Fprintf(w, "TLS handshake not measured: %v\n", err)
 		}
-		lambdaModel(w, time.Duration(cj*1e3), time.Duration(cs*1e3), tlsCPU, rss["gw_info"], 5)
+		tlsResumed, err := tlsClientCPU(50, true)
+		if err != nil {
+			fmt.Fprintf(w, "resumed TLS handshake not measured: %v\n", err)
+		}
+		lambdaModel(w, time.Duration(cj*1e3), time.Duration(cs*1e3), tlsCPU, tlsResumed, rss["gw_info"], 5)
 	}
 }
 

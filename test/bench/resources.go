@@ -61,13 +61,31 @@ func procPeakRSS(pid int) (int64, bool) {
 // (a fresh connection to an HTTPS upstream: key exchange and certificate
 // verification), measured on a locked OS thread with getrusage
 // (RUSAGE_THREAD) while the server runs on others.
-func tlsClientCPU(n int) (time.Duration, error) {
+func tlsClientCPU(n int, resume bool) (time.Duration, error) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
 	addr := strings.TrimPrefix(srv.URL, "https://")
 	conf := &tls.Config{RootCAs: pool, ServerName: "example.com", ClientSessionCache: nil}
+	dial := func() error {
+		c, err := tls.Dial("tcp", addr, conf)
+		if err != nil {
+			return err
+		}
+		if err := c.Handshake(); err != nil {
+			return err
+		}
+		_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n")
+		_, _ = io.Copy(io.Discard, c) // the TLS 1.3 session ticket comes with the response
+		return c.Close()
+	}
+	if resume { // as the gateway's upstream client: a session cache, the host met before
+		conf.ClientSessionCache = tls.NewLRUClientSessionCache(8)
+		if err := dial(); err != nil {
+			return 0, err
+		}
+	}
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -77,16 +95,9 @@ func tlsClientCPU(n int) (time.Duration, error) {
 		return 0, err
 	}
 	for range n {
-		c, err := tls.Dial("tcp", addr, conf)
-		if err != nil {
+		if err := dial(); err != nil {
 			return 0, err
 		}
-		if err := c.Handshake(); err != nil {
-			return 0, err
-		}
-		_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n")
-		_, _ = io.Copy(io.Discard, c)
-		c.Close()
 	}
 	if err := syscall.Getrusage(rusageThread, &after); err != nil {
 		return 0, err
@@ -109,16 +120,16 @@ const (
 // streamSecs for the model: Lambda bills the whole wait, in proportion to
 // memory. cpuJSON and cpuSSE are measured here, on a machine whose core may
 // be faster or slower than Lambda's, so the figures are estimates.
-func lambdaModel(w io.Writer, cpuJSON, cpuSSE, tlsCPU time.Duration, peakRSS int64, streamSecs float64) {
+func lambdaModel(w io.Writer, cpuJSON, cpuSSE, tlsCPU, tlsResumedCPU time.Duration, peakRSS int64, streamSecs float64) {
 	fmt.Fprintf(w, "\n== Lambda memory (CPU is memory/%d MB of a vCPU; arm64 prices; a %gs stream)\n", lambdaFullCPUMB, streamSecs)
-	fmt.Fprintf(w, "measured here: gateway CPU per request json %s, sse %s; TLS handshake (client side) %s; peak RSS %.1f MB\n",
-		round(cpuJSON), round(cpuSSE), round(tlsCPU), float64(peakRSS)/(1<<20))
-	fmt.Fprintf(w, "%7s %6s | %12s %12s %14s | %14s\n", "memory", "vCPU", "json own", "sse own", "new TLS conn", "$ per 1M reqs")
+	fmt.Fprintf(w, "measured here: gateway CPU per request json %s, sse %s; TLS handshake (client side) %s, resumed %s; peak RSS %.1f MB\n",
+		round(cpuJSON), round(cpuSSE), round(tlsCPU), round(tlsResumedCPU), float64(peakRSS)/(1<<20))
+	fmt.Fprintf(w, "%7s %6s | %12s %12s %14s %14s | %14s\n", "memory", "vCPU", "json own", "sse own", "new TLS conn", "resumed", "$ per 1M reqs")
 	for _, mb := range []int{128, 256, 512, 1024, 1769} {
 		share := float64(mb) / lambdaFullCPUMB
 		scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) / share) }
 		price := (float64(mb)/1024*streamSecs*lambdaPerGBSecond + lambdaPerRequest) * 1e6
-		fmt.Fprintf(w, "%4d MB %6.3f | %12s %12s %14s | %14.2f\n", mb, share, round(scale(cpuJSON)), round(scale(cpuSSE)), round(scale(tlsCPU)), price)
+		fmt.Fprintf(w, "%4d MB %6.3f | %12s %12s %14s %14s | %14.2f\n", mb, share, round(scale(cpuJSON)), round(scale(cpuSSE)), round(scale(tlsCPU)), round(scale(tlsResumedCPU)), price)
 	}
 }
 
