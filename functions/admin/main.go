@@ -20,6 +20,7 @@ import (
 
 	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/sysroots"
 )
 
 func main() {
@@ -34,6 +35,7 @@ func run() error {
 	defStore := app.StoreMemory
 	if inLambda {
 		defStore = app.StoreDynamoDB
+		sysroots.FromBundle() // before the first TLS handshake: the CA bundle, not the bundle and its copies
 	}
 	addr := flag.String("addr", "127.0.0.1:4001", "listen address outside Lambda")
 	cfgPath := flag.String("config", os.Getenv("GATEWAY_CONFIG"), "LiteLLM config file (env GATEWAY_CONFIG), for /model/info")

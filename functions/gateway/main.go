@@ -25,14 +25,18 @@ import (
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/inittrace"
 	"github.com/sluice-gw/sluice/shared/logbuf"
+	"github.com/sluice-gw/sluice/shared/sysroots"
 )
 
 func main() {
 	inittrace.Mark("main")
-	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" && os.Getenv("GOMAXPROCS") == "" {
-		// Before any goroutine starts: the CPU time Lambda gives the
-		// function, not the CPUs it shows (app.LambdaProcs).
-		runtime.GOMAXPROCS(app.LambdaProcs(os.Getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"), runtime.NumCPU()))
+	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+		if os.Getenv("GOMAXPROCS") == "" {
+			// Before any goroutine starts: the CPU time Lambda gives the
+			// function, not the CPUs it shows (app.LambdaProcs).
+			runtime.GOMAXPROCS(app.LambdaProcs(os.Getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"), runtime.NumCPU()))
+		}
+		sysroots.FromBundle() // before the first TLS handshake (init's SSM read): the CA bundle, not the bundle and its copies
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)

@@ -29,6 +29,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/shared/spend/ddbspend"
 	"github.com/sluice-gw/sluice/shared/spend/spendsqs"
+	"github.com/sluice-gw/sluice/shared/sysroots"
 )
 
 func main() {
@@ -43,6 +44,9 @@ func run() error {
 	batch := flag.Int("batch", 100, "most messages handled together (outside Lambda)")
 	window := flag.Duration("window", 2*time.Second, "how long a batch gathers after its first message (outside Lambda)")
 	flag.Parse()
+	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+		sysroots.FromBundle() // before the first TLS handshake: the CA bundle, not the bundle and its copies
+	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv("LOG_LEVEL"))}))
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
