@@ -7,6 +7,9 @@
 //   - ./functions/gateway in local mode with one deployment whose api_base is
 //     the mock, twice: at the default log level (info) and with LOG_LEVEL=warn,
 //     to show what per-request logging costs;
+//   - with -null, ./test/bench/nullhop: net/http's server and the gateway's
+//     upstream client with no logic between them, the floor of a hop built
+//     as the gateway is;
 //   - ./test/bench/loadgen against the bare proxy and both gateways,
 //     interleaved (the order rotates each round), at c=1 and c=32, JSON and SSE.
 //
@@ -70,6 +73,7 @@ type options struct {
 	modes       []string
 	out         string
 	profile     bool
+	null        bool
 }
 
 func parseFlags() (options, error) {
@@ -83,6 +87,7 @@ func parseFlags() (options, error) {
 	flag.StringVar(&modes, "modes", envOr("MODES", "json sse"), "modes: json, sse (env MODES)")
 	flag.StringVar(&o.out, "out", os.Getenv("OUT"), "directory for the raw RESULT lines and the logs (env OUT); empty: a temporary directory")
 	flag.BoolVar(&o.profile, "profile", os.Getenv("PROFILE") != "", "write a CPU profile of the gateway at log level info to the output directory (env PROFILE)")
+	flag.BoolVar(&o.null, "null", os.Getenv("NULLHOP") != "", "measure test/bench/nullhop too: net/http's server and the gateway's upstream client with no logic (env NULLHOP)")
 	flag.Parse()
 	if err := errors.Join(envErrs...); err != nil {
 		return o, err
@@ -115,8 +120,9 @@ func parseFlags() (options, error) {
 	return o, nil
 }
 
-// The three targets, in the order of the summary's columns.
-var targets = []string{"bare", "gw_info", "gw_warn"}
+// The three targets, in the order of the summary's columns; -null adds
+// "null".
+var baseTargets = []string{"bare", "gw_info", "gw_warn"}
 
 func run() error {
 	o, err := parseFlags()
@@ -140,6 +146,10 @@ func run() error {
 	}
 	defer os.RemoveAll(bin)
 
+	targets := append([]string(nil), baseTargets...)
+	if o.null {
+		targets = append(targets, "null")
+	}
 	// Every load run is bounded by loadgen itself; this bounds the whole run
 	// (builds, start-up and all load runs) in case anything hangs.
 	runs := o.rounds * len(o.modes) * len(o.concs) * len(targets)
@@ -151,7 +161,7 @@ func run() error {
 
 	fmt.Println("== building (gateway and bench tools from", root+")")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(filepath.Separator),
-		"./functions/gateway", "./test/bench/mock", "./test/bench/bareproxy", "./test/bench/loadgen")
+		"./functions/gateway", "./test/bench/mock", "./test/bench/bareproxy", "./test/bench/nullhop", "./test/bench/loadgen")
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build: %w", err)
@@ -176,11 +186,21 @@ func run() error {
 		return err
 	}
 	pids := map[string]int{"bare": procs.last()}
+	url := map[string]string{"bare": "http://" + bareAddr + "/v1/chat/completions"}
+	if o.null {
+		nullAddr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		if err := procs.start(ctx, o.out, "nullhop", nil, filepath.Join(bin, "nullhop"), "-addr", nullAddr, "-upstream", "http://"+mockAddr); err != nil {
+			return err
+		}
+		pids["null"], url["null"] = procs.last(), "http://"+nullAddr+"/v1/chat/completions"
+	}
 	config := filepath.Join(bin, "config.yaml")
 	if err := os.WriteFile(config, []byte(gatewayConfig(mockAddr)), 0o644); err != nil {
 		return err
 	}
-	url := map[string]string{"bare": "http://" + bareAddr + "/v1/chat/completions"}
 	for _, g := range []struct{ target, name, level string }{{"gw_info", "gateway-info", "info"}, {"gw_warn", "gateway-warn", "warn"}} {
 		addr, err := freeAddr()
 		if err != nil {
@@ -520,6 +540,16 @@ func summary(w io.Writer, lines []result, o options, rss map[string]int64) {
 				b, g := median(cpu[kb]), median(cpu[ki])
 				fmt.Fprintf(w, "      CPU per request: bare %.0f us + mock and loadgen %.0f us; gateway %.0f us + %.0f us. 1.2x needs the gateway at <= %.0f us\n",
 					b, rb, g, rg, (b+rb)/1.2-rg)
+			}
+			if kn := (key{"null", m, c}); len(rps[kn]) > 0 {
+				var nr []string
+				for round := 1; round <= o.rounds; round++ {
+					if b := byRound[kb][round]; b > 0 {
+						nr = append(nr, fmt.Sprintf("%.2fx", byRound[kn][round]/b))
+					}
+				}
+				fmt.Fprintf(w, "      null hop (net/http server + h1 client, no logic): %s the bare proxy's rps; CPU per request %.0f us\n",
+					strings.Join(nr, " "), median(cpu[kn]))
 			}
 		}
 		kb, ki := key{"bare", m, 1}, key{"gw_info", m, 1}
