@@ -315,48 +315,70 @@ func (c *conn) roundTrip(ctx context.Context, t *Transport, req *http.Request) (
 		return nil, err
 	}
 
-	if err := req.Write(c.bw); err != nil {
-		// The request could not be written: a reused connection the
-		// server had closed, mostly. Nothing of a response was read.
-		return fail(fmt.Errorf("write request to %s: %w: %w", c.addr, errNoResponse, err))
+	werr := req.Write(c.bw)
+	if werr == nil {
+		werr = c.bw.Flush()
 	}
-	if err := c.bw.Flush(); err != nil {
-		return fail(fmt.Errorf("write request to %s: %w: %w", c.addr, errNoResponse, err))
+	if werr != nil && ctx.Err() == nil {
+		// A server may answer and close before it takes the whole body (a
+		// 413 for a body too large): its answer, when there, is the
+		// response. Otherwise the request could not be written: a reused
+		// connection the server had closed, mostly, and nothing of a
+		// response was read. The read cannot wait: the connection is
+		// broken.
+		if resp, err := c.readHead(t, req); err == nil {
+			resp.Close = true
+			return c.wrap(ctx, t, req, resp, stop), nil
+		}
+		return fail(fmt.Errorf("write request to %s: %w: %w", c.addr, errNoResponse, werr))
 	}
+	if werr != nil {
+		return fail(werr)
+	}
+	resp, err := c.readHead(t, req)
+	if err != nil {
+		return fail(err)
+	}
+	return c.wrap(ctx, t, req, resp, stop), nil
+}
 
+// readHead reads the response to req up to its body, past 1xx responses,
+// with its headers bounded.
+func (c *conn) readHead(t *Transport, req *http.Request) (*http.Response, error) {
 	limit := t.MaxResponseHeaderBytes
 	if limit <= 0 {
 		limit = DefaultMaxResponseHeaderBytes
 	}
 	c.lr.n, c.lr.read = limit, 0
-	var resp *http.Response
+	defer func() { c.lr.n = -1 }() // no bound on the body
 	for {
 		r, err := http.ReadResponse(c.br, req)
 		if err != nil {
-			if c.lr.n <= 0 {
-				return fail(fmt.Errorf("response from %s: headers above %d bytes", c.addr, limit))
+			if c.lr.n == 0 {
+				return nil, fmt.Errorf("response from %s: headers above %d bytes", c.addr, limit)
 			}
 			if c.lr.read == 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
-				return fail(fmt.Errorf("read response from %s: %w: %w", c.addr, errNoResponse, err))
+				return nil, fmt.Errorf("read response from %s: %w: %w", c.addr, errNoResponse, err)
 			}
-			return fail(fmt.Errorf("read response from %s: %w", c.addr, err))
+			return nil, fmt.Errorf("read response from %s: %w", c.addr, err)
 		}
 		if r.StatusCode >= 100 && r.StatusCode < 200 && r.StatusCode != http.StatusSwitchingProtocols {
 			continue // 100 Continue, 103 Early Hints: the response follows
 		}
-		resp = r
-		break
+		return r, nil
 	}
-	c.lr.n = -1 // no bound on the body
+}
 
+// wrap gives resp the body that hands c back at its end.
+func (c *conn) wrap(ctx context.Context, t *Transport, req *http.Request, resp *http.Response, stop func() bool) *http.Response {
 	reuse := !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols
 	b := &body{rc: resp.Body, c: c, t: t, ctx: ctx, stop: stop, reuse: reuse}
 	if resp.Body == http.NoBody {
 		b.release(true)
-		return resp, nil
+		return resp
 	}
 	resp.Body = b
-	return resp, nil
+	return resp
 }
 
 var aLongTimeAgo = time.Unix(1, 0)

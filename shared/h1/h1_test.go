@@ -580,3 +580,27 @@ func TestLargeRequestBody(t *testing.T) {
 		t.Errorf("server got %q, want %q", got, want)
 	}
 }
+
+// TestAnswerBeforeBody: a server that refuses a body too large answers
+// before it reads it, and closes; the client gets that answer, not a
+// failure to write.
+func TestAnswerBeforeBody(t *testing.T) {
+	u := rawServer(t, func(n int, c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err != nil { // the head only
+			return
+		}
+		fmt.Fprint(c, "HTTP/1.1 413 Request Entity Too Large\r\nConnection: close\r\nContent-Length: 8\r\n\r\ntoo big\n")
+		time.Sleep(50 * time.Millisecond) // the answer reaches the client before the reset
+	})
+	tr, _ := newTransport()
+	body := bytes.Repeat([]byte("x"), 16<<20) // more than the socket buffers hold
+	req, _ := http.NewRequest(http.MethodPost, u, bytes.NewReader(body))
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatalf("err = %v, want the server's 413", err)
+	}
+	if got := readAll(t, resp); resp.StatusCode != 413 || got != "too big\n" {
+		t.Fatalf("%d %q, want 413 %q", resp.StatusCode, got, "too big\n")
+	}
+}
