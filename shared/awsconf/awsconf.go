@@ -153,23 +153,15 @@ func FromEnv(lookup func(string) string, o Options) (aws.Config, error) {
 			errs = append(errs, fmt.Errorf("AWS_ACCOUNT_ID_ENDPOINT_MODE=%q: want preferred, required or disabled", v))
 		}
 	}
-	if v := lookup("AWS_REQUEST_CHECKSUM_CALCULATION"); v != "" {
-		switch strings.ToLower(v) {
-		case "when_supported":
-		case "when_required":
-			cfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		default:
-			errs = append(errs, fmt.Errorf("AWS_REQUEST_CHECKSUM_CALCULATION=%q: want when_supported or when_required", v))
-		}
+	if req, err := whenRequired(lookup, "AWS_REQUEST_CHECKSUM_CALCULATION"); err != nil {
+		errs = append(errs, err)
+	} else if req {
+		cfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 	}
-	if v := lookup("AWS_RESPONSE_CHECKSUM_VALIDATION"); v != "" {
-		switch strings.ToLower(v) {
-		case "when_supported":
-		case "when_required":
-			cfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-		default:
-			errs = append(errs, fmt.Errorf("AWS_RESPONSE_CHECKSUM_VALIDATION=%q: want when_supported or when_required", v))
-		}
+	if req, err := whenRequired(lookup, "AWS_RESPONSE_CHECKSUM_VALIDATION"); err != nil {
+		errs = append(errs, err)
+	} else if req {
+		cfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	}
 	if path := lookup("AWS_CA_BUNDLE"); path != "" {
 		if cfg.HTTPClient, err = caBundleClient(path); err != nil {
@@ -324,6 +316,19 @@ func (s envSource) GetUseFIPSEndpoint(context.Context) (aws.FIPSEndpointState, b
 // GetUseDualStackEndpoint is AWS_USE_DUALSTACK_ENDPOINT.
 func (s envSource) GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpointState, bool, error) {
 	return s.dualStack, s.dualStack != aws.DualStackEndpointStateUnset, nil
+}
+
+// whenRequired reads a checksum mode variable: when_supported (the
+// default, also when unset) or when_required, in any case.
+func whenRequired(lookup func(string) string, name string) (bool, error) {
+	switch v := lookup(name); strings.ToLower(v) {
+	case "", "when_supported":
+		return false, nil
+	case "when_required":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want when_supported or when_required", name, v)
+	}
 }
 
 // envBool reads a true/false variable (any case); nil when unset.
