@@ -210,6 +210,7 @@ func (t *Transport) conn(ctx context.Context, addr string, fresh bool) (*conn, e
 	}
 	t.dials.Add(1)
 	c := &conn{nc: nc, addr: addr, lr: limitReader{r: nc}}
+	c.idle.init(nc)
 	c.br = bufio.NewReaderSize(&c.lr, orDefault(t.ReadBufferSize, DefaultBufferSize))
 	c.bw = bufio.NewWriterSize(nc, orDefault(t.WriteBufferSize, DefaultBufferSize))
 	return c, nil
@@ -254,7 +255,7 @@ func (t *Transport) takeIdle(addr string) *conn {
 	if c == nil {
 		return nil
 	}
-	if !quiet(c.nc) {
+	if !c.idle.quiet() {
 		c.nc.Close()
 		return t.takeIdle(addr) // the next one, if any
 	}
@@ -291,6 +292,7 @@ type conn struct {
 	bw     *bufio.Writer
 	reused bool
 	idleAt time.Time
+	idle   idleCheck // before reuse: nothing arrived, not closed
 }
 
 // roundTrip sends req on c and reads the response head. On error c is
