@@ -59,7 +59,14 @@ func TestSpendCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	createKey(t, gw.Keys)
-	srv := httptest.NewServer(gw.Handler)
+	// Lambda runs the after-response hook once the handler has returned;
+	// the client can have the whole answer before that, so wait for it here
+	// too, or the last request's event is left unflushed.
+	returned := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() { returned <- struct{}{} }()
+		gw.Handler.ServeHTTP(w, r)
+	}))
 	defer srv.Close()
 	var eventBytes int
 	for i := range costRequests {
@@ -74,6 +81,7 @@ func TestSpendCost(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
+		<-returned
 		gw.FlushSpend(context.Background()) // the Lambda after-response hook
 	}
 	sends := gwCalls.Get("SQS.SendMessageBatch")
