@@ -60,6 +60,9 @@ func metricsYAML(up string, masterKey string) string {
   - model_name: backup
     litellm_params: {model: openai/x, api_base: %[1]s/v1, api_key: k}
     model_info: {id: dep-backup}
+  - model_name: capped
+    litellm_params: {model: openai/x, api_base: %[1]s/v1, api_key: k, rpm: 1}
+    model_info: {id: dep-capped}
 router_settings:
   num_retries: 0
   allowed_fails: 0
@@ -199,6 +202,8 @@ func TestMetricsEndToEnd(t *testing.T) {
 	chat(limited, `{"model":"ok",`+hi+`}`, 200)
 	chat(limited, `{"model":"ok",`+hi+`}`, 429)
 	chat(broke, `{"model":"ok",`+hi+`}`, 400)
+	chat(key, `{"model":"capped",`+hi+`}`, 200)
+	chat(key, `{"model":"capped",`+hi+`}`, 429) // the deployment's own rpm
 	for i := range 20 {
 		chat(key, fmt.Sprintf(`{"model":"random-%d",`+hi+`}`, i), 404)
 	}
@@ -216,6 +221,7 @@ func TestMetricsEndToEnd(t *testing.T) {
 	check(metrics.FailedRequests, map[string]string{"api_key_alias": "alias-limited", "status_code": "429"}, 1)
 	check(metrics.RateLimited, map[string]string{"scope": "key"}, 1)
 	check(metrics.RateLimited, map[string]string{"scope": "team"}, 0)
+	check(metrics.RateLimited, map[string]string{"scope": "deployment"}, 1)
 	check(metrics.BudgetExceeded, map[string]string{"scope": "key"}, 1)
 	check(metrics.TotalRequests, map[string]string{"requested_model": "unknown", "status_code": "404"}, 20)
 	if _, n := sum(s, metrics.TotalRequests, map[string]string{"requested_model": "random-3"}); n != 0 {

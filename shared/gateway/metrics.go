@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/metrics"
+	"github.com/sluice-gw/sluice/shared/router"
 )
 
 // registerMetrics names the models a client may ask for (groups and
@@ -49,12 +51,16 @@ func (h *Handler) observe(c *Completion) {
 			q.Team = p.Team.ID
 		}
 	}
-	if c.Refused != "" && c.Err != nil {
+	if c.Err != nil {
+		refused := c.Refused
+		if refused == "" && errors.Is(c.Err, router.ErrDeploymentLimits) {
+			refused = string(limits.KindDeployment) // the router's own count, before any admission
+		}
 		switch apierr.KindOf(c.Err) {
 		case apierr.RateLimited:
-			q.RateLimited = c.Refused
+			q.RateLimited = refused
 		case apierr.BudgetExceeded:
-			q.BudgetExceeded = c.Refused
+			q.BudgetExceeded = refused
 		}
 	}
 	h.metrics.Observe(&q)

@@ -75,6 +75,11 @@ type Result struct {
 type AttemptFunc func(ctx context.Context, a *Attempt) error
 
 // noRetry lists classes that another try cannot fix.
+// ErrDeploymentLimits is the cause of the 429 the router returns when every
+// deployment of a group is at its own rpm/tpm limit in this instance's
+// count; callers tell that refusal from others with errors.Is.
+var ErrDeploymentLimits = errors.New("deployment rpm/tpm limits")
+
 var noRetry = map[apierr.Kind]bool{
 	apierr.UpstreamBadRequest:    true,
 	apierr.ContentPolicy:         true,
@@ -424,6 +429,7 @@ func (s *state) pick(ctx context.Context, g *group, now time.Time, failed map[*n
 		cands = limited
 	} else {
 		e := apierr.New(apierr.RateLimited, "every deployment of model group %q is at its rpm/tpm limit", g.name)
+		e.Cause = ErrDeploymentLimits
 		e.RetryAfter = time.Duration(60-now.Unix()%60) * time.Second
 		return nil, e
 	}
