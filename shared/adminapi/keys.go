@@ -98,10 +98,64 @@ func applyKeySettings(p *params, k *keys.Key, now time.Time) (duration string) {
 
 // mayWriteKey checks that c may create or change k (as it will be stored):
 // a proxy admin anything; a team admin the keys of its team, for itself
-// or the team's members; an internal user its own keys (in teams it is a
-// member of), never above its own limits.
+// or the team's members whose role is not above its own; an internal user
+// its own keys (in teams it is a member of), never above its own limits.
 func (h *Handler) mayWriteKey(ctx context.Context, c *caller, k keys.Key) error {
-	return h.mayTouchKey(ctx, c, k, true)
+	if err := h.mayTouchKey(ctx, c, k, true); err != nil {
+		return err
+	}
+	return h.notAboveCaller(ctx, c, k)
+}
+
+// mayChangeKey checks that c may update or regenerate old (the key as it
+// is before the change). Unlike deleting, both hand c a key that keeps
+// acting with its user's role (regenerate shows the new secret), so a key
+// of a user above c is refused as mayWriteKey refuses creating one.
+func (h *Handler) mayChangeKey(ctx context.Context, c *caller, old keys.Key) error {
+	if err := h.mayTouchKey(ctx, c, old, false); err != nil {
+		return err
+	}
+	return h.notAboveCaller(ctx, c, old)
+}
+
+// notAboveCaller refuses a key of another user whose role is above c's:
+// the admin routes and the gateway act with the role of a key's user, so a
+// team admin that could give a key of its team to a proxy_admin member
+// would hold a proxy admin's key. A proxy admin may write any key; a key
+// of no user or of an unknown user carries no role.
+func (h *Handler) notAboveCaller(ctx context.Context, c *caller, k keys.Key) error {
+	if c.admin() || k.UserID == "" || k.UserID == c.userID {
+		return nil
+	}
+	u, err := h.keys.GetUser(ctx, k.UserID)
+	switch {
+	case errors.Is(err, keys.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	if roleRank(u.Role) > roleRank(c.role) {
+		return forbidden("user %s is a %s, above your own role (%s): only a proxy_admin may write its keys", u.ID, u.Role, roleName(c))
+	}
+	return nil
+}
+
+// roleRank orders user roles by what a key acting with them may do.
+// proxy_admin_viewer is above internal_user: it reads every key, user and
+// team, which an internal user may not; internal_user_viewer is below
+// internal_user: it may not write keys.
+func roleRank(r keys.UserRole) int {
+	switch r {
+	case keys.RoleProxyAdmin:
+		return 4
+	case keys.RoleProxyAdminViewer:
+		return 3
+	case keys.RoleInternalUser:
+		return 2
+	case keys.RoleInternalUserViewer:
+		return 1
+	}
+	return 0
 }
 
 // mayTouchKey is mayWriteKey; limits false checks ownership only (the key
@@ -287,7 +341,7 @@ func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) e
 	if err != nil {
 		return err
 	}
-	if err := h.mayTouchKey(r.Context(), c, old, false); err != nil {
+	if err := h.mayChangeKey(r.Context(), c, old); err != nil {
 		return err
 	}
 	k = old
@@ -435,7 +489,7 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, c *caller, 
 	if err != nil {
 		return err
 	}
-	if err := h.mayTouchKey(r.Context(), c, old, false); err != nil {
+	if err := h.mayChangeKey(r.Context(), c, old); err != nil {
 		return err
 	}
 	k := old
