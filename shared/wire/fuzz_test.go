@@ -14,8 +14,8 @@ import (
 
 // FuzzParse feeds any body to Parse and WithModel, the gateway's reading and
 // rewriting of a client's request. Invariants:
-//   - Parse never panics; an error is the invalid-JSON error or a
-//     *FieldError naming model or stream;
+//   - Parse never panics; an error is ErrTooDeep, the invalid-JSON error
+//     or a *FieldError naming model or stream;
 //   - a body encoding/json accepts as an object is never refused as invalid;
 //   - model and stream read as encoding/json reads them (the last repeated
 //     key wins);
@@ -45,6 +45,10 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			var fe *FieldError
 			switch {
+			case errors.Is(err, ErrTooDeep): // a bound on nesting, not a judgement of validity
+				if CheckDepth(body) == nil {
+					t.Fatalf("ErrTooDeep for a body within MaxDepth")
+				}
 			case IsInvalidJSON(err):
 				if stdValid {
 					t.Fatalf("Parse refused a JSON object as invalid: %v", err)

@@ -77,8 +77,11 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Msg }
 
 // Parse reads the fields the gateway interprets. It does not validate the
-// rest of the body: the upstream does.
+// rest of the body (the upstream does), only its nesting (CheckDepth).
 func Parse(body []byte) (*Request, error) {
+	if err := CheckDepth(body); err != nil { // before gjson recurses
+		return nil, err
+	}
 	if !gjson.ValidBytes(body) {
 		return nil, errInvalidJSON
 	}

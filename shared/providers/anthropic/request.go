@@ -85,6 +85,9 @@ type message struct {
 // body. defaultMaxTokens is used when the body sets neither max_tokens nor
 // max_completion_tokens.
 func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
+	if err := wire.CheckDepth(body); err != nil { // before gjson recurses
+		return nil, badRequest("%s", err)
+	}
 	if !gjson.ValidBytes(body) {
 		return nil, badRequest("the request body is not valid JSON")
 	}
@@ -136,6 +139,10 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 				blocks = wire.AppendString(blocks, tc.Get("function.name").String())
 				blocks = append(blocks, `,"input":`...)
 				args := strings.TrimSpace(tc.Get("function.arguments").String())
+				if args != "" && wire.CheckDepth([]byte(args)) != nil { // a JSON text in a string: not checked with the body
+					err = badRequest("messages: tool call arguments nest deeper than %d levels", wire.MaxDepth)
+					return false
+				}
 				if args == "" || !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
 					args = "{}"
 				}

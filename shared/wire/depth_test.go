@@ -1,0 +1,130 @@
+package wire
+
+import (
+	"errors"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// nested is a request whose "x" member nests n arrays (balanced or not).
+func nested(n int, balanced bool) []byte {
+	s := `{"model":"gpt-4o-mini","x":` + strings.Repeat("[", n)
+	if balanced {
+		s += strings.Repeat("]", n) + "}"
+	}
+	return []byte(s)
+}
+
+// TestParseTooDeep: a body nested deeper than MaxDepth is refused before any
+// recursive parse. The stack is capped well below the runtime's 1 GB so that
+// a recursive parse of these bodies fails fast (fatally) instead of taking
+// the machine's memory first.
+func TestParseTooDeep(t *testing.T) {
+	defer debug.SetMaxStack(debug.SetMaxStack(64 << 20))
+	for _, tt := range []struct {
+		name string
+		body []byte
+	}{
+		{"unbalanced 5.8M", nested(5_800_000, false)},
+		{"balanced 1M", nested(1_000_000, true)},
+		{"one over the bound", nested(MaxDepth, true)}, // the request object is one level more
+		{"objects", []byte(`{"model":"m","x":` + strings.Repeat(`{"a":`, MaxDepth) + "1" + strings.Repeat("}", MaxDepth) + "}")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Parse(tt.body)
+			if err == nil || r != nil {
+				t.Fatalf("Parse accepted a body %d levels deep", MaxDepth+1)
+			}
+			if !errors.Is(err, ErrTooDeep) || !strings.Contains(err.Error(), "deeper than") {
+				t.Fatalf("error = %v, want ErrTooDeep", err)
+			}
+		})
+	}
+}
+
+func TestParseDepthAtBound(t *testing.T) {
+	r, err := Parse(nested(MaxDepth-1, true)) // MaxDepth levels with the request object
+	if err != nil {
+		t.Fatalf("a body exactly MaxDepth deep was refused: %v", err)
+	}
+	if r.Model != "gpt-4o-mini" {
+		t.Fatalf("Model = %q", r.Model)
+	}
+}
+
+func TestCheckDepthStrings(t *testing.T) {
+	deep := strings.Repeat("[", MaxDepth+1)
+	for _, tt := range []struct {
+		name string
+		body string
+		ok   bool
+	}{
+		{"brackets in a string", `{"a":"` + deep + `"}`, true},
+		{"escaped quote keeps the string open", `{"a":"\"` + deep + `"}`, true},
+		{"escaped backslash closes the string", `{"a":"\\",` + `"b":` + deep, false},
+		{"three backslashes then a quote", `{"a":"\\\"` + deep + `"}`, true},
+		{"brackets in a key", `{"` + deep + `":1}`, true},
+		{"unterminated string", `{"a":"` + deep, true}, // invalid JSON, refused as such later
+		{"closing brackets only", strings.Repeat("]", 5000), true},
+		{"empty", ``, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckDepth([]byte(tt.body))
+			if (err == nil) != tt.ok {
+				t.Fatalf("CheckDepth = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+}
+
+// BenchmarkCheckDepth runs on every request: compare with the validation
+// that follows it (BenchmarkValidBytes) on the same body.
+func BenchmarkCheckDepth(b *testing.B) {
+	body := benchBody()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if CheckDepth(body) != nil {
+			b.Fatal("refused")
+		}
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	body := benchBody()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := Parse(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchBody is a chat request of about 20 KB: a few turns of prose, with
+// quotes and escapes, and a tool with a JSON schema.
+func benchBody() []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"model":"gpt-4o-mini","stream":true,"max_tokens":512,"messages":[`)
+	for i := range 20 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"role":"user","content":"`)
+		sb.WriteString(strings.Repeat(`Some prose, with \"quotes\", a path C:\\dir\\file and {braces} [brackets]. `, 12))
+		sb.WriteString(`"}`)
+	}
+	sb.WriteString(`],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"b":{"type":"string"}}}}}}}}]}`)
+	return []byte(sb.String())
+}
+
+func BenchmarkValidBytes(b *testing.B) {
+	body := benchBody()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if !gjson.ValidBytes(body) {
+			b.Fatal("invalid")
+		}
+	}
+}
