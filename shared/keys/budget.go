@@ -182,8 +182,22 @@ const NanosPerUSD = 1_000_000_000
 // USD returns nanos as dollars.
 func USD(nanos int64) float64 { return float64(nanos) / NanosPerUSD }
 
-// Nanos returns usd as nano-dollars, rounded.
-func Nanos(usd float64) int64 { return int64(math.Round(usd * NanosPerUSD)) }
+// Nanos returns usd as nano-dollars, rounded, saturated at the ends of
+// int64 (about 9.2e9 USD) and 0 for NaN: a budget beyond the range is
+// practically unlimited, where a wrapped conversion would be negative and
+// refuse every hold on it.
+func Nanos(usd float64) int64 {
+	n := math.Round(usd * NanosPerUSD)
+	switch {
+	case math.IsNaN(n):
+		return 0
+	case n >= math.MaxInt64: // float64(math.MaxInt64) is 2^63, one past it
+		return math.MaxInt64
+	case n <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(n)
+}
 
 // DecimalUSD formats nanos as an exact decimal number of dollars
 // ("0.000001234"), the form DynamoDB adds exactly.
