@@ -143,7 +143,19 @@ func (p *params) limit(name string) (int64, bool) {
 	return int64(f), true
 }
 
-// money reads a budget in USD: >= 0, or null (present, nil: no budget).
+// Money range. Spend is counted in whole nano-dollars, so a positive
+// budget below one is a mistake (it would behave as 0 or not at all,
+// depending on the check) and is refused rather than rounded; above
+// maxUSD is no budget anyone means (strict budgets count at most about
+// 9.2e9 USD anyway) and, far above, a number DynamoDB cannot store, so
+// both stores refuse what only one of them could keep.
+const (
+	minUSD = 1.0 / keys.NanosPerUSD
+	maxUSD = 1e15
+)
+
+// money reads a budget in USD: 0, or from one nano-dollar to maxUSD, or
+// null (present, nil: no budget).
 func (p *params) money(name string) (*float64, bool) {
 	present := p.has(name)
 	v, ok := p.raw(name)
@@ -157,6 +169,10 @@ func (p *params) money(name string) (*float64, bool) {
 	}
 	if f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 		p.fail(badParam(name, "want a number of USD >= 0, got %v", f))
+		return nil, false
+	}
+	if f > maxUSD || (f > 0 && f < minUSD) {
+		p.fail(badParam(name, "want 0 or a number of USD from 0.000000001 (one nano-dollar, the unit spend is counted in) to 1e15, got %v", f))
 		return nil, false
 	}
 	return &f, true
