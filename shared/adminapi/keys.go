@@ -351,6 +351,9 @@ func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) e
 	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
 		return err
 	}
+	if err := h.mayChangeBlocked(r.Context(), c, old, k); err != nil {
+		return err
+	}
 	if k.TeamID != "" && k.TeamID != old.TeamID {
 		if _, err := h.keys.GetTeam(r.Context(), k.TeamID); errors.Is(err, keys.ErrNotFound) {
 			return &apierr.Error{Kind: apierr.NotFound, Message: "team_id: no team " + k.TeamID, Param: "team_id"}
@@ -426,6 +429,33 @@ func (h *Handler) keyUnblock(w http.ResponseWriter, r *http.Request, c *caller) 
 	return h.setKeyBlocked(w, r, c, false)
 }
 
+// mayBlockKey checks that c may block or unblock k: a proxy admin, or an
+// admin of k's team.
+func (h *Handler) mayBlockKey(ctx context.Context, c *caller, k keys.Key) error {
+	if c.admin() {
+		return nil
+	}
+	role, err := h.teamRole(ctx, c, k.TeamID)
+	if err != nil || role == keys.MemberAdmin {
+		return err
+	}
+	if c.viewer() {
+		return forbidden("proxy_admin_viewer may read but not write")
+	}
+	return forbidden("blocking or unblocking a key needs a proxy_admin or an admin of the key's team")
+}
+
+// mayChangeBlocked checks a change from old to k made through /key/update
+// or /key/regenerate: changing blocked needs what /key/block needs (else
+// the owner of a key an admin blocked could unblock it), and so does
+// moving a blocked key to another team (whose admin could then unblock it).
+func (h *Handler) mayChangeBlocked(ctx context.Context, c *caller, old, k keys.Key) error {
+	if k.Blocked == old.Blocked && (!old.Blocked || k.TeamID == old.TeamID) {
+		return nil
+	}
+	return h.mayBlockKey(ctx, c, old)
+}
+
 // setKeyBlocked blocks or unblocks a key: a proxy admin, or a team admin
 // for its team's keys.
 func (h *Handler) setKeyBlocked(w http.ResponseWriter, r *http.Request, c *caller, blocked bool) error {
@@ -441,16 +471,8 @@ func (h *Handler) setKeyBlocked(w http.ResponseWriter, r *http.Request, c *calle
 	if err != nil {
 		return err
 	}
-	if !c.admin() {
-		role, err := h.teamRole(r.Context(), c, k.TeamID)
-		if err != nil {
-			return err
-		}
-		if role != keys.MemberAdmin {
-			if err := needAdmin(c); err != nil {
-				return err
-			}
-		}
+	if err := h.mayBlockKey(r.Context(), c, k); err != nil {
+		return err
 	}
 	if err := h.keys.BlockKey(r.Context(), k.Hash, blocked); err != nil {
 		return err
@@ -496,6 +518,9 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, c *caller, 
 	p2, _ := reparse(p)
 	duration := applyKeySettings(p2, &k, now)
 	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
+		return err
+	}
+	if err := h.mayChangeBlocked(r.Context(), c, old, k); err != nil {
 		return err
 	}
 	if !given {
