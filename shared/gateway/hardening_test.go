@@ -1,9 +1,22 @@
 package gateway
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/cooldown"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -38,5 +51,69 @@ func TestDeepBody(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// upstreamCounter is an OpenAI or Anthropic upstream that answers a fixed
+// body and counts its calls.
+type upstreamCounter struct {
+	srv   *httptest.Server
+	calls atomic.Int32
+}
+
+func newUpstreamCounter(t *testing.T, status int, contentType, body string) *upstreamCounter {
+	u := &upstreamCounter{}
+	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.calls.Add(1)
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+// keyedFixture is a gateway with a master key and the given virtual keys.
+func keyedFixture(t *testing.T, yaml string, ks ...keys.Key) *fixture {
+	t.Helper()
+	cfg, err := config.Load([]byte(yaml), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := keys.NewMemory()
+	for _, k := range ks {
+		if err := store.CreateKey(context.Background(), k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: log,
+		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
+	srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()), Keys: store, Logger: log}))
+	t.Cleanup(srv.Close)
+	return &fixture{srv: srv}
+}
+
+// TestDuplicateModelKey: the gateway routed and checked the last "model"
+// while the Anthropic translator sent the first, so a key allowed only a
+// cheap model could call any. A repeated top-level key is now a 400 naming
+// it, before any upstream call.
+func TestDuplicateModelKey(t *testing.T) {
+	up := newUpstreamCounter(t, 200, "application/json", `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-20250514","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
+	f := keyedFixture(t, fmt.Sprintf(`model_list:
+  - model_name: claude-cheap
+    litellm_params: {model: "anthropic/*", api_base: %q, api_key: sk-ant}
+general_settings: {master_key: sk-master}
+`, up.srv.URL), keys.Key{Hash: keys.HashSecret("sk-cheap"), Models: []string{"claude-cheap"}})
+	resp := f.post(t, "/v1/chat/completions", "sk-cheap", `{"model":"claude-opus-4-20250514","model":"claude-cheap","messages":[{"role":"user","content":"hi"}]}`)
+	out := readAll(t, resp.Body)
+	if resp.StatusCode != 400 {
+		t.Fatalf("status %d, want 400: %s", resp.StatusCode, out)
+	}
+	if msg, typ, _ := openAIError(t, out); typ != "invalid_request_error" || !strings.Contains(msg, `duplicate key "model"`) {
+		t.Fatalf("error %s: %s", typ, msg)
+	}
+	if n := up.calls.Load(); n != 0 {
+		t.Fatalf("upstream called %d times", n)
 	}
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,5 +127,35 @@ func BenchmarkValidBytes(b *testing.B) {
 		if !gjson.ValidBytes(body) {
 			b.Fatal("invalid")
 		}
+	}
+}
+
+// TestParseDuplicateKeys: a repeated top-level key is refused, naming the
+// key, so that no reader of the body (the gateway reads the last value,
+// gjson's Get and the translators the first) sees another value than the
+// one routed and checked. Keys compare unescaped.
+func TestParseDuplicateKeys(t *testing.T) {
+	many := `{"model":"m"`
+	for i := range 40 {
+		many += `,"k` + strconv.Itoa(i) + `":1`
+	}
+	for _, tt := range []struct{ body, key string }{
+		{`{"model":"claude-opus-4-20250514","model":"claude-cheap","messages":[]}`, "model"},
+		{`{"model":"m","stream":true,"stream":false}`, "stream"},
+		{`{"model":"m","tags":["a"],"tags":["b"]}`, "tags"},
+		{`{"model":"m","mod\u0065l":"n"}`, "model"},
+		{`{"model":"m","messages":[],"temperature":1,"messages":[]}`, "messages"},
+		{many + `,"k39":2}`, "k39"},
+		{many + `,"model":"n"}`, "model"},
+	} {
+		r, err := Parse([]byte(tt.body))
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Param != tt.key || !strings.Contains(fe.Msg, `duplicate key "`+tt.key+`"`) {
+			t.Errorf("Parse(%.80s) = %v, %v; want a FieldError naming %q", tt.body, r != nil, err, tt.key)
+		}
+	}
+	// The same key below the top level is the upstream's to judge.
+	if _, err := Parse([]byte(many + `,"x":{"a":1,"a":2},"y":[{"b":1},{"b":1}]}`)); err != nil {
+		t.Fatalf("nested repeated keys refused: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/tidwall/gjson"
 )
@@ -91,7 +92,12 @@ func Parse(body []byte) (*Request, error) {
 	}
 	r := &Request{Body: body, NumRetries: -1}
 	var ferr *FieldError
+	var keys keySet
 	root.ForEach(func(k, v gjson.Result) bool {
+		if !keys.add(k.Str) {
+			ferr = duplicateKey(k.Str)
+			return false
+		}
 		switch k.Str {
 		case "model":
 			switch v.Type {
@@ -99,17 +105,15 @@ func Parse(body []byte) (*Request, error) {
 				r.Model = v.Str
 				r.modelStart = v.Index
 				r.modelEnd = v.Index + len(v.Raw)
-			case gjson.Null: // a repeated key: the last wins, as for the upstream's parser
-				r.Model, r.modelStart, r.modelEnd = "", 0, 0
+			case gjson.Null: // no model
 			default:
 				ferr = &FieldError{Param: "model", Msg: "'model' must be a string"}
 			}
 		case "stream":
-			switch v.Type { // a repeated key: the last wins, as for the upstream's parser
+			switch v.Type {
 			case gjson.True:
 				r.Stream = true
 			case gjson.False, gjson.Null:
-				r.Stream = false
 			default:
 				ferr = &FieldError{Param: "stream", Msg: "'stream' must be a boolean"}
 			}
@@ -170,6 +174,56 @@ func Parse(body []byte) (*Request, error) {
 		return nil, ferr
 	}
 	return r, nil
+}
+
+// keySet holds the keys of the request object as Parse reads them. A
+// repeated key is refused rather than resolved: the gateway would read one
+// value (the last, as encoding/json and Python do) while gjson's Get, which
+// the translators use, reads the first, so a body could be routed and
+// checked as one model and sent as another.
+//
+// A request has a dozen keys: they are compared in an array, with no
+// allocation; a map takes over beyond that, so that a body of a million
+// keys costs no quadratic time.
+type keySet struct {
+	few  [16]string
+	n    int
+	many map[string]struct{}
+}
+
+// add adds k, and reports false when it was there already.
+func (s *keySet) add(k string) bool {
+	if s.many != nil {
+		if _, ok := s.many[k]; ok {
+			return false
+		}
+		s.many[k] = struct{}{}
+		return true
+	}
+	for _, have := range s.few[:s.n] {
+		if have == k {
+			return false
+		}
+	}
+	if s.n < len(s.few) {
+		s.few[s.n] = k
+		s.n++
+		return true
+	}
+	s.many = make(map[string]struct{}, 2*len(s.few))
+	for _, have := range s.few {
+		s.many[have] = struct{}{}
+	}
+	s.many[k] = struct{}{}
+	return true
+}
+
+func duplicateKey(k string) *FieldError {
+	name := k
+	if len(name) > 64 {
+		name = name[:64] + "..."
+	}
+	return &FieldError{Param: name, Msg: fmt.Sprintf("duplicate key %q in the request body: each key may appear once", name)}
 }
 
 func appendStrings(dst []string, v gjson.Result) []string {
