@@ -161,7 +161,9 @@ func budgetError(what string, b keys.Budget, now time.Time) error {
 func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // checkPrincipal checks what a request's body decides: the model access of
-// p's key, team and user, and the request's end user.
+// p's key, team and user, for the model and for every per-request fallback
+// (as LiteLLM does: the router would call them with the deployment's
+// credentials), and the request's end user.
 func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Request) error {
 	if p.restricted() {
 		group, err := h.router.Group(req.Model)
@@ -170,6 +172,19 @@ func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Re
 		}
 		if err != nil {
 			return err
+		}
+		for _, fb := range req.Fallbacks {
+			// An unknown fallback is skipped by the router; it is still
+			// checked by name, so that a refusal does not depend on what
+			// the model list holds today.
+			group, _ := h.router.Group(fb)
+			if err := allowModel(p, fb, group); err != nil {
+				if e, ok := err.(*apierr.Error); ok {
+					e.Message += " (in fallbacks)"
+					e.Param = "fallbacks"
+				}
+				return err
+			}
 		}
 	}
 	if req.User != "" {

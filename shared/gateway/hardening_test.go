@@ -117,3 +117,52 @@ general_settings: {master_key: sk-master}
 		t.Fatalf("upstream called %d times", n)
 	}
 }
+
+// TestFallbacksAccess: per-request fallbacks name models the key must be
+// allowed, as in LiteLLM; a key allowed only "limited" cannot reach "ok"
+// through them. The refusal comes before any upstream call.
+func TestFallbacksAccess(t *testing.T) {
+	limited := newUpstreamCounter(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`)
+	ok := newUpstreamCounter(t, 200, "application/json", completion)
+	f := keyedFixture(t, fmt.Sprintf(`model_list:
+  - model_name: limited
+    litellm_params: {model: openai/gpt-4o-mini, api_base: %q, api_key: sk-up}
+  - model_name: ok
+    litellm_params: {model: openai/gpt-4o, api_base: %q, api_key: sk-up}
+router_settings: {model_group_alias: {alias-ok: ok}}
+general_settings: {master_key: sk-master}
+`, limited.srv.URL+"/v1", ok.srv.URL+"/v1"),
+		keys.Key{Hash: keys.HashSecret("sk-limited"), Models: []string{"limited"}},
+		keys.Key{Hash: keys.HashSecret("sk-both"), Models: []string{"limited", "ok"}})
+	for _, tt := range []struct {
+		name, key, fallbacks string
+		status               int
+	}{
+		{"string", "sk-limited", `["ok"]`, 403},
+		{"object", "sk-limited", `[{"model":"ok"}]`, 403},
+		{"alias", "sk-limited", `["alias-ok"]`, 403},
+		{"after an allowed one", "sk-limited", `["limited","ok"]`, 403},
+		{"unknown model", "sk-limited", `["nowhere"]`, 403},
+		{"allowed", "sk-both", `["ok"]`, 200},
+		{"allowed through its alias", "sk-both", `["alias-ok"]`, 200},
+		{"master key", "sk-master", `["ok"]`, 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := limited.calls.Load() + ok.calls.Load()
+			resp := f.post(t, "/v1/chat/completions", tt.key, `{"model":"limited","messages":[{"role":"user","content":"hi"}],"fallbacks":`+tt.fallbacks+`}`)
+			out := readAll(t, resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
+			}
+			if tt.status != 403 {
+				return
+			}
+			if _, _, code := openAIError(t, out); code != "model_not_allowed" {
+				t.Fatalf("code %s, want model_not_allowed: %s", code, out)
+			}
+			if n := limited.calls.Load() + ok.calls.Load() - before; n != 0 {
+				t.Fatalf("%d upstream calls before the refusal", n)
+			}
+		})
+	}
+}
