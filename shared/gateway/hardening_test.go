@@ -76,6 +76,12 @@ func newUpstreamCounter(t *testing.T, status int, contentType, body string) *ups
 // keyedFixture is a gateway with a master key and the given virtual keys.
 func keyedFixture(t *testing.T, yaml string, ks ...keys.Key) *fixture {
 	t.Helper()
+	return completionFixture(t, yaml, nil, ks...)
+}
+
+// completionFixture is keyedFixture with an OnComplete hook.
+func completionFixture(t *testing.T, yaml string, onComplete func(context.Context, *Completion), ks ...keys.Key) *fixture {
+	t.Helper()
 	cfg, err := config.Load([]byte(yaml), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +95,7 @@ func keyedFixture(t *testing.T, yaml string, ks ...keys.Key) *fixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: log,
 		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
-	srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()), Keys: store, Logger: log}))
+	srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()), Keys: store, Logger: log, OnComplete: onComplete}))
 	t.Cleanup(srv.Close)
 	return &fixture{srv: srv}
 }
@@ -164,5 +170,48 @@ general_settings: {master_key: sk-master}
 				t.Fatalf("%d upstream calls before the refusal", n)
 			}
 		})
+	}
+}
+
+// TestUpstreamInvalidJSON: a 200 whose body is not JSON (cut short) is the
+// provider's failure, a 502 that the router retries or falls back from, and
+// is not billed, as LiteLLM raises APIError for it.
+func TestUpstreamInvalidJSON(t *testing.T) {
+	bad := newUpstreamCounter(t, 200, "application/json", `{"id":"x","choices":[`)
+	good := newUpstreamCounter(t, 200, "application/json", completion)
+	done := make(chan *Completion, 1)
+	f := completionFixture(t, fmt.Sprintf(`model_list:
+  - model_name: bad
+    litellm_params: {model: openai/gpt-4o-mini, api_base: %q, api_key: sk-up}
+  - model_name: good
+    litellm_params: {model: openai/gpt-4o, api_base: %q, api_key: sk-up}
+router_settings: {num_retries: 1, fallbacks: [{bad: [good]}]}
+general_settings: {master_key: sk-master}
+`, bad.srv.URL+"/v1", good.srv.URL+"/v1"), func(_ context.Context, c *Completion) { done <- c })
+
+	resp := f.post(t, "/v1/chat/completions", "sk-master", `{"model":"bad","messages":[{"role":"user","content":"hi"}]}`)
+	out := readAll(t, resp.Body)
+	c := <-done
+	if resp.StatusCode != 200 || !strings.Contains(out, `"content":"hi"`) {
+		t.Fatalf("status %d: %s", resp.StatusCode, out)
+	}
+	if bad.calls.Load() != 2 || good.calls.Load() != 1 || c.Retries != 1 || c.Fallbacks != 1 {
+		t.Fatalf("calls bad %d good %d, retries %d fallbacks %d; want 2, 1, 1, 1", bad.calls.Load(), good.calls.Load(), c.Retries, c.Fallbacks)
+	}
+	if c.Usage.TotalTokens != 12 || c.UsageEstimated {
+		t.Fatalf("usage %+v (estimated %v): the invalid answers were billed", c.Usage, c.UsageEstimated)
+	}
+
+	resp = f.post(t, "/v1/chat/completions", "sk-master", `{"model":"bad","messages":[{"role":"user","content":"hi"}],"disable_fallbacks":true}`)
+	out = readAll(t, resp.Body)
+	c = <-done
+	if resp.StatusCode != 502 {
+		t.Fatalf("status %d, want 502: %s", resp.StatusCode, out)
+	}
+	if msg, _, code := openAIError(t, out); code != "upstream_server_error" || !strings.Contains(msg, "not valid JSON") {
+		t.Fatalf("error %s: %s", code, msg)
+	}
+	if c.HasUsage || resp.Header.Get("X-Litellm-Response-Cost") != "" {
+		t.Fatalf("an invalid answer was billed: %+v", c.Usage)
 	}
 }

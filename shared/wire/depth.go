@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+
+	"github.com/tidwall/gjson"
 )
 
 // MaxDepth is how deep a request body may nest arrays and objects, the
@@ -70,4 +72,12 @@ func stringEnd(b []byte, i int) int {
 		}
 		i = q + 1
 	}
+}
+
+// Valid reports whether b is one JSON value nested no deeper than MaxDepth:
+// gjson's validation, which recurses, behind CheckDepth's bound. The
+// gateway checks a provider's non-streamed answer with it before passing it
+// on and billing it.
+func Valid(b []byte) bool {
+	return CheckDepth(b) == nil && gjson.ValidBytes(b)
 }

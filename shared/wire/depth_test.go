@@ -159,3 +159,50 @@ func TestParseDuplicateKeys(t *testing.T) {
 		t.Fatalf("nested repeated keys refused: %v", err)
 	}
 }
+
+func TestValid(t *testing.T) {
+	defer debug.SetMaxStack(debug.SetMaxStack(64 << 20))
+	for _, tt := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"id":"x","choices":[]}`, true},
+		{`{"id":"x","choices":[`, false},
+		{`{"id":"x"} {"id":"y"}`, false},
+		{``, false},
+		{strings.Repeat("[", 5_800_000), false},
+		{strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1), false},
+	} {
+		if got := Valid([]byte(tt.body)); got != tt.ok {
+			t.Errorf("Valid(%.40s) = %v", tt.body, got)
+		}
+	}
+}
+
+// BenchmarkValid: the check of every non-streamed answer, on an embeddings
+// answer (numbers, the worst case for its bytes) of about 100 KB.
+func BenchmarkValid(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"object":"list","data":[`)
+	for i := range 5 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"object":"embedding","index":` + strconv.Itoa(i) + `,"embedding":[`)
+		for j := range 1536 {
+			if j > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString("-0.0123456789")
+		}
+		sb.WriteString(`]}`)
+	}
+	sb.WriteString(`],"model":"text-embedding-3-small","usage":{"prompt_tokens":8,"total_tokens":8}}`)
+	body := []byte(sb.String())
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if !Valid(body) {
+			b.Fatal("invalid")
+		}
+	}
+}
