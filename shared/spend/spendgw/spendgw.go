@@ -5,7 +5,9 @@ package spendgw
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/gateway"
@@ -76,11 +78,9 @@ func Event(c *gateway.Completion) spend.Event {
 		if e.Model == "" {
 			e.Model = cut(d.Model)
 		}
-		if len(e.APIBase) > spend.MaxTextLen {
-			e.APIBase = e.APIBase[:spend.MaxTextLen]
-		}
+		e.APIBase = clip(e.APIBase, spend.MaxTextLen)
 	}
-	if len(e.Tags) > spend.MaxTags || anyLong(e.Tags) {
+	if len(e.Tags) > spend.MaxTags || anyToCut(e.Tags) {
 		tags := make([]string, 0, min(len(e.Tags), spend.MaxTags))
 		for _, t := range e.Tags[:min(len(e.Tags), spend.MaxTags)] {
 			tags = append(tags, cut(t))
@@ -90,16 +90,53 @@ func Event(c *gateway.Completion) spend.Event {
 	return e
 }
 
-func cut(s string) string {
-	if len(s) > spend.MaxIDLen {
-		return s[:spend.MaxIDLen]
+// cut returns s as an id of the event: valid UTF-8 of at most
+// spend.MaxIDLen bytes.
+func cut(s string) string { return clip(s, spend.MaxIDLen) }
+
+// clip returns s as valid UTF-8 of at most n bytes, cut on a rune boundary.
+// The event travels as JSON, and encoding/json writes each invalid byte as
+// U+FFFD (3 bytes): a string cut inside a rune, or holding invalid bytes,
+// would grow past its limit on the way and the consumer would reject the
+// event to the dead-letter queue, its spend never counted. A valid string
+// comes back as a prefix of itself without allocating; only invalid input
+// (garbage from the client) is rebuilt, replacing each invalid byte as JSON
+// would.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		if utf8.ValidString(s) {
+			return s
+		}
+		return sanitize(s, n)
 	}
-	return s
+	i := n // the last rune start at or before n; a rune is at most UTFMax bytes
+	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	if utf8.RuneStart(s[i]) && utf8.ValidString(s[:i]) {
+		return s[:i]
+	}
+	return sanitize(s, n)
 }
 
-func anyLong(ss []string) bool {
+// sanitize returns the longest valid UTF-8 of at most n bytes that s reads
+// as, with U+FFFD for each invalid byte. It reads at most n+1 runes of s.
+func sanitize(s string, n int) string {
+	var b strings.Builder
+	b.Grow(min(3*len(s), n))
+	for _, r := range s { // an invalid byte reads as utf8.RuneError, one byte wide
+		if b.Len()+utf8.RuneLen(r) > n {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// anyToCut reports whether a tag needs cut.
+func anyToCut(ss []string) bool {
 	for _, s := range ss {
-		if len(s) > spend.MaxIDLen {
+		if len(s) > spend.MaxIDLen || !utf8.ValidString(s) {
 			return true
 		}
 	}

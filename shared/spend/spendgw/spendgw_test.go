@@ -2,9 +2,11 @@ package spendgw_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/gateway"
@@ -52,5 +54,65 @@ func TestEvent(t *testing.T) {
 	e = spendgw.Event(&gateway.Completion{CallID: "call-2", Principal: &gateway.Principal{Master: true}, Started: start, Err: errors.New("x")})
 	if err := e.Validate(); err != nil || e.KeyHash != "" || e.CostKnown {
 		t.Errorf("bare completion: %+v, %v", e, err)
+	}
+}
+
+// An event spendgw builds must survive the queue: Encode, Decode and the
+// consumer's Validate. JSON replaces every invalid UTF-8 byte by U+FFFD (3
+// bytes), so a string cut inside a rune, or holding invalid bytes, used to
+// grow past its limit on the way; the consumer rejected the event to the
+// dead-letter queue and the request's spend was never counted.
+func TestEventSurvivesQueue(t *testing.T) {
+	a := func(n int) string { return strings.Repeat("a", n) }
+	adversarial := map[string]string{
+		"2-byte rune straddling the limit": a(spend.MaxIDLen-1) + "é",
+		"3-byte rune straddling the limit": a(spend.MaxIDLen-2) + "€" + "z",
+		"4-byte rune straddling the limit": a(spend.MaxIDLen-2) + "😀",
+		"4-byte rune ending at the limit":  a(spend.MaxIDLen-4) + "😀" + "z",
+		"invalid byte before the limit":    a(spend.MaxIDLen-2) + "\xff",
+		"invalid byte at the limit":        a(spend.MaxIDLen-1) + "\xff" + "b",
+		"short, invalid bytes":             "cust\xff\xfe\xc3",
+		"only invalid bytes":               strings.Repeat("\xff", 3*spend.MaxIDLen),
+		"truncated rune at the end":        a(spend.MaxIDLen-10) + "\xe2\x82",
+		"encoded surrogate":                a(spend.MaxIDLen-3) + "\xed\xa0\x80",
+		"long runes":                       strings.Repeat("é€😀", 100),
+	}
+	start := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	for name, s := range adversarial {
+		k := &keys.Key{Hash: keys.HashSecret("sk-x"), Alias: s, TeamID: s, UserID: s}
+		d := &config.Deployment{ID: s, Provider: s, Model: s, APIBase: "https://x.example/" + strings.Repeat(s, 5)}
+		c := &gateway.Completion{
+			CallID: "call-1", Principal: &gateway.Principal{KeyHash: k.Hash, Key: k},
+			Model: s, EndUser: s, Tags: []string{s, "ok", s},
+			Attempt:   &router.Attempt{Deployment: d, ProviderModel: s},
+			CostNanos: 5, CostKnown: true, Started: start, Ended: start, Operation: wire.OpChat,
+		}
+		e := spendgw.Event(c)
+		if err := e.Validate(); err != nil {
+			t.Errorf("%s: built event invalid: %v", name, err)
+			continue
+		}
+		got, err := spend.Decode(spend.Encode(&e))
+		if err != nil {
+			t.Errorf("%s: the event does not survive the queue: %v", name, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, e) {
+			t.Errorf("%s: the queue changed the event:\n got %+v\nwant %+v", name, got, e)
+		}
+		if !utf8.ValidString(e.APIBase) {
+			t.Errorf("%s: api_base %q is not valid UTF-8", name, e.APIBase)
+		}
+		for _, v := range []string{e.EndUser, e.KeyAlias, e.TeamID, e.UserID, e.ModelGroup, e.DeploymentID, e.Provider, e.Model, e.Tags[0], e.Tags[2]} {
+			if !utf8.ValidString(v) {
+				t.Errorf("%s: %q is not valid UTF-8", name, v)
+			}
+			if utf8.ValidString(s) && !strings.HasPrefix(s, v) {
+				t.Errorf("%s: %q is not a prefix of the valid input", name, v)
+			}
+		}
+		if n := len(e.EndUser); n > spend.MaxIDLen || n < spend.MaxIDLen-utf8.UTFMax && len(s) >= spend.MaxIDLen {
+			t.Errorf("%s: end user cut to %d bytes, want within a rune of %d", name, n, spend.MaxIDLen)
+		}
 	}
 }
