@@ -303,19 +303,28 @@ func (h *Handler) authenticate(r *http.Request) (*Principal, error) {
 	return h.auth.Authenticate(r.Context(), Bearer(r))
 }
 
-// Bearer reads the key from Authorization (Bearer), or api-key / x-api-key
-// headers as Azure and Anthropic SDKs send it.
+// Bearer reads the key as LiteLLM does (and the admin API): from
+// x-litellm-api-key, then Authorization (Bearer), then the api-key and
+// x-api-key headers Azure and Anthropic SDKs send.
 func Bearer(r *http.Request) string {
+	if v := strings.TrimSpace(r.Header.Get("X-Litellm-Api-Key")); v != "" {
+		return trimBearer(v)
+	}
 	if a := r.Header.Get("Authorization"); a != "" {
-		if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-			return strings.TrimSpace(a[7:])
-		}
-		return strings.TrimSpace(a)
+		return trimBearer(a)
 	}
 	if k := r.Header.Get("Api-Key"); k != "" {
 		return k
 	}
 	return r.Header.Get("X-Api-Key")
+}
+
+// trimBearer is a header's key without its "Bearer " scheme, if any.
+func trimBearer(v string) string {
+	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return strings.TrimSpace(v[7:])
+	}
+	return strings.TrimSpace(v)
 }
 
 // newCallID returns a random UUID-shaped id. Call ids need to be unique, not

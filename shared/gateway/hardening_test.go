@@ -215,3 +215,47 @@ general_settings: {master_key: sk-master}
 		t.Fatalf("an invalid answer was billed: %+v", c.Usage)
 	}
 }
+
+// TestBearerHeaders: the key is read as LiteLLM reads it (and as the admin
+// API does): x-litellm-api-key first, then Authorization, api-key,
+// x-api-key.
+func TestBearerHeaders(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		headers map[string]string
+		want    string
+	}{
+		{"x-litellm-api-key", map[string]string{"X-Litellm-Api-Key": "sk-1"}, "sk-1"},
+		{"x-litellm-api-key with Bearer", map[string]string{"X-Litellm-Api-Key": "Bearer sk-1"}, "sk-1"},
+		{"x-litellm-api-key first", map[string]string{"X-Litellm-Api-Key": "sk-1", "Authorization": "Bearer sk-2"}, "sk-1"},
+		{"blank x-litellm-api-key", map[string]string{"X-Litellm-Api-Key": " ", "Authorization": "Bearer sk-2"}, "sk-2"},
+		{"authorization", map[string]string{"Authorization": "bearer sk-2", "Api-Key": "sk-3"}, "sk-2"},
+		{"api-key", map[string]string{"Api-Key": "sk-3", "X-Api-Key": "sk-4"}, "sk-3"},
+		{"x-api-key", map[string]string{"X-Api-Key": "sk-4"}, "sk-4"},
+		{"none", nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+			for k, v := range tt.headers {
+				r.Header.Set(k, v)
+			}
+			if got := Bearer(r); got != tt.want {
+				t.Fatalf("Bearer = %q, want %q", got, tt.want)
+			}
+		})
+	}
+
+	f := keyedFixture(t, mockYAML)
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("X-Litellm-Api-Key", "sk-master")
+	req.Header.Set("Authorization", "Bearer sk-wrong")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out := readAll(t, resp.Body); resp.StatusCode != 200 {
+		t.Fatalf("status %d with the master key in x-litellm-api-key: %s", resp.StatusCode, out)
+	}
+}
