@@ -259,3 +259,42 @@ func TestBearerHeaders(t *testing.T) {
 		t.Fatalf("status %d with the master key in x-litellm-api-key: %s", resp.StatusCode, out)
 	}
 }
+
+// TestUpstreamHeadersOnStreams: the provider's request id and rate-limit
+// headers reach the client as llm_provider-* on streams too, as on unary
+// responses.
+func TestUpstreamHeadersOnStreams(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "req_123")
+		w.Header().Set("X-Ratelimit-Remaining-Requests", "99")
+		w.Header().Set("Openai-Processing-Ms", "7")
+		w.Header().Set("X-Other", "not copied")
+		if strings.Contains(readAll(t, r.Body), `"stream":true`) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, roleChunk+chunk("hi")+"data: [DONE]\n\n")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, completion)
+	}))
+	t.Cleanup(up.Close)
+	f := keyedFixture(t, fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/gpt-4o, api_base: %q, api_key: sk-up}
+general_settings: {master_key: sk-master}
+`, up.URL+"/v1"))
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			resp := f.post(t, "/v1/chat/completions", "sk-master", fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":%v}`, stream))
+			out := readAll(t, resp.Body)
+			if resp.StatusCode != 200 || !strings.Contains(out, "hi") {
+				t.Fatalf("status %d: %s", resp.StatusCode, out)
+			}
+			h := resp.Header
+			if h.Get("Llm_provider-X-Request-Id") != "req_123" || h.Get("Llm_provider-X-Ratelimit-Remaining-Requests") != "99" ||
+				h.Get("Llm_provider-Openai-Processing-Ms") != "7" || h.Get("Llm_provider-X-Other") != "" {
+				t.Fatalf("headers %v", h)
+			}
+		})
+	}
+}

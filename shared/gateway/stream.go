@@ -114,7 +114,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 				if timedOut.Load() {
 					return noFirstChunk()
 				}
-				co.wrote(x.commit(a, held))
+				co.wrote(x.commit(a, held, resp.Header))
 				held = nil
 			}
 			continue
@@ -147,15 +147,17 @@ func (x *exchange) settle(a *router.Attempt, m *streamMeter) {
 	}
 }
 
-// commit sends the status, headers and held events (flushed by the
-// caller) and returns the bytes written: from here on the attempt can no
-// longer be retried.
-func (x *exchange) commit(a *router.Attempt, held [][]byte) int {
+// commit sends the status, headers (the provider's llm_provider-* ones
+// too, as for unary responses) and held events (flushed by the caller) and
+// returns the bytes written: from here on the attempt can no longer be
+// retried.
+func (x *exchange) commit(a *router.Attempt, held [][]byte, upstream http.Header) int {
 	x.setRouteHeaders(a)
 	hd := x.w.Header()
 	hd["Content-Type"] = hdrEventStream
 	hd["Cache-Control"] = hdrNoCache
 	hd["X-Accel-Buffering"] = hdrNo
+	copyUpstreamHeaders(hd, upstream)
 	x.c.TTFT = time.Since(x.c.Started)
 	x.committed, a.Committed = true, true
 	x.w.WriteHeader(http.StatusOK)
