@@ -15,10 +15,11 @@ type admin struct {
 	endUsers map[string]EndUser
 	aliases  map[string]string // key_alias -> key hash
 	deleted  []DeletedKey
+	moved    map[string]Move // a regenerated key's old hash -> where it went (moves.go)
 }
 
 func newAdmin() admin {
-	return admin{users: map[string]User{}, members: map[string]Member{}, endUsers: map[string]EndUser{}, aliases: map[string]string{}}
+	return admin{users: map[string]User{}, members: map[string]Member{}, endUsers: map[string]EndUser{}, aliases: map[string]string{}, moved: map[string]Move{}}
 }
 
 // takeAlias reserves alias for hash. m.mu is held.
@@ -89,6 +90,13 @@ func (m *Memory) RegenerateKey(_ context.Context, oldHash string, k Key) (Key, e
 	k = k.normalize()
 	delete(m.keys, oldHash)
 	m.keys[k.Hash] = cloneKey(k)
+	now := m.now()
+	for h, mv := range m.moved { // tidy, as the table's TTL would
+		if !mv.Live(now) {
+			delete(m.moved, h)
+		}
+	}
+	m.moved[oldHash] = Move{To: k.Hash, Expires: now.Add(MoveTTL)}
 	if st, ok := m.spend[Ref{KindKey, oldHash}]; ok {
 		m.spend[Ref{KindKey, k.Hash}] = st
 		delete(m.spend, Ref{KindKey, oldHash})

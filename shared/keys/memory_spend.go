@@ -82,6 +82,26 @@ func (m *Memory) budgetOf(r Ref) (Budget, bool) {
 	return Budget{}, false
 }
 
+// follow returns the key a regenerated key's old hash became (moves.go),
+// or r itself. m.mu is held.
+func (m *Memory) follow(r Ref) Ref {
+	if r.Kind != KindKey {
+		return r
+	}
+	now := m.now()
+	h := r.ID
+	for hops := 0; ; hops++ {
+		if _, ok := m.keys[h]; ok {
+			return Ref{KindKey, h}
+		}
+		mv, ok := m.moved[h]
+		if !ok || !mv.Live(now) || hops == MaxMoves {
+			return r
+		}
+		h = mv.To
+	}
+}
+
 // ApplySpend implements Store.
 func (m *Memory) ApplySpend(_ context.Context, deltas []SpendDelta) ([]Ref, error) {
 	if err := validDeltas(deltas); err != nil {
@@ -91,6 +111,7 @@ func (m *Memory) ApplySpend(_ context.Context, deltas []SpendDelta) ([]Ref, erro
 	defer m.mu.Unlock()
 	var crossed []Ref
 	for _, d := range deltas {
+		d.Ref = m.follow(d.Ref)
 		b, ok := m.budgetOf(d.Ref)
 		if !ok {
 			continue

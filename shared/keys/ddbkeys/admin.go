@@ -33,6 +33,14 @@ import (
 //	                    created_at, updated_at, budget and spend attributes
 //	deleted#<hash>#<ms> kind "deleted_key": the key item as it was, plus
 //	                    key_hash, deleted_at (epoch ms), deleted_by
+//	moved#<old hash>    kind "moved", key_hash (the new hash), expires_at
+//	                    (epoch s): a regenerated key's forwarding marker
+//	                    (keys.MoveTTL), written in the regeneration's
+//	                    transaction; spend for the old hash follows it
+//	                    (FollowMoves). Never read as a key. expires_at is
+//	                    the tables' TTL attribute: the keys table has no TTL
+//	                    configured, so readers compare times, and a
+//	                    marker's item stays until TTL is turned on
 //
 // Membership is written in three places (the member item, the team's
 // members, the user's teams), always in one TransactWriteItems. Lists are
@@ -53,11 +61,15 @@ const (
 	attrDeletedAt = "deleted_at"
 	attrDeletedBy = "deleted_by"
 
+	attrExpiresAt = "expires_at" // infra/tables.TTLAttribute
+
 	kindAlias   = "alias"
 	kindDeleted = "deleted_key"
+	kindMoved   = "moved"
 )
 
 func aliasPK(alias string) string            { return "alias#" + alias }
+func movedPK(hash string) string             { return "moved#" + hash }
 func refPK(kind keys.Kind, id string) string { return keys.Ref{Kind: kind, ID: id}.String() }
 
 // keyAdminAttrs adds the admin fields of k to item (SET) and remove.
@@ -359,7 +371,9 @@ func (st *Store) ArchiveKey(ctx context.Context, hash, by string) (keys.Key, err
 
 // RegenerateKey implements keys.AdminStore: the new key item carries the
 // old one's spend attributes; one transaction writes it, deletes the old
-// one (conditioned on its spend as read) and moves the alias.
+// one (conditioned on its spend as read), moves the alias and leaves the
+// old hash's forwarding marker (moved#<old>), so that spend events still
+// carrying the old hash reach the key.
 func (st *Store) RegenerateKey(ctx context.Context, oldHash string, k keys.Key) (keys.Key, error) {
 	if err := k.Validate(); err != nil {
 		return keys.Key{}, err
@@ -397,6 +411,7 @@ func (st *Store) RegenerateKey(ctx context.Context, oldHash string, k keys.Key) 
 		if oldAlias != "" && oldAlias != k.Alias {
 			items = append(items, st.aliasDelete(oldAlias, oldHash))
 		}
+		items = append(items, put(st.table, moveItem(oldHash, k.Hash, time.Now()), "", nil))
 		err = st.transact(ctx, what, items)
 		i, ok := failedAt(err)
 		switch {

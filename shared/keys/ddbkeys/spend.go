@@ -109,7 +109,24 @@ func (st *Store) SpendStates(ctx context.Context, refs []keys.Ref) (map[keys.Ref
 	for _, r := range refs {
 		byPK[r.String()] = r
 	}
-	pks := slices.Sorted(maps.Keys(byPK))
+	items, err := st.batchGet(ctx, slices.Sorted(maps.Keys(byPK)))
+	if err != nil {
+		return nil, wrap("read spend of", fmt.Sprintf("%d records", len(refs)), err)
+	}
+	for _, item := range items {
+		r, ok := byPK[getString(item, attrPK)]
+		if !ok || getString(item, attrKind) == "" {
+			continue
+		}
+		out[r] = keys.RecordSpend{Budget: decodeBudget(item), State: decodeSpendState(item)}
+	}
+	return out, nil
+}
+
+// batchGet reads the items of pks that exist, with strongly consistent
+// reads (BatchGetItem, 100 at a time, unprocessed keys retried).
+func (st *Store) batchGet(ctx context.Context, pks []string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
 	for len(pks) > 0 {
 		n := min(len(pks), 100)
 		chunk := pks[:n]
@@ -122,23 +139,16 @@ func (st *Store) SpendStates(ctx context.Context, refs []keys.Ref) (map[keys.Ref
 		for attempt := 0; len(req) > 0; attempt++ {
 			if attempt > 0 {
 				if err := backoff(ctx, attempt); err != nil {
-					return nil, wrap("read spend of", fmt.Sprintf("%d records", len(refs)), err)
+					return nil, err
 				}
 			}
 			cctx, cancel := st.call(ctx)
 			res, err := st.client.BatchGetItem(cctx, &dynamodb.BatchGetItemInput{RequestItems: req})
 			cancel()
 			if err != nil {
-				return nil, wrap("read spend of", fmt.Sprintf("%d records", len(refs)), err)
+				return nil, err
 			}
-			for _, item := range res.Responses[st.table] {
-				r, ok := byPK[getString(item, attrPK)]
-				if !ok || getString(item, attrKind) == "" {
-					continue
-				}
-				b := decodeBudget(item)
-				out[r] = keys.RecordSpend{Budget: b, State: decodeSpendState(item)}
-			}
+			out = append(out, res.Responses[st.table]...)
 			req = res.UnprocessedKeys
 		}
 	}
@@ -255,12 +265,17 @@ func (st *Store) ApplySpend(ctx context.Context, deltas []keys.SpendDelta) ([]ke
 		if err != nil {
 			return nil, err
 		}
-		next, crossed := NextStates(states, deltas)
+		moved, err := st.FollowMoves(ctx, refs, states)
+		if err != nil {
+			return nil, err
+		}
+		ds, targets := keys.Redirect(deltas, moved)
+		next, crossed := NextStates(states, ds)
 		if len(next) == 0 {
 			return nil, nil
 		}
 		items := make([]types.TransactWriteItem, 0, len(next))
-		for _, r := range refs {
+		for _, r := range targets {
 			if to, ok := next[r]; ok {
 				items = append(items, SpendUpdate(st.table, r, states[r], to))
 			}

@@ -70,6 +70,9 @@ const MaxTransactItems = 100
 // Records is what the store needs of the keys table: ddbkeys.Store.
 type Records interface {
 	SpendStates(ctx context.Context, refs []keys.Ref) (map[keys.Ref]keys.RecordSpend, error)
+	// FollowMoves finds the keys that the missing key refs were
+	// regenerated into, reading their spend into states.
+	FollowMoves(ctx context.Context, refs []keys.Ref, states map[keys.Ref]keys.RecordSpend) (map[keys.Ref]keys.Ref, error)
 	MarkSoft(ctx context.Context, ref keys.Ref, mark time.Time) (bool, error)
 }
 
@@ -316,14 +319,14 @@ func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend
 			return fmt.Errorf("record %d spend events: %w: gave up after %d attempts", len(evs), spend.ErrUnavailable, attempt)
 		}
 		a := aggregateOf(evs)
-		var states map[keys.Ref]keys.RecordSpend
-		if len(a.refs) > 0 {
-			var err error
-			if states, err = st.records.SpendStates(ctx, a.refs); err != nil {
-				return fmt.Errorf("record spend: %w: %w", spend.ErrUnavailable, err)
-			}
+		states, moved, err := st.readRecords(ctx, a.refs)
+		if err != nil {
+			return err
 		}
-		next, crossed := ddbkeys.NextStates(states, a.deltas)
+		// Spend for a regenerated key's old hash goes to the key it became;
+		// its write is conditioned on that key as read, like any other.
+		deltas, targets := keys.Redirect(a.deltas, moved)
+		next, crossed := ddbkeys.NextStates(states, deltas)
 		items := make([]types.TransactWriteItem, 0, len(evs)+len(next)+len(a.rowKeys)+len(a.euKeys))
 		for _, e := range evs {
 			items = append(items, types.TransactWriteItem{Put: &types.Put{
@@ -334,7 +337,7 @@ func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend
 			}})
 		}
 		nLogs := len(items)
-		for _, r := range a.refs {
+		for _, r := range targets {
 			if to, ok := next[r]; ok {
 				items = append(items, ddbkeys.SpendUpdate(st.keysTable, r, states[r], to))
 			}
@@ -432,6 +435,23 @@ func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend
 		}
 	}
 	return nil
+}
+
+// readRecords reads the spend of the records refs name, following the
+// forwarding of regenerated keys (Records.FollowMoves).
+func (st *Store) readRecords(ctx context.Context, refs []keys.Ref) (map[keys.Ref]keys.RecordSpend, map[keys.Ref]keys.Ref, error) {
+	if len(refs) == 0 {
+		return nil, nil, nil
+	}
+	states, err := st.records.SpendStates(ctx, refs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("record spend: %w: %w", spend.ErrUnavailable, err)
+	}
+	moved, err := st.records.FollowMoves(ctx, refs, states)
+	if err != nil {
+		return nil, nil, fmt.Errorf("record spend: %w: %w", spend.ErrUnavailable, err)
+	}
+	return states, moved, nil
 }
 
 func (st *Store) markSoft(ctx context.Context, crossed []ddbkeys.Crossing, res *spend.Result) {

@@ -41,6 +41,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ConcurrentDuplicates", testConcurrentDuplicates},
 		{"LargeBatch", testLargeBatch},
 		{"MissingRecords", testMissingRecords},
+		{"RegeneratedKey", testRegeneratedKey},
 		{"UnknownCost", testUnknownCost},
 		{"Invalid", testInvalid},
 		{"BudgetPeriods", testBudgetPeriods},
@@ -510,6 +511,52 @@ func testMissingRecords(t *testing.T, h Harness) {
 	rows, err := h.Store.Daily(c, spend.DailyQuery{KeyHash: k.Hash, From: now, To: now})
 	if err != nil || len(rows) != 1 || rows[0].Spend != 777 {
 		t.Errorf("rows = %+v, %v", rows, err)
+	}
+}
+
+// testRegeneratedKey: events still carrying a key's old hash when it was
+// regenerated (in flight, redelivered) add to the key it became, exactly
+// once, through a chain of regenerations, in one batch with events of the
+// new hash.
+func testRegeneratedKey(t *testing.T, h Harness) {
+	c := ctx(t)
+	w := NewWorld(t, h.Keys, 1, 1)
+	k := w.Keys[0]
+	now := time.Now().UTC()
+	first := Event(&k, w.EndUsers[0], now, 1_000)
+	if _, err := h.Store.Record(c, []spend.Event{first}); err != nil {
+		t.Fatal(err)
+	}
+	old := k
+	var late []spend.Event
+	for i := range 2 {
+		nk := k
+		nk.Hash = keys.HashSecret(ID("sk"))
+		if _, err := h.Keys.RegenerateKey(c, k.Hash, nk); err != nil {
+			t.Fatal(err)
+		}
+		late = append(late, Event(&k, "", now, int64(20_000*(i+1))))
+		k = nk
+	}
+	late = append(late, Event(&k, "", now, 300_000), Event(&old, "", now, 4_000_000))
+	if _, err := h.Other(t).Record(c, late); err != nil {
+		t.Fatal(err)
+	}
+	// Redelivered: counted once.
+	if res, err := h.Store.Record(c, late); err != nil || res.Duplicates != len(late) {
+		t.Fatalf("redelivery: %+v, %v", res, err)
+	}
+	want := int64(1_000 + 20_000 + 40_000 + 300_000 + 4_000_000)
+	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); got != want {
+		t.Errorf("regenerated key's spend %d nano-USD, want %d (its old hashes' events included)", got, want)
+	}
+	for _, r := range []keys.Ref{{Kind: keys.KindTeam, ID: k.TeamID}, {Kind: keys.KindUser, ID: k.UserID}} {
+		if got := RecordSpend(t, h.Keys, r); got != want {
+			t.Errorf("%s spend %d nano-USD, want %d", r, got, want)
+		}
+	}
+	if _, err := h.Keys.GetKey(c, old.Hash); !errors.Is(err, keys.ErrNotFound) {
+		t.Errorf("the old secret still authenticates: %v", err)
 	}
 }
 
