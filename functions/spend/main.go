@@ -56,6 +56,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("aws config: %w", err)
 	}
+	awsCfg.HTTPClient = awsconf.SafeRequestBodies(awsCfg.HTTPClient)
 	names := tables.Names{Keys: envOr("KEYS_TABLE", tables.Keys.DefaultName), Spend: envOr("SPEND_TABLE", tables.Spend.DefaultName),
 		Counters: envOr("COUNTERS_TABLE", tables.Counters.DefaultName)}
 	emulator := os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""

@@ -46,6 +46,7 @@ func (s *Settings) ResolveAWS(ctx context.Context, lookup func(string) string) e
 			cfg.HTTPClient = awsHTTPClient()
 		}
 	}
+	cfg.HTTPClient = awsconf.SafeRequestBodies(cfg.HTTPClient)
 	s.AWS = &cfg
 	s.Emulator = lookup("AWS_ENDPOINT_URL") != "" || lookup("AWS_ENDPOINT_URL_DYNAMODB") != ""
 	if param != "" {

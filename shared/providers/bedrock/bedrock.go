@@ -70,6 +70,7 @@ func (c *Clients) Client(ctx context.Context, d *config.Deployment) (*bedrockrun
 	if os.Getenv("AWS_CA_BUNDLE") == "" {
 		cfg.HTTPClient = c.http
 	}
+	cfg.HTTPClient = awsconf.SafeRequestBodies(cfg.HTTPClient)
 	if d.AWS.RoleName != "" {
 		name := d.AWS.SessionName
 		if name == "" {
