@@ -40,6 +40,21 @@ import (
 // PromptSlack is added to the body's byte length to bound its prompt tokens.
 const PromptSlack = 256
 
+// HoldGrace is how long a hold outlives its request (the request's
+// deadline, else the router's timeout) before the sweeper may release it.
+// It must cover the latest a spend event can still arrive in the normal
+// course: once released, the event's cost lands on top of what was
+// admitted since in the reservation's room. The spend queue (template.yaml)
+// hands a failed batch back after its visibility timeout, 180 s, for up to
+// maxReceiveCount 5 receives, each handled within the spend function's 30 s
+// timeout: about 15 minutes from the first receive, which follows the
+// request by the 2 s batching window. 20 minutes covers that with room for
+// a briefly throttled consumer. The price: a request that crashed before
+// sending its event keeps its reservation that long. An event that comes
+// later still (a backlog of more than HoldGrace, a replay from the
+// dead-letter queue) is counted in full on top (README, strict budgets).
+const HoldGrace = 20 * time.Minute
+
 // reservePrice is the worst-case price of a set of deployments.
 type reservePrice struct {
 	input, output float64 // USD per token: the highest over the deployments
@@ -192,7 +207,7 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 	}
 	return &limits.Hold{
 		ID: callID, Amount: amount, Budgets: budgets,
-		Expires: now.Add(max(timeout, 0) + time.Minute),
+		Expires: now.Add(max(timeout, 0) + HoldGrace),
 	}, nil
 }
 

@@ -31,7 +31,7 @@ import (
 type Hold struct {
 	ID      string          // the request id (x-litellm-call-id)
 	Amount  int64           // nano-USD reserved on every budget
-	Expires time.Time       // when the sweeper may release it: the function timeout plus a minute
+	Expires time.Time       // when the sweeper may release it: the request's bound plus the queue's redelivery window (gateway.HoldGrace)
 	Budgets []BudgetCounter // each counter at most once
 }
 

@@ -183,11 +183,11 @@ func testNeverOverBudget(t *testing.T, h Harness, s Strict) {
 }
 
 // testRelease: a request that crashes (hold, no event) is released by the
-// sweeper once its hold expires (the function timeout plus a minute), not
-// before; a cancelled request releases through its own event (cost 0); an
-// event that arrives after the sweeper released its hold adds its real
-// cost; each hold is given back exactly once, however often the sweeper
-// runs or the event is delivered.
+// sweeper once its hold expires (the request's bound plus
+// gateway.HoldGrace), not before; a cancelled request releases through its
+// own event (cost 0); an event that arrives after the sweeper released its
+// hold adds its real cost; each hold is given back exactly once, however
+// often the sweeper runs or the event is delivered.
 func testRelease(t *testing.T, h Harness, s Strict) {
 	k := budgetKey(t, h.Keys, 0.001) // 1,000,000 nano-USD
 	counter := limits.BudgetCounterName(string(keys.KindKey), k.Hash, time.Time{})

@@ -1,0 +1,93 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/cooldown"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/router"
+)
+
+// The spend queue's redelivery window (template.yaml): a failed consumer
+// batch comes back after the visibility timeout, up to maxReceiveCount
+// receives, each handled within the spend function's timeout.
+const (
+	queueVisibility  = 180 * time.Second
+	queueMaxReceives = 5
+	spendFnTimeout   = 30 * time.Second
+)
+
+// A strict-budget hold outlives the request (its deadline, or the router's
+// timeout) by HoldGrace, which covers the queue's redelivery window: a
+// spend event delivered late still finds its hold, so its cost replaces
+// the reservation instead of landing on top of spend admitted since the
+// sweeper released it.
+func TestHoldOutlivesRedelivery(t *testing.T) {
+	if w := queueMaxReceives*queueVisibility + spendFnTimeout; HoldGrace < w {
+		t.Fatalf("HoldGrace %v shorter than the queue's redelivery window %v", HoldGrace, w)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`)
+	}))
+	defer up.Close()
+	cfg, err := config.Load([]byte(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/x, api_base: `+up.URL+`, input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
+general_settings: {master_key: sk-master, strict_budgets: true}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := keys.NewMemory()
+	budget := 10.0
+	if err := ks.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret("sk-strict"), Budget: keys.Budget{MaxBudget: &budget}}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	quiet := slog.New(slog.DiscardHandler)
+	var holds []*limits.Hold
+	h := New(Options{
+		Config: cfg, Router: router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: quiet}),
+		Provider: providers.New(providers.NewHTTPClient()), Keys: ks, Limits: limits.NewMemory(ks),
+		Now: func() time.Time { return now }, Logger: quiet,
+		OnComplete: func(_ context.Context, c *Completion) { holds = append(holds, c.Hold) },
+	})
+	for _, tc := range []struct {
+		name     string
+		deadline time.Duration // 0: none, the router's timeout bounds the request
+		want     time.Duration
+	}{
+		{"router timeout", 0, cfg.Router.Timeout},
+		{"request deadline", 40 * time.Second, 40 * time.Second},
+	} {
+		holds = nil
+		ctx := context.Background()
+		if tc.deadline > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, now.Add(tc.deadline))
+			defer cancel()
+		}
+		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions",
+			strings.NewReader(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)).WithContext(ctx)
+		req.Header.Set("Authorization", "Bearer sk-strict")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || len(holds) != 1 || holds[0] == nil {
+			t.Fatalf("%s: status %d, holds %v: %s", tc.name, rec.Code, holds, rec.Body)
+		}
+		if got, want := holds[0].Expires, now.Add(tc.want+HoldGrace); !got.Equal(want) {
+			t.Errorf("%s: hold expires %v after admission, want %v (the request's bound + HoldGrace)", tc.name, got.Sub(now), want.Sub(now))
+		}
+	}
+}
