@@ -137,12 +137,12 @@ func run() error {
 Gateway listening on %s  (config: %s, store: %s)
 Models: %s
 
-  curl %s/v1/chat/completions -H 'Content-Type: application/json' \
+  curl %s/v1/chat/completions -H 'Content-Type: application/json' \%s
     -d '{"model":"%s","messages":[{"role":"user","content":"Hello"}]}'
 
 Or point any OpenAI SDK at base_url=%s/v1
 Admin API (LiteLLM's /key, /team, /user, /customer, /spend routes) on the same port%s
-`, base, source, *store, strings.Join(models, ", "), base, first(models), base, adminHint(gw.Config.General.MasterKey))
+`, base, source, *store, strings.Join(models, ", "), base, authHint(gw.Config.General.MasterKey), first(models), base, adminHint(gw.Config.General.MasterKey))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -160,6 +160,15 @@ Admin API (LiteLLM's /key, /team, /user, /customer, /spend routes) on the same p
 		return fmt.Errorf("spend: %w", err)
 	}
 	return nil
+}
+
+// authHint is the banner's curl header line when a master key is set (its
+// value never printed): without it the example is a 401.
+func authHint(masterKey string) string {
+	if masterKey == "" {
+		return ""
+	}
+	return "\n    -H 'Authorization: Bearer <your master key or a virtual key>' \\"
 }
 
 func adminHint(masterKey string) string {

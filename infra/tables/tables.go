@@ -40,11 +40,14 @@ type Table struct {
 // The tables. Every key attribute is a string.
 var (
 	// Keys holds virtual keys and teams (pk "key#<sha256>" / "team#<id>").
+	// Its TTL removes the expired forwarding markers of regenerated keys
+	// ("moved#<sha256>"); nothing else there has expires_at.
 	Keys = Table{
 		LogicalID:    "KeysTable",
 		EnvVar:       "KEYS_TABLE",
 		DefaultName:  "sluice-keys",
 		PartitionKey: PartitionKey,
+		TTLAttribute: TTLAttribute,
 	}
 	// Counters holds rate-limit windows and deployment cooldowns.
 	Counters = Table{

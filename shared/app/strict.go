@@ -11,7 +11,7 @@ import (
 
 // SweepInterval is how often the strict-budget hold sweeper runs: a hold
 // whose request sent no spend event (a crash) is released within its
-// expiry (the request's timeout plus a minute) plus this.
+// expiry (the request's timeout plus gateway.HoldGrace) plus this.
 const SweepInterval = time.Minute
 
 // SweepHolds releases the strict-budget holds that expired at now (their
