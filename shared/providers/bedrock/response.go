@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go/transport/http/protocol/restjson1"
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
@@ -56,7 +57,7 @@ func (c *Clients) Do(ctx context.Context, d *config.Deployment, call wire.Call) 
 		}
 		return response("application/json", io.NopCloser(bytes.NewReader(TranslateOutput(out, modelID, created)))), nil
 	}
-	out, err := cl.ConverseStream(ctx, req.StreamInput())
+	out, err := cl.ConverseStream(ctx, req.StreamInput(), ownCodec)
 	if err != nil {
 		return nil, Classify(d, err)
 	}
@@ -69,6 +70,14 @@ func (c *Clients) Do(ctx context.Context, d *config.Deployment, call wire.Call) 
 	}
 	return response("text/event-stream", s), nil
 }
+
+// ownCodec gives a stream a protocol of its own. The SDK's restJson1
+// protocol decodes event streams with one decoder and one payload buffer
+// per instance, and a client holds one instance: two streams of a
+// deployment at once (a local gateway serves many) would decode into the
+// same buffer (smithy-go v1.28.9; the race detector sees it in
+// TestConcurrentStreams). The protocol's service schema argument is unused.
+func ownCodec(o *bedrockruntime.Options) { o.Protocol = restjson1.New(nil) }
 
 func response(contentType string, body io.ReadCloser) *http.Response {
 	return &http.Response{
