@@ -6,22 +6,25 @@ import (
 	"testing"
 )
 
-// keyBlocked returns whether a key is blocked, as the master reads it.
-func (fx *fixture) keyBlocked(t *testing.T, ref string) bool {
+// keyInfo is a key's /key/info as the master reads it (the fields tests look at).
+type keyInfo struct {
+	Blocked bool   `json:"blocked"`
+	UserID  string `json:"user_id"`
+}
+
+func (fx *fixture) keyInfo(t *testing.T, ref string) keyInfo {
 	t.Helper()
 	w := fx.do("master", "GET", "/key/info?key="+ref, "")
 	if w.Code != http.StatusOK {
 		t.Fatalf("key/info %s: %d %s", ref, w.Code, w.Body)
 	}
 	var out struct {
-		Info struct {
-			Blocked bool `json:"blocked"`
-		} `json:"info"`
+		Info keyInfo `json:"info"`
 	}
 	if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
-	return out.Info.Blocked
+	return out.Info
 }
 
 // Changing blocked through /key/update or /key/regenerate needs what
@@ -47,7 +50,7 @@ func TestBlockedNeedsBlockPermission(t *testing.T) {
 			if w := fx.do("internal_user", "POST", tt.path, tt.body); w.Code != http.StatusForbidden {
 				t.Fatalf("status %d, want 403: %s", w.Code, w.Body)
 			}
-			if !fx.keyBlocked(t, key) {
+			if !fx.keyInfo(t, key).Blocked {
 				t.Fatal("the key is no longer blocked")
 			}
 			if w := fx.do("internal_user", "POST", "/key/unblock", `{"key":"`+key+`"}`); w.Code != http.StatusForbidden {
@@ -81,7 +84,7 @@ func TestBlockedNeedsBlockPermission(t *testing.T) {
 			t.Fatalf("%s %s %s: status %d: %s", tt.role, tt.path, tt.body, w.Code, w.Body)
 		}
 	}
-	if !fx.keyBlocked(t, "sk-regenerated-2") {
+	if !fx.keyInfo(t, "sk-regenerated-2").Blocked {
 		t.Error("the master's block through regenerate did not hold")
 	}
 }

@@ -1,28 +1,9 @@
 package adminapi_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"testing"
 )
-
-// keyUser returns the user_id of a key as /key/info shows it to the master.
-func (fx *fixture) keyUser(t *testing.T, ref string) string {
-	t.Helper()
-	w := fx.do("master", "GET", "/key/info?key="+ref, "")
-	if w.Code != http.StatusOK {
-		t.Fatalf("key/info %s: %d %s", ref, w.Code, w.Body)
-	}
-	var out struct {
-		Info struct {
-			UserID string `json:"user_id"`
-		} `json:"info"`
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Info.UserID
-}
 
 // A team admin may add a proxy admin to its team, but may not create,
 // reassign or regenerate a key of that member: the key would act with the
@@ -61,7 +42,7 @@ func TestNoKeyAboveCallersRole(t *testing.T) {
 			}
 		})
 	}
-	if u := fx.keyUser(t, "sk-team-admin-own"); u != "team_admin" {
+	if u := fx.keyInfo(t, "sk-team-admin-own").UserID; u != "team_admin" {
 		t.Errorf("the team admin's key now belongs to %q", u)
 	}
 	if w := fx.do("master", "GET", "/key/info?key=sk-boss-team-key", ""); w.Code != http.StatusOK {
