@@ -35,16 +35,23 @@ const DefaultMaxTokens = 4096
 // Messages request translated from the OpenAI chat body. A body that cannot
 // be translated is an *apierr.Error (400).
 func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Request, error) {
+	req, _, err := newRequest(ctx, d, call)
+	return req, err
+}
+
+// newRequest builds the upstream request and says whether the answer is in
+// JSON mode (response_format answered by the json_tool_call tool).
+func newRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Request, bool, error) {
 	if call.Op != wire.OpChat {
-		return nil, apierr.New(apierr.InvalidRequest, "deployment %s (anthropic) serves chat completions only", d.ID)
+		return nil, false, apierr.New(apierr.InvalidRequest, "deployment %s (anthropic) serves chat completions only", d.ID)
 	}
 	def := DefaultMaxTokens
 	if d.MaxOutputTokens > 0 && d.MaxOutputTokens < def {
 		def = d.MaxOutputTokens
 	}
-	body, err := TranslateRequest(call.Body, def)
+	body, jsonMode, err := translate(call.Body, Options{DefaultMaxTokens: def})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	base := strings.TrimSuffix(d.APIBase, "/")
 	if base == "" {
@@ -56,7 +63,7 @@ func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	req.Header["Content-Type"] = []string{"application/json"}
 	req.Header["Anthropic-Version"] = []string{Version}
@@ -66,7 +73,7 @@ func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 	if d.APIKey != "" {
 		req.Header["X-Api-Key"] = []string{d.APIKey}
 	}
-	return req, nil
+	return req, jsonMode, nil
 }
 
 func badRequest(format string, args ...any) error {
@@ -81,18 +88,37 @@ type message struct {
 	blocks []byte // comma-separated content blocks
 }
 
+// JSONToolName is the tool a response_format is asked for with (LiteLLM's
+// RESPONSE_FORMAT_TOOL_NAME): its input is the JSON answer.
+const JSONToolName = "json_tool_call"
+
+// Options tune a translation.
+type Options struct {
+	// DefaultMaxTokens is max_tokens when the body sets neither max_tokens
+	// nor max_completion_tokens.
+	DefaultMaxTokens int
+}
+
 // TranslateRequest turns an OpenAI chat completions body into a Messages API
 // body. defaultMaxTokens is used when the body sets neither max_tokens nor
 // max_completion_tokens.
 func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
+	out, _, err := translate(body, Options{DefaultMaxTokens: defaultMaxTokens})
+	return out, err
+}
+
+// translate is TranslateRequest; jsonMode says a response_format was turned
+// into the json_tool_call tool, whose input is to be the answer's content.
+func translate(body []byte, o Options) (out []byte, jsonMode bool, err error) {
+	defaultMaxTokens := o.DefaultMaxTokens
 	if err := wire.CheckDepth(body); err != nil { // before gjson recurses
-		return nil, badRequest("%s", err)
+		return nil, false, badRequest("%s", err)
 	}
 	if !gjson.ValidBytes(body) {
-		return nil, badRequest("the request body is not valid JSON")
+		return nil, false, badRequest("the request body is not valid JSON")
 	}
 	r := gjson.ParseBytes(body)
-	out := make([]byte, 0, len(body)+256)
+	out = make([]byte, 0, len(body)+256)
 	out = append(out, `{"model":`...)
 	out = wire.AppendString(out, r.Get("model").String())
 
@@ -108,7 +134,6 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 		}
 		msgs = append(msgs, message{role: role, blocks: blocks})
 	}
-	var err error
 	r.Get("messages").ForEach(func(_, m gjson.Result) bool {
 		role := m.Get("role").String()
 		content := m.Get("content")
@@ -172,7 +197,7 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 		return err == nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(system) > 0 {
 		out = append(out, `,"system":[`...)
@@ -214,7 +239,7 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 		budget = thinking.Get("budget_tokens").Int()
 	}
 	if budget > math.MaxInt32 { // no model thinks that long; budget + the default would overflow
-		return nil, badRequest("thinking.budget_tokens must be at most %d", math.MaxInt32)
+		return nil, false, badRequest("thinking.budget_tokens must be at most %d", math.MaxInt32)
 	}
 	if budget > 0 && maxTokens <= budget {
 		maxTokens = budget + int64(defaultMaxTokens)
@@ -255,15 +280,60 @@ func TranslateRequest(body []byte, defaultMaxTokens int) ([]byte, error) {
 		out = wire.AppendString(out, u)
 		out = append(out, '}')
 	}
-	if out, err = appendTools(out, r); err != nil {
-		return nil, err
+	jsonSchema, err := responseFormatSchema(r.Get("response_format"))
+	if err != nil {
+		return nil, false, err
+	}
+	thinkingOn := budget > 0 || thinking.Get("type").String() == "enabled"
+	if out, err = appendTools(out, r, jsonSchema, !thinkingOn); err != nil {
+		return nil, false, err
 	}
 	out = append(out, '}')
-	return out, nil
+	return out, jsonSchema != nil, nil
 }
 
-// appendTools writes tools and tool_choice.
-func appendTools(out []byte, r gjson.Result) ([]byte, error) {
+// responseFormatSchema is the input_schema of the json_tool_call tool that
+// stands for response_format (as in LiteLLM: Anthropic has no JSON mode),
+// or nil when there is none to ask for.
+func responseFormatSchema(rf gjson.Result) ([]byte, error) {
+	if !rf.IsObject() {
+		return nil, nil // LiteLLM reads a mapping only
+	}
+	switch typ := rf.Get("type").String(); typ {
+	case "text":
+		return nil, nil
+	case "json_object":
+		// Anthropic refuses an object schema without properties.
+		return []byte(`{"type":"object","additionalProperties":true,"properties":{}}`), nil
+	case "json_schema":
+		schema := rf.Get("json_schema.schema")
+		if !schema.Exists() {
+			schema = rf.Get("response_schema") // LiteLLM's own spelling
+		}
+		switch {
+		case !schema.Exists() || schema.Type == gjson.Null:
+			return []byte(`{"type":"object","additionalProperties":true,"properties":{}}`), nil
+		case !schema.IsObject():
+			return nil, badRequest("response_format: json_schema.schema must be a JSON Schema object")
+		case schema.Get("type").Exists():
+			return []byte(schema.Raw), nil
+		}
+		// LiteLLM starts from {"type":"object"} and adds the schema's keys.
+		inner := strings.TrimSpace(schema.Raw[1:])
+		out := append([]byte(nil), `{"type":"object"`...)
+		if inner != "}" {
+			out = append(out, ',')
+		}
+		return append(out, inner...), nil
+	default:
+		return nil, badRequest("response_format: type %q is not supported (text, json_object, json_schema)", typ)
+	}
+}
+
+// appendTools writes tools and tool_choice. A non-nil jsonSchema adds the
+// json_tool_call tool after the request's own (LiteLLM keeps both), forced
+// when force is set (Anthropic refuses a forced tool while thinking).
+func appendTools(out []byte, r gjson.Result, jsonSchema []byte, force bool) ([]byte, error) {
 	tools := r.Get("tools")
 	n := 0
 	tools.ForEach(func(_, t gjson.Result) bool {
@@ -296,8 +366,24 @@ func appendTools(out []byte, r gjson.Result) ([]byte, error) {
 		out = append(out, '}')
 		return true
 	})
+	if jsonSchema != nil {
+		if n == 0 {
+			out = append(out, `,"tools":[`...)
+		} else {
+			out = append(out, ',')
+		}
+		n++
+		out = append(out, `{"name":"`+JSONToolName+`","input_schema":`...)
+		out = append(out, jsonSchema...)
+		out = append(out, '}')
+	}
 	if n > 0 {
 		out = append(out, ']')
+	}
+	if jsonSchema != nil && force {
+		// The answer must come as this tool's input; the request's own
+		// tool_choice cannot stand beside it.
+		return append(out, `,"tool_choice":{"type":"tool","name":"`+JSONToolName+`"}`...), nil
 	}
 	tc := r.Get("tool_choice")
 	noParallel := r.Get("parallel_tool_calls").Type == gjson.False

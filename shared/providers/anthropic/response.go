@@ -22,7 +22,7 @@ import (
 // returned as it came, for the caller to classify; so is an error event that
 // arrives before anything else in a stream (as the status it stands for).
 func Do(ctx context.Context, client *http.Client, d *config.Deployment, call wire.Call) (*http.Response, error) {
-	req, err := NewRequest(ctx, d, call)
+	req, jsonMode, err := newRequest(ctx, d, call)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func Do(ctx context.Context, client *http.Client, d *config.Deployment, call wir
 		if err != nil {
 			return nil, err
 		}
-		out, err := TranslateResponse(raw, time.Now().Unix())
+		out, err := translateResponse(raw, time.Now().Unix(), jsonMode)
 		if err != nil {
 			return nil, err
 		}
@@ -44,6 +44,7 @@ func Do(ctx context.Context, client *http.Client, d *config.Deployment, call wir
 	}
 	includeUsage := gjson.GetBytes(call.Body, "stream_options.include_usage").Bool()
 	st := NewStream(resp.Body, includeUsage, time.Now().Unix())
+	st.jsonMode = jsonMode
 	if status, body, ok := st.leadingError(); ok {
 		st.Close()
 		return replace(resp, "application/json", body, status), nil
@@ -111,6 +112,13 @@ var errNotMessage = errors.New("anthropic: the response is not a message")
 // TranslateResponse turns a Messages API response into an OpenAI chat
 // completion.
 func TranslateResponse(raw []byte, created int64) ([]byte, error) {
+	return translateResponse(raw, created, false)
+}
+
+// translateResponse is TranslateResponse; in jsonMode, an answer that is one
+// json_tool_call tool use is the JSON content it stands for, with finish
+// reason stop (as in LiteLLM).
+func translateResponse(raw []byte, created int64, jsonMode bool) ([]byte, error) {
 	if !gjson.ValidBytes(raw) {
 		return nil, errNotMessage
 	}
@@ -122,6 +130,7 @@ func TranslateResponse(raw []byte, created int64) ([]byte, error) {
 	var text, reasoning []byte
 	var calls []byte
 	nCalls := 0
+	var lastName, lastInput string // the last tool use, for JSON mode
 	r.Get("content").ForEach(func(_, b gjson.Result) bool {
 		switch b.Get("type").String() {
 		case "text":
@@ -133,12 +142,20 @@ func TranslateResponse(raw []byte, created int64) ([]byte, error) {
 			if in == "" {
 				in = "{}"
 			}
-			calls = wire.AppendToolCall(calls, nCalls, b.Get("id").String(), b.Get("name").String(), compact(in))
+			lastName, lastInput = b.Get("name").String(), compact(in)
+			calls = wire.AppendToolCall(calls, nCalls, b.Get("id").String(), lastName, lastInput)
 			nCalls++
 		}
 		return true
 	})
-	out = wire.AppendMessageEnd(out, text, reasoning, calls, nCalls, FinishReason(r.Get("stop_reason").String()))
+	finish := FinishReason(r.Get("stop_reason").String())
+	if jsonMode && nCalls == 1 && lastName == JSONToolName {
+		text, calls, nCalls = []byte(lastInput), nil, 0
+		if finish == "tool_calls" { // a cut answer stays "length"
+			finish = "stop"
+		}
+	}
+	out = wire.AppendMessageEnd(out, text, reasoning, calls, nCalls, finish)
 	u := r.Get("usage")
 	out = wire.AppendUsage(out, u.Get("input_tokens").Int(), u.Get("output_tokens").Int(),
 		u.Get("cache_read_input_tokens").Int(), u.Get("cache_creation_input_tokens").Int())
@@ -172,13 +189,18 @@ type Stream struct {
 	pending    []byte // a first event read ahead by leadingError
 	started    bool
 	done       bool
-	tools      map[int64]int // content block index -> tool call index
+	tools      map[int64]int // content block index -> tool call index (jsonBlock: the answer's JSON)
 	nTools     int
+	jsonMode   bool // a json_tool_call tool use is the answer's content
+	jsonAnswer bool // one was: the finish reason is stop
 	input      int64
 	output     int64
 	cacheRead  int64
 	cacheWrite int64
 }
+
+// jsonBlock marks, in Stream.tools, the json_tool_call block of JSON mode.
+const jsonBlock = -1
 
 // NewStream returns a Stream over an Anthropic event stream body.
 func NewStream(body io.ReadCloser, includeUsage bool, created int64) *Stream {
@@ -296,6 +318,12 @@ func (s *Stream) translate(data []byte) {
 			if s.tools == nil {
 				s.tools = map[int64]int{}
 			}
+			if s.jsonMode && b.Get("name").String() == JSONToolName {
+				// Its input streams as content (LiteLLM's JSON mode).
+				s.tools[ev.Get("index").Int()] = jsonBlock
+				s.jsonAnswer = true
+				return
+			}
 			i := s.nTools
 			s.nTools++
 			s.tools[ev.Get("index").Int()] = i
@@ -321,6 +349,10 @@ func (s *Stream) translate(data []byte) {
 				return
 			}
 			i := s.tools[ev.Get("index").Int()]
+			if i == jsonBlock {
+				s.delta("content", part)
+				return
+			}
 			b := append([]byte(nil), `{"tool_calls":[{"index":`...)
 			b = strconv.AppendInt(b, int64(i), 10)
 			b = append(b, `,"function":{"arguments":`...)
@@ -331,7 +363,11 @@ func (s *Stream) translate(data []byte) {
 	case "message_delta":
 		s.readUsage(ev.Get("usage"))
 		if stop := ev.Get("delta.stop_reason"); stop.Type == gjson.String {
-			s.chunk([]byte("{}"), `"`+FinishReason(stop.Str)+`"`)
+			finish := FinishReason(stop.Str)
+			if s.jsonAnswer && finish == "tool_calls" {
+				finish = "stop"
+			}
+			s.chunk([]byte("{}"), `"`+finish+`"`)
 		}
 	case "message_stop":
 		if s.includeUsage {

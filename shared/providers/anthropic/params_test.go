@@ -1,0 +1,132 @@
+package anthropic_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/providers/anthropic"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// doBody sends body through the provider to the fake upstream deployment d.
+func doBody(t *testing.T, d *config.Deployment, body string) (*http.Response, error) {
+	t.Helper()
+	stream := gjson.Get(body, "stream").Bool()
+	return providers.New(http.DefaultClient).Do(context.Background(), d, wire.Call{Op: wire.OpChat, Body: []byte(body), Stream: stream})
+}
+
+const schemaFormat = `"response_format":{"type":"json_schema","json_schema":{"name":"weather","schema":{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"number"}},"required":["city"]}}}`
+
+// response_format json_schema becomes a forced json_tool_call tool (as in
+// LiteLLM), and the tool's input comes back as the message content.
+func TestResponseFormatJSONSchema(t *testing.T) {
+	f := newFake(t)
+	f.set(200, "message_json.json")
+	resp, err := doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],`+schemaFormat+`}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	sent := f.bodies[0]
+	jsonEqual(t, []byte(gjson.Get(sent, "tools").Raw), `[{"name":"json_tool_call","input_schema":{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"number"}},"required":["city"]}}]`)
+	jsonEqual(t, []byte(gjson.Get(sent, "tool_choice").Raw), `{"type":"tool","name":"json_tool_call"}`)
+	if gjson.Get(sent, "response_format").Exists() {
+		t.Fatalf("response_format forwarded: %s", sent)
+	}
+	m := gjson.GetBytes(b, "choices.0.message")
+	jsonEqual(t, []byte(m.Get("content").String()), `{"city":"Paris","temp_c":18}`)
+	if m.Get("tool_calls").Exists() || gjson.GetBytes(b, "choices.0.finish_reason").String() != "stop" {
+		t.Fatalf("body %s", b)
+	}
+}
+
+func TestResponseFormatJSONSchemaStream(t *testing.T) {
+	f := newFake(t)
+	f.set(200, "stream_json.sse")
+	resp, err := doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],"stream":true,`+schemaFormat+`}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	evs, err := events(t, resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var content strings.Builder
+	var finish string
+	for _, ev := range evs {
+		d := gjson.Get(ev, "choices.0.delta")
+		if d.Get("tool_calls").Exists() {
+			t.Fatalf("tool call chunk in JSON mode: %s", ev)
+		}
+		content.WriteString(d.Get("content").String())
+		if v := gjson.Get(ev, "choices.0.finish_reason").String(); v != "" {
+			finish = v
+		}
+	}
+	if content.String() != `{"city": "Paris", "temp_c": 18}` || finish != "stop" {
+		t.Fatalf("content %q finish %q\n%q", content.String(), finish, evs)
+	}
+	if gjson.Get(f.bodies[0], "tool_choice.name").String() != "json_tool_call" {
+		t.Fatalf("sent %s", f.bodies[0])
+	}
+}
+
+func TestResponseFormatRequest(t *testing.T) {
+	const head = `{"model":"m","messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct{ name, in, tools, choice string }{
+		{"json_object: a permissive schema", head + `,"response_format":{"type":"json_object"}}`,
+			`[{"name":"json_tool_call","input_schema":{"type":"object","additionalProperties":true,"properties":{}}}]`,
+			`{"type":"tool","name":"json_tool_call"}`},
+		{"schema without type gets type object", head + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"properties":{"a":{"type":"string"}}}}}}`,
+			`[{"name":"json_tool_call","input_schema":{"type":"object","properties":{"a":{"type":"string"}}}}]`,
+			`{"type":"tool","name":"json_tool_call"}`},
+		{"own tools kept, json_tool_call added and forced", head + `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"auto",` + schemaFormat + `}`,
+			`[{"name":"f","input_schema":{"type":"object","properties":{}}},{"name":"json_tool_call","input_schema":{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"number"}},"required":["city"]}}]`,
+			`{"type":"tool","name":"json_tool_call"}`},
+		{"thinking on: the tool is not forced (Anthropic refuses forced tools with thinking)", head + `,"reasoning_effort":"low","response_format":{"type":"json_object"}}`,
+			`[{"name":"json_tool_call","input_schema":{"type":"object","additionalProperties":true,"properties":{}}}]`, ``},
+		{"text: nothing to do", head + `,"response_format":{"type":"text"}}`, ``, ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := anthropic.TranslateRequest([]byte(tc.in), 4096)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tools := gjson.GetBytes(got, "tools"); tc.tools == "" {
+				if tools.Exists() {
+					t.Fatalf("tools %s", tools.Raw)
+				}
+			} else {
+				jsonEqual(t, []byte(tools.Raw), tc.tools)
+			}
+			if choice := gjson.GetBytes(got, "tool_choice"); tc.choice == "" {
+				if choice.Exists() {
+					t.Fatalf("tool_choice %s", choice.Raw)
+				}
+			} else {
+				jsonEqual(t, []byte(choice.Raw), tc.choice)
+			}
+		})
+	}
+	for _, bad := range []string{
+		head + `,"response_format":{"type":"xml"}}`,
+		head + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":"nope"}}}`,
+	} {
+		_, err := anthropic.TranslateRequest([]byte(bad), 4096)
+		var e *apierr.Error
+		if !errors.As(err, &e) || e.Kind != apierr.InvalidRequest || !strings.Contains(e.Message, "response_format") {
+			t.Errorf("%s: err %v, want a 400 naming response_format", bad, err)
+		}
+	}
+}
