@@ -78,10 +78,14 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 				x.done = !clientGone(ctx)
 				return streamErr
 			}
-			if ctx.Err() != nil { // the client went away: nothing to tell it
+			if clientGone(ctx) { // the client went away: nothing to tell it
 				return &apierr.Error{Kind: apierr.StreamBroken, Message: "client disconnected", Cause: ctx.Err()}
 			}
-			e := &apierr.Error{Kind: apierr.StreamBroken, Message: "the upstream stream broke after content was sent (deployment " + d.ID + ")", Cause: err}
+			msg := "the upstream stream broke after content was sent (deployment " + d.ID + ")"
+			if ctx.Err() != nil { // the request's deadline (in Lambda, a margin before the invocation's): say so
+				msg = "the request reached its time limit after content was sent (deployment " + d.ID + ")"
+			}
+			e := &apierr.Error{Kind: apierr.StreamBroken, Message: msg, Cause: err}
 			_, _ = x.w.Write(apierr.SSE(e))
 			flush(x.w)
 			return e
