@@ -37,6 +37,12 @@ func Classify(d *config.Deployment, status int, h http.Header, body []byte) *api
 	lower := strings.ToLower(msg + " " + code + " " + typ)
 	e := &apierr.Error{}
 	switch {
+	case status == http.StatusTooManyRequests:
+		// Before the texts: a rate limit's message may well say "too many
+		// tokens" (a tokens-per-minute limit), and it is still a rate limit,
+		// retried elsewhere and cooled, never a context-window error.
+		e.Kind = apierr.UpstreamRateLimited
+		e.RetryAfter = RetryAfter(h, time.Now())
 	case code == "context_length_exceeded" || strings.Contains(lower, "maximum context length") ||
 		strings.Contains(lower, "context_length_exceeded") || strings.Contains(lower, "context window") ||
 		strings.Contains(lower, "too many tokens") || strings.Contains(lower, "prompt is too long"):
@@ -45,9 +51,6 @@ func Classify(d *config.Deployment, status int, h http.Header, body []byte) *api
 		strings.Contains(lower, "content_filter") || strings.Contains(lower, "responsibleaipolicyviolation") ||
 		strings.Contains(lower, "content management policy") || strings.Contains(lower, "content policy"):
 		e.Kind = apierr.ContentPolicy
-	case status == http.StatusTooManyRequests:
-		e.Kind = apierr.UpstreamRateLimited
-		e.RetryAfter = RetryAfter(h, time.Now())
 	case status == 529 || typ == "overloaded_error": // Anthropic: overloaded, retry elsewhere
 		e.Kind = apierr.UpstreamServer
 		e.Status = http.StatusServiceUnavailable

@@ -61,6 +61,14 @@ func TestClassify(t *testing.T) {
 			msg: "prompt is too long: 210000 tokens > 200000 maximum (deployment d1 returned 400)",
 		},
 		{
+			name:   "a 429 whose message says too many tokens is a rate limit",
+			status: 429,
+			header: http.Header{"Retry-After": {"3"}},
+			body:   `{"error":{"message":"Tokens per minute limit exceeded - too many tokens processed.","type":"x"}}`,
+			kind:   apierr.UpstreamRateLimited, httpStatus: 429, retryAfter: 3 * time.Second,
+			msg: "Tokens per minute limit exceeded - too many tokens processed. (deployment d1 returned 429)",
+		},
+		{
 			name:   "context length beats a 5xx status",
 			status: 500,
 			body:   `{"error":{"message":"input exceeds the context window of this model"}}`,
