@@ -92,8 +92,13 @@ type Deployment struct {
 	// Params are the remaining litellm_params (e.g. temperature, max_tokens),
 	// set on the upstream request when the client did not send them.
 	Params map[string]any
+	// DropParams drops the OpenAI params a translating provider (anthropic)
+	// cannot send, instead of refusing the request with a 400 naming them:
+	// litellm_params.drop_params, else litellm_settings.drop_params.
+	DropParams bool
 
 	line            int  // line of litellm_params.model, for warnings
+	dropParamsSet   bool // litellm_params.drop_params was set: the global one does not apply
 	priceFromTable  bool // Price, MaxInputTokens, MaxOutputTokens came from a
 	maxInFromTable  bool // table: replaced when another table is resolved
 	maxOutFromTable bool

@@ -219,7 +219,6 @@ var ignoredWhy = map[string]string{
 	"background_health_checks":         "a serverless function runs no background tasks",
 	"health_check_interval":            "a serverless function runs no background tasks",
 	"disable_spend_logs":               "spend logging is configured on the spend consumer",
-	"drop_params":                      "requests pass through to OpenAI-compatible providers unchanged",
 	"turn_off_message_logging":         "the gateway never logs message content",
 	"redact_user_api_key_info":         "the gateway never logs keys",
 	"environment_variables":            "set environment variables on the function instead",
@@ -281,10 +280,33 @@ func (l *loader) load(doc *yaml.Node) error {
 	if err := l.models(modelList); err != nil {
 		return err
 	}
+	if err := l.dropParams(); err != nil {
+		return err
+	}
 	if err := l.routerSettings(); err != nil {
 		return err
 	}
 	return l.validate()
+}
+
+// dropParams reads litellm_settings.drop_params (a LiteLLM setting, not a
+// router one) into every deployment that does not set its own.
+func (l *loader) dropParams() error {
+	s, ok := l.litellm["drop_params"]
+	if !ok {
+		return nil
+	}
+	delete(l.litellm, "drop_params") // not a routing key
+	drop, err := l.boolv(s.path, s.node)
+	if err != nil {
+		return err
+	}
+	for _, d := range l.cfg.Deployments {
+		if !d.dropParamsSet {
+			d.DropParams = drop
+		}
+	}
+	return nil
 }
 
 func (l *loader) general(path string, n *yaml.Node) error {
@@ -649,6 +671,9 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 			d.Tags, err = l.strList(p, v)
 		case "max_input_tokens":
 			d.MaxInputTokens, err = l.count(p, v)
+		case "drop_params":
+			d.DropParams, err = l.boolv(p, v)
+			d.dropParamsSet = true
 		default:
 			if passParams[key] {
 				var val any

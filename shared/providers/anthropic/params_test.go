@@ -130,3 +130,60 @@ func TestResponseFormatRequest(t *testing.T) {
 		}
 	}
 }
+
+// OpenAI params Anthropic has no counterpart for are refused with a 400
+// naming them (LiteLLM's UnsupportedParamsError), unless drop_params is set
+// in the request or on the deployment (litellm_settings.drop_params).
+func TestUnsupportedParams(t *testing.T) {
+	const head = `{"model":"m","messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct{ param, in string }{
+		{"n", `"n":2`},
+		{"logprobs", `"logprobs":true`},
+		{"top_logprobs", `"top_logprobs":3`},
+		{"presence_penalty", `"presence_penalty":0.5`},
+		{"frequency_penalty", `"frequency_penalty":0`},
+		{"seed", `"seed":42`},
+		{"logit_bias", `"logit_bias":{"50256":-100}`},
+		{"functions", `"functions":[{"name":"f"}]`},
+	} {
+		_, err := anthropic.TranslateRequest([]byte(head+`,`+tc.in+`}`), 4096)
+		var e *apierr.Error
+		if !errors.As(err, &e) || e.Kind != apierr.InvalidRequest || e.Param != tc.param || !strings.Contains(e.Message, tc.param) || !strings.Contains(e.Message, "drop_params") {
+			t.Errorf("%s: err %#v, want a 400 naming %s", tc.in, err, tc.param)
+		}
+		out, err := anthropic.TranslateRequest([]byte(head+`,`+tc.in+`,"drop_params":true}`), 4096)
+		if err != nil {
+			t.Errorf("%s with drop_params: %v", tc.in, err)
+		}
+		if gjson.GetBytes(out, tc.param).Exists() || gjson.GetBytes(out, "drop_params").Exists() {
+			t.Errorf("%s with drop_params: sent %s", tc.in, out)
+		}
+	}
+	for _, ok := range []string{`"n":1`, `"n":null`, `"seed":null`, `"logprobs":false`, `"stream_options":{"include_usage":true}`, `"top_k":5`} {
+		if _, err := anthropic.TranslateRequest([]byte(head+`,`+ok+`}`), 4096); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+
+	f := newFake(t)
+	f.set(200, "message_tool.json")
+	body := `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"hi"}],"seed":7,"presence_penalty":1}`
+	_, err := doBody(t, f.deployment(), body)
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.HTTPStatus() != 400 || e.Param != "seed" || !strings.Contains(e.Message, "presence_penalty") {
+		t.Fatalf("err %#v, want a 400 naming seed and presence_penalty", err)
+	}
+	if len(f.bodies) != 0 {
+		t.Fatalf("sent upstream: %q", f.bodies)
+	}
+	d := f.deployment()
+	d.DropParams = true // litellm_settings.drop_params: true
+	resp, err := doBody(t, d, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if sent := f.bodies[0]; gjson.Get(sent, "seed").Exists() || gjson.Get(sent, "presence_penalty").Exists() {
+		t.Fatalf("sent %s", sent)
+	}
+}

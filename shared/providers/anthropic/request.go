@@ -49,7 +49,7 @@ func newRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 	if d.MaxOutputTokens > 0 && d.MaxOutputTokens < def {
 		def = d.MaxOutputTokens
 	}
-	body, jsonMode, err := translate(call.Body, Options{DefaultMaxTokens: def})
+	body, jsonMode, err := translate(call.Body, Options{DefaultMaxTokens: def, DropParams: d.DropParams})
 	if err != nil {
 		return nil, false, err
 	}
@@ -76,7 +76,7 @@ func newRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 	return req, jsonMode, nil
 }
 
-func badRequest(format string, args ...any) error {
+func badRequest(format string, args ...any) *apierr.Error {
 	return apierr.New(apierr.InvalidRequest, format, args...)
 }
 
@@ -97,6 +97,9 @@ type Options struct {
 	// DefaultMaxTokens is max_tokens when the body sets neither max_tokens
 	// nor max_completion_tokens.
 	DefaultMaxTokens int
+	// DropParams drops the OpenAI params Anthropic has no counterpart for;
+	// without it (nor the body's own drop_params) they are a 400.
+	DropParams bool
 }
 
 // TranslateRequest turns an OpenAI chat completions body into a Messages API
@@ -118,6 +121,9 @@ func translate(body []byte, o Options) (out []byte, jsonMode bool, err error) {
 		return nil, false, badRequest("the request body is not valid JSON")
 	}
 	r := gjson.ParseBytes(body)
+	if err := checkParams(r, o.DropParams, r.Get("model").String()); err != nil {
+		return nil, false, err
+	}
 	out = make([]byte, 0, len(body)+256)
 	out = append(out, `{"model":`...)
 	out = wire.AppendString(out, r.Get("model").String())
@@ -290,6 +296,49 @@ func translate(body []byte, o Options) (out []byte, jsonMode bool, err error) {
 	}
 	out = append(out, '}')
 	return out, jsonSchema != nil, nil
+}
+
+// checkParams refuses the OpenAI params that the Messages API has no
+// counterpart for (LiteLLM's AnthropicConfig.get_supported_openai_params
+// lists none of them), naming them in a 400 as LiteLLM's
+// UnsupportedParamsError does, unless drop_params is set (deployment or
+// request): then they are dropped. Null is unset; n 1 and logprobs false
+// ask for nothing Anthropic does not do.
+func checkParams(r gjson.Result, drop bool, model string) error {
+	if drop {
+		return nil
+	}
+	var names []string
+	r.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "drop_params":
+			drop = v.Bool()
+			return !drop
+		case "n":
+			if v.Type == gjson.Number && v.Num == 1 {
+				return true
+			}
+		case "logprobs":
+			if v.Type == gjson.False {
+				return true
+			}
+		case "top_logprobs", "presence_penalty", "frequency_penalty", "seed", "logit_bias",
+			"functions", "function_call", "modalities", "audio", "prediction":
+		default:
+			return true
+		}
+		if v.Type != gjson.Null {
+			names = append(names, k.Str)
+		}
+		return true
+	})
+	if drop || len(names) == 0 {
+		return nil
+	}
+	e := badRequest("anthropic does not support parameters: [%s], for model=%s. To drop these, set \"drop_params\": true in the request, or litellm_settings: drop_params: true in the config",
+		strings.Join(names, ", "), model)
+	e.Param = names[0]
+	return e
 }
 
 // responseFormatSchema is the input_schema of the json_tool_call tool that
