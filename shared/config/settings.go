@@ -263,19 +263,25 @@ func (l *loader) validate() error {
 }
 
 // FallbacksFor returns the fallback groups configured for group in fbs: the
-// exact entry wins, else the first wildcard entry that matches.
+// exact entry wins, else the most specific wildcard entry that matches (the
+// first of equals).
 func FallbacksFor(fbs []Fallback, group string) []string {
 	for _, fb := range fbs {
 		if fb.From == group {
 			return fb.To
 		}
 	}
-	for _, fb := range fbs {
-		if strings.Contains(fb.From, "*") && Match(fb.From, group) {
-			return fb.To
+	var best *Fallback
+	for i := range fbs {
+		fb := &fbs[i]
+		if strings.Contains(fb.From, "*") && Match(fb.From, group) && (best == nil || MoreSpecific(fb.From, best.From)) {
+			best = fb
 		}
 	}
-	return nil
+	if best == nil {
+		return nil
+	}
+	return best.To
 }
 
 // fallbackCycle finds a cycle in the graph group -> fallbacks, with wildcard

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -103,6 +104,17 @@ func New(cfg *config.Config, opt Options) *Router {
 			g.unimplemented = append(g.unimplemented, d)
 		}
 	}
+	// Overlapping wildcards: the most specific serves ("openai/*" before
+	// "*"), as in LiteLLM, not the first in the file.
+	slices.SortStableFunc(r.wildcards, func(a, b *group) int {
+		switch {
+		case config.MoreSpecific(a.name, b.name):
+			return -1
+		case config.MoreSpecific(b.name, a.name):
+			return 1
+		}
+		return 0
+	})
 	for _, g := range r.groups {
 		g.maxInput = 0
 		for _, n := range g.nodes {
