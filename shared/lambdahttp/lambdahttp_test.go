@@ -340,6 +340,19 @@ func TestPanics(t *testing.T) {
 			wantLog:    "upstream exploded",
 		},
 		{
+			name: "in the middle of an SSE event",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "data: {\"n\":1}\n\ndata: {\"a\":")
+				panic("cut short")
+			},
+			wantStatus: 200,
+			wantType:   "text/event-stream",
+			// The open event is ended first: the error is an event of its own.
+			wantBody: "data: {\"n\":1}\n\ndata: {\"a\":\n\ndata: " + internalError + "\n\n",
+			wantLog:  "cut short",
+		},
+		{
 			name: "after a JSON body started",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
@@ -574,5 +587,26 @@ func TestLargeWritesNotHeld(t *testing.T) {
 	}
 	if got.Load() != pieces*size {
 		t.Fatalf("body %d bytes, want %d", got.Load(), pieces*size)
+	}
+}
+
+// A HEAD request gets the status and headers a GET would, and no body, as
+// net/http's server gives it.
+func TestHeadHasNoBody(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if n, err := io.WriteString(w, `{"object":"list","data":[]}`); err != nil || n != 27 {
+			t.Errorf("write on HEAD: %d, %v; want it taken whole, as net/http does", n, err)
+		}
+	})
+	for _, method := range []string{"HEAD", "GET"} {
+		resp := invoke(t, h, event(method, "/v1/models", "", "", nil))
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 || resp.Headers["Content-Type"] != "application/json" {
+			t.Fatalf("%s: %d %v %v", method, resp.StatusCode, resp.Headers, err)
+		}
+		if want := map[string]int{"HEAD": 0, "GET": 27}[method]; len(body) != want {
+			t.Errorf("%s: body %q, want %d bytes", method, body, want)
+		}
 	}
 }

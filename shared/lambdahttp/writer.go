@@ -58,6 +58,7 @@ type responseWriter struct {
 	status      int
 	sent        http.Header // the headers as they were when fixed
 	sse         bool        // Content-Type text/event-stream
+	tail        [2]byte     // the last two body bytes written (SSE: is an event open?)
 	buf         []byte      // body bytes not yet sent
 	gone        atomic.Bool // the runtime client closed the response stream
 	err         error       // first failed write
@@ -130,6 +131,16 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	}
 	if w.status == http.StatusNoContent || w.status == http.StatusNotModified {
 		return 0, http.ErrBodyNotAllowed
+	}
+	if w.req.Method == http.MethodHead {
+		return len(p), nil // the headers a GET would get, no body: as net/http
+	}
+	if w.sse {
+		if len(p) >= 2 {
+			w.tail = [2]byte{p[len(p)-2], p[len(p)-1]}
+		} else {
+			w.tail = [2]byte{w.tail[1], p[0]}
+		}
 	}
 	if w.gone.Load() {
 		w.fail(ErrResponseGone)
@@ -245,6 +256,9 @@ func (w *responseWriter) recovered(v any) error {
 		apierr.Write(w, errInternal)
 		return nil
 	case w.sse:
+		if w.tail != [2]byte{} && w.tail != [2]byte{'\n', '\n'} {
+			_, _ = w.Write([]byte("\n\n")) // end the open event: the error is an event of its own
+		}
 		_, _ = w.Write(apierr.SSE(errInternal))
 		return nil
 	default:
