@@ -118,7 +118,8 @@ func TestTranslateResponse(t *testing.T) {
 	}
 	jsonEqual(t, got, `{"id":"msg_01Aq9w938a90dw8q","object":"chat.completion","created":7,"model":"claude-sonnet-4-20250514",
 	 "choices":[{"index":0,"message":{"role":"assistant","content":"I'll check the weather.","reasoning_content":"Need weather.",
-	   "tool_calls":[{"index":0,"id":"toolu_01A09q90qw90lq917835lq9","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"San Francisco, CA\",\"unit\":\"celsius\"}"}}]},
+	   "tool_calls":[{"index":0,"id":"toolu_01A09q90qw90lq917835lq9","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"San Francisco, CA\",\"unit\":\"celsius\"}"}}],
+	   "thinking_blocks":[{"type":"thinking","thinking":"Need weather.","signature":"zbbJhbGciOiJFU8zI1NiIsImtakcjsu38219c0"}]},
 	   "finish_reason":"tool_calls"}],
 	 "usage":{"prompt_tokens":3119,"completion_tokens":503,"total_tokens":3622,"prompt_tokens_details":{"cached_tokens":1024},"cache_read_input_tokens":1024,"cache_creation_input_tokens":0}}`)
 	u, ok := wire.UsageOf(got)

@@ -157,7 +157,12 @@ func translate(body []byte, o Options) (out []byte, jsonMode bool, err error) {
 				add("user", blocks)
 			}
 		case "assistant":
-			if blocks, err = contentBlocks(nil, content, false); err != nil {
+			// Signed thinking first: Anthropic wants it back, ahead of the
+			// tool_use it led to, to continue a tool loop with thinking on.
+			if blocks, err = thinkingBlocks(nil, m.Get("thinking_blocks")); err != nil {
+				return false
+			}
+			if blocks, err = contentBlocks(blocks, content, false); err != nil {
 				return false
 			}
 			m.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
@@ -469,6 +474,49 @@ func appendTools(out []byte, r gjson.Result, jsonSchema []byte, force bool) ([]b
 	return out, nil
 }
 
+// thinkingBlocks appends an assistant message's thinking_blocks (LiteLLM's
+// field, as our answers carry them) as thinking and redacted_thinking blocks.
+func thinkingBlocks(out []byte, tbs gjson.Result) ([]byte, error) {
+	if !tbs.Exists() || tbs.Type == gjson.Null {
+		return out, nil
+	}
+	if !tbs.IsArray() {
+		return nil, badRequest("messages: thinking_blocks must be a list")
+	}
+	var err error
+	tbs.ForEach(func(_, tb gjson.Result) bool {
+		if len(out) > 0 {
+			out = append(out, ',')
+		}
+		switch typ := tb.Get("type").String(); typ {
+		case "thinking":
+			sig := tb.Get("signature")
+			if sig.Type != gjson.String || sig.Str == "" {
+				err = badRequest("messages: a thinking block in thinking_blocks needs its signature")
+				return false
+			}
+			out = append(out, `{"type":"thinking","thinking":`...)
+			out = wire.AppendString(out, tb.Get("thinking").String())
+			out = append(out, `,"signature":`...)
+			out = wire.AppendString(out, sig.Str)
+		case "redacted_thinking":
+			data := tb.Get("data")
+			if data.Type != gjson.String || data.Str == "" {
+				err = badRequest("messages: a redacted_thinking block in thinking_blocks needs its data")
+				return false
+			}
+			out = append(out, `{"type":"redacted_thinking","data":`...)
+			out = wire.AppendString(out, data.Str)
+		default:
+			err = badRequest("messages: thinking_blocks type %q is not supported (thinking, redacted_thinking)", typ)
+			return false
+		}
+		out = append(out, '}')
+		return true
+	})
+	return out, err
+}
+
 // contentBlocks appends the Anthropic content blocks of an OpenAI message
 // content (a string or an array of parts). Images are allowed in user
 // content only.
@@ -476,6 +524,9 @@ func contentBlocks(out []byte, content gjson.Result, images bool) ([]byte, error
 	if content.Type == gjson.String {
 		if content.Str == "" {
 			return out, nil
+		}
+		if len(out) > 0 {
+			out = append(out, ',')
 		}
 		out = append(out, `{"type":"text","text":`...)
 		out = wire.AppendString(out, content.Str)

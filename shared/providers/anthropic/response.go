@@ -128,7 +128,7 @@ func translateResponse(raw []byte, created int64, jsonMode bool) ([]byte, error)
 	}
 	out := wire.AppendCompletionHead(make([]byte, 0, len(raw)+128), r.Get("id").String(), created, r.Get("model").String())
 	var text, reasoning []byte
-	var calls []byte
+	var calls, thinking []byte // thinking: the thinking_blocks list's items
 	nCalls := 0
 	var lastName, lastInput string // the last tool use, for JSON mode
 	r.Get("content").ForEach(func(_, b gjson.Result) bool {
@@ -136,7 +136,14 @@ func translateResponse(raw []byte, created int64, jsonMode bool) ([]byte, error)
 		case "text":
 			text = append(text, b.Get("text").String()...)
 		case "thinking":
-			reasoning = append(reasoning, b.Get("thinking").String()...)
+			t := b.Get("thinking").String()
+			reasoning = append(reasoning, t...)
+			thinking = appendThinkingBlock(comma(thinking), t, b.Get("signature").String())
+		case "redacted_thinking":
+			if reasoning == nil {
+				reasoning = []byte{} // "" beside the blocks, as in LiteLLM
+			}
+			thinking = appendRedactedBlock(comma(thinking), b.Get("data").String())
 		case "tool_use":
 			in := b.Get("input").Raw
 			if in == "" {
@@ -156,11 +163,50 @@ func translateResponse(raw []byte, created int64, jsonMode bool) ([]byte, error)
 		}
 	}
 	out = wire.AppendMessageEnd(out, text, reasoning, calls, nCalls, finish)
+	if len(thinking) > 0 {
+		out = insertThinkingBlocks(out, thinking, finish)
+	}
 	u := r.Get("usage")
 	out = wire.AppendUsage(out, u.Get("input_tokens").Int(), u.Get("output_tokens").Int(),
 		u.Get("cache_read_input_tokens").Int(), u.Get("cache_creation_input_tokens").Int())
 	out = append(out, '}')
 	return out, nil
+}
+
+// insertThinkingBlocks adds "thinking_blocks" to the message that
+// wire.AppendMessageEnd has just closed, before its fixed tail.
+func insertThinkingBlocks(out, blocks []byte, finish string) []byte {
+	cut := len(out) - len(`},"finish_reason":"`+finish+`"}],"usage":`)
+	tail := append([]byte(nil), out[cut:]...)
+	out = append(out[:cut], `,"thinking_blocks":[`...)
+	out = append(out, blocks...)
+	out = append(out, ']')
+	return append(out, tail...)
+}
+
+// comma separates a list item from the one before, if any.
+func comma(b []byte) []byte {
+	if len(b) > 0 {
+		return append(b, ',')
+	}
+	return b
+}
+
+// appendThinkingBlock appends a thinking block with its signature, as
+// LiteLLM's thinking_blocks carry it.
+func appendThinkingBlock(b []byte, thinking, signature string) []byte {
+	b = append(b, `{"type":"thinking","thinking":`...)
+	b = wire.AppendString(b, thinking)
+	b = append(b, `,"signature":`...)
+	b = wire.AppendString(b, signature)
+	return append(b, '}')
+}
+
+// appendRedactedBlock appends a redacted_thinking block (encrypted data).
+func appendRedactedBlock(b []byte, data string) []byte {
+	b = append(b, `{"type":"redacted_thinking","data":`...)
+	b = wire.AppendString(b, data)
+	return append(b, '}')
 }
 
 // compact removes insignificant whitespace from JSON (tool arguments).
@@ -314,6 +360,11 @@ func (s *Stream) translate(data []byte) {
 			if t := b.Get("text").String(); t != "" {
 				s.delta("content", t)
 			}
+		case "redacted_thinking":
+			d := append(s.scratch[:0], `{"thinking_blocks":[`...)
+			d = appendRedactedBlock(d, b.Get("data").String())
+			s.scratch = append(d, "]}"...)
+			s.chunk(s.scratch, "null")
 		case "tool_use":
 			if s.tools == nil {
 				s.tools = map[int64]int{}
@@ -342,7 +393,28 @@ func (s *Stream) translate(data []byte) {
 		case "text_delta":
 			s.delta("content", d.Get("text").String())
 		case "thinking_delta":
-			s.delta("reasoning_content", d.Get("thinking").String())
+			// The text as reasoning_content, and as a thinking block (as
+			// LiteLLM streams it) for clients that rebuild thinking_blocks.
+			t := d.Get("thinking").String()
+			if t == "" {
+				return
+			}
+			b := append(s.scratch[:0], `{"reasoning_content":`...)
+			b = wire.AppendString(b, t)
+			b = append(b, `,"thinking_blocks":[`...)
+			b = appendThinkingBlock(b, t, "")
+			s.scratch = append(b, "]}"...)
+			s.chunk(s.scratch, "null")
+		case "signature_delta":
+			// The signature Anthropic wants back with the thinking.
+			sig := d.Get("signature").String()
+			if sig == "" {
+				return
+			}
+			b := append(s.scratch[:0], `{"thinking_blocks":[`...)
+			b = appendThinkingBlock(b, "", sig)
+			s.scratch = append(b, "]}"...)
+			s.chunk(s.scratch, "null")
 		case "input_json_delta":
 			part := d.Get("partial_json").String()
 			if part == "" {
