@@ -359,7 +359,7 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) error {
 	if len(d.Params) > 0 {
 		body = wire.SetDefaults(body, d.Params)
 	}
-	call := wire.Call{Op: x.op, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body)}
+	call := wire.Call{Op: x.op, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body), DropParams: x.req.DropParams}
 	if x.req.HasMock {
 		call.MockResponse = &x.req.MockResponse
 	}

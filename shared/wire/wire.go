@@ -44,6 +44,9 @@ type Call struct {
 	PromptTokens int
 	// MockResponse is the request's own mock_response (not forwarded).
 	MockResponse *string
+	// DropParams is the request's own drop_params (not forwarded): a
+	// translating provider drops the params it cannot send.
+	DropParams bool
 }
 
 // Request is what the gateway reads of a client's request body.
@@ -60,6 +63,7 @@ type Request struct {
 	MaxTokens     int64
 	Fallbacks     []string // per-request fallbacks
 	FallbacksSet  bool
+	DropParams    bool     // "drop_params": true
 	NoFallbacks   bool     // disable_fallbacks
 	NumRetries    int      // per-request num_retries, -1 when absent
 	Tags          []string // metadata.tags / tags
@@ -162,6 +166,9 @@ func Parse(body []byte) (*Request, error) {
 		case "metadata":
 			r.gatewayFields = true
 			r.Tags = appendStrings(r.Tags, v.Get("tags"))
+		case "drop_params": // for the translators that drop (anthropic); not forwarded
+			r.gatewayFields = true
+			r.DropParams = v.Type == gjson.True
 		case "mock_response":
 			r.gatewayFields = true
 			if v.Type != gjson.Null { // null means no mock, as in LiteLLM
@@ -238,7 +245,7 @@ func appendStrings(dst []string, v gjson.Result) []string {
 
 // gatewayFields are request fields the gateway consumes; they are not sent
 // upstream (OpenAI rejects unknown parameters).
-var gatewayFields = []string{"fallbacks", "disable_fallbacks", "num_retries", "mock_response", "tags", "metadata"}
+var gatewayFields = []string{"fallbacks", "disable_fallbacks", "num_retries", "mock_response", "tags", "metadata", "drop_params"}
 
 // WithModel returns the body with the model value replaced by model, and
 // gateway-only fields removed. The original body is not modified; when

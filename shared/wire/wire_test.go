@@ -335,6 +335,11 @@ func TestWithModel(t *testing.T) {
 			`{"model":"gpt-4o"}`,
 		},
 		{
+			"drop_params is the gateway's",
+			`{"model":"gpt-4o","drop_params":true,"n":2}`, "gpt-4o", false,
+			`{"model":"gpt-4o","n":2}`,
+		},
+		{
 			"gateway field last, with whitespace",
 			"{\"model\": \"alias\",\n \"temperature\": 0.5,\n \"tags\": [\"a\"]\n}", "gpt-4o", false,
 			`{"model":"gpt-4o","temperature":0.5}`,

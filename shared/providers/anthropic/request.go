@@ -49,7 +49,7 @@ func newRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 	if d.MaxOutputTokens > 0 && d.MaxOutputTokens < def {
 		def = d.MaxOutputTokens
 	}
-	body, jsonMode, err := translate(call.Body, Options{DefaultMaxTokens: def, DropParams: d.DropParams})
+	body, jsonMode, err := translate(call.Body, Options{DefaultMaxTokens: def, DropParams: d.DropParams || call.DropParams})
 	if err != nil {
 		return nil, false, err
 	}
