@@ -260,3 +260,25 @@ func unwrapAll(err error) error {
 		err = u.Unwrap()
 	}
 }
+
+// A master_key naming an unset variable is fatal unless the environment
+// brings the key another way (as the deployed template does, through SSM).
+func TestMasterKeyEnvOverridden(t *testing.T) {
+	const y = "general_settings: {master_key: os.environ/LITELLM_MASTER_KEY_UNSET}\n"
+	if _, err := Load([]byte(y), env(nil)); err == nil || !strings.Contains(err.Error(), "refusing to start an open gateway") {
+		t.Fatalf("no override: %v, want the refusal", err)
+	}
+	if _, err := Load([]byte(y), env(map[string]string{"GATEWAY_MASTER_KEY": ""})); err == nil {
+		t.Fatal("an empty override was taken for a key")
+	}
+	for _, name := range MasterKeyOverrides {
+		cfg, err := Load([]byte(y), env(map[string]string{name: "sk-or-a-parameter-name"}))
+		if err != nil {
+			t.Errorf("%s set: %v", name, err)
+			continue
+		}
+		if cfg.General.MasterKey != "" {
+			t.Errorf("%s set: master key %q, want it left to the override", name, cfg.General.MasterKey)
+		}
+	}
+}

@@ -326,6 +326,9 @@ func (l *loader) general(path string, n *yaml.Node) error {
 				return err
 			}
 			if !set {
+				if l.masterKeyOverridden() {
+					return nil // the key the gateway gets from its environment (or SSM) replaces this one
+				}
 				return errAt(p, v, "environment variable %s is not set; refusing to start an open gateway", envName(v.Value))
 			}
 			if s != "" && !strings.HasPrefix(s, "sk-") {
@@ -859,4 +862,21 @@ func stableID(d *Deployment) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// MasterKeyOverrides name the environment variables whose key replaces
+// general_settings.master_key: the key itself, or the SSM parameter it is
+// read from (GATEWAY_MASTER_KEY_PARAMETER, as the template deploys it). With
+// one set, a master_key naming an unset variable (os.environ/LITELLM_MASTER_KEY
+// in a config brought from LiteLLM) is not fatal: the gateway does not run
+// open, and a parameter that cannot be read stops it at start.
+var MasterKeyOverrides = []string{"GATEWAY_MASTER_KEY", "LITELLM_MASTER_KEY", "GATEWAY_MASTER_KEY_PARAMETER"}
+
+func (l *loader) masterKeyOverridden() bool {
+	for _, name := range MasterKeyOverrides {
+		if v, ok := l.getenv(name); ok && v != "" {
+			return true
+		}
+	}
+	return false
 }

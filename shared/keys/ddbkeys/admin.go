@@ -38,9 +38,8 @@ import (
 //	                    (keys.MoveTTL), written in the regeneration's
 //	                    transaction; spend for the old hash follows it
 //	                    (FollowMoves). Never read as a key. expires_at is
-//	                    the tables' TTL attribute: the keys table has no TTL
-//	                    configured, so readers compare times, and a
-//	                    marker's item stays until TTL is turned on
+//	                    the keys table's TTL attribute; DynamoDB deletes
+//	                    lazily, so readers compare times themselves
 //
 // Membership is written in three places (the member item, the team's
 // members, the user's teams), always in one TransactWriteItems. Lists are
