@@ -86,7 +86,7 @@ func AppendToolCall(calls []byte, index int, id, name, args string) []byte {
 // AppendMessageEnd appends the message's content (null when it only calls
 // tools), reasoning, tool calls and finish reason, up to the usage:
 // ...,"finish_reason":"stop"}],"usage":
-func AppendMessageEnd(b, text, reasoning, calls []byte, nCalls int, finish string) []byte {
+func AppendMessageEnd(b, text, reasoning, thinking, calls []byte, nCalls int, finish string) []byte {
 	if text == nil && nCalls > 0 {
 		b = append(b, "null"...)
 	} else {
@@ -95,6 +95,11 @@ func AppendMessageEnd(b, text, reasoning, calls []byte, nCalls int, finish strin
 	if reasoning != nil {
 		b = append(b, `,"reasoning_content":`...)
 		b = AppendString(b, string(reasoning))
+	}
+	if len(thinking) > 0 {
+		b = append(b, `,"thinking_blocks":[`...)
+		b = append(b, thinking...)
+		b = append(b, ']')
 	}
 	if nCalls > 0 {
 		b = append(b, `,"tool_calls":[`...)

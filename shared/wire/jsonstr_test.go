@@ -30,20 +30,22 @@ func TestAppendCompletion(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
 		text, reasoning []byte
+		thinking        string // thinking_blocks items
 		tools           int
 		wantContent     any
 	}{
-		{"text", []byte("hi \"there\""), nil, 0, "hi \"there\""},
-		{"tools only", nil, nil, 2, nil},
-		{"empty", nil, nil, 0, ""},
-		{"text, reasoning and a tool", []byte("ok"), []byte("because"), 1, "ok"},
+		{"text", []byte("hi \"there\""), nil, "", 0, "hi \"there\""},
+		{"tools only", nil, nil, "", 2, nil},
+		{"empty", nil, nil, "", 0, ""},
+		{"text, reasoning and a tool", []byte("ok"), []byte("because"), "", 1, "ok"},
+		{"thinking blocks and a tool", nil, []byte("hm"), `{"type":"thinking","thinking":"hm","signature":"s"}`, 1, nil},
 	} {
 		b := AppendCompletionHead(nil, "id-1", 42, "m\n")
 		var calls []byte
 		for i := range tc.tools {
 			calls = AppendToolCall(calls, i, "call-"+string(rune('a'+i)), "f", `{"x":1}`)
 		}
-		b = AppendMessageEnd(b, tc.text, tc.reasoning, calls, tc.tools, "tool_calls")
+		b = AppendMessageEnd(b, tc.text, tc.reasoning, []byte(tc.thinking), calls, tc.tools, "tool_calls")
 		b = append(b, `{"prompt_tokens":1}}`...)
 		var got struct {
 			ID      string `json:"id"`
@@ -51,8 +53,9 @@ func TestAppendCompletion(t *testing.T) {
 			Model   string `json:"model"`
 			Choices []struct {
 				Message struct {
-					Content   any    `json:"content"`
-					Reasoning string `json:"reasoning_content"`
+					Content   any               `json:"content"`
+					Reasoning string            `json:"reasoning_content"`
+					Thinking  []json.RawMessage `json:"thinking_blocks"`
 					ToolCalls []struct {
 						Index    int    `json:"index"`
 						ID       string `json:"id"`
@@ -67,7 +70,8 @@ func TestAppendCompletion(t *testing.T) {
 		}
 		m := got.Choices[0].Message
 		if got.ID != "id-1" || got.Created != 42 || got.Model != "m\n" || got.Choices[0].FinishReason != "tool_calls" ||
-			m.Content != tc.wantContent || m.Reasoning != string(tc.reasoning) || len(m.ToolCalls) != tc.tools {
+			m.Content != tc.wantContent || m.Reasoning != string(tc.reasoning) || len(m.ToolCalls) != tc.tools ||
+			(tc.thinking == "") != (m.Thinking == nil) || (tc.thinking != "" && string(m.Thinking[0]) != tc.thinking) {
 			t.Errorf("%s: %s", tc.name, b)
 		}
 		for i, c := range m.ToolCalls {

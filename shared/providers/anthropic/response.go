@@ -162,26 +162,12 @@ func translateResponse(raw []byte, created int64, jsonMode bool) ([]byte, error)
 			finish = "stop"
 		}
 	}
-	out = wire.AppendMessageEnd(out, text, reasoning, calls, nCalls, finish)
-	if len(thinking) > 0 {
-		out = insertThinkingBlocks(out, thinking, finish)
-	}
+	out = wire.AppendMessageEnd(out, text, reasoning, thinking, calls, nCalls, finish)
 	u := r.Get("usage")
 	out = wire.AppendUsage(out, u.Get("input_tokens").Int(), u.Get("output_tokens").Int(),
 		u.Get("cache_read_input_tokens").Int(), u.Get("cache_creation_input_tokens").Int())
 	out = append(out, '}')
 	return out, nil
-}
-
-// insertThinkingBlocks adds "thinking_blocks" to the message that
-// wire.AppendMessageEnd has just closed, before its fixed tail.
-func insertThinkingBlocks(out, blocks []byte, finish string) []byte {
-	cut := len(out) - len(`},"finish_reason":"`+finish+`"}],"usage":`)
-	tail := append([]byte(nil), out[cut:]...)
-	out = append(out[:cut], `,"thinking_blocks":[`...)
-	out = append(out, blocks...)
-	out = append(out, ']')
-	return append(out, tail...)
 }
 
 // comma separates a list item from the one before, if any.

@@ -126,7 +126,7 @@ func TranslateOutput(out *bedrockruntime.ConverseOutput, model string, created i
 			}
 		}
 	}
-	b = wire.AppendMessageEnd(b, text, reasoning, calls, n, FinishReason(out.StopReason))
+	b = wire.AppendMessageEnd(b, text, reasoning, nil, calls, n, FinishReason(out.StopReason))
 	b = appendUsage(b, out.Usage)
 	return append(b, '}')
 }
