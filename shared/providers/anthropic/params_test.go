@@ -53,15 +53,7 @@ func TestResponseFormatJSONSchema(t *testing.T) {
 func TestResponseFormatJSONSchemaStream(t *testing.T) {
 	f := newFake(t)
 	f.set(200, "stream_json.sse")
-	resp, err := doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],"stream":true,`+schemaFormat+`}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	evs, err := events(t, resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := streamed(t)(doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],"stream":true,`+schemaFormat+`}`))
 	var content strings.Builder
 	var finish string
 	for _, ev := range evs {

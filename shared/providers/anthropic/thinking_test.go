@@ -35,15 +35,7 @@ func TestThinkingBlocksResponse(t *testing.T) {
 func TestThinkingBlocksStream(t *testing.T) {
 	f := newFake(t)
 	f.set(200, "stream_tool.sse")
-	resp, err := do(t, f, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	evs, err := events(t, resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := streamed(t)(do(t, f, true, false))
 	var thinking, signature strings.Builder
 	for _, ev := range evs {
 		for _, tb := range gjson.Get(ev, "choices.0.delta.thinking_blocks").Array() {
