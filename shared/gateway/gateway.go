@@ -115,7 +115,8 @@ type Options struct {
 	Auth Authenticator
 	// Keys reads virtual keys and teams; nil: master key only.
 	Keys KeyReader
-	// Limits admits requests against RPM/TPM limits and key/team guards;
+	// Limits admits requests against RPM/TPM limits and reserves
+	// strict budgets' holds;
 	// nil: no shared limits.
 	Limits  limits.Store
 	Now     func() time.Time

@@ -577,7 +577,7 @@ func TestDeploymentLimitAcrossInstancesNoWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := limits.NewMemory(nil)
+	shared := limits.NewMemory()
 	var waits []time.Duration
 	var mu sync.Mutex
 	newInstance := func() *httptest.Server {
@@ -698,7 +698,7 @@ general_settings: {master_key: sk-master}
 	}
 	rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()),
-		Keys: ks, Limits: limits.NewMemory(ks), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+		Keys: ks, Limits: limits.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	defer srv.Close()
 	f := &fixture{srv: srv}
 

@@ -59,7 +59,7 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 	var holds []*limits.Hold
 	h := New(Options{
 		Config: cfg, Router: router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: quiet}),
-		Provider: providers.New(providers.NewHTTPClient()), Keys: ks, Limits: limits.NewMemory(ks),
+		Provider: providers.New(providers.NewHTTPClient()), Keys: ks, Limits: limits.NewMemory(),
 		Now: func() time.Time { return now }, Logger: quiet,
 		OnComplete: func(_ context.Context, c *Completion) { holds = append(holds, c.Hold) },
 	})

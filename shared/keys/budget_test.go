@@ -42,7 +42,7 @@ func TestNanosSaturates(t *testing.T) {
 func TestHugeBudgetAdmitsHold(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, usd := range []float64{1e10, 1e15} {
-		st := limits.NewMemory(nil)
+		st := limits.NewMemory()
 		d, err := st.Admit(context.Background(), limits.AdmitRequest{Now: now, Hold: &limits.Hold{
 			ID: "req-1", Amount: 1_000_000, Expires: now.Add(time.Minute),
 			Budgets: []limits.BudgetCounter{{Kind: string(keys.KindKey), ID: "k", Base: keys.Nanos(12.5), Max: keys.Nanos(usd)}},

@@ -20,11 +20,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
-
-	"github.com/sluice-gw/sluice/shared/limits"
 )
 
 // Key is a virtual key.
@@ -176,22 +173,6 @@ func (t Team) normalize() Team {
 	return t
 }
 
-// Guard returns the admission guard for the key.
-func (k Key) Guard() limits.Guard { return limits.Guard{Kind: limits.GuardKey, ID: k.Hash} }
-
-// Guard returns the admission guard for the team.
-func (t Team) Guard() limits.Guard { return limits.Guard{Kind: limits.GuardTeam, ID: t.ID} }
-
-// GuardState returns the state the key's guard checks.
-func (k Key) GuardState() limits.GuardState {
-	return limits.GuardState{Found: true, Blocked: k.Blocked, ExpiresAt: k.ExpiresAt, Spend: k.Spend, MaxBudget: k.MaxBudget}
-}
-
-// GuardState returns the state the team's guard checks.
-func (t Team) GuardState() limits.GuardState {
-	return limits.GuardState{Found: true, Blocked: t.Blocked, Spend: t.Spend, MaxBudget: t.MaxBudget}
-}
-
 // Validate checks k; its error wraps ErrInvalid.
 func (k Key) Validate() error {
 	if !ValidHash(k.Hash) {
@@ -231,14 +212,6 @@ func validSettings(what string, rpm, tpm int64, b Budget, models []string) error
 		return fmt.Errorf("%s: %w: empty model name", what, ErrInvalid)
 	}
 	return b.validate(what)
-}
-
-// ValidAmount checks a spend increment; its error wraps ErrInvalid.
-func ValidAmount(usd float64) error {
-	if math.IsNaN(usd) || math.IsInf(usd, 0) {
-		return fmt.Errorf("spend %v: %w", usd, ErrInvalid)
-	}
-	return nil
 }
 
 func short(s string) string {

@@ -6,12 +6,9 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/sluice-gw/sluice/shared/limits"
 )
 
-// Memory is the in-process store for local mode and unit tests. It also
-// answers the guards of a limits.Memory (limits.GuardSource).
+// Memory is the in-process store for local mode and unit tests.
 type Memory struct {
 	mu    sync.Mutex
 	now   func() time.Time
@@ -21,10 +18,7 @@ type Memory struct {
 	admin                    // users, members, end users, aliases, deleted keys (memory_admin.go)
 }
 
-var (
-	_ Store              = (*Memory)(nil)
-	_ limits.GuardSource = (*Memory)(nil)
-)
+var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty memory store.
 func NewMemory() *Memory {
@@ -203,25 +197,4 @@ func (m *Memory) BlockTeam(_ context.Context, id string, blocked bool) error {
 	t.Blocked = blocked
 	m.teams[id] = t
 	return nil
-}
-
-// GuardState implements limits.GuardSource.
-func (m *Memory) GuardState(_ context.Context, g limits.Guard) (limits.GuardState, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch g.Kind {
-	case limits.GuardKey:
-		if k, ok := m.keys[g.ID]; ok {
-			m.fill(Ref{KindKey, g.ID}, &k.Budget)
-			return k.GuardState(), nil
-		}
-	case limits.GuardTeam:
-		if t, ok := m.teams[g.ID]; ok {
-			m.fill(Ref{KindTeam, g.ID}, &t.Budget)
-			return t.GuardState(), nil
-		}
-	default:
-		return limits.GuardState{}, fmt.Errorf("guard kind %q: %w", g.Kind, ErrInvalid)
-	}
-	return limits.GuardState{}, nil
 }

@@ -69,10 +69,9 @@ type HandlerFunc = func(context.Context, *events.LambdaFunctionURLRequest) (*eve
 type Option func(*options)
 
 type options struct {
-	margin     time.Duration
-	log        *slog.Logger
-	lambdaOpts []lambda.Option
-	after      func(context.Context)
+	margin time.Duration
+	log    *slog.Logger
+	after  func(context.Context)
 }
 
 // WithDeadlineMargin sets how long before the Lambda deadline the request
@@ -102,12 +101,6 @@ func WithAfterResponse(f func(ctx context.Context)) Option {
 	return func(o *options) { o.after = f }
 }
 
-// WithLambdaOptions passes options to aws-lambda-go's lambda.StartHandlerFunc
-// (Start only), e.g. lambda.WithEnableSIGTERM.
-func WithLambdaOptions(opts ...lambda.Option) Option {
-	return func(o *options) { o.lambdaOpts = append(o.lambdaOpts, opts...) }
-}
-
 func newOptions(opts []Option) options {
 	o := options{margin: DefaultDeadlineMargin, log: slog.Default()}
 	for _, opt := range opts {
@@ -122,7 +115,7 @@ func newOptions(opts []Option) options {
 // exits, which makes Lambda start a fresh one. Build with -tags lambda.norpc.
 func Start(h http.Handler, opts ...Option) {
 	o := newOptions(opts)
-	lambda.StartHandlerFunc(wrap(h, o), o.lambdaOpts...)
+	lambda.StartHandlerFunc(wrap(h, o))
 }
 
 // Wrap converts h into a Lambda handler for function URL requests whose

@@ -38,11 +38,9 @@ type Plan struct {
 
 // Outcome is a backend's answer to one attempt at a plan.
 type Outcome struct {
-	Allowed     bool
-	Item        int    // index in Plan.Items that had no room, or -1
-	ItemReason  Reason // ReasonRPM or ReasonTPM
-	Guard       int    // index in Plan.Req.Guards that failed, or -1
-	GuardReason Reason
+	Allowed    bool
+	Item       int    // index in Plan.Items that had no room, or -1
+	ItemReason Reason // ReasonRPM or ReasonTPM
 	// Budget is set when the hold's budget BudgetIndex had no room;
 	// Committed is its counter's value.
 	Budget      bool
@@ -53,17 +51,14 @@ type Outcome struct {
 // BlockedByBudget returns an Outcome blocked by the hold's budget i, whose
 // counter holds committed.
 func BlockedByBudget(i int, committed int64) Outcome {
-	return Outcome{Item: -1, Guard: -1, Budget: true, BudgetIndex: i, Committed: committed}
+	return Outcome{Item: -1, Budget: true, BudgetIndex: i, Committed: committed}
 }
 
 // Blocked returns an Outcome blocked by item i.
-func BlockedByItem(i int, r Reason) Outcome { return Outcome{Item: i, ItemReason: r, Guard: -1} }
-
-// BlockedByGuard returns an Outcome blocked by guard i.
-func BlockedByGuard(i int, r Reason) Outcome { return Outcome{Item: -1, Guard: i, GuardReason: r} }
+func BlockedByItem(i int, r Reason) Outcome { return Outcome{Item: i, ItemReason: r} }
 
 // AllowedOutcome is the Outcome of an admitted attempt.
-var AllowedOutcome = Outcome{Allowed: true, Item: -1, Guard: -1}
+var AllowedOutcome = Outcome{Allowed: true, Item: -1}
 
 // RoomFor returns why an item holding req requests and tok tokens has no
 // room for one more request of tokens, or "" when it has.
@@ -77,8 +72,8 @@ func (it Item) RoomFor(req, tok, tokens int64) Reason {
 	return ""
 }
 
-// Backend makes one atomic attempt at a plan: it checks every guard and
-// item and, only if all hold, adds one request and Plan.Req.Tokens tokens
+// Backend makes one atomic attempt at a plan: it checks every item (and
+// the hold's budgets) and, only if all have room, adds one request and Plan.Req.Tokens tokens
 // to every item. A backend that cannot answer returns an error wrapping
 // ErrUnavailable.
 type Backend interface {
@@ -134,7 +129,7 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 			}
 		}
 	}
-	if len(p.Items) == 0 && len(req.Guards) == 0 && req.Hold == nil {
+	if len(p.Items) == 0 && req.Hold == nil {
 		return Decision{Allowed: true, Admission: Admission{Window: p.Window}}, nil
 	}
 
@@ -175,9 +170,6 @@ func (a *Admitter) decide(p *Plan, out Outcome) Decision {
 		b := p.Req.Hold.Budgets[out.BudgetIndex]
 		return Decision{Reason: ReasonBudget, BlockedBudget: &b, Committed: out.Committed}
 	}
-	if out.Guard >= 0 {
-		return Decision{Reason: out.GuardReason, BlockedGuard: p.Req.Guards[out.Guard]}
-	}
 	return Decision{
 		Reason:       out.ItemReason,
 		BlockedScope: p.Items[out.Item].Scope,
@@ -192,11 +184,6 @@ func (a *Admitter) failure(ctx context.Context, p *Plan, err error) (Decision, e
 	}
 	if p.Req.Hold != nil {
 		return Decision{}, fmt.Errorf("strict budget hold fails closed: %w", err)
-	}
-	for _, g := range p.Req.Guards {
-		if g.OnError != FailOpen {
-			return Decision{}, fmt.Errorf("guard %s %s fails closed: %w", g.Kind, g.ID, err)
-		}
 	}
 	for _, it := range p.Items {
 		if it.Scope.OnError == FailClosed {

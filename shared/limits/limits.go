@@ -1,10 +1,9 @@
 // Package limits enforces per-minute request (RPM) and token (TPM) limits
 // across scopes (key, team, user, deployment, model group), shared by every
-// gateway instance, together with guards on key and team records (not
-// blocked, not expired, spend below budget).
+// gateway instance, and reserves strict budgets' worst-case costs (Hold).
 //
 // An admission is all or nothing: a request is admitted only if every scope
-// it touches has room and every guard holds, and a rejected request consumes
+// it touches has room and every budget of its hold can take it, and a rejected request consumes
 // nothing in any scope. The memory store does this under one lock; the
 // DynamoDB store (package ddblimits) in one conditional write or one
 // TransactWriteItems, so the gateway's hot path costs one round trip.
@@ -42,8 +41,8 @@ const (
 type FailMode int
 
 const (
-	// FailDefault takes the check's default: open for rate limits, closed
-	// for guards (budgets, blocked keys).
+	// FailDefault takes the check's default: open for rate limits (a
+	// strict budget's hold always fails closed).
 	FailDefault FailMode = iota
 	// FailOpen admits the request, logs a line and counts it.
 	FailOpen
@@ -67,59 +66,14 @@ type Scope struct {
 // A scope with neither RPM nor TPM is not counted at all.
 func (s Scope) counted() bool { return s.RPM > 0 || s.TPM > 0 }
 
-// GuardKind is the kind of record a guard checks.
-type GuardKind string
-
-// The guard kinds.
-const (
-	GuardKey  GuardKind = "key"  // a virtual key, by its hash
-	GuardTeam GuardKind = "team" // a team, by its id
-)
-
-// Guard is a precondition on a key or team record, checked atomically with
-// the admission: the record exists, is not blocked, has not expired and has
-// spend below its max budget.
-type Guard struct {
-	Kind    GuardKind
-	ID      string   // key hash or team id
-	OnError FailMode // default: FailClosed
-}
-
-// GuardState is what a guard reads from its record.
-type GuardState struct {
-	Found     bool
-	Blocked   bool
-	ExpiresAt time.Time // zero: never
-	Spend     float64
-	MaxBudget *float64 // nil: unlimited
-}
-
-// Check returns why the state fails its guard at now, or "" when it holds.
-func (s GuardState) Check(now time.Time) Reason {
-	switch {
-	case !s.Found:
-		return ReasonNotFound
-	case s.Blocked:
-		return ReasonBlocked
-	case !s.ExpiresAt.IsZero() && !now.Before(s.ExpiresAt):
-		return ReasonExpired
-	case s.MaxBudget != nil && !(s.Spend < *s.MaxBudget):
-		return ReasonBudget
-	}
-	return ""
-}
-
 // Reason says why a request was not admitted.
 type Reason string
 
 // The reasons.
 const (
-	ReasonRPM      Reason = "rpm"             // the scope's requests per minute are used up
-	ReasonTPM      Reason = "tpm"             // the scope's tokens per minute are used up
-	ReasonNotFound Reason = "not_found"       // the guarded record does not exist
-	ReasonBlocked  Reason = "blocked"         // the guarded record is blocked
-	ReasonExpired  Reason = "expired"         // the guarded key has expired
-	ReasonBudget   Reason = "budget_exceeded" // spend has reached max budget
+	ReasonRPM    Reason = "rpm"             // the scope's requests per minute are used up
+	ReasonTPM    Reason = "tpm"             // the scope's tokens per minute are used up
+	ReasonBudget Reason = "budget_exceeded" // a hold's budget has no room left
 )
 
 // AdmitRequest is one request to admit.
@@ -127,7 +81,6 @@ type AdmitRequest struct {
 	Now    time.Time // picks the window; required
 	Scopes []Scope   // each (Kind, ID) at most once
 	Tokens int64     // estimated tokens: prompt tokens plus the max_tokens cap
-	Guards []Guard   // each (Kind, ID) at most once
 	// Hold, if set, reserves a worst-case cost on budget counters in the
 	// same atomic write (strict budgets, see Hold). Its failure mode is
 	// always closed.
@@ -140,8 +93,6 @@ type Decision struct {
 	Reason  Reason // why not; empty when allowed
 	// BlockedScope is the scope that had no room (Reason rpm or tpm).
 	BlockedScope Scope
-	// BlockedGuard is the guard that failed (other reasons).
-	BlockedGuard Guard
 	// BlockedBudget is the budget of the hold that had no room (Reason
 	// budget_exceeded with a Hold), and Committed its counter's value.
 	BlockedBudget *BudgetCounter
@@ -174,8 +125,8 @@ type Slot struct {
 // shared stores, many processes. Every call is bounded by a deadline.
 type Store interface {
 	// Admit counts one request and req.Tokens tokens in every scope if every
-	// scope has room and every guard holds; otherwise it changes nothing and
-	// says which scope or guard blocked. Errors wrap ErrInvalid for a bad
+	// scope (and every budget of req.Hold) has room; otherwise it changes
+	// nothing and says which scope or budget blocked. Errors wrap ErrInvalid for a bad
 	// request or ErrUnavailable when the store could not answer and a check
 	// in the request fails closed.
 	Admit(ctx context.Context, req AdmitRequest) (Decision, error)
@@ -200,7 +151,7 @@ const WriteCeiling = 1000
 
 // RPMPerShard is the RPM one counter item carries with headroom. An admitted
 // request costs its counter item 2 write units when the admission is a
-// transaction (several scopes or guards) and 1 more for the TPM correction:
+// transaction (several scopes, or a hold) and 1 more for the TPM correction:
 // 3 units per request, so an item saturates near 333 requests/s, 20,000 RPM.
 // Half of that leaves room for bursts and rejected (still billed) attempts.
 const RPMPerShard = 10_000
@@ -264,17 +215,6 @@ func Validate(req AdmitRequest) error {
 			return fmt.Errorf("%w: scope %s/%s given twice", ErrInvalid, s.Kind, s.ID)
 		}
 		seen[[2]string{string(s.Kind), s.ID}] = true
-	}
-	for _, g := range req.Guards {
-		switch {
-		case g.Kind != GuardKey && g.Kind != GuardTeam:
-			return fmt.Errorf("%w: guard kind %q", ErrInvalid, g.Kind)
-		case g.ID == "":
-			return fmt.Errorf("%w: guard %s with empty id", ErrInvalid, g.Kind)
-		case seen[[2]string{"guard:" + string(g.Kind), g.ID}]:
-			return fmt.Errorf("%w: guard %s/%s given twice", ErrInvalid, g.Kind, g.ID)
-		}
-		seen[[2]string{"guard:" + string(g.Kind), g.ID}] = true
 	}
 	if req.Hold != nil {
 		return validateHold(req.Hold)

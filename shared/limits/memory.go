@@ -2,24 +2,16 @@ package limits
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 )
 
-// GuardSource gives the memory store the state of guarded records; the
-// memory key store (keys.Memory) implements it.
-type GuardSource interface {
-	GuardState(ctx context.Context, g Guard) (GuardState, error)
-}
-
 // Memory is the in-process store for local mode and unit tests. All its
-// checks and writes happen under one lock, guards included.
+// checks and writes happen under one lock.
 type Memory struct {
 	admitter Admitter
 
 	mu        sync.Mutex
-	guards    GuardSource
 	counters  map[memSlot]*memCounter
 	lastSweep time.Time
 	ledger    *Ledger
@@ -37,10 +29,9 @@ type memCounter struct {
 
 var _ Store = (*Memory)(nil)
 
-// NewMemory returns an empty memory store. guards answers AdmitRequest.Guards;
-// nil means every guard finds no record.
-func NewMemory(guards GuardSource) *Memory {
-	m := &Memory{guards: guards, counters: map[memSlot]*memCounter{}, ledger: newLedger()}
+// NewMemory returns an empty memory store.
+func NewMemory() *Memory {
+	m := &Memory{counters: map[memSlot]*memCounter{}, ledger: newLedger()}
 	m.admitter.Backend = memBackend{m}
 	return m
 }
@@ -107,18 +98,6 @@ func (b memBackend) Attempt(ctx context.Context, p *Plan) (Outcome, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep(p.Req.Now)
-	for i, g := range p.Req.Guards {
-		st := GuardState{}
-		if m.guards != nil {
-			var err error
-			if st, err = m.guards.GuardState(ctx, g); err != nil {
-				return Outcome{}, fmt.Errorf("guard %s %s: %w", g.Kind, g.ID, err)
-			}
-		}
-		if r := st.Check(p.Req.Now); r != "" {
-			return BlockedByGuard(i, r), nil
-		}
-	}
 	w := p.Window.Unix()
 	for i, it := range p.Items {
 		var req, tok int64

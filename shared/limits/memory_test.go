@@ -4,18 +4,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/limitstest"
 )
 
 func TestMemory(t *testing.T) {
 	limitstest.Run(t, func(t *testing.T) limitstest.Harness {
-		ks := keys.NewMemory()
-		m := limits.NewMemory(ks)
+		m := limits.NewMemory()
 		return limitstest.Harness{
 			NewStore: func(*testing.T) limits.Store { return m },
-			Keys:     ks,
 			Count: func(_ *testing.T, kind limits.Kind, id string, shard int, now time.Time) (int64, int64) {
 				return m.Count(kind, id, shard, now)
 			},

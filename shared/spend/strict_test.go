@@ -14,7 +14,7 @@ import (
 func TestStrictMemory(t *testing.T) {
 	spendtest.RunStrict(t, func(t *testing.T) (spendtest.Harness, spendtest.Strict) {
 		ks := keys.NewMemory()
-		lm := limits.NewMemory(ks)
+		lm := limits.NewMemory()
 		st := spend.NewMemory(ks)
 		st.SettleHolds(lm.Ledger())
 		return spendtest.Harness{Store: st, Other: func(*testing.T) spend.Store { return st }, Keys: ks},

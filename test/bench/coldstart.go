@@ -476,7 +476,7 @@ func (r *coldResources) emulatorTimes(ctx context.Context, mockURL string) (map[
 		opt.HTTPClient = fresh
 	})
 	cool := ddbcooldown.New(freshDDB, r.names.Counters, ddbcooldown.Options{})
-	lim := ddblimits.New(r.ddbClient, r.names.Counters, ddblimits.Options{KeysTable: r.names.Keys, HoldsTable: r.names.Spend})
+	lim := ddblimits.New(r.ddbClient, r.names.Counters, ddblimits.Options{HoldsTable: r.names.Spend})
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello in one short sentence."}]}`)
 	calls := map[string]func() error{
 		"ssm": func() error {

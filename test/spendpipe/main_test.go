@@ -81,12 +81,6 @@ func (c *Calls) Get(op string) int {
 	return c.n[op]
 }
 
-func (c *Calls) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return fmt.Sprint(c.n)
-}
-
 // consumerStore is the spend function's store on names, with its own client.
 func consumerStore(t *testing.T, cfg aws.Config, names tables.Names) *ddbspend.Store {
 	client := ddb.NewClient(cfg, ddb.ClientOptions{Emulator: true})

@@ -200,12 +200,6 @@ func del(table, pk, cond string, values map[string]types.AttributeValue) types.T
 	return types.TransactWriteItem{Delete: d}
 }
 
-// aliasPut reserves alias for hash: absent, or already this key's.
-func (st *Store) aliasPut(alias, hash string) types.TransactWriteItem {
-	return put(st.table, map[string]types.AttributeValue{attrPK: s(aliasPK(alias)), attrKind: s(kindAlias), attrKeyHash: s(hash)},
-		"attribute_not_exists(pk) OR key_hash = :h", map[string]types.AttributeValue{":h": s(hash)})
-}
-
 func (st *Store) aliasDelete(alias, hash string) types.TransactWriteItem {
 	return del(st.table, aliasPK(alias), "attribute_not_exists(pk) OR key_hash = :h", map[string]types.AttributeValue{":h": s(hash)})
 }

@@ -12,10 +12,6 @@
 // spend is created as 0 and changed only by ADD, so concurrent spend
 // updates never lose an increment; UpdateKey/UpdateTeam SET every other
 // attribute and never touch spend.
-//
-// The same items are checked by admissions (package ddblimits) through
-// GuardCheck: one ConditionCheck per guarded record inside the admission's
-// TransactWriteItems.
 package ddbkeys
 
 import (
@@ -31,7 +27,6 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
-	"github.com/sluice-gw/sluice/shared/limits"
 )
 
 // Options tune a Store.
@@ -74,54 +69,11 @@ const (
 	attrCreated   = "created_at"
 )
 
-// GuardCondition holds when the record exists, is not blocked, has not
-// expired at :now (epoch ms) and has spend below max_budget. It is the
-// DynamoDB form of limits.GuardState.Check.
-const GuardCondition = "attribute_exists(pk)" +
-	" AND (attribute_not_exists(blocked) OR blocked = :false)" +
-	" AND (attribute_not_exists(expires) OR expires > :now)" +
-	" AND (attribute_not_exists(max_budget) OR spend < max_budget)"
-
-// PK returns the partition key of a guarded record.
-func PK(g limits.Guard) string { return string(g.Kind) + "#" + g.ID }
-
-func keyPK(hash string) string { return PK(limits.Guard{Kind: limits.GuardKey, ID: hash}) }
-func teamPK(id string) string  { return PK(limits.Guard{Kind: limits.GuardTeam, ID: id}) }
+func keyPK(hash string) string { return string(keys.KindKey) + "#" + hash }
+func teamPK(id string) string  { return string(keys.KindTeam) + "#" + id }
 
 func itemKey(pk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: s(pk)}
-}
-
-// GuardCheck returns the ConditionCheck of guard g at now, for a
-// TransactWriteItems on the keys table named table. On failure it returns
-// the item (ALL_OLD), which GuardState decodes to name the reason.
-func GuardCheck(table string, g limits.Guard, now time.Time) types.TransactWriteItem {
-	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName:           aws.String(table),
-		Key:                 itemKey(PK(g)),
-		ConditionExpression: aws.String(GuardCondition),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":false": &types.AttributeValueMemberBOOL{Value: false},
-			":now":   n(now.UnixMilli()),
-		},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}
-}
-
-// GuardState decodes the guard state of a key or team item (nil or empty:
-// not found).
-func GuardState(item map[string]types.AttributeValue) limits.GuardState {
-	if len(item) == 0 {
-		return limits.GuardState{}
-	}
-	st := limits.GuardState{Found: true, Blocked: getBool(item, attrBlocked), Spend: getFloat(item, attrSpend)}
-	if ms, ok := getInt(item, attrExpires); ok {
-		st.ExpiresAt = time.UnixMilli(ms).UTC()
-	}
-	if b, ok := getFloatOK(item, attrMaxBudget); ok {
-		st.MaxBudget = &b
-	}
-	return st
 }
 
 func (st *Store) call(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -214,23 +166,6 @@ func (st *Store) update(ctx context.Context, pk, what string, set map[string]typ
 		return nil, wrap("update", what, err)
 	}
 	return out.Attributes, nil
-}
-
-func (st *Store) delete(ctx context.Context, pk, what string) error {
-	ctx, cancel := st.call(ctx)
-	defer cancel()
-	_, err := st.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:           aws.String(st.table),
-		Key:                 itemKey(pk),
-		ConditionExpression: aws.String("attribute_exists(pk)"),
-	})
-	if ddb.ConditionFailed(err) {
-		return fmt.Errorf("%s: %w", what, keys.ErrNotFound)
-	}
-	if err != nil {
-		return wrap("delete", what, err)
-	}
-	return nil
 }
 
 func keyWhat(hash string) string {
@@ -456,11 +391,6 @@ func getFloatOK(item map[string]types.AttributeValue, name string) (float64, boo
 	}
 	x, err := strconv.ParseFloat(v.Value, 64)
 	return x, err == nil
-}
-
-func getFloat(item map[string]types.AttributeValue, name string) float64 {
-	x, _ := getFloatOK(item, name)
-	return x
 }
 
 func getList(item map[string]types.AttributeValue, name string) []string {

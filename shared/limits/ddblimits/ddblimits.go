@@ -1,6 +1,6 @@
 // Package ddblimits is the DynamoDB implementation of limits.Store, on the
-// COUNTERS_TABLE (infra/tables.Counters), with guards checked on the
-// KEYS_TABLE items of package ddbkeys.
+// COUNTERS_TABLE (infra/tables.Counters), with strict budgets' holds on the
+// spend table.
 //
 // # Items
 //
@@ -14,14 +14,14 @@
 //
 // An admission is one call:
 //
-//   - one scope, no guard: UpdateItem
+//   - one scope, no hold: UpdateItem
 //     ADD req :1, tok :est SET expires_at = :exp
 //     IF (attribute_not_exists(req) OR req < :rpm) AND (attribute_not_exists(tok) OR tok <= :tpm - :est)
 //     with ReturnValuesOnConditionCheckFailure ALL_OLD, which tells RPM from TPM;
-//   - otherwise: one TransactWriteItems holding a ConditionCheck per guard
-//     (ddbkeys.GuardCondition on the key or team item) and the Update above
-//     per scope. If any condition fails nothing is written; the cancellation
-//     reasons (with ALL_OLD items) name the guard or scope that blocked.
+//   - otherwise: one TransactWriteItems holding the Update above per scope
+//     and, with a hold, its budget counters and hold item. If any condition
+//     fails nothing is written; the cancellation reasons (with ALL_OLD items)
+//     name the scope or budget that blocked.
 //
 // A transaction cancelled only by TransactionConflict (another transaction
 // on the same item at the same moment) is retried with jittered backoff
@@ -55,14 +55,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
-	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/limits"
 )
 
 // Options configure a Store.
 type Options struct {
-	// KeysTable is the keys table the guards check; required for guards.
-	KeysTable string
 	// HoldsTable is the spend table, where strict-budget holds are put
 	// (limits.HoldKey); required for admissions with a Hold.
 	HoldsTable string
@@ -75,12 +72,11 @@ type Options struct {
 
 // Store is a limits.Store on DynamoDB.
 type Store struct {
-	client    *dynamodb.Client
-	table     string
-	keysTable string
-	holds     string
-	timeout   time.Duration
-	admitter  limits.Admitter
+	client   *dynamodb.Client
+	table    string
+	holds    string
+	timeout  time.Duration
+	admitter limits.Admitter
 }
 
 var _ limits.Store = (*Store)(nil)
@@ -91,16 +87,13 @@ func New(client *dynamodb.Client, table string, o Options) *Store {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
 	}
-	s := &Store{client: client, table: table, keysTable: o.KeysTable, holds: o.HoldsTable, timeout: o.Timeout}
+	s := &Store{client: client, table: table, holds: o.HoldsTable, timeout: o.Timeout}
 	s.admitter = limits.Admitter{Backend: backend{s}, Logger: o.Logger, Timeout: o.Timeout}
 	return s
 }
 
 // Admit implements limits.Store.
 func (s *Store) Admit(ctx context.Context, req limits.AdmitRequest) (limits.Decision, error) {
-	if len(req.Guards) > 0 && s.keysTable == "" {
-		return limits.Decision{}, fmt.Errorf("%w: guards need Options.KeysTable", limits.ErrInvalid)
-	}
 	if req.Hold != nil && s.holds == "" {
 		return limits.Decision{}, fmt.Errorf("%w: holds need Options.HoldsTable", limits.ErrInvalid)
 	}
@@ -197,7 +190,7 @@ type backend struct{ s *Store }
 
 func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, error) {
 	s := b.s
-	if len(p.Items) == 1 && len(p.Req.Guards) == 0 && p.Req.Hold == nil {
+	if len(p.Items) == 1 && p.Req.Hold == nil {
 		u := update(s.table, p, p.Items[0])
 		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                           u.TableName,
@@ -217,10 +210,7 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 		return limits.AllowedOutcome, nil
 	}
 
-	items := make([]types.TransactWriteItem, 0, len(p.Req.Guards)+len(p.Items))
-	for _, g := range p.Req.Guards {
-		items = append(items, ddbkeys.GuardCheck(s.keysTable, g, p.Req.Now))
-	}
+	items := make([]types.TransactWriteItem, 0, len(p.Items))
 	for _, it := range p.Items {
 		items = append(items, types.TransactWriteItem{Update: update(s.table, p, it)})
 	}
@@ -243,20 +233,13 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 		for i, r := range tce.CancellationReasons {
 			switch aws.ToString(r.Code) {
 			case "ConditionalCheckFailed":
-				if i < len(p.Req.Guards) {
-					reason := ddbkeys.GuardState(r.Item).Check(p.Req.Now)
-					if reason == "" {
-						reason = limits.ReasonBlocked // changed since; report it blocked
-					}
-					return limits.BlockedByGuard(i, reason), nil
-				}
-				if j := i - len(p.Req.Guards) - len(p.Items); j >= 0 && j < nBudgets {
+				if j := i - len(p.Items); j >= 0 && j < nBudgets {
 					return limits.BlockedByBudget(j, getInt(r.Item, "c")), nil
 				}
-				if i-len(p.Req.Guards) >= len(p.Items) {
+				if i >= len(p.Items) {
 					return limits.Outcome{}, fmt.Errorf("admit: hold refused: %w", err)
 				}
-				return itemBlocked(p, i-len(p.Req.Guards), r.Item), nil
+				return itemBlocked(p, i, r.Item), nil
 			case "TransactionConflict":
 				conflict = true
 			case "", "None":

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 )
 
@@ -21,8 +20,6 @@ type Harness struct {
 	// NewStore returns another store instance on the same shared state, as
 	// another Lambda instance would hold (for DynamoDB: a new SDK client).
 	NewStore func(t *testing.T) limits.Store
-	// Keys is where the records that guards check live.
-	Keys keys.Store
 	// Count returns the requests and tokens counted in a scope's shard in
 	// the window holding now.
 	Count func(t *testing.T, kind limits.Kind, id string, shard int, now time.Time) (requests, tokens int64)
@@ -42,7 +39,6 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"RPM", testRPM},
 		{"TPM", testTPM},
 		{"AllOrNothing", testAllOrNothing},
-		{"Guards", testGuards},
 		{"Sharded", testSharded},
 		{"ConcurrentExact", testConcurrentExact},
 		{"ConcurrentKeyAndTeam", testConcurrentKeyAndTeam},
@@ -100,9 +96,6 @@ func testInvalid(t *testing.T, h Harness) {
 		{"negative rpm", limits.AdmitRequest{Now: base, Scopes: []limits.Scope{{Kind: limits.KindKey, ID: "k", RPM: -1}}}},
 		{"too many shards", limits.AdmitRequest{Now: base, Scopes: []limits.Scope{{Kind: limits.KindKey, ID: "k", RPM: 1000, Shards: limits.MaxShards + 1}}}},
 		{"duplicate scope", limits.AdmitRequest{Now: base, Scopes: []limits.Scope{ok, ok}}},
-		{"bad guard kind", limits.AdmitRequest{Now: base, Guards: []limits.Guard{{Kind: "user", ID: "u"}}}},
-		{"empty guard id", limits.AdmitRequest{Now: base, Guards: []limits.Guard{{Kind: limits.GuardKey}}}},
-		{"duplicate guard", limits.AdmitRequest{Now: base, Guards: []limits.Guard{{Kind: limits.GuardTeam, ID: "t"}, {Kind: limits.GuardTeam, ID: "t"}}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d, err := s.Admit(ctx(t), tt.req)
@@ -224,97 +217,6 @@ func testAllOrNothing(t *testing.T, h Harness) {
 	wantCount(t, h, narrow.Kind, narrow.ID, base, 1, 5)
 }
 
-func budget(v float64) *float64 { return &v }
-
-func spend(c context.Context, s keys.Store, r keys.Ref, usd float64) error {
-	_, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: r, Nanos: keys.Nanos(usd), At: base}})
-	return err
-}
-
-func testGuards(t *testing.T, h Harness) {
-	s := h.NewStore(t)
-	c := ctx(t)
-	team := keys.Team{ID: id("team"), Budget: keys.Budget{MaxBudget: budget(10)}}
-	key := keys.Key{Hash: keys.HashSecret(id("sk")), TeamID: team.ID, Budget: keys.Budget{MaxBudget: budget(1)}, ExpiresAt: base.Add(20 * time.Second)}
-	sc := limits.Scope{Kind: limits.KindKey, ID: key.Hash, RPM: 100}
-	req := func(now time.Time) limits.AdmitRequest {
-		return limits.AdmitRequest{Now: now, Scopes: []limits.Scope{sc}, Guards: []limits.Guard{key.Guard(), team.Guard()}}
-	}
-	check := func(t *testing.T, now time.Time, want limits.Reason, wantGuard limits.Guard) {
-		t.Helper()
-		d := admit(t, s, req(now))
-		if want == "" {
-			if !d.Allowed {
-				t.Fatalf("%+v, want allowed", d)
-			}
-			return
-		}
-		if d.Allowed || d.Reason != want || d.BlockedGuard != wantGuard {
-			t.Fatalf("%+v, want blocked by %s of %+v", d, want, wantGuard)
-		}
-	}
-	allowed := int64(0)
-	steps := []struct {
-		name  string
-		setup func() error
-		now   time.Time
-		want  limits.Reason
-		guard limits.Guard
-	}{
-		{"key missing", nil, base, limits.ReasonNotFound, key.Guard()},
-		{"team missing", func() error { return h.Keys.CreateKey(c, key) }, base, limits.ReasonNotFound, team.Guard()},
-		{"both present", func() error { return h.Keys.CreateTeam(c, team) }, base, "", limits.Guard{}},
-		{"key blocked", func() error { return h.Keys.BlockKey(c, key.Hash, true) }, base, limits.ReasonBlocked, key.Guard()},
-		{"key unblocked", func() error { return h.Keys.BlockKey(c, key.Hash, false) }, base, "", limits.Guard{}},
-		{"team blocked", func() error { return h.Keys.BlockTeam(c, team.ID, true) }, base, limits.ReasonBlocked, team.Guard()},
-		{"team unblocked", func() error { return h.Keys.BlockTeam(c, team.ID, false) }, base, "", limits.Guard{}},
-		{"key spend below budget", func() error { return spend(c, h.Keys, keys.Ref{Kind: keys.KindKey, ID: key.Hash}, 0.75) }, base, "", limits.Guard{}},
-		{"key spend at budget", func() error { return spend(c, h.Keys, keys.Ref{Kind: keys.KindKey, ID: key.Hash}, 0.25) }, base, limits.ReasonBudget, key.Guard()},
-		{"key budget raised", func() error {
-			k := key
-			k.MaxBudget = budget(5)
-			_, err := h.Keys.UpdateKey(c, k)
-			return err
-		}, base, "", limits.Guard{}},
-		{"team spend over budget", func() error { return spend(c, h.Keys, keys.Ref{Kind: keys.KindTeam, ID: team.ID}, 10.5) }, base, limits.ReasonBudget, team.Guard()},
-		{"team budget removed", func() error {
-			tm := team
-			tm.MaxBudget = nil
-			_, err := h.Keys.UpdateTeam(c, tm)
-			return err
-		}, base, "", limits.Guard{}},
-		{"key expired", nil, base.Add(20 * time.Second), limits.ReasonExpired, key.Guard()},
-		{"key deleted", func() error { return h.Keys.DeleteKey(c, key.Hash) }, base, limits.ReasonNotFound, key.Guard()},
-	}
-	for _, st := range steps {
-		t.Run(st.name, func(t *testing.T) {
-			if st.setup != nil {
-				if err := st.setup(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			check(t, st.now, st.want, st.guard)
-			if st.want == "" {
-				allowed++
-			}
-		})
-	}
-	// Only admitted requests were counted; rejections by a guard consumed nothing.
-	wantCount(t, h, sc.Kind, sc.ID, base, allowed, 0)
-
-	t.Run("guards alone", func(t *testing.T) {
-		g := keys.Team{ID: id("team")}
-		if err := h.Keys.CreateTeam(c, g); err != nil {
-			t.Fatal(err)
-		}
-		if d := admit(t, s, limits.AdmitRequest{Now: base, Guards: []limits.Guard{g.Guard()}}); !d.Allowed {
-			t.Fatalf("%+v", d)
-		}
-	})
-}
-
-// run makes n admissions of req spread over the stores, each on its own
-// goroutine, and returns how many were allowed.
 func run(t *testing.T, stores []limits.Store, perStore int, req limits.AdmitRequest) int64 {
 	t.Helper()
 	var (
@@ -366,17 +268,8 @@ func testConcurrentExact(t *testing.T, h Harness) {
 }
 
 func testConcurrentKeyAndTeam(t *testing.T, h Harness) {
-	c := ctx(t)
-	team := keys.Team{ID: id("team"), RPMLimit: 150}
-	key := keys.Key{Hash: keys.HashSecret(id("sk")), TeamID: team.ID, RPMLimit: 100}
-	if err := h.Keys.CreateTeam(c, team); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Keys.CreateKey(c, key); err != nil {
-		t.Fatal(err)
-	}
-	teamScope := limits.Scope{Kind: limits.KindTeam, ID: team.ID, RPM: team.RPMLimit, OnError: limits.FailClosed}
-	keyScope := limits.Scope{Kind: limits.KindKey, ID: key.Hash, RPM: key.RPMLimit, OnError: limits.FailClosed}
+	teamScope := limits.Scope{Kind: limits.KindTeam, ID: id("team"), RPM: 150, OnError: limits.FailClosed}
+	keyScope := limits.Scope{Kind: limits.KindKey, ID: id("key"), RPM: 100, OnError: limits.FailClosed}
 
 	// Another key of the team has already used 80 of the team's 150.
 	other := limits.Scope{Kind: limits.KindKey, ID: id("other"), RPM: 1000}
@@ -390,7 +283,6 @@ func testConcurrentKeyAndTeam(t *testing.T, h Harness) {
 	req := limits.AdmitRequest{
 		Now:    base,
 		Scopes: []limits.Scope{keyScope, teamScope},
-		Guards: []limits.Guard{key.Guard(), team.Guard()},
 	}
 	got := run(t, instances(t, h, 8), 64, req)
 	if got != 70 {

@@ -31,14 +31,6 @@ const DefaultBase = "https://api.anthropic.com"
 // requires it) and the deployment's output limit is unknown.
 const DefaultMaxTokens = 4096
 
-// NewRequest returns the upstream request for call on deployment d: a
-// Messages request translated from the OpenAI chat body. A body that cannot
-// be translated is an *apierr.Error (400).
-func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Request, error) {
-	req, _, err := newRequest(ctx, d, call)
-	return req, err
-}
-
 // newRequest builds the upstream request and says whether the answer is in
 // JSON mode (response_format answered by the json_tool_call tool).
 func newRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Request, bool, error) {

@@ -27,7 +27,7 @@ func TestStrict(t *testing.T) {
 		}
 		newLimits := func(t *testing.T) *ddblimits.Store {
 			return ddblimits.New(ddblocal.Client(t), names.Counters,
-				ddblimits.Options{KeysTable: names.Keys, HoldsTable: names.Spend, Timeout: 60 * time.Second})
+				ddblimits.Options{HoldsTable: names.Spend, Timeout: 60 * time.Second})
 		}
 		st, reader := newStore(t), newLimits(t)
 		return spendtest.Harness{
