@@ -13,11 +13,9 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
-	"github.com/sluice-gw/sluice/shared/providers/azure"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -334,18 +332,6 @@ func (x *exchange) setRouteHeaders(a *router.Attempt) {
 	hd["X-Litellm-Attempted-Fallbacks"] = intHeader(a.Fallback)
 }
 
-// injectUsage says whether to ask a stream for its usage even when the
-// client did not (to account tokens); the extra chunk is not forwarded.
-func injectUsage(d *config.Deployment) bool {
-	switch d.Protocol {
-	case config.ProtocolOpenAI, config.ProtocolMock, config.ProtocolAnthropic, config.ProtocolBedrock:
-		return true
-	case config.ProtocolAzure:
-		return azure.SupportsStreamUsage(d.APIVersion)
-	}
-	return false
-}
-
 // attempt makes one try for the router.
 func (x *exchange) attempt(ctx context.Context, a *router.Attempt) error {
 	x.attempts++
@@ -354,7 +340,7 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) error {
 		return err
 	}
 	d := a.Deployment
-	inject := x.req.Stream && !x.req.IncludeUsage && injectUsage(d)
+	inject := x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
 	body := x.req.WithModel(a.ProviderModel, inject)
 	if len(d.Params) > 0 {
 		body = wire.SetDefaults(body, d.Params)

@@ -92,6 +92,19 @@ func (p *Dispatcher) Do(ctx context.Context, d *config.Deployment, call wire.Cal
 	return check(ctx, d, resp, err)
 }
 
+// StreamUsage says whether a stream to d may be asked for its usage even
+// when the client did not ask (to account tokens); the extra chunk is not
+// forwarded.
+func StreamUsage(d *config.Deployment) bool {
+	switch d.Protocol {
+	case config.ProtocolOpenAI, config.ProtocolMock, config.ProtocolAnthropic, config.ProtocolBedrock:
+		return true
+	case config.ProtocolAzure:
+		return azure.SupportsStreamUsage(d.APIVersion)
+	}
+	return false
+}
+
 func check(ctx context.Context, d *config.Deployment, resp *http.Response, err error) (*http.Response, error) {
 	if err != nil {
 		return nil, TransportError(ctx, d, err)
