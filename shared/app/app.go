@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/adminapi"
+	"github.com/sluice-gw/sluice/shared/app/appenv"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/cooldown/ddbcooldown"
@@ -35,8 +36,8 @@ import (
 
 // Stores.
 const (
-	StoreMemory   = "memory"
-	StoreDynamoDB = "dynamodb"
+	StoreMemory   = appenv.StoreMemory
+	StoreDynamoDB = appenv.StoreDynamoDB
 )
 
 // Settings are what the environment and flags decide.
@@ -48,6 +49,9 @@ type Settings struct {
 	// MasterKey, when set, overrides general_settings.master_key (from SSM
 	// in Lambda, or LITELLM_MASTER_KEY locally).
 	MasterKey string
+	// MasterKeyParameter names the SSM parameter holding the master key
+	// (ResolveAWS reads it into MasterKey).
+	MasterKeyParameter string
 
 	Store string // StoreMemory (default) or StoreDynamoDB
 	// AWS is the SDK configuration for StoreDynamoDB; its endpoint comes

@@ -366,10 +366,11 @@ func TestMetricsSSMError(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	env := map[string]string{app.MasterKeyParameterEnv: "sluice/master-key", "AWS_ENDPOINT_URL_SSM": closed}
+	env := map[string]string{"AWS_ENDPOINT_URL_SSM": closed}
 	reg := metrics.New(metrics.Options{Prometheus: true})
-	s := app.Settings{Metrics: reg, ConfigYAML: []byte(metricsYAML("http://127.0.0.1:1", "")), Logger: slog.New(slog.DiscardHandler)}
-	if err := s.ResolveAWS(context.Background(), func(k string) string { return env[k] }); err != nil {
+	s := app.Settings{Metrics: reg, ConfigYAML: []byte(metricsYAML("http://127.0.0.1:1", "")), Logger: slog.New(slog.DiscardHandler),
+		MasterKeyParameter: "sluice/master-key", Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	if err := s.ResolveAWS(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := app.Build(context.Background(), s); err == nil {

@@ -1,9 +1,9 @@
-package app_test
+package appenv_test
 
 import (
 	"testing"
 
-	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/app/appenv"
 )
 
 func TestLambdaProcs(t *testing.T) {
@@ -23,7 +23,7 @@ func TestLambdaProcs(t *testing.T) {
 		{"lots", 2, 2},
 		{"-1", 2, 2},
 	} {
-		if got := app.LambdaProcs(c.memory, c.cpus); got != c.want {
+		if got := appenv.LambdaProcs(c.memory, c.cpus); got != c.want {
 			t.Errorf("LambdaProcs(%q, %d) = %d, want %d", c.memory, c.cpus, got, c.want)
 		}
 	}
