@@ -6,11 +6,9 @@ package gatewayapp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -106,31 +104,4 @@ func startLambda(gw *app.Gateway, log *slog.Logger) {
 	}
 	inittrace.Mark("lambda_start")
 	lambdahttp.Start(h, lambdahttp.WithLogger(log), lambdahttp.WithAfterResponse(after))
-}
-
-// serveLocal serves gw on e.Addr, bounded by e.Local, until ctx ends.
-func serveLocal(ctx context.Context, gw *app.Gateway, e appenv.Settings) error {
-	ln, err := net.Listen("tcp", e.Addr)
-	if err != nil {
-		return err
-	}
-	srv := gw.Server() // settings.Local's timeouts and bounds
-	banner(os.Stderr, gw, "http://"+ln.Addr().String(), e)
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	if err := gw.Close(shutdown); err != nil { // record the spend still queued
-		return fmt.Errorf("spend: %w", err)
-	}
-	return nil
 }
