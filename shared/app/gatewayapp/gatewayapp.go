@@ -64,7 +64,7 @@ func Run(e appenv.Settings) error {
 		startLambda(gw, log)
 		return nil
 	}
-	return serveLocal(ctx, gw, e)
+	return serveLocal(ctx, gw, e, os.Stderr)
 }
 
 // cpuProfile writes a CPU profile to path until stop.

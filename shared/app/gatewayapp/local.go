@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -15,14 +14,15 @@ import (
 	"github.com/sluice-gw/sluice/shared/app/appenv"
 )
 
-// serveLocal serves gw on e.Addr, bounded by e.Local, until ctx ends.
-func serveLocal(ctx context.Context, gw *app.Gateway, e appenv.Settings) error {
+// serveLocal serves gw on e.Addr, bounded by e.Local, until ctx ends;
+// the banner goes to w.
+func serveLocal(ctx context.Context, gw *app.Gateway, e appenv.Settings, w io.Writer) error {
 	ln, err := net.Listen("tcp", e.Addr)
 	if err != nil {
 		return err
 	}
 	srv := gw.Server() // settings.Local's timeouts and bounds
-	banner(os.Stderr, gw, "http://"+ln.Addr().String(), e)
+	banner(w, gw, "http://"+ln.Addr().String(), e)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
