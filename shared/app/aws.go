@@ -36,7 +36,7 @@ func (s *Settings) ResolveAWS(ctx context.Context) error {
 	s.Emulator = awsconf.HasEndpoint(ctx, cfg, "DynamoDB")
 	if param != "" {
 		p := &pendingSecret{done: make(chan struct{})}
-		client := ssmparam.NewClient(cfg, s.lookup)
+		client := ssmparam.NewClient(cfg)
 		m := s.Metrics
 		go func() {
 			defer close(p.done)
@@ -51,14 +51,4 @@ func (s *Settings) ResolveAWS(ctx context.Context) error {
 		s.masterKeyRead = p
 	}
 	return nil
-}
-
-// lookup reads a variable through s.Getenv ("" without it): the SSM
-// client's endpoint settings.
-func (s *Settings) lookup(name string) string {
-	if s.Getenv == nil {
-		return ""
-	}
-	v, _ := s.Getenv(name)
-	return v
 }

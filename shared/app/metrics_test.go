@@ -366,10 +366,10 @@ func TestMetricsSSMError(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	env := map[string]string{"AWS_ENDPOINT_URL_SSM": closed}
+	t.Setenv("AWS_ENDPOINT_URL_SSM", closed)
 	reg := metrics.New(metrics.Options{Prometheus: true})
 	s := app.Settings{Metrics: reg, ConfigYAML: []byte(metricsYAML("http://127.0.0.1:1", "")), Logger: slog.New(slog.DiscardHandler),
-		MasterKeyParameter: "sluice/master-key", Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+		MasterKeyParameter: "sluice/master-key"}
 	if err := s.ResolveAWS(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -73,13 +73,13 @@ type Client struct {
 var _ API = (*Client)(nil)
 
 // NewClient returns a Client for cfg's region, credentials and HTTP client.
-// The endpoint is, as the SDK resolves it: AWS_ENDPOINT_URL_SSM, else
-// cfg.BaseEndpoint (AWS_ENDPOINT_URL), unless
+// The endpoint is, as the SDK resolves it from cfg's sources (the
+// environment's AWS_* variables, the shared config's profile):
+// AWS_ENDPOINT_URL_SSM, else cfg.BaseEndpoint (AWS_ENDPOINT_URL), unless
 // AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true; else the region's
 // ssm[-fips].<region>.<partition suffix>, with FIPS and dual-stack from
-// AWS_USE_FIPS_ENDPOINT and AWS_USE_DUALSTACK_ENDPOINT. lookup reads the
-// environment (os.Getenv).
-func NewClient(cfg aws.Config, lookup func(string) string) *Client {
+// AWS_USE_FIPS_ENDPOINT and AWS_USE_DUALSTACK_ENDPOINT.
+func NewClient(cfg aws.Config) *Client {
 	c := &Client{
 		region: cfg.Region, credentials: cfg.Credentials, http: cfg.HTTPClient,
 		signer: v4.NewSigner(), attempts: 3, backoff: 50 * time.Millisecond,
@@ -87,19 +87,66 @@ func NewClient(cfg aws.Config, lookup func(string) string) *Client {
 	if c.http == nil {
 		c.http = awshttp.NewBuildableClient()
 	}
-	if !strings.EqualFold(lookup("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true") {
-		if e := lookup("AWS_ENDPOINT_URL_SSM"); e != "" {
-			c.endpoint = e
+	src := sourcesOf(cfg)
+	if !src.ignore {
+		if src.service != "" {
+			c.endpoint = src.service
 		} else if cfg.BaseEndpoint != nil {
 			c.endpoint = *cfg.BaseEndpoint
 		}
 	}
 	if c.endpoint == "" {
-		c.endpoint = endpointFor(c.region, strings.EqualFold(lookup("AWS_USE_FIPS_ENDPOINT"), "true"),
-			strings.EqualFold(lookup("AWS_USE_DUALSTACK_ENDPOINT"), "true"))
+		c.endpoint = endpointFor(c.region, src.fips, src.dualStack)
 	}
 	c.endpoint = strings.TrimRight(c.endpoint, "/")
 	return c
+}
+
+// sources are the endpoint settings of a configuration's sources, each
+// from the first source that has it, as the SDK's clients read them.
+type sources struct {
+	service                 string // AWS_ENDPOINT_URL_SSM
+	ignore, fips, dualStack bool
+}
+
+func sourcesOf(cfg aws.Config) sources {
+	ctx := context.Background() // the sources hold what they read at load
+	var s sources
+	var haveService, haveIgnore, haveFIPS, haveDual bool
+	for _, src := range cfg.ConfigSources {
+		if p, ok := src.(interface {
+			GetServiceBaseEndpoint(context.Context, string) (string, bool, error)
+		}); ok && !haveService {
+			v, found, err := p.GetServiceBaseEndpoint(ctx, "SSM")
+			haveService = found && err == nil
+			s.service = v
+		}
+		if p, ok := src.(interface {
+			GetIgnoreConfiguredEndpoints(context.Context) (bool, bool, error)
+		}); ok && !haveIgnore {
+			v, found, err := p.GetIgnoreConfiguredEndpoints(ctx)
+			haveIgnore = found && err == nil
+			s.ignore = haveIgnore && v
+		}
+		if p, ok := src.(interface {
+			GetUseFIPSEndpoint(context.Context) (aws.FIPSEndpointState, bool, error)
+		}); ok && !haveFIPS {
+			v, found, err := p.GetUseFIPSEndpoint(ctx)
+			haveFIPS = found && err == nil
+			s.fips = haveFIPS && v == aws.FIPSEndpointStateEnabled
+		}
+		if p, ok := src.(interface {
+			GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpointState, bool, error)
+		}); ok && !haveDual {
+			v, found, err := p.GetUseDualStackEndpoint(ctx)
+			haveDual = found && err == nil
+			s.dualStack = haveDual && v == aws.DualStackEndpointStateEnabled
+		}
+	}
+	if !haveService {
+		s.service = ""
+	}
+	return s
 }
 
 // endpointFor is SSM's endpoint in region (partitions aws, aws-cn,
