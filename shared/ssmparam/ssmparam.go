@@ -109,44 +109,48 @@ type sources struct {
 	ignore, fips, dualStack bool
 }
 
-func sourcesOf(cfg aws.Config) sources {
-	ctx := context.Background() // the sources hold what they read at load
-	var s sources
-	var haveService, haveIgnore, haveFIPS, haveDual bool
-	for _, src := range cfg.ConfigSources {
-		if p, ok := src.(interface {
-			GetServiceBaseEndpoint(context.Context, string) (string, bool, error)
-		}); ok && !haveService {
-			v, found, err := p.GetServiceBaseEndpoint(ctx, "SSM")
-			haveService = found && err == nil
-			s.service = v
-		}
-		if p, ok := src.(interface {
-			GetIgnoreConfiguredEndpoints(context.Context) (bool, bool, error)
-		}); ok && !haveIgnore {
-			v, found, err := p.GetIgnoreConfiguredEndpoints(ctx)
-			haveIgnore = found && err == nil
-			s.ignore = haveIgnore && v
-		}
-		if p, ok := src.(interface {
-			GetUseFIPSEndpoint(context.Context) (aws.FIPSEndpointState, bool, error)
-		}); ok && !haveFIPS {
-			v, found, err := p.GetUseFIPSEndpoint(ctx)
-			haveFIPS = found && err == nil
-			s.fips = haveFIPS && v == aws.FIPSEndpointStateEnabled
-		}
-		if p, ok := src.(interface {
-			GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpointState, bool, error)
-		}); ok && !haveDual {
-			v, found, err := p.GetUseDualStackEndpoint(ctx)
-			haveDual = found && err == nil
-			s.dualStack = haveDual && v == aws.DualStackEndpointStateEnabled
-		}
+// What a configuration source may answer (the SDK's EnvConfig and
+// SharedConfig, awsconf's environment source).
+type (
+	serviceEndpoint interface {
+		GetServiceBaseEndpoint(context.Context, string) (string, bool, error)
 	}
-	if !haveService {
-		s.service = ""
+	ignoreEndpoints interface {
+		GetIgnoreConfiguredEndpoints(context.Context) (bool, bool, error)
 	}
+	fipsEndpoint interface {
+		GetUseFIPSEndpoint(context.Context) (aws.FIPSEndpointState, bool, error)
+	}
+	dualStackEndpoint interface {
+		GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpointState, bool, error)
+	}
+)
+
+func sourcesOf(cfg aws.Config) (s sources) {
+	ctx, srcs := context.Background(), cfg.ConfigSources // the sources hold what they read at load
+	s.service = first(srcs, func(p serviceEndpoint) (string, bool, error) { return p.GetServiceBaseEndpoint(ctx, "SSM") })
+	s.ignore = first(srcs, func(p ignoreEndpoints) (bool, bool, error) { return p.GetIgnoreConfiguredEndpoints(ctx) })
+	s.fips = first(srcs, func(p fipsEndpoint) (aws.FIPSEndpointState, bool, error) { return p.GetUseFIPSEndpoint(ctx) }) ==
+		aws.FIPSEndpointStateEnabled
+	s.dualStack = first(srcs, func(p dualStackEndpoint) (aws.DualStackEndpointState, bool, error) {
+		return p.GetUseDualStackEndpoint(ctx)
+	}) ==
+		aws.DualStackEndpointStateEnabled
 	return s
+}
+
+// first is the value of the first source that is a P and has one; zero
+// when none has.
+func first[P, V any](srcs []any, get func(P) (V, bool, error)) V {
+	for _, src := range srcs {
+		if p, ok := src.(P); ok {
+			if v, found, err := get(p); found && err == nil {
+				return v
+			}
+		}
+	}
+	var zero V
+	return zero
 }
 
 // endpointFor is SSM's endpoint in region (partitions aws, aws-cn,

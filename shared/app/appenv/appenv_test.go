@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/infra/tables"
-
 	"github.com/sluice-gw/sluice/shared/app/appenv"
 )
 
