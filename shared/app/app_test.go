@@ -70,6 +70,16 @@ func call(t *testing.T, h http.Handler, ctx context.Context, key, body string) *
 	return rec
 }
 
+// oneModel is a model m on one deployment at url, behind the master key
+// sk-master.
+func oneModel(url string) string {
+	return fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/x, api_base: %s}
+general_settings: {master_key: sk-master}
+`, url)
+}
+
 // badThenGood is a model of two deployments, dep-bad (order 1) then
 // dep-good, with no retries and the cooldown settings given.
 func badThenGood(bad, good string, allowedFails, cooldownTime int) string {
@@ -192,11 +202,7 @@ general_settings: {master_key: sk-master}
 // admission before, one correction after.
 func TestTPMCorrection(t *testing.T) {
 	up, _ := upstream(t, 200)
-	yaml := fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/x, api_base: %s}
-general_settings: {master_key: sk-master}
-`, up.URL)
+	yaml := oneModel(up.URL)
 	gw := instance(t, yaml, app.Settings{Tables: ddblocal.Tables(t)})
 	secret := "sk-tpm-key"
 	ctx := context.Background()
@@ -229,11 +235,7 @@ general_settings: {master_key: sk-master}
 // exactly 50 reach the upstream, every other one gets 429.
 func TestKeyLimitExactAcrossInstances(t *testing.T) {
 	up, hits := upstream(t, 200)
-	yaml := fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/x, api_base: %s}
-general_settings: {master_key: sk-master}
-`, up.URL)
+	yaml := oneModel(up.URL)
 	names := ddblocal.Tables(t)
 	// A fixed clock keeps every request in one window.
 	at := time.Now().UTC().Truncate(time.Minute).Add(10 * time.Second)
