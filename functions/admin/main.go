@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,9 +17,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/app"
-	"github.com/sluice-gw/sluice/shared/sysroots"
+	"github.com/sluice-gw/sluice/shared/app/appenv"
 )
 
 func main() {
@@ -31,73 +29,33 @@ func main() {
 }
 
 func run() error {
-	inLambda := os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
-	defStore := app.StoreMemory
-	if inLambda {
-		defStore = app.StoreDynamoDB
-		sysroots.FromBundle() // before the first TLS handshake: the CA bundle, not the bundle and its copies
-	}
-	addr := flag.String("addr", "127.0.0.1:4001", "listen address outside Lambda")
-	cfgPath := flag.String("config", os.Getenv("GATEWAY_CONFIG"), "LiteLLM config file (env GATEWAY_CONFIG), for /model/info")
-	store := flag.String("store", envOr("GATEWAY_STORE", defStore), "state store: memory or dynamodb (env GATEWAY_STORE)")
-	flag.Parse()
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	slog.SetDefault(log)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	settings := app.Settings{
-		ConfigPath: *cfgPath, Store: *store, Getenv: os.LookupEnv, Logger: log,
-		Tables:    tableNames(),
-		MasterKey: firstEnv("GATEWAY_MASTER_KEY", "LITELLM_MASTER_KEY"),
-	}
-	if err := settings.ResolveAWS(ctx, os.Getenv); err != nil {
+	e, err := appenv.Read(appenv.Admin, os.LookupEnv, os.Args)
+	if err != nil {
 		return err
 	}
-	gw, err := app.Build(ctx, settings)
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: e.LogLevel}))
+	slog.SetDefault(log)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := app.FromEnv(ctx, e, log)
+	if err != nil {
+		return err
+	}
+	gw, err := app.Build(ctx, s)
 	if err != nil {
 		return err
 	}
 	if gw.Config.General.MasterKey == "" {
 		log.Warn("admin: no master key configured: every management route answers 401 (set GATEWAY_MASTER_KEY)")
 	}
-	if inLambda {
+	if e.Lambda {
 		lambda.Start(httpadapter.NewV2(gw.Admin).ProxyWithContext)
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "admin API listening on http://%s (store: %s)\n", *addr, *store)
-	srv := &http.Server{Addr: *addr, Handler: gw.Admin, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(os.Stderr, "admin API listening on http://%s (store: %s)\n", e.Addr, e.Store)
+	srv := &http.Server{Addr: e.Addr, Handler: gw.Admin, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
-}
-
-func firstEnv(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-// tableNames reads the tables the admin function uses (keys, and spend for
-// the reports); the counters table is the gateway's alone.
-func tableNames() tables.Names {
-	n := tables.DefaultNames()
-	if v := os.Getenv("KEYS_TABLE"); v != "" {
-		n.Keys = v
-	}
-	if v := os.Getenv("SPEND_TABLE"); v != "" {
-		n.Spend = v
-	}
-	return n
 }

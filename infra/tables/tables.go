@@ -114,16 +114,30 @@ func DefaultNames() Names {
 	return Names{Keys: Keys.DefaultName, Counters: Counters.DefaultName, Spend: Spend.DefaultName}
 }
 
-// NamesFromEnv reads each table's EnvVar through lookup (pass os.Getenv from
-// main), falling back to DefaultName when unset or empty.
-func NamesFromEnv(lookup func(string) string) Names {
-	get := func(t Table) string {
-		if v := lookup(t.EnvVar); v != "" {
-			return v
-		}
-		return t.DefaultName
+// NamesFromEnv reads the EnvVar of each table of only (every table when
+// only is empty) through lookup (pass os.Getenv from main), falling back to
+// DefaultName when unset or empty; the other tables keep their DefaultName
+// and their variables are not read.
+func NamesFromEnv(lookup func(string) string, only ...Table) Names {
+	if len(only) == 0 {
+		only = All()
 	}
-	return Names{Keys: get(Keys), Counters: get(Counters), Spend: get(Spend)}
+	n := DefaultNames()
+	for _, t := range only {
+		v := lookup(t.EnvVar)
+		if v == "" {
+			continue
+		}
+		switch t.LogicalID {
+		case Keys.LogicalID:
+			n.Keys = v
+		case Counters.LogicalID:
+			n.Counters = v
+		case Spend.LogicalID:
+			n.Spend = v
+		}
+	}
+	return n
 }
 
 // WithAffix returns the default names wrapped as prefix+name+suffix; tests use

@@ -23,6 +23,10 @@ func TestNames(t *testing.T) {
 	if got != want {
 		t.Errorf("NamesFromEnv = %+v, want %+v", got, want)
 	}
+	env["COUNTERS_TABLE"] = "c"
+	if got, want := tables.NamesFromEnv(func(k string) string { return env[k] }, tables.Counters), (tables.Names{Keys: "sluice-keys", Counters: "c", Spend: "sluice-spend"}); got != want {
+		t.Errorf("NamesFromEnv(Counters) = %+v, want %+v", got, want)
+	}
 	if got := tables.WithAffix("p-", "-s"); got.Counters != "p-sluice-counters-s" {
 		t.Errorf("WithAffix = %+v", got)
 	}

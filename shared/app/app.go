@@ -15,16 +15,13 @@ import (
 
 	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/adminapi"
+	"github.com/sluice-gw/sluice/shared/app/appenv"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
-	"github.com/sluice-gw/sluice/shared/cooldown/ddbcooldown"
-	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/gateway"
 	"github.com/sluice-gw/sluice/shared/inittrace"
 	"github.com/sluice-gw/sluice/shared/keys"
-	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/limits"
-	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
@@ -35,8 +32,8 @@ import (
 
 // Stores.
 const (
-	StoreMemory   = "memory"
-	StoreDynamoDB = "dynamodb"
+	StoreMemory   = appenv.StoreMemory
+	StoreDynamoDB = appenv.StoreDynamoDB
 )
 
 // Settings are what the environment and flags decide.
@@ -48,6 +45,9 @@ type Settings struct {
 	// MasterKey, when set, overrides general_settings.master_key (from SSM
 	// in Lambda, or LITELLM_MASTER_KEY locally).
 	MasterKey string
+	// MasterKeyParameter names the SSM parameter holding the master key
+	// (ResolveAWS reads it into MasterKey).
+	MasterKeyParameter string
 
 	Store string // StoreMemory (default) or StoreDynamoDB
 	// AWS is the SDK configuration for StoreDynamoDB; its endpoint comes
@@ -152,30 +152,19 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	var keyReader gateway.KeyReader
 	switch s.Store {
 	case "", StoreMemory:
-		km := keys.NewMemory()
-		gw.Keys, gw.Limits, gw.Cooldowns = km, limits.NewMemory(), cooldown.NewMemory()
-		keyReader = km
+		keyReader = memoryStores(gw)
 	case StoreDynamoDB:
 		if s.AWS == nil {
 			return nil, fmt.Errorf("store %s needs an AWS configuration", s.Store)
 		}
-		names := s.Tables
-		if names == (tables.Names{}) {
-			names = tables.DefaultNames()
-		}
-		client := ddb.NewClient(*s.AWS, s.ddbOptions())
-		cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{Timeout: s.StoreTimeout}), orDefault(s.KeyCacheTTL, time.Second), s.Now)
-		gw.Keys, keyReader = cached, cached
-		gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{HoldsTable: names.Spend, Logger: log, Timeout: s.StoreTimeout})
-		gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{Timeout: s.StoreTimeout}),
-			cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})
+		keyReader = dynamoStores(s, gw, log)
 		if s.Lambda {
 			s.readAhead = readAhead(ctx, cfg, gw.Cooldowns, s.Now) // coldstart.go
 		}
 	default:
 		return nil, fmt.Errorf("store %q is not supported (memory, dynamodb)", s.Store)
 	}
-	if err := buildSpend(s, gw, log); err != nil {
+	if err := buildSpendQueue(s, gw, log); err != nil {
 		return nil, err
 	}
 	startSweeper(s, gw, log)
@@ -214,11 +203,4 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	})
 	gw.HTTP = withMetricsRoute(adminapi.Mux(gw.Admin, gw.Handler), s.Metrics, cfg.General.MasterKey)
 	return gw, nil
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,19 +70,35 @@ func call(t *testing.T, h http.Handler, ctx context.Context, key, body string) *
 	return rec
 }
 
-// A cooldown one instance causes is honoured by another on its next request.
-func TestCooldownSharedBetweenInstances(t *testing.T) {
-	bad, badHits := upstream(t, 500)
-	good, goodHits := upstream(t, 200)
-	yaml := fmt.Sprintf(`model_list:
+// oneModel is a model m on one deployment at url, behind the master key
+// sk-master.
+func oneModel(url string) string {
+	return fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/x, api_base: %s}
+general_settings: {master_key: sk-master}
+`, url)
+}
+
+// badThenGood is a model of two deployments, dep-bad (order 1) then
+// dep-good, with no retries and the cooldown settings given.
+func badThenGood(bad, good string, allowedFails, cooldownTime int) string {
+	return fmt.Sprintf(`model_list:
   - model_name: m
     litellm_params: {model: openai/x, api_base: %s, order: 1}
     model_info: {id: dep-bad}
   - model_name: m
     litellm_params: {model: openai/x, api_base: %s, order: 2}
     model_info: {id: dep-good}
-router_settings: {num_retries: 0, allowed_fails: 1, cooldown_time: 60}
-`, bad.URL, good.URL)
+router_settings: {num_retries: 0, allowed_fails: %d, cooldown_time: %d}
+`, bad, good, allowedFails, cooldownTime)
+}
+
+// A cooldown one instance causes is honoured by another on its next request.
+func TestCooldownSharedBetweenInstances(t *testing.T) {
+	bad, badHits := upstream(t, 500)
+	good, goodHits := upstream(t, 200)
+	yaml := badThenGood(bad.URL, good.URL, 1, 60)
 	names := ddblocal.Tables(t)
 	a := instance(t, yaml, app.Settings{Tables: names})
 	b := instance(t, yaml, app.Settings{Tables: names})
@@ -114,15 +132,7 @@ router_settings: {num_retries: 0, allowed_fails: 1, cooldown_time: 60}
 func TestCooldownSeenAfterCacheTTL(t *testing.T) {
 	bad, badHits := upstream(t, 500)
 	good, _ := upstream(t, 200)
-	yaml := fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/x, api_base: %s, order: 1}
-    model_info: {id: dep-bad}
-  - model_name: m
-    litellm_params: {model: openai/x, api_base: %s, order: 2}
-    model_info: {id: dep-good}
-router_settings: {num_retries: 0, allowed_fails: 0, cooldown_time: 600}
-`, bad.URL, good.URL)
+	yaml := badThenGood(bad.URL, good.URL, 0, 600)
 	var now atomic.Int64
 	now.Store(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC).UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Load()) }
@@ -192,11 +202,7 @@ general_settings: {master_key: sk-master}
 // admission before, one correction after.
 func TestTPMCorrection(t *testing.T) {
 	up, _ := upstream(t, 200)
-	yaml := fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/x, api_base: %s}
-general_settings: {master_key: sk-master}
-`, up.URL)
+	yaml := oneModel(up.URL)
 	gw := instance(t, yaml, app.Settings{Tables: ddblocal.Tables(t)})
 	secret := "sk-tpm-key"
 	ctx := context.Background()
@@ -229,11 +235,7 @@ general_settings: {master_key: sk-master}
 // exactly 50 reach the upstream, every other one gets 429.
 func TestKeyLimitExactAcrossInstances(t *testing.T) {
 	up, hits := upstream(t, 200)
-	yaml := fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/x, api_base: %s}
-general_settings: {master_key: sk-master}
-`, up.URL)
+	yaml := oneModel(up.URL)
 	names := ddblocal.Tables(t)
 	// A fixed clock keeps every request in one window.
 	at := time.Now().UTC().Truncate(time.Minute).Add(10 * time.Second)
@@ -273,5 +275,96 @@ general_settings: {master_key: sk-master}
 	}
 	if ok.Load() != limit || hits.Load() != limit || limited.Load() != instances*workers*perWorker-limit {
 		t.Fatalf("ok=%d limited=%d other=%d upstream=%d; want exactly %d admitted", ok.Load(), limited.Load(), other.Load(), hits.Load(), limit)
+	}
+}
+
+const adminYAML = `model_list:
+  - model_name: m1
+    litellm_params: {model: mock/m1, mock_response: "one"}
+  - model_name: m2
+    litellm_params: {model: mock/m2, mock_response: "two"}
+general_settings:
+  master_key: sk-admin-master
+`
+
+// TestRevocationAcrossInstances: a change made through one instance's admin
+// API (a blocked, deleted, regenerated or expired key, a blocked team, a
+// changed models list) takes effect on another instance, with its own key
+// cache, once its key cache TTL has passed, and not before.
+func TestRevocationAcrossInstances(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2030, 5, 6, 7, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	names := ddblocal.Tables(t)
+	settings := app.Settings{Tables: names, Now: clock, KeyCacheTTL: time.Second}
+	a := instance(t, adminYAML, settings) // serves the admin calls
+	b := instance(t, adminYAML, settings) // serves the chats
+
+	admin := func(path, body string) map[string]any {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer sk-admin-master")
+		w := httptest.NewRecorder()
+		a.HTTP.ServeHTTP(w, r)
+		if w.Code != 200 {
+			t.Fatalf("%s %s: %d %s", path, body, w.Code, w.Body)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(w.Body.Bytes(), &m)
+		return m
+	}
+	chat := func(key, model string) int {
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`))
+		r.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		b.HTTP.ServeHTTP(w, r)
+		return w.Code
+	}
+	// takesEffect checks b still answers before (cached) and after the TTL.
+	takesEffect := func(name, key, model string, change func(), want int) {
+		t.Helper()
+		if code := chat(key, model); code != 200 {
+			t.Fatalf("%s: before the change: %d", name, code)
+		}
+		change()
+		if code := chat(key, model); code != 200 {
+			t.Fatalf("%s: within the cache TTL the other instance still answers from its cache: got %d", name, code)
+		}
+		advance(time.Second)
+		if code := chat(key, model); code != want {
+			t.Fatalf("%s: after the key cache TTL: %d, want %d", name, code, want)
+		}
+	}
+	newKey := func(body string) string {
+		return admin("/key/generate", body)["key"].(string)
+	}
+
+	k := newKey(`{}`)
+	takesEffect("blocked key", k, "m1", func() { admin("/key/block", `{"key":"`+k+`"}`) }, 401)
+
+	k = newKey(`{}`)
+	takesEffect("deleted key", k, "m1", func() { admin("/key/delete", `{"keys":["`+k+`"]}`) }, 401)
+
+	k = newKey(`{}`)
+	var regenerated string
+	takesEffect("regenerated key (old secret)", k, "m1", func() {
+		regenerated = admin("/key/regenerate", `{"key":"`+k+`"}`)["key"].(string)
+	}, 401)
+	if code := chat(regenerated, "m1"); code != 200 {
+		t.Fatalf("the regenerated secret: %d", code)
+	}
+
+	k = newKey(`{"duration":"2s"}`)
+	takesEffect("expired key", k, "m1", func() { advance(time.Second) }, 401)
+
+	admin("/team/new", `{"team_id":"tb"}`)
+	k = newKey(`{"team_id":"tb"}`)
+	takesEffect("blocked team", k, "m1", func() { admin("/team/block", `{"team_id":"tb"}`) }, 401)
+
+	k = newKey(`{"models":["m1"]}`)
+	takesEffect("changed models", k, "m1", func() { admin("/key/update", `{"key":"`+k+`","models":["m2"]}`) }, 403)
+	if code := chat(k, "m2"); code != 200 {
+		t.Fatalf("the newly allowed model: %d", code)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/config"
@@ -25,27 +24,6 @@ import (
 // event only after awaitInit, and Lambda may freeze the instance as soon as
 // it asks (an instance initialised ahead of traffic), which would leave a
 // call in flight for minutes.
-
-// lambdaMBPerCPU is the memory at which Lambda gives a function one vCPU
-// of CPU time; it gives CPU in proportion to memory.
-const lambdaMBPerCPU = 1769
-
-// LambdaProcs is the GOMAXPROCS for a Lambda function with memoryMB of
-// memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE) on numCPU CPUs: the vCPUs of CPU
-// time the memory buys, at least 1, at most numCPU; numCPU when memoryMB
-// is not a number. Lambda shows the function 2 vCPUs or more whatever its
-// memory, but below 1,769 MB it gets less than one vCPU of time (0.145 at
-// 256 MB), and an instance serves one request at a time: a second P only
-// adds wakeups, thread hand-offs and spinning that spend that share (the
-// cold-start bench: ~2.5 ms less CPU from main() to the first response,
-// of ~15.5, with 1).
-func LambdaProcs(memoryMB string, numCPU int) int {
-	mb, err := strconv.Atoi(memoryMB)
-	if err != nil || mb <= 0 {
-		return numCPU
-	}
-	return max(1, min(numCPU, mb/lambdaMBPerCPU))
-}
 
 // readAhead starts reading the cooldowns of the config's deployments into
 // the cooldown cache (fresh for its TTL, 1 s), so that the first request

@@ -3,47 +3,48 @@ package app
 import (
 	"context"
 	"crypto/subtle"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/app/appenv"
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/gateway"
 	"github.com/sluice-gw/sluice/shared/metrics"
 )
 
-// Environment variables of the metrics.
+// Environment variables of the metrics (appenv).
 const (
-	// MetricsEnv: "off" turns metrics off (default on).
-	MetricsEnv = "METRICS"
-	// MetricsNamespaceEnv is the CloudWatch namespace of the EMF lines
-	// (default metrics.DefaultNamespace).
-	MetricsNamespaceEnv = "METRICS_NAMESPACE"
+	MetricsEnv          = appenv.MetricsEnv
+	MetricsNamespaceEnv = appenv.MetricsNamespaceEnv
 )
 
 // MetricsPath is local mode's Prometheus endpoint.
 const MetricsPath = "/metrics"
 
-// MetricsFromEnv returns the registry the environment asks for: nil with
-// METRICS=off; in Lambda, one EMF line per request written to out (stdout)
-// by FlushMetrics, in METRICS_NAMESPACE; locally, the counts GET /metrics
-// renders.
+// MetricsFromEnv returns the registry the environment asks for (METRICS,
+// METRICS_NAMESPACE through lookup): see newMetrics.
 func MetricsFromEnv(lookup func(string) string, lambda bool, out io.Writer) (*metrics.Registry, error) {
-	switch v := strings.ToLower(strings.TrimSpace(lookup(MetricsEnv))); v {
-	case "off", "false", "0":
-		return nil, nil
-	case "", "on", "true", "1":
-	default:
-		return nil, fmt.Errorf("%s=%q: want on or off", MetricsEnv, v)
+	on, err := appenv.MetricsOn(lookup(MetricsEnv))
+	if err != nil {
+		return nil, err
 	}
-	o := metrics.Options{Namespace: lookup(MetricsNamespaceEnv), Prometheus: !lambda}
+	return newMetrics(on, lookup(MetricsNamespaceEnv), lambda, out), nil
+}
+
+// newMetrics is nil when off; in Lambda, one EMF line per request written
+// to out (stdout) by FlushMetrics, in namespace; locally, the counts GET
+// /metrics renders.
+func newMetrics(on bool, namespace string, lambda bool, out io.Writer) *metrics.Registry {
+	if !on {
+		return nil
+	}
+	o := metrics.Options{Namespace: namespace, Prometheus: !lambda}
 	if lambda {
 		o.EMF = out
 	}
-	return metrics.New(o), nil
+	return metrics.New(o)
 }
 
 // ddbOptions are the DynamoDB client options of s: failed calls count as

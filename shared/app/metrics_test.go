@@ -10,13 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/metrics"
+	"github.com/sluice-gw/sluice/shared/metrics/metricstest"
 )
 
 // metricsUpstream answers chat completions: 500 on /fail, else a JSON
@@ -97,61 +96,15 @@ func do(h http.Handler, method, path, key, body string) *httptest.ResponseRecord
 	return rec
 }
 
-var promLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$`)
-var promLabel = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
-
 // scrape reads /metrics with key and returns its samples.
-func scrape(t *testing.T, h http.Handler, key string) []promSample {
+func scrape(t *testing.T, h http.Handler, key string) []metricstest.Sample {
 	t.Helper()
 	rec := do(h, http.MethodGet, "/metrics", key, "")
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain; version=0.0.4") {
 		t.Fatalf("/metrics: %d %q %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
-	var out []promSample
-	for _, line := range strings.Split(strings.TrimSpace(rec.Body.String()), "\n") {
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		m := promLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("bad line %q", line)
-		}
-		v, err := strconv.ParseFloat(m[3], 64)
-		if err != nil {
-			t.Fatalf("bad value in %q", line)
-		}
-		s := promSample{name: m[1], labels: map[string]string{}, value: v}
-		for _, l := range promLabel.FindAllStringSubmatch(m[2], -1) {
-			s.labels[l[1]] = l[2]
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-type promSample struct {
-	name   string
-	labels map[string]string
-	value  float64
-}
-
-// sum adds the samples of name whose labels include want.
-func sum(samples []promSample, name string, want map[string]string) (float64, int) {
-	total, n := 0.0, 0
-outer:
-	for _, s := range samples {
-		if s.name != name {
-			continue
-		}
-		for k, v := range want {
-			if s.labels[k] != v {
-				continue outer
-			}
-		}
-		total += s.value
-		n++
-	}
-	return total, n
+	_, samples := metricstest.Parse(t, rec.Body.String())
+	return samples
 }
 
 // TestMetricsEndToEnd: a success, a stream, a fallback, a 429 by a key's
@@ -211,7 +164,7 @@ func TestMetricsEndToEnd(t *testing.T) {
 	s := scrape(t, h, master)
 	check := func(name string, labels map[string]string, want float64) {
 		t.Helper()
-		if got, n := sum(s, name, labels); got != want || n == 0 {
+		if got, n := metricstest.Sum(s, name, labels); got != want || n == 0 {
 			t.Errorf("%s%v = %v (%d series), want %v", name, labels, got, n, want)
 		}
 	}
@@ -224,7 +177,7 @@ func TestMetricsEndToEnd(t *testing.T) {
 	check(metrics.RateLimited, map[string]string{"scope": "deployment"}, 1)
 	check(metrics.BudgetExceeded, map[string]string{"scope": "key"}, 1)
 	check(metrics.TotalRequests, map[string]string{"requested_model": "unknown", "status_code": "404"}, 20)
-	if _, n := sum(s, metrics.TotalRequests, map[string]string{"requested_model": "random-3"}); n != 0 {
+	if _, n := metricstest.Sum(s, metrics.TotalRequests, map[string]string{"requested_model": "random-3"}); n != 0 {
 		t.Errorf("an unknown model made its own series")
 	}
 	check(metrics.FallbacksOK, map[string]string{"requested_model": "primary", "fallback_model": "backup"}, 1)
@@ -238,15 +191,15 @@ func TestMetricsEndToEnd(t *testing.T) {
 	check(metrics.Latency+"_count", map[string]string{"model_group": "ok"}, 4)
 	check(metrics.InputTokens, map[string]string{"deployment": "dep-ok", "api_key_alias": "alias-a"}, 5+7)
 	check(metrics.OutputTokens, map[string]string{"deployment": "dep-ok", "api_key_alias": "alias-a"}, 1+2)
-	if got, _ := sum(s, metrics.Spend, map[string]string{"deployment": "dep-ok", "api_key_alias": "alias-a"}); got < 0.0000179 || got > 0.0000181 {
+	if got, _ := metricstest.Sum(s, metrics.Spend, map[string]string{"deployment": "dep-ok", "api_key_alias": "alias-a"}); got < 0.0000179 || got > 0.0000181 {
 		t.Errorf("spend of alias-a = %v, want 12 in + 3 out tokens = 0.000018", got)
 	}
 	check(metrics.FailOpen, nil, 0)
 	check(metrics.StoreErrors, map[string]string{"store": "dynamodb"}, 0)
 	for _, x := range s {
-		for k, v := range x.labels {
+		for k, v := range x.Labels {
 			if strings.HasPrefix(v, "sk-") {
-				t.Errorf("%s carries a key in label %s", x.name, k)
+				t.Errorf("%s carries a key in label %s", x.Name, k)
 			}
 		}
 	}
@@ -366,10 +319,11 @@ func TestMetricsSSMError(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	env := map[string]string{app.MasterKeyParameterEnv: "sluice/master-key", "AWS_ENDPOINT_URL_SSM": closed}
+	t.Setenv("AWS_ENDPOINT_URL_SSM", closed)
 	reg := metrics.New(metrics.Options{Prometheus: true})
-	s := app.Settings{Metrics: reg, ConfigYAML: []byte(metricsYAML("http://127.0.0.1:1", "")), Logger: slog.New(slog.DiscardHandler)}
-	if err := s.ResolveAWS(context.Background(), func(k string) string { return env[k] }); err != nil {
+	s := app.Settings{Metrics: reg, ConfigYAML: []byte(metricsYAML("http://127.0.0.1:1", "")), Logger: slog.New(slog.DiscardHandler),
+		MasterKeyParameter: "sluice/master-key"}
+	if err := s.ResolveAWS(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := app.Build(context.Background(), s); err == nil {

@@ -110,21 +110,11 @@ func FromEnv(lookup func(string) string, o Options) (aws.Config, error) {
 	if src.ignore, err = envBool(lookup, envIgnoreEndpoints); err != nil {
 		errs = append(errs, err)
 	}
-	if v, err := envBool(lookup, "AWS_USE_FIPS_ENDPOINT"); err != nil {
+	if src.fips, err = envState(lookup, "AWS_USE_FIPS_ENDPOINT", aws.FIPSEndpointStateEnabled, aws.FIPSEndpointStateDisabled); err != nil {
 		errs = append(errs, err)
-	} else if v != nil {
-		src.fips = aws.FIPSEndpointStateDisabled
-		if *v {
-			src.fips = aws.FIPSEndpointStateEnabled
-		}
 	}
-	if v, err := envBool(lookup, "AWS_USE_DUALSTACK_ENDPOINT"); err != nil {
+	if src.dualStack, err = envState(lookup, "AWS_USE_DUALSTACK_ENDPOINT", aws.DualStackEndpointStateEnabled, aws.DualStackEndpointStateDisabled); err != nil {
 		errs = append(errs, err)
-	} else if v != nil {
-		src.dualStack = aws.DualStackEndpointStateDisabled
-		if *v {
-			src.dualStack = aws.DualStackEndpointStateEnabled
-		}
 	}
 	cfg.ConfigSources = []any{src}
 	if e := lookup(envEndpointURL); e != "" && !src.ignored() {
@@ -343,6 +333,20 @@ func envBool(lookup func(string) string, name string) (*bool, error) {
 		return aws.Bool(false), nil
 	}
 	return nil, fmt.Errorf("%s=%q: want true or false", name, v)
+}
+
+// envState reads a true/false variable as an endpoint variant's state:
+// on or off; unset (the zero state) when the variable is.
+func envState[S aws.FIPSEndpointState | aws.DualStackEndpointState](lookup func(string) string, name string, on, off S) (S, error) {
+	v, err := envBool(lookup, name)
+	switch {
+	case err != nil || v == nil:
+		var unset S
+		return unset, err
+	case *v:
+		return on, nil
+	}
+	return off, nil
 }
 
 func firstSet(lookup func(string) string, names ...string) string {

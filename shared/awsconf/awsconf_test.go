@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -282,20 +281,14 @@ func TestFromEnvMatchesLoadDefaultConfig(t *testing.T) {
 	}
 }
 
-// loadDefault is config.LoadDefaultConfig with o.
+// loadDefault is config.LoadDefaultConfig with o: Load, in a build that
+// is not Lambda's (load_default.go).
 func loadDefault(ctx context.Context, t *testing.T, o Options) aws.Config {
 	t.Helper()
-	var opts []func(*config.LoadOptions) error
-	if o.Region != "" {
-		opts = append(opts, config.WithRegion(o.Region))
+	if EnvOnly {
+		t.Skip("a Lambda build: Load is FromEnv, not the SDK's LoadDefaultConfig")
 	}
-	if o.Credentials != nil {
-		opts = append(opts, config.WithCredentialsProvider(o.Credentials))
-	}
-	if o.RetryMaxAttempts > 0 {
-		opts = append(opts, config.WithRetryMaxAttempts(o.RetryMaxAttempts))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := Load(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

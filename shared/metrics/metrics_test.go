@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/metrics"
+	"github.com/sluice-gw/sluice/shared/metrics/metricstest"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -34,215 +33,23 @@ func success() *metrics.Request {
 	}
 }
 
-// sample is one parsed Prometheus sample.
-type sample struct {
-	name   string
-	labels map[string]string
-	value  float64
-}
-
-var (
-	metricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
-	labelName  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-)
-
-// parseProm parses the text format strictly enough to catch what a
-// Prometheus server would reject: every sample belongs to a family declared
-// by HELP and TYPE before it, names and label names are valid, values are
-// numbers, no series is repeated, histogram buckets are cumulative and end
-// with +Inf equal to _count.
-func parseProm(t *testing.T, text string) (map[string]string, []sample) {
-	t.Helper()
-	types := map[string]string{}
-	helped := map[string]bool{}
-	seen := map[string]bool{}
-	var out []sample
-	if !strings.HasSuffix(text, "\n") {
-		t.Fatalf("output does not end with a newline")
-	}
-	for n, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		fail := func(format string, args ...any) {
-			t.Helper()
-			t.Fatalf("line %d %q: %s", n+1, line, fmt.Sprintf(format, args...))
-		}
-		if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
-			name, _, _ := strings.Cut(rest, " ")
-			helped[name] = true
-			continue
-		}
-		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
-			name, kind, _ := strings.Cut(rest, " ")
-			if !metricName.MatchString(name) || !helped[name] || types[name] != "" {
-				fail("bad or repeated TYPE")
-			}
-			switch kind {
-			case "counter", "gauge", "histogram":
-			default:
-				fail("type %q", kind)
-			}
-			types[name] = kind
-			continue
-		}
-		s := sample{labels: map[string]string{}}
-		i := strings.IndexAny(line, "{ ")
-		if i < 0 {
-			fail("no value")
-		}
-		s.name = line[:i]
-		rest := line[i:]
-		if rest[0] == '{' {
-			rest = rest[1:]
-			for rest[0] != '}' {
-				eq := strings.Index(rest, `="`)
-				if eq < 0 {
-					fail("label without value")
-				}
-				ln := rest[:eq]
-				if !labelName.MatchString(ln) {
-					fail("label name %q", ln)
-				}
-				rest = rest[eq+2:]
-				var v strings.Builder
-				for {
-					if rest == "" {
-						fail("unterminated label value")
-					}
-					c := rest[0]
-					rest = rest[1:]
-					if c == '"' {
-						break
-					}
-					if c == '\\' {
-						switch rest[0] {
-						case '\\', '"':
-							v.WriteByte(rest[0])
-						case 'n':
-							v.WriteByte('\n')
-						default:
-							fail("bad escape")
-						}
-						rest = rest[1:]
-						continue
-					}
-					if c == '\n' {
-						fail("raw newline")
-					}
-					v.WriteByte(c)
-				}
-				if _, dup := s.labels[ln]; dup {
-					fail("label %s twice", ln)
-				}
-				s.labels[ln] = v.String()
-				if rest[0] == ',' {
-					rest = rest[1:]
-				}
-			}
-			rest = rest[1:]
-		}
-		if !strings.HasPrefix(rest, " ") {
-			fail("no space before value")
-		}
-		v, err := strconv.ParseFloat(rest[1:], 64)
-		if err != nil {
-			fail("value: %v", err)
-		}
-		s.value = v
-		family := s.name
-		if types[family] == "" {
-			for _, suf := range []string{"_bucket", "_sum", "_count"} {
-				if f, ok := strings.CutSuffix(s.name, suf); ok && types[f] == "histogram" {
-					family = f
-				}
-			}
-		}
-		if types[family] == "" {
-			fail("sample of an undeclared family")
-		}
-		key := line[:len(line)-len(rest)]
-		if seen[key] {
-			fail("series repeated")
-		}
-		seen[key] = true
-		out = append(out, s)
-	}
-	// Histograms: cumulative buckets, +Inf == _count.
-	type hkey struct{ name, labels string }
-	last := map[hkey]float64{}
-	inf := map[hkey]float64{}
-	for _, s := range out {
-		f, ok := strings.CutSuffix(s.name, "_bucket")
-		if !ok || types[f] != "histogram" {
-			continue
-		}
-		le := s.labels["le"]
-		k := hkey{f, labelsWithout(s.labels, "le")}
-		if s.value < last[k] {
-			t.Fatalf("%s: bucket le=%s = %v after %v: not cumulative", f, le, s.value, last[k])
-		}
-		last[k] = s.value
-		if le == "+Inf" {
-			inf[k] = s.value
-		}
-	}
-	for _, s := range out {
-		if f, ok := strings.CutSuffix(s.name, "_count"); ok && types[f] == "histogram" {
-			if got, ok := inf[hkey{f, labelsWithout(s.labels, "")}]; !ok || got != s.value {
-				t.Fatalf("%s: _count %v, +Inf bucket %v", f, s.value, got)
-			}
-		}
-	}
-	return types, out
-}
-
-func labelsWithout(l map[string]string, drop string) string {
-	var parts []string
-	for k, v := range l {
-		if k != drop {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	sortStrings(parts)
-	return strings.Join(parts, ",")
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-}
-
 // value returns the value of the one sample of name whose labels include want.
-func value(t *testing.T, samples []sample, name string, want map[string]string) (float64, bool) {
+func value(t *testing.T, samples []metricstest.Sample, name string, want map[string]string) (float64, bool) {
 	t.Helper()
-	found, v := 0, 0.0
-outer:
-	for _, s := range samples {
-		if s.name != name {
-			continue
-		}
-		for k, w := range want {
-			if s.labels[k] != w {
-				continue outer
-			}
-		}
-		found++
-		v = s.value
-	}
+	v, found := metricstest.Sum(samples, name, want)
 	if found > 1 {
 		t.Fatalf("%s%v matches %d series", name, want, found)
 	}
 	return v, found == 1
 }
 
-func render(t *testing.T, r *metrics.Registry) (map[string]string, []sample, string) {
+func render(t *testing.T, r *metrics.Registry) (map[string]string, []metricstest.Sample, string) {
 	t.Helper()
 	var b bytes.Buffer
 	if err := r.WritePrometheus(&b); err != nil {
 		t.Fatal(err)
 	}
-	types, samples := parseProm(t, b.String())
+	types, samples := metricstest.Parse(t, b.String())
 	return types, samples, b.String()
 }
 
@@ -353,10 +160,10 @@ func TestBoundedLabels(t *testing.T) {
 	_, s, _ = render(t, r)
 	n := 0
 	for _, x := range s {
-		if x.name == metrics.TotalRequests {
+		if x.Name == metrics.TotalRequests {
 			n++
-			if strings.Contains(x.labels["requested_model"], "random") || strings.Contains(x.labels["requested_model"], "model-") {
-				t.Errorf("unbounded label value %q", x.labels["requested_model"])
+			if strings.Contains(x.Labels["requested_model"], "random") || strings.Contains(x.Labels["requested_model"], "model-") {
+				t.Errorf("unbounded label value %q", x.Labels["requested_model"])
 			}
 		}
 	}
@@ -556,8 +363,8 @@ func TestConcurrent(t *testing.T) {
 	_, s, _ := render(t, r)
 	total := 0.0
 	for _, x := range s {
-		if x.name == metrics.TotalRequests {
-			total += x.value
+		if x.Name == metrics.TotalRequests {
+			total += x.Value
 		}
 	}
 	if total != 1600 {

@@ -73,13 +73,13 @@ type Client struct {
 var _ API = (*Client)(nil)
 
 // NewClient returns a Client for cfg's region, credentials and HTTP client.
-// The endpoint is, as the SDK resolves it: AWS_ENDPOINT_URL_SSM, else
-// cfg.BaseEndpoint (AWS_ENDPOINT_URL), unless
+// The endpoint is, as the SDK resolves it from cfg's sources (the
+// environment's AWS_* variables, the shared config's profile):
+// AWS_ENDPOINT_URL_SSM, else cfg.BaseEndpoint (AWS_ENDPOINT_URL), unless
 // AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true; else the region's
 // ssm[-fips].<region>.<partition suffix>, with FIPS and dual-stack from
-// AWS_USE_FIPS_ENDPOINT and AWS_USE_DUALSTACK_ENDPOINT. lookup reads the
-// environment (os.Getenv).
-func NewClient(cfg aws.Config, lookup func(string) string) *Client {
+// AWS_USE_FIPS_ENDPOINT and AWS_USE_DUALSTACK_ENDPOINT.
+func NewClient(cfg aws.Config) *Client {
 	c := &Client{
 		region: cfg.Region, credentials: cfg.Credentials, http: cfg.HTTPClient,
 		signer: v4.NewSigner(), attempts: 3, backoff: 50 * time.Millisecond,
@@ -87,19 +87,70 @@ func NewClient(cfg aws.Config, lookup func(string) string) *Client {
 	if c.http == nil {
 		c.http = awshttp.NewBuildableClient()
 	}
-	if !strings.EqualFold(lookup("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true") {
-		if e := lookup("AWS_ENDPOINT_URL_SSM"); e != "" {
-			c.endpoint = e
+	src := sourcesOf(cfg)
+	if !src.ignore {
+		if src.service != "" {
+			c.endpoint = src.service
 		} else if cfg.BaseEndpoint != nil {
 			c.endpoint = *cfg.BaseEndpoint
 		}
 	}
 	if c.endpoint == "" {
-		c.endpoint = endpointFor(c.region, strings.EqualFold(lookup("AWS_USE_FIPS_ENDPOINT"), "true"),
-			strings.EqualFold(lookup("AWS_USE_DUALSTACK_ENDPOINT"), "true"))
+		c.endpoint = endpointFor(c.region, src.fips, src.dualStack)
 	}
 	c.endpoint = strings.TrimRight(c.endpoint, "/")
 	return c
+}
+
+// sources are the endpoint settings of a configuration's sources, each
+// from the first source that has it, as the SDK's clients read them.
+type sources struct {
+	service                 string // AWS_ENDPOINT_URL_SSM
+	ignore, fips, dualStack bool
+}
+
+// What a configuration source may answer (the SDK's EnvConfig and
+// SharedConfig, awsconf's environment source).
+type (
+	serviceEndpoint interface {
+		GetServiceBaseEndpoint(context.Context, string) (string, bool, error)
+	}
+	ignoreEndpoints interface {
+		GetIgnoreConfiguredEndpoints(context.Context) (bool, bool, error)
+	}
+	fipsEndpoint interface {
+		GetUseFIPSEndpoint(context.Context) (aws.FIPSEndpointState, bool, error)
+	}
+	dualStackEndpoint interface {
+		GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpointState, bool, error)
+	}
+)
+
+func sourcesOf(cfg aws.Config) (s sources) {
+	ctx, srcs := context.Background(), cfg.ConfigSources // the sources hold what they read at load
+	s.service = first(srcs, func(p serviceEndpoint) (string, bool, error) { return p.GetServiceBaseEndpoint(ctx, "SSM") })
+	s.ignore = first(srcs, func(p ignoreEndpoints) (bool, bool, error) { return p.GetIgnoreConfiguredEndpoints(ctx) })
+	s.fips = first(srcs, func(p fipsEndpoint) (aws.FIPSEndpointState, bool, error) { return p.GetUseFIPSEndpoint(ctx) }) ==
+		aws.FIPSEndpointStateEnabled
+	s.dualStack = first(srcs, func(p dualStackEndpoint) (aws.DualStackEndpointState, bool, error) {
+		return p.GetUseDualStackEndpoint(ctx)
+	}) ==
+		aws.DualStackEndpointStateEnabled
+	return s
+}
+
+// first is the value of the first source that is a P and has one; zero
+// when none has.
+func first[P, V any](srcs []any, get func(P) (V, bool, error)) V {
+	for _, src := range srcs {
+		if p, ok := src.(P); ok {
+			if v, found, err := get(p); found && err == nil {
+				return v
+			}
+		}
+	}
+	var zero V
+	return zero
 }
 
 // endpointFor is SSM's endpoint in region (partitions aws, aws-cn,

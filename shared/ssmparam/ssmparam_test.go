@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/sluice-gw/sluice/shared/awsconf"
 	"github.com/sluice-gw/sluice/shared/ssmparam"
 )
 
@@ -111,14 +112,21 @@ func fakeEndpoint(t *testing.T, answer func(n int, w http.ResponseWriter, name s
 	return srv, &n
 }
 
-func client(endpoint string) *ssmparam.Client {
+// withEnv is cfg with the sources awsconf.FromEnv reads from env (the
+// endpoint variables), as the functions load it.
+func withEnv(t *testing.T, cfg aws.Config, env map[string]string) aws.Config {
+	t.Helper()
+	loaded, err := awsconf.FromEnv(func(k string) string { return env[k] }, awsconf.Options{Credentials: cfg.Credentials})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConfigSources = loaded.ConfigSources
+	return cfg
+}
+
+func client(t *testing.T, endpoint string) *ssmparam.Client {
 	cfg := aws.Config{Region: "eu-west-3", Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "SECRET", "TOKEN")}
-	return ssmparam.NewClient(cfg, func(k string) string {
-		if k == "AWS_ENDPOINT_URL_SSM" {
-			return endpoint
-		}
-		return ""
-	})
+	return ssmparam.NewClient(withEnv(t, cfg, map[string]string{"AWS_ENDPOINT_URL_SSM": endpoint}))
 }
 
 func TestClientReadsTheParameter(t *testing.T) {
@@ -130,7 +138,7 @@ func TestClientReadsTheParameter(t *testing.T) {
 			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 			io.WriteString(w, `{"Parameter":{"Name":"x","Type":"SecureString","Value":"sk-from-ssm\"\u00e9","Version":3}}`)
 		})
-		got, err := ssmparam.Get(context.Background(), client(srv.URL+"/"), param)
+		got, err := ssmparam.Get(context.Background(), client(t, srv.URL+"/"), param)
 		if err != nil || got != "sk-from-ssm\"é" {
 			t.Fatalf("Get = %q, %v", got, err)
 		}
@@ -161,7 +169,7 @@ func TestClientErrors(t *testing.T) {
 				w.WriteHeader(tt.status)
 				io.WriteString(w, tt.body)
 			})
-			_, err := ssmparam.Get(context.Background(), client(srv.URL), "/x")
+			_, err := ssmparam.Get(context.Background(), client(t, srv.URL), "/x")
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
@@ -180,7 +188,7 @@ func TestClientRetriesThenSucceeds(t *testing.T) {
 		}
 		io.WriteString(w, `{"Parameter":{"Value":"sk-2"}}`)
 	})
-	got, err := ssmparam.Get(context.Background(), client(srv.URL), "/x")
+	got, err := ssmparam.Get(context.Background(), client(t, srv.URL), "/x")
 	if err != nil || got != "sk-2" || n.Load() != 2 {
 		t.Fatalf("Get = %q, %v after %d attempts; want sk-2 after 2", got, err, n.Load())
 	}
@@ -210,7 +218,7 @@ func TestEndpoint(t *testing.T) {
 				got = r.URL.Scheme + "://" + r.URL.Host
 				return nil, errors.New("stop")
 			})
-			c := ssmparam.NewClient(tt.cfg, func(k string) string { return tt.env[k] })
+			c := ssmparam.NewClient(withEnv(t, tt.cfg, tt.env))
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // one attempt, no retry
 			_, _ = c.GetParameter(ctx, "/x", true)

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-gw/sluice/infra/tables"
+	"github.com/sluice-gw/sluice/shared/app/appenv"
 )
 
 // samTemplate is template.yaml read twice: by goformation, typed (it resolves
@@ -275,15 +276,27 @@ func TestTemplateEnvironmentRefersToDeclaredResources(t *testing.T) {
 	}
 }
 
-// envVarsReadBy returns the resource environment variables the code of
-// functions/<pkg> reads: their names as literals in its sources, and every
-// table's when it calls tables.NamesFromEnv.
+// envVarsReadBy returns the resource environment variables functions/<pkg>
+// reads: every name its settings (appenv.Read, run as in Lambda) look up,
+// and any name written as a literal in its own sources.
 func envVarsReadBy(t *testing.T, pkg string) []string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(repoRoot(t), "functions", pkg, "*.go"))
 	candidates := resourceEnvVars()
 	candidates["GATEWAY_MASTER_KEY_PARAMETER"] = ""
 	seen := map[string]bool{}
+	lookup := func(name string) (string, bool) {
+		if _, ok := candidates[name]; ok {
+			seen[name] = true
+		}
+		if name == "AWS_LAMBDA_RUNTIME_API" {
+			return "127.0.0.1:9001", true
+		}
+		return "", false
+	}
+	if _, err := appenv.Read(appenv.Function(pkg), lookup, []string{pkg}); err != nil {
+		t.Fatalf("appenv.Read(%s) in Lambda with no other variable: %v", pkg, err)
+	}
+	files, _ := filepath.Glob(filepath.Join(repoRoot(t), "functions", pkg, "*.go"))
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
@@ -292,19 +305,10 @@ func envVarsReadBy(t *testing.T, pkg string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := string(b)
 		for name := range candidates {
-			if strings.Contains(src, `"`+name+`"`) {
+			if strings.Contains(string(b), `"`+name+`"`) {
 				seen[name] = true
 			}
-		}
-		if strings.Contains(src, "tables.NamesFromEnv") {
-			for _, tb := range tables.All() {
-				seen[tb.EnvVar] = true
-			}
-		}
-		if strings.Contains(src, "tables.SpendQueueEnvVar") {
-			seen[tables.SpendQueueEnvVar] = true
 		}
 	}
 	var out []string

@@ -1,0 +1,87 @@
+package gatewayapp
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/app/appenv"
+)
+
+// syncWriter hands each write to a channel: the banner, once.
+type syncWriter chan string
+
+func (w syncWriter) Write(p []byte) (int, error) { w <- string(p); return len(p), nil }
+
+// TestServeLocal: local mode prints where it listens and how to call it
+// (the master key's presence, never its value), serves the gateway and the
+// admin API on that port, and returns cleanly when its context ends.
+func TestServeLocal(t *testing.T) {
+	for _, c := range []struct {
+		masterKey string
+		hint      string
+		keyList   int // GET /key/list without a key
+	}{
+		{"", "answers 401 until a master key is set", 401},
+		{"sk-local-master", "Authorization: Bearer <your master key or a virtual key>", 401},
+	} {
+		env := map[string]string{"GATEWAY_MASTER_KEY": c.masterKey}
+		e, err := appenv.Read(appenv.Gateway, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, []string{"gateway", "-addr", "127.0.0.1:0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := app.FromEnv(context.Background(), e, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gw, err := app.Build(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		out := make(syncWriter, 1)
+		done := make(chan error, 1)
+		go func() { done <- serveLocal(ctx, gw, e, out) }()
+		var banner string
+		select {
+		case banner = <-out:
+		case err := <-done:
+			t.Fatalf("serveLocal: %v", err)
+		}
+		base := regexp.MustCompile(`Gateway listening on (http://\S+)`).FindStringSubmatch(banner)
+		if base == nil || !strings.Contains(banner, c.hint) || (c.masterKey != "" && strings.Contains(banner, c.masterKey)) ||
+			!strings.Contains(banner, "store: memory") {
+			t.Fatalf("banner:\n%s", banner)
+		}
+		for path, want := range map[string]int{"/v1/models": 200, "/key/list": c.keyList} {
+			req, _ := http.NewRequest(http.MethodGet, base[1]+path, nil)
+			if c.masterKey != "" && path == "/v1/models" {
+				req.Header.Set("Authorization", "Bearer "+c.masterKey)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+			}
+		}
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serveLocal after its context ended: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("serveLocal did not return")
+		}
+	}
+}
