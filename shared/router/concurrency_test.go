@@ -40,13 +40,13 @@ router_settings:
 					defer wg.Done()
 					rng := rand.New(rand.NewPCG(uint64(w), 1)) // used by this goroutine only
 					for range 50 {
-						fn := func(_ context.Context, a *Attempt) error {
+						fn := plain(func(_ context.Context, a *Attempt) error {
 							clk.Advance(1)
 							if rng.IntN(4) == 0 {
 								return apierr.New(apierr.UpstreamServer, "boom")
 							}
 							return nil
-						}
+						})
 						res, _ := rt.Do(context.Background(), req("g"), fn)
 						if n := len(res.Trace); n > 4 {
 							t.Errorf("%d records: %v", n, hops(res))

@@ -143,7 +143,7 @@ func newScript(plan map[string][]error) *script {
 	return &script{plan: plan, calls: map[string]int{}}
 }
 
-func (s *script) fn(_ context.Context, a *Attempt) error {
+func (s *script) fn(_ context.Context, a *Attempt) (Outcome, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.each != nil {
@@ -153,14 +153,16 @@ func (s *script) fn(_ context.Context, a *Attempt) error {
 	n := s.calls[id]
 	s.calls[id]++
 	s.attempts = append(s.attempts, *a)
-	if s.midStream[id] {
-		a.Committed = true
-	}
 	if p := s.plan[id]; n < len(p) {
-		return p[n]
+		return Outcome{Committed: s.midStream[id]}, p[n]
 	}
-	a.Committed = true
-	return nil
+	return Outcome{Committed: true}, nil
+}
+
+// plain is an AttemptFunc that reports only an error: nothing committed,
+// nothing aborted, no tokens.
+func plain(f func(ctx context.Context, a *Attempt) error) AttemptFunc {
+	return func(ctx context.Context, a *Attempt) (Outcome, error) { return Outcome{}, f(ctx, a) }
 }
 
 func (s *script) count(id string) int {

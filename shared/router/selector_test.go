@@ -155,14 +155,14 @@ router_settings: {routing_strategy: least-busy}
 	rt := testRouter(t, load(t, yaml), Options{})
 	var inner []hop
 	// While a request is in flight on a, the next one goes to b.
-	res, err := rt.Do(context.Background(), req("g"), func(ctx context.Context, a *Attempt) error {
+	res, err := rt.Do(context.Background(), req("g"), plain(func(ctx context.Context, a *Attempt) error {
 		r2, err := rt.Do(ctx, req("g"), newScript(nil).fn)
 		if err != nil {
 			return err
 		}
 		inner = hops(r2)
 		return nil
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
