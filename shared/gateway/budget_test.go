@@ -2,34 +2,24 @@ package gateway
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
-	"github.com/sluice-gw/sluice/shared/providers"
-	"github.com/sluice-gw/sluice/shared/router"
 )
 
 // TestBudgets: each budget scope (key, team, user, team member, end user)
 // blocks at its limit with a 400 budget_exceeded naming it, its spend and
 // its limit; a budget_duration period ends exactly at its boundary.
 func TestBudgets(t *testing.T) {
-	cfg, err := config.Load([]byte(`model_list:
+	cfg := loadConfig(t, `model_list:
   - model_name: m
     litellm_params: {model: mock/m}
 general_settings: {master_key: sk-master}
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	ctx := context.Background()
 	ks := keys.NewMemory()
 	usd := func(v float64) *float64 { return &v }
@@ -63,7 +53,7 @@ general_settings: {master_key: sk-master}
 	spend := func(kind keys.Kind, id string, v float64) keys.SpendDelta {
 		return keys.SpendDelta{Ref: keys.Ref{Kind: kind, ID: id}, Nanos: keys.Nanos(v), At: day1}
 	}
-	_, err = ks.ApplySpend(ctx, []keys.SpendDelta{
+	_, err := ks.ApplySpend(ctx, []keys.SpendDelta{
 		spend(keys.KindKey, keys.HashSecret("sk-daily"), 1),
 		spend(keys.KindTeam, "t-broke", 2.5),
 		spend(keys.KindUser, "u-broke", 3),
@@ -72,11 +62,7 @@ general_settings: {master_key: sk-master}
 	})
 	must(err)
 
-	rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()),
-		Keys: ks, Limits: limits.NewMemory(), Now: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-	defer srv.Close()
-	f := &fixture{srv: srv}
+	f := serve(t, testHandler(Options{Config: cfg, Keys: ks, Limits: limits.NewMemory(), Now: clock}))
 
 	tests := []struct {
 		name, key, user string

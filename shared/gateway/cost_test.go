@@ -16,10 +16,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/pricing"
-	"github.com/sluice-gw/sluice/shared/providers"
-	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -34,33 +31,21 @@ type costFixture struct {
 
 func newCostFixture(t *testing.T, yaml string, provider Provider) *costFixture {
 	t.Helper()
-	cfg, err := config.Load([]byte(yaml), nil)
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
+	cfg := loadConfig(t, yaml)
 	cfg.ResolvePrices(pricing.Default())
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	rt := router.New(cfg, router.Options{
-		Cooldowns: cooldown.NewMemory(), Logger: log,
-		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() },
-	})
-	if provider == nil {
-		provider = providers.New(providers.NewHTTPClient())
-	}
 	f := &costFixture{calls: map[string]int{}, done: make(chan *Completion, 16)}
-	h := New(Options{
-		Config: cfg, Router: rt, Provider: provider, Logger: log, Prices: pricing.Default(),
+	f.fixture = serve(t, testHandler(Options{
+		Config: cfg, Provider: provider, Logger: log, Prices: pricing.Default(),
 		OnComplete: func(_ context.Context, c *Completion) {
 			f.mu.Lock()
 			f.calls[c.CallID]++
 			f.mu.Unlock()
 			f.done <- c
 		},
-	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	f.fixture = &fixture{srv: srv, logs: logs}
+	}))
+	f.logs = logs
 	return f
 }
 
@@ -459,8 +444,7 @@ func TestCompletionDefaultConfigCosts(t *testing.T) {
 	cfg := config.Default()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	done := make(chan *Completion, 1)
-	h := New(Options{Config: cfg, Router: router.New(cfg, router.Options{Logger: log}), Provider: providers.New(nil), Logger: log,
-		OnComplete: func(_ context.Context, c *Completion) { done <- c }})
+	h := testHandler(Options{Config: cfg, Logger: log, OnComplete: func(_ context.Context, c *Completion) { done <- c }})
 	for _, stream := range []bool{false, true} {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(fmt.Sprintf(`{"model":"gpt-4o-mini","stream":%v,"messages":[{"role":"user","content":"hi"}]}`, stream)))
@@ -480,7 +464,7 @@ func TestResponseOutBeforeOnComplete(t *testing.T) {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	clientHasIt := make(chan struct{})
 	sawIt := make(chan bool, 1)
-	h := New(Options{Config: cfg, Router: router.New(cfg, router.Options{Logger: log}), Provider: providers.New(nil), Logger: log,
+	h := testHandler(Options{Config: cfg, Logger: log,
 		OnComplete: func(context.Context, *Completion) {
 			select {
 			case <-clientHasIt:

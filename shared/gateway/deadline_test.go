@@ -5,18 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/cooldown"
-	"github.com/sluice-gw/sluice/shared/providers"
-	"github.com/sluice-gw/sluice/shared/router"
 )
 
 // expiring is a request context whose deadline passes when the test says
@@ -50,13 +44,7 @@ func TestStreamDeadlineAfterContent(t *testing.T) {
 		<-r.Context().Done() // then nothing more
 	}))
 	defer up.Close()
-	cfg, err := config.Load([]byte(fmt.Sprintf("model_list:\n  - model_name: slow\n    litellm_params: {model: openai/slow, api_base: %s/v1, api_key: k}\n", up.URL)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := New(Options{Config: cfg, Router: router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: log}),
-		Provider: providers.New(providers.NewHTTPClient()), Logger: log})
+	h := testHandler(Options{Config: loadConfig(t, fmt.Sprintf("model_list:\n  - model_name: slow\n    litellm_params: {model: openai/slow, api_base: %s/v1, api_key: k}\n", up.URL))})
 	ctx := &expiring{Context: context.Background(), done: make(chan struct{})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(ctx))

@@ -62,14 +62,27 @@ type upstreams struct {
 	groups map[string]string
 }
 
-func newUpstreams(t *testing.T, groups map[string]string) *upstreams {
+// newUpstreams starts one server per deployment of groups, each answering
+// with serve (the OpenAI API, or a vendor's).
+func newUpstreams(t *testing.T, groups map[string]string, serve func(u *upstreams, t *testing.T, id string, w http.ResponseWriter, r *http.Request)) *upstreams {
 	u := &upstreams{faults: map[string]fault{}, srvs: map[string]*httptest.Server{}, groups: groups}
 	for id := range groups {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { u.serve(t, id, w, r) }))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(u, t, id, w, r) }))
 		t.Cleanup(srv.Close)
 		u.srvs[id] = srv
 	}
 	return u
+}
+
+// hit records a request to deployment id and returns its body, the model
+// it asks for, and the deployment's fault.
+func (u *upstreams) hit(id string, r *http.Request) (body []byte, model string, f fault) {
+	body, _ = io.ReadAll(r.Body)
+	model = gjson.GetBytes(body, "model").String()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.hits = append(u.hits, attempt{u.groups[id], id, model})
+	return body, model, u.faults[id]
 }
 
 func (u *upstreams) set(f fault, ids ...string) {
@@ -87,59 +100,16 @@ func (u *upstreams) attempts() []attempt {
 }
 
 func (u *upstreams) serve(t *testing.T, id string, w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	u.mu.Lock()
-	u.hits = append(u.hits, attempt{u.groups[id], id, gjson.GetBytes(body, "model").String()})
-	f := u.faults[id]
-	u.mu.Unlock()
+	body, model, f := u.hit(id, r)
 	stream := gjson.GetBytes(body, "stream").Bool()
 
-	apiError := func(status int, code, msg string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":%q}}`, msg, code)
-	}
-	switch f {
-	case f429:
-		apiError(http.StatusTooManyRequests, "rate_limit_exceeded", "Rate limit reached")
-		return
-	case f500:
-		apiError(http.StatusInternalServerError, "server_error", "The server had an error")
-		return
-	case f503:
-		apiError(http.StatusServiceUnavailable, "service_unavailable", "The engine is overloaded")
-		return
-	case fContextWindow:
-		apiError(http.StatusBadRequest, "context_length_exceeded", "This model's maximum context length is 8192 tokens.")
-		return
-	case fContentPolicy:
-		apiError(http.StatusBadRequest, "content_filter", "The response was filtered due to the prompt triggering content management policy.")
-		return
-	case fTimeout:
-		<-r.Context().Done() // never answers; the deployment's timeout ends it
-		return
-	case fReset:
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			t.Errorf("hijack: %v", err)
-			return
-		}
-		conn.Close()
+	if misbehave(t, f, w, r, openAIErrors) {
 		return
 	}
 	if !stream {
-		out := fmt.Sprintf(`{"id":"chatcmpl-%s","object":"chat.completion","created":1,"model":%q,`+
+		answer(w, f, true, fmt.Sprintf(`{"id":"chatcmpl-%s","object":"chat.completion","created":1,"model":%q,`+
 			`"choices":[{"index":0,"message":{"role":"assistant","content":"Hello from %s"},"finish_reason":"stop"}],`+
-			`"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`, id, gjson.GetBytes(body, "model").String(), id)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-		if f == fCutBeforeFirst || f == fCutAfterFirst { // a body cut half way
-			w.WriteHeader(http.StatusOK)
-			io.WriteString(w, out[:len(out)/2])
-			w.(http.Flusher).Flush()
-			panic(http.ErrAbortHandler)
-		}
-		io.WriteString(w, out)
+			`"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`, id, model, id))
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -165,6 +135,71 @@ func (u *upstreams) serve(t *testing.T, id string, w http.ResponseWriter, r *htt
 	send(chunk(`{"content":" from `+id+`"}`, "null"))
 	send(chunk(`{}`, `"stop"`))
 	send("[DONE]")
+}
+
+// vendorErrors are a vendor's error responses to faults, and the format of
+// its error body (given the code and the message).
+type vendorErrors struct {
+	format string
+	errs   map[fault]vendorError
+}
+
+type vendorError struct {
+	status    int
+	code, msg string
+}
+
+var openAIErrors = vendorErrors{
+	format: `{"error":{"message":%[2]q,"type":"invalid_request_error","param":null,"code":%[1]q}}`,
+	errs: map[fault]vendorError{
+		f429:           {http.StatusTooManyRequests, "rate_limit_exceeded", "Rate limit reached"},
+		f500:           {http.StatusInternalServerError, "server_error", "The server had an error"},
+		f503:           {http.StatusServiceUnavailable, "service_unavailable", "The engine is overloaded"},
+		fContextWindow: {http.StatusBadRequest, "context_length_exceeded", "This model's maximum context length is 8192 tokens."},
+		fContentPolicy: {http.StatusBadRequest, "content_filter", "The response was filtered due to the prompt triggering content management policy."},
+	},
+}
+
+// misbehave answers the faults that come before any content: the vendor's
+// error response, no answer at all (fTimeout: the deployment's timeout ends
+// the call) or a closed connection (fReset). It reports whether f was one.
+func misbehave(t *testing.T, f fault, w http.ResponseWriter, r *http.Request, v vendorErrors) bool {
+	if e, ok := v.errs[f]; ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(e.status)
+		fmt.Fprintf(w, v.format, e.code, e.msg)
+		return true
+	}
+	switch f {
+	case fTimeout:
+		<-r.Context().Done()
+	case fReset:
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return true
+		}
+		conn.Close()
+	default:
+		return false
+	}
+	return true
+}
+
+// answer writes a whole JSON response (with its Content-Length if
+// withLength), or under a cut fault half of it and a cut connection.
+func answer(w http.ResponseWriter, f fault, withLength bool, out string) {
+	w.Header().Set("Content-Type", "application/json")
+	if withLength {
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	}
+	if f == fCutBeforeFirst || f == fCutAfterFirst {
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, out[:len(out)/2])
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}
+	io.WriteString(w, out)
 }
 
 // faultConfig: primary has two deployments (p1, p2); backup is the general
@@ -205,8 +240,20 @@ func faultGateway(t *testing.T, extraSettings string) (*gateway.Handler, *upstre
 // faultGatewayAt is faultGateway with the router's clock (cooldowns) set.
 func faultGatewayAt(t *testing.T, extraSettings string, now func() time.Time) (*gateway.Handler, *upstreams) {
 	t.Helper()
-	u := newUpstreams(t, faultGroups)
-	yaml := fmt.Sprintf(faultConfig, u.srvs["p1"].URL, u.srvs["p2"].URL, u.srvs["b1"].URL, u.srvs["l1"].URL, u.srvs["s1"].URL, extraSettings)
+	u := newUpstreams(t, faultGroups, (*upstreams).serve)
+	return faultHandler(t, u.config(faultConfig, extraSettings), now), u
+}
+
+// config is a fault configuration with the upstreams' URLs filled in.
+func (u *upstreams) config(yaml, extraSettings string) string {
+	return fmt.Sprintf(yaml, u.srvs["p1"].URL, u.srvs["p2"].URL, u.srvs["b1"].URL, u.srvs["l1"].URL, u.srvs["s1"].URL, extraSettings)
+}
+
+// faultHandler is the gateway over a configuration: rand fixed at 0 (the
+// first candidate first), no backoff waits, a fresh cooldown store, the
+// router's clock now (nil: the real one), quiet logs.
+func faultHandler(t *testing.T, yaml string, now func() time.Time) *gateway.Handler {
+	t.Helper()
 	cfg, err := config.Load([]byte(yaml), nil)
 	if err != nil {
 		t.Fatalf("config: %v", err)
@@ -221,8 +268,7 @@ func faultGatewayAt(t *testing.T, extraSettings string, now func() time.Time) (*
 	})
 	client := providers.NewHTTPClient()
 	t.Cleanup(client.CloseIdleConnections)
-	h := gateway.New(gateway.Options{Config: cfg, Router: rt, Provider: providers.New(client), Logger: log})
-	return h, u
+	return gateway.New(gateway.Options{Config: cfg, Router: rt, Provider: providers.New(client), Logger: log})
 }
 
 // reply is what the client got.
@@ -284,48 +330,40 @@ func seq(as ...any) []attempt {
 	return out
 }
 
-func TestFaultMatrix(t *testing.T) {
-	type want struct {
-		attempts []attempt
-		// status 200: served by the last attempt's deployment; otherwise
-		// the error's status and OpenAI error code.
-		status  int
-		code    string
-		retries string // x-litellm-attempted-retries
-		fbs     string // x-litellm-attempted-fallbacks
-	}
-	served := func(as []attempt, retries, fbs string) want {
-		return want{attempts: as, status: 200, retries: retries, fbs: fbs}
-	}
-	for _, tc := range []struct {
-		fault  fault
-		stream bool
-		want   want
-	}{
-		{f429, false, served(seq(pp, bk), "1", "1")},
-		{f429, true, served(seq(pp, bk), "1", "1")},
-		{f500, false, served(seq(pp, bk), "1", "1")},
-		{f500, true, served(seq(pp, bk), "1", "1")},
-		{f503, false, served(seq(pp, bk), "1", "1")},
-		{f503, true, served(seq(pp, bk), "1", "1")},
-		{fTimeout, false, served(seq(pp, bk), "1", "1")},
-		{fTimeout, true, served(seq(pp, bk), "1", "1")},
-		{fReset, false, served(seq(pp, bk), "1", "1")},
-		{fReset, true, served(seq(pp, bk), "1", "1")},
-		{fContextWindow, false, served(seq(pp[0], lg), "0", "1")},
-		{fContextWindow, true, served(seq(pp[0], lg), "0", "1")},
-		{fContentPolicy, false, served(seq(pp[0], sf), "0", "1")},
-		{fContentPolicy, true, served(seq(pp[0], sf), "0", "1")},
-		{fCutBeforeFirst, false, served(seq(pp, bk), "1", "1")},
-		{fCutBeforeFirst, true, served(seq(pp, bk), "1", "1")},
-		{fCutAfterFirst, false, served(seq(pp, bk), "1", "1")},
-		// Output reached the client: no retry, no fallback, and the stream
-		// ends with an error event.
-		{fCutAfterFirst, true, want{attempts: seq(pp[0]), status: 200, code: "stream_broken", retries: "0", fbs: "0"}},
-	} {
-		name := fmt.Sprintf("%s/stream=%v", tc.fault, tc.stream)
-		t.Run(name, func(t *testing.T) {
-			h, u := faultGateway(t, "")
+// matrixWant is what a fault on the primary group's deployments leads to.
+type matrixWant struct {
+	attempts []attempt
+	// status 200: served by the last attempt's deployment or, with code
+	// set, a stream that broke after its first chunk and ends with an error
+	// event of that code; otherwise the error's status.
+	status  int
+	code    string
+	retries string // x-litellm-attempted-retries
+	fbs     string // x-litellm-attempted-fallbacks
+}
+
+type matrixCase struct {
+	fault  fault
+	stream bool
+	want   matrixWant
+}
+
+func served(as []attempt, retries, fbs string) matrixWant {
+	return matrixWant{attempts: as, status: 200, retries: retries, fbs: fbs}
+}
+
+// brokenAfterFirst: output reached the client, so no retry and no
+// fallback, and the stream ends with an error event of code.
+func brokenAfterFirst(code string) matrixWant {
+	return matrixWant{attempts: seq(pp[0]), status: 200, code: code, retries: "0", fbs: "0"}
+}
+
+// runFaultMatrix serves each case on a fresh gateway from build, with the
+// case's fault on p1 and p2.
+func runFaultMatrix(t *testing.T, build func(*testing.T) (*gateway.Handler, *upstreams), cases []matrixCase) {
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s/stream=%v", tc.fault, tc.stream), func(t *testing.T) {
+			h, u := build(t)
 			u.set(tc.fault, "p1", "p2")
 			rep := call(t, h, fmt.Sprintf(`{"model":"primary","messages":[{"role":"user","content":"hi"}],"stream":%v}`, tc.stream))
 			assertAttempts(t, u, tc.want.attempts)
@@ -352,6 +390,29 @@ func TestFaultMatrix(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestFaultMatrix(t *testing.T) {
+	runFaultMatrix(t, func(t *testing.T) (*gateway.Handler, *upstreams) { return faultGateway(t, "") }, []matrixCase{
+		{f429, false, served(seq(pp, bk), "1", "1")},
+		{f429, true, served(seq(pp, bk), "1", "1")},
+		{f500, false, served(seq(pp, bk), "1", "1")},
+		{f500, true, served(seq(pp, bk), "1", "1")},
+		{f503, false, served(seq(pp, bk), "1", "1")},
+		{f503, true, served(seq(pp, bk), "1", "1")},
+		{fTimeout, false, served(seq(pp, bk), "1", "1")},
+		{fTimeout, true, served(seq(pp, bk), "1", "1")},
+		{fReset, false, served(seq(pp, bk), "1", "1")},
+		{fReset, true, served(seq(pp, bk), "1", "1")},
+		{fContextWindow, false, served(seq(pp[0], lg), "0", "1")},
+		{fContextWindow, true, served(seq(pp[0], lg), "0", "1")},
+		{fContentPolicy, false, served(seq(pp[0], sf), "0", "1")},
+		{fContentPolicy, true, served(seq(pp[0], sf), "0", "1")},
+		{fCutBeforeFirst, false, served(seq(pp, bk), "1", "1")},
+		{fCutBeforeFirst, true, served(seq(pp, bk), "1", "1")},
+		{fCutAfterFirst, false, served(seq(pp, bk), "1", "1")},
+		{fCutAfterFirst, true, brokenAfterFirst("stream_broken")},
+	})
 }
 
 // With disable_fallbacks in the body, streamed or not, only the primary
@@ -505,6 +566,14 @@ func TestFaultHeadersCountRetriesPastAnEmptyFallbackGroup(t *testing.T) {
 		t.Fatalf("status %d: %s", rep.status, rep.body)
 	}
 	assertRouteHeaders(t, rep, sf, "1", "2")
+}
+
+// assertError checks that the client got an error of status and code.
+func assertError(t *testing.T, rep reply, status int, code string) {
+	t.Helper()
+	if rep.status != status || gjson.Get(rep.body, "error.code").String() != code {
+		t.Fatalf("status %d, want %d %s: %s", rep.status, status, code, rep.body)
+	}
 }
 
 func assertAttempts(t *testing.T, u *upstreams, want []attempt) {

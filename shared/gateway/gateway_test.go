@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
@@ -57,15 +56,44 @@ func newFixture(t *testing.T, yaml string, env map[string]string) *fixture {
 	}
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	rt := router.New(cfg, router.Options{
-		Cooldowns: cooldown.NewMemory(),
-		Logger:    log,
-		Sleep:     func(ctx context.Context, d time.Duration) error { return ctx.Err() },
-	})
-	h := New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()), Logger: log, MaxBody: 1 << 20})
+	f := serve(t, testHandler(Options{Config: cfg, Logger: log, MaxBody: 1 << 20}))
+	f.logs = logs
+	return f
+}
+
+// testHandler is New(o) with test collaborators where o leaves them unset:
+// a router over o.Config that skips backoff waits, the real provider
+// dispatcher, and discarded logs.
+func testHandler(o Options) *Handler {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Router == nil {
+		o.Router = router.New(o.Config, router.Options{Logger: o.Logger, Sleep: noWait})
+	}
+	if o.Provider == nil {
+		o.Provider = providers.New(providers.NewHTTPClient())
+	}
+	return New(o)
+}
+
+func noWait(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+// loadConfig parses a LiteLLM config.
+func loadConfig(t *testing.T, yaml string) *config.Config {
+	t.Helper()
+	cfg, err := config.Load([]byte(yaml), nil)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	return cfg
+}
+
+// serve serves h over HTTP until the test ends.
+func serve(t *testing.T, h http.Handler) *fixture {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &fixture{srv: srv, logs: logs}
+	return &fixture{srv: srv}
 }
 
 func (f *fixture) post(t *testing.T, path, key, body string) *http.Response {
@@ -573,17 +601,13 @@ func TestDeploymentLimitAcrossInstancesNoWait(t *testing.T) {
 		io.WriteString(w, completion)
 	}))
 	defer up.Close()
-	cfg, err := config.Load([]byte(fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s, rpm: 2}\n", up.URL)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadConfig(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s, rpm: 2}\n", up.URL))
 	shared := limits.NewMemory()
 	var waits []time.Duration
 	var mu sync.Mutex
 	newInstance := func() *httptest.Server {
 		rt := router.New(cfg, router.Options{
-			Cooldowns: cooldown.NewMemory(),
-			Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Logger: slog.New(slog.DiscardHandler),
 			Sleep: func(ctx context.Context, d time.Duration) error {
 				mu.Lock()
 				waits = append(waits, d)
@@ -593,10 +617,7 @@ func TestDeploymentLimitAcrossInstancesNoWait(t *testing.T) {
 		})
 		// 10 s before the window ends: a Retry-After short enough to wait for.
 		at := time.Now().UTC().Truncate(time.Minute).Add(50 * time.Second)
-		srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()), Limits: shared,
-			Now: func() time.Time { return at }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-		t.Cleanup(srv.Close)
-		return srv
+		return serve(t, testHandler(Options{Config: cfg, Router: rt, Limits: shared, Now: func() time.Time { return at }})).srv
 	}
 	a, b := &fixture{srv: newInstance()}, &fixture{srv: newInstance()}
 	for i := 0; i < 2; i++ {
@@ -643,15 +664,8 @@ func TestRateLimitStoreUnreachable(t *testing.T) {
 		status  int
 	}{{"", 200}, {"general_settings: {rate_limits_fail_open: true}\n", 200}, {"general_settings: {rate_limits_fail_open: false}\n", 503}} {
 		t.Run(fmt.Sprintf("status %d %q", tt.status, tt.setting), func(t *testing.T) {
-			cfg, err := config.Load([]byte("model_list:\n  - model_name: m\n    litellm_params: {model: mock/m, rpm: 100}\n"+tt.setting), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()), Limits: store,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-			defer srv.Close()
-			f := &fixture{srv: srv}
+			cfg := loadConfig(t, "model_list:\n  - model_name: m\n    litellm_params: {model: mock/m, rpm: 100}\n"+tt.setting)
+			f := serve(t, testHandler(Options{Config: cfg, Limits: store}))
 			resp := f.post(t, "/v1/chat/completions", "", `{"model":"m"}`)
 			out := readAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
@@ -696,11 +710,7 @@ general_settings: {master_key: sk-master}
 	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1", Models: []string{"b"}}); err != nil {
 		t.Fatal(err)
 	}
-	rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()),
-		Keys: ks, Limits: limits.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-	defer srv.Close()
-	f := &fixture{srv: srv}
+	f := serve(t, testHandler(Options{Config: cfg, Keys: ks, Limits: limits.NewMemory()}))
 
 	tests := []struct {
 		name, key, model string
@@ -737,7 +747,7 @@ general_settings: {master_key: sk-master}
 		})
 	}
 
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/models", nil)
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/v1/models", nil)
 	req.Header.Set("Authorization", "Bearer sk-only-a")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -772,18 +782,13 @@ func (p panicProvider) Do(ctx context.Context, d *config.Deployment, call wire.C
 // A panic never reaches the client as a stack trace: a 500 before output, an
 // SSE error event after a stream started.
 func TestPanicsBecomeCleanErrors(t *testing.T) {
-	cfg, err := config.Load([]byte("model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: http://127.0.0.1:1}\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadConfig(t, "model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: http://127.0.0.1:1}\n")
 	for _, after := range []bool{false, true} {
 		t.Run(fmt.Sprintf("after first chunk=%v", after), func(t *testing.T) {
 			logs := &syncBuffer{}
-			rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: panicProvider{afterFirstChunk: after},
-				Logger: slog.New(slog.NewJSONHandler(logs, nil))}))
-			defer srv.Close()
-			resp := (&fixture{srv: srv}).post(t, "/v1/chat/completions", "", `{"model":"m","stream":true}`)
+			rt := router.New(cfg, router.Options{Logger: slog.New(slog.DiscardHandler)})
+			resp := serve(t, testHandler(Options{Config: cfg, Router: rt, Provider: panicProvider{afterFirstChunk: after},
+				Logger: slog.New(slog.NewJSONHandler(logs, nil))})).post(t, "/v1/chat/completions", "", `{"model":"m","stream":true}`)
 			out := readAll(t, resp.Body)
 			if !after {
 				if resp.StatusCode != 500 {

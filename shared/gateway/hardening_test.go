@@ -4,19 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/keys"
-	"github.com/sluice-gw/sluice/shared/providers"
-	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -82,22 +76,13 @@ func keyedFixture(t *testing.T, yaml string, ks ...keys.Key) *fixture {
 // completionFixture is keyedFixture with an OnComplete hook.
 func completionFixture(t *testing.T, yaml string, onComplete func(context.Context, *Completion), ks ...keys.Key) *fixture {
 	t.Helper()
-	cfg, err := config.Load([]byte(yaml), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	store := keys.NewMemory()
 	for _, k := range ks {
 		if err := store.CreateKey(context.Background(), k); err != nil {
 			t.Fatal(err)
 		}
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: log,
-		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
-	srv := httptest.NewServer(New(Options{Config: cfg, Router: rt, Provider: providers.New(providers.NewHTTPClient()), Keys: store, Logger: log, OnComplete: onComplete}))
-	t.Cleanup(srv.Close)
-	return &fixture{srv: srv}
+	return serve(t, testHandler(Options{Config: loadConfig(t, yaml), Keys: store, OnComplete: onComplete}))
 }
 
 // TestDuplicateModelKey: the gateway routed and checked the last "model"
