@@ -14,18 +14,11 @@ import (
 func TestConcurrentRequests(t *testing.T) {
 	for _, strategy := range []string{"simple-shuffle", "least-busy", "latency-based-routing", "usage-based-routing-v2", "cost-based-routing"} {
 		t.Run(strategy, func(t *testing.T) {
-			cfg := load(t, `
-model_list:
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, rpm: 100000}
-    model_info: {id: a}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, rpm: 100000}
-    model_info: {id: b}
-  - model_name: backup
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: c}
-router_settings:
+			cfg := load(t, modelList(
+				dep("g", "a", "openai/m", "rpm: 100000"),
+				dep("g", "b", "openai/m", "rpm: 100000"),
+				dep("backup", "c", "openai/m", ""),
+			)+`router_settings:
   routing_strategy: `+strategy+`
   num_retries: 1
   allowed_fails: 1

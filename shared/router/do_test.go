@@ -30,18 +30,11 @@ func (s *sleeps) got() []time.Duration {
 	return append([]time.Duration{}, s.ds...)
 }
 
-const oneDeployment = `
-model_list:
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: a}
-  - model_name: h
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: h1}
-  - model_name: h
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: h2}
-router_settings:
+var oneDeployment = modelList(
+	dep("g", "a", "openai/m", ""),
+	dep("h", "h1", "openai/m", ""),
+	dep("h", "h2", "openai/m", ""),
+) + `router_settings:
   disable_cooldowns: true
 `
 
@@ -258,15 +251,10 @@ func TestOutcomeEndsTheRequest(t *testing.T) {
 // The completion tokens an attempt reports count towards its deployment's
 // tpm in this instance's view.
 func TestOutcomeTokensCountTowardsTPM(t *testing.T) {
-	const yaml = `
-model_list:
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, tpm: 100}
-    model_info: {id: a}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, tpm: 100}
-    model_info: {id: b}
-router_settings: {num_retries: 0}
+	yaml := modelList(
+		dep("g", "a", "openai/m", "tpm: 100"),
+		dep("g", "b", "openai/m", "tpm: 100"),
+	) + `router_settings: {num_retries: 0}
 `
 	for _, tc := range []struct {
 		tokens int64

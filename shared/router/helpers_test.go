@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -194,3 +195,16 @@ var (
 )
 
 func req(model string) *Request { return &Request{Model: model, NumRetries: -1} }
+
+// modelList is a config's model_list of deps, with the rest of the config
+// (router_settings) to follow.
+func modelList(deps ...string) string { return "\nmodel_list:\n" + strings.Join(deps, "") }
+
+// dep is one model_list entry: deployment id of group, serving model with
+// api_key k and extra litellm_params such as "rpm: 1".
+func dep(group, id, model, params string) string {
+	if params != "" {
+		params = ", " + params
+	}
+	return fmt.Sprintf("  - model_name: %q\n    litellm_params: {model: %q, api_key: k%s}\n    model_info: {id: %s}\n", group, model, params, id)
+}
