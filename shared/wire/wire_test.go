@@ -10,6 +10,20 @@ import (
 	"testing"
 )
 
+// mustParse parses s, failing the test on an error, and returns the request,
+// the body it was parsed from, and a copy of it (to check that nothing
+// modifies the body).
+func mustParse(t *testing.T, s string) (r *Request, body, orig []byte) {
+	t.Helper()
+	body = []byte(s)
+	orig = bytes.Clone(body)
+	r, err := Parse(body)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return r, body, orig
+}
+
 // fields is what a test compares of a parsed Request (everything but Body and
 // the unexported offsets).
 type fields struct {
@@ -166,12 +180,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body := []byte(tt.body)
-			orig := bytes.Clone(body)
-			r, err := Parse(body)
-			if err != nil {
-				t.Fatalf("Parse: %v", err)
-			}
+			r, body, orig := mustParse(t, tt.body)
 			if got := fieldsOf(r); !got.equal(tt.want) {
 				t.Errorf("Parse(%s)\n got %+v\nwant %+v", tt.body, got, tt.want)
 			}
@@ -383,12 +392,7 @@ func TestWithModel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body := []byte(tt.body)
-			orig := bytes.Clone(body)
-			r, err := Parse(body)
-			if err != nil {
-				t.Fatalf("Parse: %v", err)
-			}
+			r, body, orig := mustParse(t, tt.body)
 			out := r.WithModel(tt.model, tt.inject)
 			if !bytes.Equal(body, orig) {
 				t.Fatal("WithModel modified its input")
