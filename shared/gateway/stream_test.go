@@ -147,36 +147,53 @@ router_settings: {fallbacks: [{m: [other]}]}
 	openAIError(t, strings.TrimSpace(strings.TrimPrefix(rest, "data: ")))
 }
 
-// A client that goes away cancels the upstream request.
-func TestClientDisconnectCancelsUpstream(t *testing.T) {
-	cancelled := make(chan struct{})
-	next := make(chan struct{})
+// stalling is an upstream that streams one chunk of content, then waits
+// for its request to be cancelled (and closes cancelled, if set) or for the
+// test to end.
+func stalling(t *testing.T, content string, cancelled chan<- struct{}) *httptest.Server {
+	ended := make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, chunk("a"))
+		io.WriteString(w, chunk(content))
 		w.(http.Flusher).Flush()
 		select {
 		case <-r.Context().Done():
-			close(cancelled)
-		case <-next:
+			if cancelled != nil {
+				close(cancelled)
+			}
+		case <-ended:
 		}
 	}))
-	defer up.Close()
-	defer close(next)
-	f := newFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s}\n", up.URL), nil)
+	t.Cleanup(up.Close)
+	t.Cleanup(func() { close(ended) }) // first: Close waits for the handler
+	return up
+}
+
+// leaveMidStream posts a streamed request, reads the first line of its
+// answer, and goes away.
+func (f *fixture) leaveMidStream(t *testing.T, body string) *http.Response {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true}`))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.srv.URL+"/v1/chat/completions", strings.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
-	if !strings.HasPrefix(line, "data:") {
+	if line, _ := bufio.NewReader(resp.Body).ReadString('\n'); !strings.HasPrefix(line, "data:") {
 		t.Fatalf("first line %q", line)
 	}
 	cancel()
 	resp.Body.Close()
+	return resp
+}
+
+// A client that goes away cancels the upstream request.
+func TestClientDisconnectCancelsUpstream(t *testing.T) {
+	cancelled := make(chan struct{})
+	up := stalling(t, "a", cancelled)
+	f := newFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s}\n", up.URL), nil)
+	f.leaveMidStream(t, `{"model":"m","stream":true}`)
 	select {
 	case <-cancelled:
 	case <-time.After(10 * time.Second): // a bound on a hang, not a timing assertion
