@@ -118,24 +118,15 @@ func TestFaultMatrixAnthropic(t *testing.T) {
 // With disable_fallbacks, the client gets the status Anthropic's error
 // stands for.
 func TestFaultAnthropicStatuses(t *testing.T) {
-	for _, tc := range []struct {
-		fault  fault
-		stream bool
-		status int
-		code   string
-	}{
+	runStatuses(t, func(t *testing.T) (http.Handler, func(fault)) {
+		h, u := anthropicFaultGateway(t)
+		return h, func(f fault) { u.set(f, "p1", "p2") }
+	}, []statusCase[fault]{
 		{f429, false, 429, "upstream_rate_limited"},
 		{f503, false, 503, "upstream_server_error"},
 		{f503, true, 503, "upstream_server_error"},
 		{fErrorFirst, true, 503, "upstream_server_error"},
 		{f500, true, 502, "upstream_server_error"},
 		{fContextWindow, false, 400, "context_length_exceeded"},
-	} {
-		t.Run(fmt.Sprintf("%s/stream=%v", tc.fault, tc.stream), func(t *testing.T) {
-			h, u := anthropicFaultGateway(t)
-			u.set(tc.fault, "p1", "p2")
-			rep := call(t, h, fmt.Sprintf(`{"model":"primary","messages":[{"role":"user","content":"hi"}],"stream":%v,"disable_fallbacks":true}`, tc.stream))
-			assertError(t, rep, tc.status, tc.code)
-		})
-	}
+	})
 }

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -124,25 +125,15 @@ func TestFaultMatrixBedrock(t *testing.T) {
 // Without fallbacks the client gets the status Bedrock's error stands for,
 // also when the exception is a stream's first frame.
 func TestFaultBedrockStatuses(t *testing.T) {
-	for _, tc := range []struct {
-		fault  bedrocktest.Fault
-		stream bool
-		status int
-		code   string
-	}{
+	runStatuses(t, func(t *testing.T) (http.Handler, func(bedrocktest.Fault)) {
+		h, fakes := bedrockFaultGateway(t)
+		return h, func(f bedrocktest.Fault) { fakes["p1"].SetFault(f); fakes["p2"].SetFault(f) }
+	}, []statusCase[bedrocktest.Fault]{
 		{bedrocktest.Throttle, false, 429, "upstream_rate_limited"},
 		{bedrocktest.ThrottleFirstFrame, true, 429, "upstream_rate_limited"},
 		{bedrocktest.TooLong, true, 400, "context_length_exceeded"},
 		{bedrocktest.Unavailable, false, 503, "upstream_server_error"},
 		{bedrocktest.AccessDenied, true, 502, "upstream_auth_error"},
 		{bedrocktest.ModelTimeout, false, 504, "upstream_timeout"},
-	} {
-		t.Run(fmt.Sprintf("%s/stream=%v", tc.fault, tc.stream), func(t *testing.T) {
-			h, fakes := bedrockFaultGateway(t)
-			fakes["p1"].SetFault(tc.fault)
-			fakes["p2"].SetFault(tc.fault)
-			rep := call(t, h, fmt.Sprintf(`{"model":"primary","messages":[{"role":"user","content":"hi"}],"stream":%v,"disable_fallbacks":true}`, tc.stream))
-			assertError(t, rep, tc.status, tc.code)
-		})
-	}
+	})
 }

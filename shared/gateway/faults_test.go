@@ -331,6 +331,28 @@ func runFaultMatrix(t *testing.T, build func(*testing.T) (*gateway.Handler, *ups
 	}
 }
 
+// statusCase is a fault on every deployment of the primary group, and the
+// status and error code the client gets with disable_fallbacks.
+type statusCase[F ~string] struct {
+	fault  F
+	stream bool
+	status int
+	code   string
+}
+
+// runStatuses serves each case on a fresh gateway from build, which also
+// returns how to set a fault on the primary group's deployments.
+func runStatuses[F ~string](t *testing.T, build func(*testing.T) (http.Handler, func(F)), cases []statusCase[F]) {
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s/stream=%v", tc.fault, tc.stream), func(t *testing.T) {
+			h, set := build(t)
+			set(tc.fault)
+			rep := call(t, h, fmt.Sprintf(`{"model":"primary","messages":[{"role":"user","content":"hi"}],"stream":%v,"disable_fallbacks":true}`, tc.stream))
+			assertError(t, rep, tc.status, tc.code)
+		})
+	}
+}
+
 // assertError checks that the client got an error of status and code.
 func assertError(t *testing.T, rep reply, status int, code string) {
 	t.Helper()
