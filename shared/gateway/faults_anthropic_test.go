@@ -92,27 +92,11 @@ func anthropicFaultGateway(t *testing.T) (*gateway.Handler, *upstreams) {
 }
 
 func TestFaultMatrixAnthropic(t *testing.T) {
-	runFaultMatrix(t, anthropicFaultGateway, []matrixCase{
-		{f429, false, served(seq(pp, bk), "1", "1")},
-		{f429, true, served(seq(pp, bk), "1", "1")},
-		{f500, false, served(seq(pp, bk), "1", "1")},
-		{f500, true, served(seq(pp, bk), "1", "1")},
-		{f503, false, served(seq(pp, bk), "1", "1")}, // 529 overloaded
-		{f503, true, served(seq(pp, bk), "1", "1")},
-		{fTimeout, false, served(seq(pp, bk), "1", "1")},
-		{fTimeout, true, served(seq(pp, bk), "1", "1")},
-		{fReset, false, served(seq(pp, bk), "1", "1")},
-		{fReset, true, served(seq(pp, bk), "1", "1")},
-		{fContextWindow, false, served(seq(pp[0], lg), "0", "1")},
-		{fContextWindow, true, served(seq(pp[0], lg), "0", "1")},
-		{fCutBeforeFirst, false, served(seq(pp, bk), "1", "1")},
-		{fCutBeforeFirst, true, served(seq(pp, bk), "1", "1")},
+	runFaultMatrix(t, anthropicFaultGateway, append([]matrixCase{
 		{fEndBeforeFirst, true, served(seq(pp, bk), "1", "1")},
 		{fErrorFirst, true, served(seq(pp, bk), "1", "1")},
-		{fCutAfterFirst, false, served(seq(pp, bk), "1", "1")},
-		{fCutAfterFirst, true, brokenAfterFirst("stream_broken")},
-		{fErrorAfterFirst, true, brokenAfterFirst("overloaded_error")},
-	})
+		{fErrorAfterFirst, true, brokenAfterFirst("overloaded_error")}, // Anthropic's error event
+	}, vendorMatrix...))
 }
 
 // With disable_fallbacks, the client gets the status Anthropic's error

@@ -81,26 +81,10 @@ func faultGatewayAt(t *testing.T, extraSettings string, now func() time.Time) (*
 }
 
 func TestFaultMatrix(t *testing.T) {
-	runFaultMatrix(t, func(t *testing.T) (*gateway.Handler, *upstreams) { return faultGateway(t, "") }, []matrixCase{
-		{f429, false, served(seq(pp, bk), "1", "1")},
-		{f429, true, served(seq(pp, bk), "1", "1")},
-		{f500, false, served(seq(pp, bk), "1", "1")},
-		{f500, true, served(seq(pp, bk), "1", "1")},
-		{f503, false, served(seq(pp, bk), "1", "1")},
-		{f503, true, served(seq(pp, bk), "1", "1")},
-		{fTimeout, false, served(seq(pp, bk), "1", "1")},
-		{fTimeout, true, served(seq(pp, bk), "1", "1")},
-		{fReset, false, served(seq(pp, bk), "1", "1")},
-		{fReset, true, served(seq(pp, bk), "1", "1")},
-		{fContextWindow, false, served(seq(pp[0], lg), "0", "1")},
-		{fContextWindow, true, served(seq(pp[0], lg), "0", "1")},
+	runFaultMatrix(t, func(t *testing.T) (*gateway.Handler, *upstreams) { return faultGateway(t, "") }, append([]matrixCase{
 		{fContentPolicy, false, served(seq(pp[0], sf), "0", "1")},
 		{fContentPolicy, true, served(seq(pp[0], sf), "0", "1")},
-		{fCutBeforeFirst, false, served(seq(pp, bk), "1", "1")},
-		{fCutBeforeFirst, true, served(seq(pp, bk), "1", "1")},
-		{fCutAfterFirst, false, served(seq(pp, bk), "1", "1")},
-		{fCutAfterFirst, true, brokenAfterFirst("stream_broken")},
-	})
+	}, vendorMatrix...))
 }
 
 // With disable_fallbacks in the body, streamed or not, only the primary

@@ -297,6 +297,27 @@ func brokenAfterFirst(code string) matrixWant {
 	return matrixWant{attempts: seq(pp[0]), status: 200, code: code, retries: "0", fbs: "0"}
 }
 
+// vendorMatrix are the cases every vendor's upstream leads to alike (a 503
+// is Anthropic's 529 overloaded).
+var vendorMatrix = []matrixCase{
+	{f429, false, served(seq(pp, bk), "1", "1")},
+	{f429, true, served(seq(pp, bk), "1", "1")},
+	{f500, false, served(seq(pp, bk), "1", "1")},
+	{f500, true, served(seq(pp, bk), "1", "1")},
+	{f503, false, served(seq(pp, bk), "1", "1")},
+	{f503, true, served(seq(pp, bk), "1", "1")},
+	{fTimeout, false, served(seq(pp, bk), "1", "1")},
+	{fTimeout, true, served(seq(pp, bk), "1", "1")},
+	{fReset, false, served(seq(pp, bk), "1", "1")},
+	{fReset, true, served(seq(pp, bk), "1", "1")},
+	{fContextWindow, false, served(seq(pp[0], lg), "0", "1")},
+	{fContextWindow, true, served(seq(pp[0], lg), "0", "1")},
+	{fCutBeforeFirst, false, served(seq(pp, bk), "1", "1")},
+	{fCutBeforeFirst, true, served(seq(pp, bk), "1", "1")},
+	{fCutAfterFirst, false, served(seq(pp, bk), "1", "1")}, // a body cut half way: nothing was sent
+	{fCutAfterFirst, true, brokenAfterFirst("stream_broken")},
+}
+
 // runFaultMatrix serves each case on a fresh gateway from build, with the
 // case's fault on p1 and p2.
 func runFaultMatrix(t *testing.T, build func(*testing.T) (*gateway.Handler, *upstreams), cases []matrixCase) {
