@@ -34,10 +34,7 @@ func BenchmarkHandlerProviders(b *testing.B) {
 		}
 	}{{"openai", fixedProvider{}}, {"anthropic", anthropicFixed{}}, {"bedrock", bedrockFixed{}}} {
 		h := newHandler(b, mockConfig, prov.p, slog.LevelWarn)
-		for _, mode := range []struct {
-			name string
-			body []byte
-		}{{"json", jsonRequest}, {"sse", streamRequest}} {
+		for _, mode := range benchModes {
 			b.Run(mode.name+"/"+prov.name, func(b *testing.B) {
 				serveLoop(b, h, mode.body, nil)
 			})

@@ -28,6 +28,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/gateway"
+	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -37,6 +38,13 @@ import (
 var (
 	jsonRequest   = benchRequest(false)
 	streamRequest = benchRequest(true)
+
+	// benchModes are the two requests every handler benchmark serves.
+	benchModes = []struct {
+		name   string
+		stream bool
+		body   []byte
+	}{{"json", false, jsonRequest}, {"sse", true, streamRequest}}
 
 	completionBody = []byte(`{"id":"chatcmpl-mock0001","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini","system_fingerprint":"fp_mock","choices":[{"index":0,"message":{"role":"assistant","content":"Hello! This is a fixed response from the mock upstream."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":13,"total_tokens":25}}`)
 	streamBody     = sseBody(20)
@@ -193,11 +201,7 @@ func BenchmarkOverhead(b *testing.B) {
 	b.Cleanup(gw.Close)
 	bare := httptest.NewServer(bareProxy(b, up.URL))
 	b.Cleanup(bare.Close)
-	for _, mode := range []struct {
-		name   string
-		stream bool
-		body   []byte
-	}{{"json", false, jsonRequest}, {"sse", true, streamRequest}} {
+	for _, mode := range benchModes {
 		for _, target := range []struct {
 			name, url string
 			tolerant  bool // count failures instead of failing
@@ -283,11 +287,7 @@ func BenchmarkHandler(b *testing.B) {
 	}{{"fixed", fixedProvider{}}, {"mock", nil}} {
 		for _, level := range []slog.Level{slog.LevelInfo, slog.LevelWarn} {
 			h := newHandler(b, mockConfig, prov.p, level)
-			for _, mode := range []struct {
-				name   string
-				stream bool
-				body   []byte
-			}{{"json", false, jsonRequest}, {"sse", true, streamRequest}} {
+			for _, mode := range benchModes {
 				name := fmt.Sprintf("%s/%s/log=%s", mode.name, prov.name, strings.ToLower(level.String()))
 				b.Run(name, func(b *testing.B) {
 					rec := serveLoop(b, h, mode.body, nil)
@@ -298,6 +298,35 @@ func BenchmarkHandler(b *testing.B) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkHandlerMetrics is BenchmarkHandler's fixed/log=warn case with
+// metrics on: "off" (no registry, as BenchmarkHandler), "prom" (local
+// mode's counts) and "emf" (Lambda: one EMF line per request, flushed to
+// io.Discard after each, as the after-response hook does).
+func BenchmarkHandlerMetrics(b *testing.B) {
+	for _, mode := range benchModes {
+		for _, m := range []string{"off", "prom", "emf"} {
+			b.Run(mode.name+"/metrics="+m, func(b *testing.B) {
+				cfg, err := config.Load([]byte(mockConfig), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				log := discardLogger(slog.LevelWarn)
+				var reg *metrics.Registry
+				switch m {
+				case "prom":
+					reg = metrics.New(metrics.Options{Prometheus: true})
+				case "emf":
+					reg = metrics.New(metrics.Options{EMF: io.Discard})
+				}
+				h := gateway.New(gateway.Options{
+					Config: cfg, Router: router.New(cfg, router.Options{Logger: log}), Provider: fixedProvider{}, Logger: log, Metrics: reg,
+				})
+				serveLoop(b, h, mode.body, func() { _ = reg.Flush() })
+			})
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,10 +15,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/pricing"
-	"github.com/sluice-gw/sluice/shared/providers"
-	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -34,34 +30,39 @@ type costFixture struct {
 
 func newCostFixture(t *testing.T, yaml string, provider Provider) *costFixture {
 	t.Helper()
-	cfg, err := config.Load([]byte(yaml), nil)
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
+	cfg := loadConfig(t, yaml)
 	cfg.ResolvePrices(pricing.Default())
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	rt := router.New(cfg, router.Options{
-		Cooldowns: cooldown.NewMemory(), Logger: log,
-		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() },
-	})
-	if provider == nil {
-		provider = providers.New(providers.NewHTTPClient())
-	}
 	f := &costFixture{calls: map[string]int{}, done: make(chan *Completion, 16)}
-	h := New(Options{
-		Config: cfg, Router: rt, Provider: provider, Logger: log, Prices: pricing.Default(),
+	f.fixture = serve(t, testHandler(Options{
+		Config: cfg, Provider: provider, Logger: log, Prices: pricing.Default(),
 		OnComplete: func(_ context.Context, c *Completion) {
 			f.mu.Lock()
 			f.calls[c.CallID]++
 			f.mu.Unlock()
 			f.done <- c
 		},
-	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	f.fixture = &fixture{srv: srv, logs: logs}
+	}))
+	f.logs = logs
 	return f
+}
+
+// pricedModel is a cost fixture whose one model m is openai/<model> at
+// apiBase, with the rest of its config in settings.
+func pricedModel(t *testing.T, model, apiBase, settings string) *costFixture {
+	t.Helper()
+	return newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/%s, api_base: %s}\n%s", model, apiBase, settings), nil)
+}
+
+// answering is an upstream that answers every request with body.
+func answering(t *testing.T, body string) *httptest.Server {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(up.Close)
+	return up
 }
 
 // completion waits for the next Completion and checks it was reported once,
@@ -104,12 +105,8 @@ func price(t *testing.T, key string) pricing.Price {
 const cachedCompletion = `{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":200,"total_tokens":1200,"prompt_tokens_details":{"cached_tokens":600}}}`
 
 func TestCompletionJSON(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		io.WriteString(w, cachedCompletion)
-	}))
-	defer up.Close()
-	f := newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/gpt-4o-mini, api_base: %s}\n", up.URL), nil)
+	up := answering(t, cachedCompletion)
+	f := pricedModel(t, "gpt-4o-mini", up.URL, "")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","messages":[],"user":"customer-1","metadata":{"tags":["a","b"]}}`)
 	if out := readAll(t, resp.Body); resp.StatusCode != 200 || out != cachedCompletion {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
@@ -144,7 +141,7 @@ func TestCompletionStream(t *testing.T) {
 			var upBody []byte
 			up := sseUpstream(t, []string{roleChunk, chunk("Hel"), chunk("lo"), usage, "data: [DONE]\n\n"}, nil, false, &upBody)
 			defer up.Close()
-			f := newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/gpt-4o, api_base: %s}\n", up.URL), nil)
+			f := pricedModel(t, "gpt-4o", up.URL, "")
 			body := `{"model":"m","stream":true,"messages":[]}`
 			if asked {
 				body = `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}`
@@ -175,7 +172,7 @@ func TestCompletionStreamWithoutUsageEstimated(t *testing.T) {
 	var upBody []byte
 	up := sseUpstream(t, []string{roleChunk, chunk("Hello"), chunk(" there, "), chunk("friend"), "data: [DONE]\n\n"}, nil, false, &upBody)
 	defer up.Close()
-	f := newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/gpt-4o, api_base: %s}\n", up.URL), nil)
+	f := pricedModel(t, "gpt-4o", up.URL, "")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
 	readAll(t, resp.Body)
 	c := f.completion(t, resp)
@@ -196,11 +193,7 @@ func TestCompletionUpstreamFailure(t *testing.T) {
 		io.WriteString(w, `{"error":{"message":"boom"}}`)
 	}))
 	defer up.Close()
-	f := newCostFixture(t, fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/gpt-4o, api_base: %s}
-router_settings: {num_retries: 1}
-`, up.URL), nil)
+	f := pricedModel(t, "gpt-4o", up.URL, "router_settings: {num_retries: 1}\n")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","messages":[]}`)
 	readAll(t, resp.Body)
 	c := f.completion(t, resp)
@@ -237,11 +230,7 @@ func TestCompletionCostSumsBilledAttempts(t *testing.T) {
 		io.WriteString(w, "data: [DONE]\n\n")
 	}))
 	defer up.Close()
-	f := newCostFixture(t, fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/gpt-4o, api_base: %s}
-router_settings: {num_retries: 1}
-`, up.URL), nil)
+	f := pricedModel(t, "gpt-4o", up.URL, "router_settings: {num_retries: 1}\n")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true,"messages":[]}`)
 	if out := readAll(t, resp.Body); !strings.Contains(out, `"ok"`) || strings.Contains(out, "usage") {
 		t.Fatalf("stream = %s", out)
@@ -257,31 +246,8 @@ router_settings: {num_retries: 1}
 // A client that goes away mid-stream: the completion still comes, once,
 // with the output so far estimated and ClientGone set.
 func TestCompletionClientDisconnectMidStream(t *testing.T) {
-	next := make(chan struct{})
-	defer close(next)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, chunk("partial answer"))
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done():
-		case <-next:
-		}
-	}))
-	defer up.Close()
-	f := newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/gpt-4o, api_base: %s}\n", up.URL), nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if line, _ := bufio.NewReader(resp.Body).ReadString('\n'); !strings.HasPrefix(line, "data:") {
-		t.Fatalf("first line %q", line)
-	}
-	cancel()
-	resp.Body.Close()
+	f := pricedModel(t, "gpt-4o", stalling(t, "partial answer", nil).URL, "")
+	resp := f.leaveMidStream(t, `{"model":"m","stream":true}`)
 	c := f.completion(t, resp)
 	if !c.ClientGone || c.StatusCode != 200 || c.Err == nil {
 		t.Errorf("gone %v status %d err %v", c.ClientGone, c.StatusCode, c.Err)
@@ -295,7 +261,7 @@ func TestCompletionClientDisconnectMidStream(t *testing.T) {
 func TestCompletionStreamBrokenByUpstream(t *testing.T) {
 	up := sseUpstream(t, []string{chunk("12345678")}, nil, true, nil)
 	defer up.Close()
-	f := newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/gpt-4o, api_base: %s}\n", up.URL), nil)
+	f := pricedModel(t, "gpt-4o", up.URL, "")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true,"messages":[]}`)
 	readAll(t, resp.Body)
 	c := f.completion(t, resp)
@@ -310,12 +276,8 @@ func TestCompletionStreamBrokenByUpstream(t *testing.T) {
 // A deployment with no price: the cost is unknown, not $0, and no cost
 // header is sent.
 func TestCompletionUnknownPrice(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		io.WriteString(w, completion)
-	}))
-	defer up.Close()
-	f := newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/house-model, api_base: %s}\n", up.URL), nil)
+	up := answering(t, completion)
+	f := pricedModel(t, "house-model", up.URL, "")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","messages":[]}`)
 	readAll(t, resp.Body)
 	c := f.completion(t, resp)
@@ -330,11 +292,7 @@ func TestCompletionUnknownPrice(t *testing.T) {
 // A wildcard deployment prices each model it serves, and warns once about
 // a model with no price.
 func TestCompletionWildcardPriced(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		io.WriteString(w, completion) // 10 prompt, 2 completion tokens
-	}))
-	defer up.Close()
+	up := answering(t, completion) // 10 prompt, 2 completion tokens
 	f := newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: \"*\"\n    litellm_params: {model: openai/*, api_base: %s}\n", up.URL), nil)
 	u := wire.Usage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12}
 	for _, model := range []string{"gpt-4.1-mini", "o3-mini"} {
@@ -366,7 +324,7 @@ func TestCompletionJSONWithoutUsageEstimated(t *testing.T) {
 		io.WriteString(w, answer)
 	}))
 	defer up.Close()
-	f := newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/gpt-4o, api_base: %s}\n", up.URL), nil)
+	f := pricedModel(t, "gpt-4o", up.URL, "")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","messages":[]}`)
 	readAll(t, resp.Body)
 	c := f.completion(t, resp)
@@ -459,8 +417,7 @@ func TestCompletionDefaultConfigCosts(t *testing.T) {
 	cfg := config.Default()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	done := make(chan *Completion, 1)
-	h := New(Options{Config: cfg, Router: router.New(cfg, router.Options{Logger: log}), Provider: providers.New(nil), Logger: log,
-		OnComplete: func(_ context.Context, c *Completion) { done <- c }})
+	h := testHandler(Options{Config: cfg, Logger: log, OnComplete: func(_ context.Context, c *Completion) { done <- c }})
 	for _, stream := range []bool{false, true} {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(fmt.Sprintf(`{"model":"gpt-4o-mini","stream":%v,"messages":[{"role":"user","content":"hi"}]}`, stream)))
@@ -480,7 +437,7 @@ func TestResponseOutBeforeOnComplete(t *testing.T) {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	clientHasIt := make(chan struct{})
 	sawIt := make(chan bool, 1)
-	h := New(Options{Config: cfg, Router: router.New(cfg, router.Options{Logger: log}), Provider: providers.New(nil), Logger: log,
+	h := testHandler(Options{Config: cfg, Logger: log,
 		OnComplete: func(context.Context, *Completion) {
 			select {
 			case <-clientHasIt:

@@ -1,20 +1,14 @@
 package gateway_test
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
+	"net/http"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/gateway"
-	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
-	"github.com/sluice-gw/sluice/shared/router"
 )
 
 // The fault matrix with bedrock/ deployments in front of fake Bedrock
@@ -63,20 +57,8 @@ func bedrockFaultGateway(t *testing.T) (*gateway.Handler, bedrockFakes) {
 		t.Cleanup(s.Close)
 		fakes[id] = s
 	}
-	cfg, err := config.Load([]byte(fmt.Sprintf(bedrockFaultConfig, fakes["p1"].URL, fakes["p2"].URL, fakes["b1"].URL, fakes["l1"].URL)), nil)
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	rt := router.New(cfg, router.Options{
-		Cooldowns: cooldown.NewMemory(),
-		Sleep:     func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
-		Rand:      func() float64 { return 0 },
-		Logger:    log,
-	})
-	client := providers.NewHTTPClient()
-	t.Cleanup(client.CloseIdleConnections)
-	return gateway.New(gateway.Options{Config: cfg, Router: rt, Provider: providers.New(client), Logger: log}), fakes
+	yaml := fmt.Sprintf(bedrockFaultConfig, fakes["p1"].URL, fakes["p2"].URL, fakes["b1"].URL, fakes["l1"].URL)
+	return faultHandler(t, yaml, nil), fakes
 }
 
 func TestFaultMatrixBedrock(t *testing.T) {
@@ -143,27 +125,15 @@ func TestFaultMatrixBedrock(t *testing.T) {
 // Without fallbacks the client gets the status Bedrock's error stands for,
 // also when the exception is a stream's first frame.
 func TestFaultBedrockStatuses(t *testing.T) {
-	for _, tc := range []struct {
-		fault  bedrocktest.Fault
-		stream bool
-		status int
-		code   string
-	}{
+	runStatuses(t, func(t *testing.T) (http.Handler, func(bedrocktest.Fault)) {
+		h, fakes := bedrockFaultGateway(t)
+		return h, func(f bedrocktest.Fault) { fakes["p1"].SetFault(f); fakes["p2"].SetFault(f) }
+	}, []statusCase[bedrocktest.Fault]{
 		{bedrocktest.Throttle, false, 429, "upstream_rate_limited"},
 		{bedrocktest.ThrottleFirstFrame, true, 429, "upstream_rate_limited"},
 		{bedrocktest.TooLong, true, 400, "context_length_exceeded"},
 		{bedrocktest.Unavailable, false, 503, "upstream_server_error"},
 		{bedrocktest.AccessDenied, true, 502, "upstream_auth_error"},
 		{bedrocktest.ModelTimeout, false, 504, "upstream_timeout"},
-	} {
-		t.Run(fmt.Sprintf("%s/stream=%v", tc.fault, tc.stream), func(t *testing.T) {
-			h, fakes := bedrockFaultGateway(t)
-			fakes["p1"].SetFault(tc.fault)
-			fakes["p2"].SetFault(tc.fault)
-			rep := call(t, h, fmt.Sprintf(`{"model":"primary","messages":[{"role":"user","content":"hi"}],"stream":%v,"disable_fallbacks":true}`, tc.stream))
-			if rep.status != tc.status || gjson.Get(rep.body, "error.code").String() != tc.code {
-				t.Fatalf("status %d, want %d %s: %s", rep.status, tc.status, tc.code, rep.body)
-			}
-		})
-	}
+	})
 }

@@ -4,24 +4,29 @@
 // The hot path reads the few request fields it needs without decoding the
 // body, asks the router for a deployment, and copies the provider's bytes
 // through, event by event for streams.
+//
+// A chat request passes its stages in order, each in its file: request.go
+// (read and parse the body, run the router, answer however it ends),
+// auth.go (who the request acts for, and what it may ask), admission.go
+// (each attempt counted against the shared limits; strict.go reserves
+// strict budgets), then unary.go or stream.go (the upstream call and the
+// response). An attempt tells the router what became of it by returning a
+// router.Outcome.
 package gateway
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/pricing"
@@ -35,22 +40,6 @@ const DefaultMaxBody = 6 << 20
 // Provider sends one attempt to one deployment (providers.Dispatcher).
 type Provider interface {
 	Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error)
-}
-
-// Principal is who a request acts for, as authentication found it.
-type Principal struct {
-	KeyHash string // "" for the master key or an open gateway
-	Master  bool
-	Key     *keys.Key     // the virtual key, if one was used
-	Team    *keys.Team    // the key's team, if it has one
-	User    *keys.User    // the key's user, if it has one and the user exists
-	Member  *keys.Member  // the user's membership of the key's team, if it exists
-	EndUser *keys.EndUser // the request's end user ("user"), if registered
-}
-
-// Authenticator checks a request's bearer token. The seam for virtual keys.
-type Authenticator interface {
-	Authenticate(ctx context.Context, token string) (*Principal, error)
 }
 
 // Completion is what a served request reports when it ends (for spend,
@@ -231,29 +220,6 @@ func (h *Handler) modelsFor(p *Principal) []byte {
 	return modelsJSON(allowed)
 }
 
-// restricted reports whether p's key, team or user names the models it may use.
-func (p *Principal) restricted() bool {
-	return (p.Key != nil && len(p.Key.Models) > 0) || (p.Team != nil && len(p.Team.Models) > 0) ||
-		(p.User != nil && len(p.User.Models) > 0)
-}
-
-// masterKey authenticates against general_settings.master_key; with none set,
-// the gateway is open (LiteLLM's behaviour).
-type masterKey string
-
-func (m masterKey) Authenticate(_ context.Context, token string) (*Principal, error) {
-	if m == "" {
-		return &Principal{}, nil
-	}
-	if token == "" {
-		return nil, apierr.New(apierr.Unauthorized, "missing API key: send it as 'Authorization: Bearer <key>'")
-	}
-	if subtle.ConstantTimeCompare([]byte(token), []byte(m)) != 1 {
-		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
-	}
-	return &Principal{Master: true}, nil
-}
-
 // ServeHTTP routes by path. Unknown routes and methods get OpenAI-style errors.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
@@ -298,34 +264,6 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header()["Content-Type"] = hdrJSON
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-func (h *Handler) authenticate(r *http.Request) (*Principal, error) {
-	return h.auth.Authenticate(r.Context(), Bearer(r))
-}
-
-// Bearer reads the key as LiteLLM does (and the admin API): from
-// x-litellm-api-key, then Authorization (Bearer), then the api-key and
-// x-api-key headers Azure and Anthropic SDKs send.
-func Bearer(r *http.Request) string {
-	if v := strings.TrimSpace(r.Header.Get("X-Litellm-Api-Key")); v != "" {
-		return trimBearer(v)
-	}
-	if a := r.Header.Get("Authorization"); a != "" {
-		return trimBearer(a)
-	}
-	if k := r.Header.Get("Api-Key"); k != "" {
-		return k
-	}
-	return r.Header.Get("X-Api-Key")
-}
-
-// trimBearer is a header's key without its "Bearer " scheme, if any.
-func trimBearer(v string) string {
-	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
-		return strings.TrimSpace(v[7:])
-	}
-	return strings.TrimSpace(v)
 }
 
 // newCallID returns a random UUID-shaped id. Call ids need to be unique, not

@@ -28,7 +28,7 @@ const maxHeld = 16
 // first content can still be retried or fall back with nothing sent. Once
 // content is sent, the attempt is committed: a later failure ends the stream
 // with an OpenAI-style error event, and no other model's output is spliced in.
-func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call, injected bool) error {
+func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call, injected bool) (out router.Outcome, err error) {
 	d := a.Deployment
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -49,9 +49,9 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	resp, err := x.h.provider.Do(pctx, d, call)
 	if err != nil {
 		if timedOut.Load() {
-			return noFirstChunk()
+			return out, noFirstChunk()
 		}
-		return err
+		return out, err
 	}
 	defer resp.Body.Close()
 	rd := sse.NewReader(resp.Body)
@@ -59,7 +59,9 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	co.w = x.w
 	rd.BeforeRead = co.beforeRead // flush what was written before waiting for more
 	m := streamMeter{prompt: call.PromptTokens}
-	defer x.settle(a, &m) // however the stream ends, a panic included
+	// However the stream ends, a panic included, what it received is
+	// billed, and that sets the outcome the router learns.
+	defer func() { out = x.settle(a, &m) }()
 	var held [][]byte
 	var streamErr error
 	for {
@@ -67,19 +69,19 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 		if err != nil {
 			if !x.committed {
 				if timedOut.Load() {
-					return noFirstChunk()
+					return out, noFirstChunk()
 				}
 				if err == io.EOF || errors.Is(err, sse.ErrTruncated) {
-					return apierr.New(apierr.UpstreamConnection, "deployment %s ended the stream before the first chunk", d.ID)
+					return out, apierr.New(apierr.UpstreamConnection, "deployment %s ended the stream before the first chunk", d.ID)
 				}
-				return providers.TransportError(actx, d, err)
+				return out, providers.TransportError(actx, d, err)
 			}
 			if err == io.EOF {
 				x.done = !clientGone(ctx)
-				return streamErr
+				return out, streamErr
 			}
 			if clientGone(ctx) { // the client went away: nothing to tell it
-				return &apierr.Error{Kind: apierr.StreamBroken, Message: "client disconnected", Cause: ctx.Err()}
+				return out, &apierr.Error{Kind: apierr.StreamBroken, Message: "client disconnected", Cause: ctx.Err()}
 			}
 			msg := "the upstream stream broke after content was sent (deployment " + d.ID + ")"
 			if ctx.Err() != nil { // the request's deadline (in Lambda, a margin before the invocation's): say so
@@ -88,13 +90,13 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 			e := &apierr.Error{Kind: apierr.StreamBroken, Message: msg, Cause: err}
 			_, _ = x.w.Write(apierr.SSE(e))
 			flush(x.w)
-			return e
+			return out, e
 		}
 		data := sse.Data(ev)
 		if isError(data) {
 			e := providers.Classify(d, http.StatusInternalServerError, nil, data)
 			if !x.committed {
-				return e // nothing sent yet: retry or fall back
+				return out, e // nothing sent yet: retry or fall back
 			}
 			streamErr = &apierr.Error{Kind: apierr.StreamBroken, Message: e.Message}
 			_, _ = x.w.Write(providers.ErrorEvent(data, d)) // the provider's in-band error, its keys redacted
@@ -116,7 +118,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 					timer.Stop()
 				}
 				if timedOut.Load() {
-					return noFirstChunk()
+					return out, noFirstChunk()
 				}
 				co.wrote(x.commit(a, held, resp.Header))
 				held = nil
@@ -141,14 +143,18 @@ type streamMeter struct {
 // settle bills a streamed attempt when it ends: with its reported usage, or
 // an estimate once output came (the provider bills a stream cut short, or
 // one that reports no usage). An attempt that failed before any output and
-// reported nothing is not billed.
-func (x *exchange) settle(a *router.Attempt, m *streamMeter) {
+// reported nothing is not billed. It returns the attempt's outcome: the
+// router stops after an attempt that committed, so x.committed is this
+// attempt's doing.
+func (x *exchange) settle(a *router.Attempt, m *streamMeter) router.Outcome {
+	out := router.Outcome{Committed: x.committed}
 	switch {
 	case m.hasUsage:
-		x.bill(a, m.usage, false)
-	case a.Committed || m.text.Bytes() > 0:
-		x.bill(a, estimatedUsage(m.prompt, m.text.Bytes()), true)
+		out.Tokens = x.bill(a, m.usage, false)
+	case x.committed || m.text.Bytes() > 0:
+		out.Tokens = x.bill(a, estimatedUsage(m.prompt, m.text.Bytes()), true)
 	}
+	return out
 }
 
 // commit sends the status, headers (the provider's llm_provider-* ones
@@ -163,7 +169,7 @@ func (x *exchange) commit(a *router.Attempt, held [][]byte, upstream http.Header
 	hd["X-Accel-Buffering"] = hdrNo
 	copyUpstreamHeaders(hd, upstream)
 	x.c.TTFT = time.Since(x.c.Started)
-	x.committed, a.Committed = true, true
+	x.committed = true
 	x.w.WriteHeader(http.StatusOK)
 	n := 0
 	for _, ev := range held {

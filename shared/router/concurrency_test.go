@@ -14,18 +14,11 @@ import (
 func TestConcurrentRequests(t *testing.T) {
 	for _, strategy := range []string{"simple-shuffle", "least-busy", "latency-based-routing", "usage-based-routing-v2", "cost-based-routing"} {
 		t.Run(strategy, func(t *testing.T) {
-			cfg := load(t, `
-model_list:
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, rpm: 100000}
-    model_info: {id: a}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, rpm: 100000}
-    model_info: {id: b}
-  - model_name: backup
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: c}
-router_settings:
+			cfg := load(t, modelList(
+				dep("g", "a", "openai/m", "rpm: 100000"),
+				dep("g", "b", "openai/m", "rpm: 100000"),
+				dep("backup", "c", "openai/m", ""),
+			)+`router_settings:
   routing_strategy: `+strategy+`
   num_retries: 1
   allowed_fails: 1
@@ -40,13 +33,13 @@ router_settings:
 					defer wg.Done()
 					rng := rand.New(rand.NewPCG(uint64(w), 1)) // used by this goroutine only
 					for range 50 {
-						fn := func(_ context.Context, a *Attempt) error {
+						fn := plain(func(_ context.Context, a *Attempt) error {
 							clk.Advance(1)
 							if rng.IntN(4) == 0 {
 								return apierr.New(apierr.UpstreamServer, "boom")
 							}
 							return nil
-						}
+						})
 						res, _ := rt.Do(context.Background(), req("g"), fn)
 						if n := len(res.Trace); n > 4 {
 							t.Errorf("%d records: %v", n, hops(res))

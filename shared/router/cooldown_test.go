@@ -11,25 +11,18 @@ import (
 
 // twoDeployments is a group of two deployments; with rand fixed at 0 the
 // uniform choice always takes primary-a when it is available.
-const twoDeployments = primaryAB + `
+var twoDeployments = primaryAB + `
 router_settings:
   num_retries: 0
   allowed_fails: 2
   cooldown_time: 30
 `
 
-const primaryAB = `
-model_list:
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k}
-    model_info: {id: primary-a}
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k}
-    model_info: {id: primary-b}
-  - model_name: backup
-    litellm_params: {model: openai/gpt-4o, api_key: k}
-    model_info: {id: backup-a}
-`
+var primaryAB = modelList(
+	dep("primary", "primary-a", "openai/gpt-4o-mini", ""),
+	dep("primary", "primary-b", "openai/gpt-4o-mini", ""),
+	dep("backup", "backup-a", "openai/gpt-4o", ""),
+)
 
 // doAt serves one request for model at time at and returns its trace.
 func doAt(t *testing.T, rt *Router, clk *clock, at time.Time, model string, fn AttemptFunc) ([]hop, error) {

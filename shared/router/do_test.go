@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -29,18 +30,11 @@ func (s *sleeps) got() []time.Duration {
 	return append([]time.Duration{}, s.ds...)
 }
 
-const oneDeployment = `
-model_list:
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: a}
-  - model_name: h
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: h1}
-  - model_name: h
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: h2}
-router_settings:
+var oneDeployment = modelList(
+	dep("g", "a", "openai/m", ""),
+	dep("h", "h1", "openai/m", ""),
+	dep("h", "h2", "openai/m", ""),
+) + `router_settings:
   disable_cooldowns: true
 `
 
@@ -214,5 +208,72 @@ router_settings:
 	}
 	if res.Retries != 1 || res.Fallbacks != 2 {
 		t.Fatalf("Retries %d Fallbacks %d, want 1, 2", res.Retries, res.Fallbacks)
+	}
+}
+
+// The router learns what became of an attempt from its Outcome: a committed
+// failure ends the request (no retry, no fallback) and still counts towards
+// the deployment's cooldown; an aborted one ends it and does not count.
+func TestOutcomeEndsTheRequest(t *testing.T) {
+	cfg := load(t, primaryAB+"router_settings:\n  num_retries: 2\n  cooldown_time: 30\n  fallbacks: [{primary: [backup]}]\n")
+	for _, tc := range []struct {
+		name    string
+		out     Outcome
+		want    []hop
+		cooling bool
+	}{
+		{"plain failure: retried", Outcome{}, []hop{{"primary", "primary-a", "rate_limited"}, {"primary", "primary-b", ""}}, true},
+		{"committed: ends, cools", Outcome{Committed: true}, []hop{{"primary", "primary-a", "rate_limited"}}, true},
+		{"aborted: ends, no cooldown", Outcome{Abort: true}, []hop{{"primary", "primary-a", "rate_limited"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock()
+			rt := testRouter(t, cfg, Options{Now: clk.Now})
+			e := fail(apierr.UpstreamRateLimited)
+			res, err := rt.Do(context.Background(), req("primary"), func(_ context.Context, a *Attempt) (Outcome, error) {
+				if a.Number == 1 {
+					return tc.out, e
+				}
+				return Outcome{Committed: true}, nil
+			})
+			assertTrace(t, res, tc.want...)
+			if wantErr := len(tc.want) == 1; (err != nil) != wantErr {
+				t.Fatalf("err = %v, want an error: %v", err, wantErr)
+			}
+			cooling, _ := rt.cooldowns.CoolingDown(context.Background(), []string{"primary-a"}, clk.Now())
+			if got := len(cooling) > 0; got != tc.cooling {
+				t.Fatalf("primary-a cooling = %v, want %v", got, tc.cooling)
+			}
+		})
+	}
+}
+
+// The completion tokens an attempt reports count towards its deployment's
+// tpm in this instance's view.
+func TestOutcomeTokensCountTowardsTPM(t *testing.T) {
+	yaml := modelList(
+		dep("g", "a", "openai/m", "tpm: 100"),
+		dep("g", "b", "openai/m", "tpm: 100"),
+	) + `router_settings: {num_retries: 0}
+`
+	for _, tc := range []struct {
+		tokens int64
+		next   string
+	}{{0, "a"}, {99, "a"}, {100, "b"}} {
+		t.Run(fmt.Sprint(tc.tokens), func(t *testing.T) {
+			rt := testRouter(t, load(t, yaml), Options{})
+			res, err := rt.Do(context.Background(), req("g"), func(context.Context, *Attempt) (Outcome, error) {
+				return Outcome{Committed: true, Tokens: tc.tokens}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertTrace(t, res, hop{"g", "a", ""})
+			res, err = rt.Do(context.Background(), req("g"), newScript(nil).fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertTrace(t, res, hop{"g", tc.next, ""})
+		})
 	}
 }

@@ -13,45 +13,28 @@ import (
 // As in the seed, cooldowns are off for the first seven, so that retries and
 // fallbacks are observed on their own.
 
-const expWeights01 = `
-model_list:
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k, weight: 0}
-    model_info: {id: primary-a}
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k, weight: 1}
-    model_info: {id: primary-b}
-router_settings:
+var expWeights01 = modelList(
+	dep("primary", "primary-a", "openai/gpt-4o-mini", "weight: 0"),
+	dep("primary", "primary-b", "openai/gpt-4o-mini", "weight: 1"),
+) + `router_settings:
   model_group_alias: {public: primary}
   disable_cooldowns: true
 `
 
-const expWeights00 = `
-model_list:
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k, weight: 0}
-    model_info: {id: primary-a}
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k, weight: 0}
-    model_info: {id: primary-b}
-router_settings:
+var expWeights00 = modelList(
+	dep("primary", "primary-a", "openai/gpt-4o-mini", "weight: 0"),
+	dep("primary", "primary-b", "openai/gpt-4o-mini", "weight: 0"),
+) + `router_settings:
   disable_cooldowns: true
 `
 
 // expGroups has one deployment per group, as the seed's retry and fallback
 // experiments do, so that traces are deterministic.
-const expGroups = `
-model_list:
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k}
-    model_info: {id: primary-a}
-  - model_name: backup
-    litellm_params: {model: openai/gpt-4o, api_key: k}
-    model_info: {id: backup-a}
-  - model_name: long
-    litellm_params: {model: openai/gpt-4.1, api_key: k}
-    model_info: {id: long-a}
-router_settings:
+var expGroups = modelList(
+	dep("primary", "primary-a", "openai/gpt-4o-mini", ""),
+	dep("backup", "backup-a", "openai/gpt-4o", ""),
+	dep("long", "long-a", "openai/gpt-4.1", ""),
+) + `router_settings:
   disable_cooldowns: true
   num_retries: %d
   fallbacks: [{primary: [backup]}]
@@ -182,15 +165,10 @@ func TestSeedExperimentBlockedNeverSelected(t *testing.T) {
 func TestSeedExperimentIndependentMemoryStores(t *testing.T) {
 	// The router analogue of "two independent in-memory caches": state
 	// written through one memory store is not seen through another.
-	const yaml = `
-model_list:
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k}
-    model_info: {id: primary-a}
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k}
-    model_info: {id: primary-b}
-router_settings:
+	yaml := modelList(
+		dep("primary", "primary-a", "openai/gpt-4o-mini", ""),
+		dep("primary", "primary-b", "openai/gpt-4o-mini", ""),
+	) + `router_settings:
   num_retries: 0
 `
 	clk := newClock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,7 +144,7 @@ func newScript(plan map[string][]error) *script {
 	return &script{plan: plan, calls: map[string]int{}}
 }
 
-func (s *script) fn(_ context.Context, a *Attempt) error {
+func (s *script) fn(_ context.Context, a *Attempt) (Outcome, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.each != nil {
@@ -153,14 +154,16 @@ func (s *script) fn(_ context.Context, a *Attempt) error {
 	n := s.calls[id]
 	s.calls[id]++
 	s.attempts = append(s.attempts, *a)
-	if s.midStream[id] {
-		a.Committed = true
-	}
 	if p := s.plan[id]; n < len(p) {
-		return p[n]
+		return Outcome{Committed: s.midStream[id]}, p[n]
 	}
-	a.Committed = true
-	return nil
+	return Outcome{Committed: true}, nil
+}
+
+// plain is an AttemptFunc that reports only an error: nothing committed,
+// nothing aborted, no tokens.
+func plain(f func(ctx context.Context, a *Attempt) error) AttemptFunc {
+	return func(ctx context.Context, a *Attempt) (Outcome, error) { return Outcome{}, f(ctx, a) }
 }
 
 func (s *script) count(id string) int {
@@ -192,3 +195,16 @@ var (
 )
 
 func req(model string) *Request { return &Request{Model: model, NumRetries: -1} }
+
+// modelList is a config's model_list of deps, with the rest of the config
+// (router_settings) to follow.
+func modelList(deps ...string) string { return "\nmodel_list:\n" + strings.Join(deps, "") }
+
+// dep is one model_list entry: deployment id of group, serving model with
+// api_key k and extra litellm_params such as "rpm: 1".
+func dep(group, id, model, params string) string {
+	if params != "" {
+		params = ", " + params
+	}
+	return fmt.Sprintf("  - model_name: %q\n    litellm_params: {model: %q, api_key: k%s}\n    model_info: {id: %s}\n", group, model, params, id)
+}

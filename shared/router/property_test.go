@@ -185,12 +185,14 @@ func checkRequest(t *testing.T, rng *rand.Rand, cfg *config.Config, rt *Router, 
 	t.Helper()
 	rs := cfg.Router
 	var attempts []*Attempt
+	var outcomes []Outcome
 	blocked := map[string]bool{}
 	for _, d := range cfg.Deployments {
 		blocked[d.ID] = d.Blocked
 	}
-	fn := func(ctx context.Context, a *Attempt) error {
+	fn := func(ctx context.Context, a *Attempt) (out Outcome, err error) {
 		attempts = append(attempts, a)
+		defer func() { outcomes = append(outcomes, out) }()
 		if blocked[a.Deployment.ID] {
 			t.Errorf("%s: attempt on blocked deployment %s", label, a.Deployment.ID)
 		}
@@ -203,16 +205,13 @@ func checkRequest(t *testing.T, rng *rand.Rand, cfg *config.Config, rt *Router, 
 		clk.Advance(time.Duration(rng.IntN(1000)) * time.Millisecond)
 		switch x := rng.IntN(10); {
 		case x < 2:
-			a.Committed = true
-			return nil
+			return Outcome{Committed: true}, nil
 		case x == 2 && r.Stream:
-			a.Committed = true
-			return eBroken
+			return Outcome{Committed: true}, eBroken
 		case x == 3 && rng.IntN(4) == 0: // the request's own limit: stop at once
-			a.Abort = true
-			return fail(apierr.BudgetExceeded)
+			return Outcome{Abort: true}, fail(apierr.BudgetExceeded)
 		default:
-			return propertyErrors[rng.IntN(len(propertyErrors))]
+			return Outcome{}, propertyErrors[rng.IntN(len(propertyErrors))]
 		}
 	}
 	res, err := rt.Do(context.Background(), r, fn)
@@ -297,8 +296,8 @@ func checkRequest(t *testing.T, rng *rand.Rand, cfg *config.Config, rt *Router, 
 	}
 
 	// Nothing follows a committed, aborted or successful attempt.
-	for i, a := range attempts {
-		if (a.Committed || a.Abort || attemptRecs[i].Class == "") && attemptPos[i] != len(trace)-1 {
+	for i, o := range outcomes {
+		if (o.Committed || o.Abort || attemptRecs[i].Class == "") && attemptPos[i] != len(trace)-1 {
 			fail("attempt %d committed, aborted or succeeded, then %d more records", i+1, len(trace)-1-attemptPos[i])
 		}
 	}

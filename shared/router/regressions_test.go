@@ -86,18 +86,11 @@ func TestRegressionWildcardFallbacks(t *testing.T) {
 }
 
 // wildcardModels serves any "openai/..." model through one wildcard group.
-const wildcardModels = `
-model_list:
-  - model_name: "openai/*"
-    litellm_params: {model: "openai/*", api_key: k}
-    model_info: {id: openai-any}
-  - model_name: backup
-    litellm_params: {model: openai/gpt-4o, api_key: k}
-    model_info: {id: backup-a}
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4.1, api_key: k}
-    model_info: {id: primary-a}
-router_settings:
+var wildcardModels = modelList(
+	dep("openai/*", "openai-any", "openai/*", ""),
+	dep("backup", "backup-a", "openai/gpt-4o", ""),
+	dep("primary", "primary-a", "openai/gpt-4.1", ""),
+) + `router_settings:
   num_retries: 0
 `
 
@@ -302,15 +295,10 @@ func TestRegressionContentRefusalNeverTakesGeneralFallbacks(t *testing.T) {
 // allowed_fails is exceeded (LiteLLM PR#34836: 25 consecutive 500s left a
 // deployment in rotation; cooldowns were only read every ~10 s).
 func TestRegressionFailingDeploymentSkippedByVeryNextRequest(t *testing.T) {
-	const yaml = `
-model_list:
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o, api_key: k, weight: 200}
-    model_info: {id: bad}
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o, api_key: k, weight: 1}
-    model_info: {id: good}
-router_settings:
+	yaml := modelList(
+		dep("primary", "bad", "openai/gpt-4o", "weight: 200"),
+		dep("primary", "good", "openai/gpt-4o", "weight: 1"),
+	) + `router_settings:
   num_retries: 0
   cooldown_time: 15
 `
@@ -339,18 +327,11 @@ router_settings:
 // A deployment that fails while serving as a fallback is cooled like any
 // other (LiteLLM PR#34416: failed fallback deployments were never cooled).
 func TestRegressionFallbackDeploymentsCoolDown(t *testing.T) {
-	const yaml = `
-model_list:
-  - model_name: primary
-    litellm_params: {model: openai/gpt-4o, api_key: k}
-    model_info: {id: primary-a}
-  - model_name: backup
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k}
-    model_info: {id: backup-a}
-  - model_name: backup
-    litellm_params: {model: openai/gpt-4o-mini, api_key: k}
-    model_info: {id: backup-b}
-router_settings:
+	yaml := modelList(
+		dep("primary", "primary-a", "openai/gpt-4o", ""),
+		dep("backup", "backup-a", "openai/gpt-4o-mini", ""),
+		dep("backup", "backup-b", "openai/gpt-4o-mini", ""),
+	) + `router_settings:
   num_retries: 0
   disable_cooldowns: false
   fallbacks: [{primary: [backup]}]
@@ -377,14 +358,14 @@ func TestRegressionCooldownEndsExactlyAndExtends(t *testing.T) {
 
 	// Request 1 is in flight on primary-a when request 2 gets a 429 from it
 	// at t0; request 1's own 429 arrives at t0+10s.
-	inner := func(_ context.Context, a *Attempt) error { return e429 }
-	outer := func(_ context.Context, a *Attempt) error {
+	inner := plain(func(_ context.Context, a *Attempt) error { return e429 })
+	outer := plain(func(_ context.Context, a *Attempt) error {
 		clk.Set(t0)
 		res, _ := rt.Do(ctx, req("primary"), inner)
 		assertTrace(t, res, hop{"primary", "primary-a", "rate_limited"})
 		clk.Set(t0.Add(10 * time.Second))
 		return e429
-	}
+	})
 	clk.Set(t0)
 	res, _ := rt.Do(ctx, req("primary"), outer)
 	assertTrace(t, res, hop{"primary", "primary-a", "rate_limited"})
@@ -421,8 +402,8 @@ func TestRegressionMidStreamErrorEndsTheRequest(t *testing.T) {
 		t.Fatalf("err = %v, want %v", err, eBroken)
 	}
 	assertTrace(t, res, hop{"primary", "primary-a", "stream_broken"})
-	if !res.Final.Committed {
-		t.Fatal("final attempt not committed")
+	if n := s.count("backup-a"); n != 0 {
+		t.Fatalf("backup called %d times after the stream committed", n)
 	}
 }
 

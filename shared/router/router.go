@@ -5,7 +5,8 @@
 // bugs its users report.
 //
 // The router owns policy, not I/O: the gateway hands Do a function that makes
-// one attempt, and reports whether it already committed output to the client.
+// one attempt, which returns its error and its Outcome: whether it already
+// committed output to the client, or ended the request as its own failure.
 package router
 
 import (

@@ -142,27 +142,22 @@ func TestLeastBusy(t *testing.T) {
 }
 
 func TestLeastBusyCountsInFlightAttempts(t *testing.T) {
-	const yaml = `
-model_list:
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: a}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: b}
-router_settings: {routing_strategy: least-busy}
+	yaml := modelList(
+		dep("g", "a", "openai/m", ""),
+		dep("g", "b", "openai/m", ""),
+	) + `router_settings: {routing_strategy: least-busy}
 `
 	rt := testRouter(t, load(t, yaml), Options{})
 	var inner []hop
 	// While a request is in flight on a, the next one goes to b.
-	res, err := rt.Do(context.Background(), req("g"), func(ctx context.Context, a *Attempt) error {
+	res, err := rt.Do(context.Background(), req("g"), plain(func(ctx context.Context, a *Attempt) error {
 		r2, err := rt.Do(ctx, req("g"), newScript(nil).fn)
 		if err != nil {
 			return err
 		}
 		inner = hops(r2)
 		return nil
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,15 +204,10 @@ func TestLatencyBased(t *testing.T) {
 // A deployment whose attempts time out must not stay "never measured" and
 // so keep winning latency-based routing.
 func TestLatencyBasedRoutingPenalisesTimeouts(t *testing.T) {
-	const yaml = `
-model_list:
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: slow}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: fast}
-router_settings: {routing_strategy: latency-based-routing, num_retries: 1, disable_cooldowns: true}
+	yaml := modelList(
+		dep("g", "slow", "openai/m", ""),
+		dep("g", "fast", "openai/m", ""),
+	) + `router_settings: {routing_strategy: latency-based-routing, num_retries: 1, disable_cooldowns: true}
 `
 	clk := newClock()
 	rt := testRouter(t, load(t, yaml), Options{Now: clk.Now, Rand: constRand(0.2)})
@@ -290,21 +280,12 @@ func TestCostBased(t *testing.T) {
 }
 
 // tierGroup has tier 1 (a) and tier 2 (b, c).
-const tierGroup = `
-model_list:
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, order: 1}
-    model_info: {id: a}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, order: 2}
-    model_info: {id: b}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, order: 2}
-    model_info: {id: c}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: unordered}
-router_settings: {num_retries: 1}
+var tierGroup = modelList(
+	dep("g", "a", "openai/m", "order: 1"),
+	dep("g", "b", "openai/m", "order: 2"),
+	dep("g", "c", "openai/m", "order: 2"),
+	dep("g", "unordered", "openai/m", ""),
+) + `router_settings: {num_retries: 1}
 `
 
 func TestOrderTiers(t *testing.T) {
@@ -338,21 +319,12 @@ func TestOrderTiers(t *testing.T) {
 	}
 }
 
-const taggedGroup = `
-model_list:
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, tags: [paid]}
-    model_info: {id: paid}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, tags: [free, eu]}
-    model_info: {id: free}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, tags: [default]}
-    model_info: {id: fallback}
-  - model_name: h
-    litellm_params: {model: openai/m, api_key: k, tags: [paid]}
-    model_info: {id: h-paid}
-router_settings:
+var taggedGroup = modelList(
+	dep("g", "paid", "openai/m", "tags: [paid]"),
+	dep("g", "free", "openai/m", "tags: [free, eu]"),
+	dep("g", "fallback", "openai/m", "tags: [default]"),
+	dep("h", "h-paid", "openai/m", "tags: [paid]"),
+) + `router_settings:
   enable_tag_filtering: %v
 `
 
@@ -444,15 +416,10 @@ func TestPreCallContextWindowFilter(t *testing.T) {
 }
 
 func TestOwnRPMLimit(t *testing.T) {
-	const yaml = `
-model_list:
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, rpm: 1}
-    model_info: {id: a}
-  - model_name: g
-    litellm_params: {model: openai/m, api_key: k, rpm: 1}
-    model_info: {id: b}
-router_settings: {num_retries: 0}
+	yaml := modelList(
+		dep("g", "a", "openai/m", "rpm: 1"),
+		dep("g", "b", "openai/m", "rpm: 1"),
+	) + `router_settings: {num_retries: 0}
 `
 	clk := newClock()
 	rt := testRouter(t, load(t, yaml), Options{Now: clk.Now})

@@ -29,10 +29,10 @@ func TestAttemptTimeouts(t *testing.T) {
 			}
 			r := testRouter(t, load(t, "model_list:\n  - model_name: m\n    litellm_params: {"+params+"}\n"+tt.settings), Options{})
 			var got *Attempt
-			_, err := r.Do(context.Background(), &Request{Model: "m", NumRetries: -1}, func(_ context.Context, a *Attempt) error {
+			_, err := r.Do(context.Background(), &Request{Model: "m", NumRetries: -1}, plain(func(_ context.Context, a *Attempt) error {
 				got = a
 				return nil
-			})
+			}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -155,3 +155,120 @@ func TestAppendUsageReadsBack(t *testing.T) {
 		t.Fatalf("UsageOf(%s) = %+v, %v; want prompt 135 (cache reads and writes included), completion 20, cached 30, written 5", body, u, ok)
 	}
 }
+
+func TestUsageOf(t *testing.T) {
+	tests := []struct {
+		name   string
+		data   string
+		want   Usage
+		wantOK bool
+	}{
+		{"empty", ``, Usage{}, false},
+		{"no usage", `{"id":"x","choices":[]}`, Usage{}, false},
+		{"usage null", `{"id":"x","choices":[{"delta":{"content":"hi"}}],"usage":null}`, Usage{}, false},
+		{"usage null spaced", `{"usage" :  null }`, Usage{}, false},
+		{"usage string", `{"usage":"lots"}`, Usage{}, false},
+		{"usage number", `{"usage":12}`, Usage{}, false},
+		{"usage empty object", `{"usage":{}}`, Usage{}, false},
+		{"word usage in content only", `{"choices":[{"delta":{"content":"usage"}}]}`, Usage{}, false},
+		{
+			"full object",
+			`{"id":"x","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":30,"total_tokens":42}}`,
+			Usage{PromptTokens: 12, CompletionTokens: 30, TotalTokens: 42}, true,
+		},
+		{
+			"whitespace around colon",
+			"{\"usage\" \n:\t {\n \"prompt_tokens\" : 1 , \"completion_tokens\" : 2 , \"total_tokens\" : 3 }\n}",
+			Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, true,
+		},
+		{
+			"total computed when absent",
+			`{"usage":{"prompt_tokens":7,"completion_tokens":5}}`,
+			Usage{PromptTokens: 7, CompletionTokens: 5, TotalTokens: 12}, true,
+		},
+		{
+			"provider total kept",
+			`{"usage":{"prompt_tokens":7,"completion_tokens":5,"total_tokens":20}}`,
+			Usage{PromptTokens: 7, CompletionTokens: 5, TotalTokens: 20}, true,
+		},
+		{
+			"zero prompt tokens still usage",
+			`{"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`,
+			Usage{}, true,
+		},
+		{
+			"embedding usage",
+			`{"object":"list","data":[],"model":"m","usage":{"prompt_tokens":8,"total_tokens":8}}`,
+			Usage{PromptTokens: 8, TotalTokens: 8}, true,
+		},
+		{
+			"cached tokens from details, other details ignored",
+			`{"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,"prompt_tokens_details":{"cached_tokens":64,"total_tokens":1},"completion_tokens_details":{"reasoning_tokens":10}}}`,
+			Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120, CachedTokens: 64}, true,
+		},
+		{
+			"details null",
+			`{"usage":{"prompt_tokens":100,"completion_tokens":20,"prompt_tokens_details":null}}`,
+			Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120}, true,
+		},
+		{
+			"anthropic-style cache read and creation (as LiteLLM reports them)",
+			`{"usage":{"prompt_tokens":1500,"completion_tokens":10,"total_tokens":1510,"cache_creation_input_tokens":1000,"cache_read_input_tokens":400}}`,
+			Usage{PromptTokens: 1500, CompletionTokens: 10, TotalTokens: 1510, CachedTokens: 400, CacheCreationTokens: 1000}, true,
+		},
+		{
+			"details win over cache_read_input_tokens",
+			`{"usage":{"prompt_tokens":1500,"completion_tokens":10,"cache_read_input_tokens":300,"prompt_tokens_details":{"cached_tokens":400}}}`,
+			Usage{PromptTokens: 1500, CompletionTokens: 10, TotalTokens: 1510, CachedTokens: 400}, true,
+		},
+		{
+			"deepseek cache hits",
+			`{"usage":{"prompt_tokens":90,"completion_tokens":5,"total_tokens":95,"prompt_cache_hit_tokens":64,"prompt_cache_miss_tokens":26}}`,
+			Usage{PromptTokens: 90, CompletionTokens: 5, TotalTokens: 95, CachedTokens: 64}, true,
+		},
+		{
+			"word usage in content before the usage object",
+			`{"choices":[{"index":0,"message":{"role":"assistant","content":"usage"}}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`,
+			Usage{PromptTokens: 3, CompletionTokens: 1, TotalTokens: 4}, true,
+		},
+		{
+			"nested usage key then top-level null",
+			`{"x":{"usage":{"prompt_tokens":9}},"usage":null}`,
+			Usage{}, false,
+		},
+		{
+			"azure key order, filter results before usage",
+			`{"choices":[{"content_filter_results":{},"message":{"content":"hi"}}],"prompt_filter_results":[{"prompt_index":0}],"system_fingerprint":"fp","usage":{"completion_tokens":2,"prompt_tokens":5,"total_tokens":7}}`,
+			Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7}, true,
+		},
+		{"dangling", `"usage":`, Usage{}, false},
+		{"open object", `{"usage":{`, Usage{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := UsageOf([]byte(tt.data))
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("UsageOf(%s) = %+v, %v; want %+v, %v", tt.data, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestUsageNotLastOccurrence(t *testing.T) {
+	u, ok := UsageOf([]byte(`{"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3},"choices":[{"message":{"content":"usage"}}]}`))
+	if !ok || u.TotalTokens != 3 {
+		t.Fatalf("UsageOf = %+v, %v", u, ok)
+	}
+}
+
+func TestEstimateTokens(t *testing.T) {
+	tests := []struct {
+		n    int
+		want int
+	}{{0, 1}, {1, 1}, {3, 1}, {4, 2}, {7, 2}, {8, 3}, {400, 101}, {1 << 20, 1<<18 + 1}}
+	for _, tt := range tests {
+		if got := EstimateTokens(make([]byte, tt.n)); got != tt.want {
+			t.Errorf("EstimateTokens(%d bytes) = %d, want %d", tt.n, got, tt.want)
+		}
+	}
+}

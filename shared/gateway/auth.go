@@ -2,19 +2,90 @@ package gateway
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
-	"log/slog"
+	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keys"
-	"github.com/sluice-gw/sluice/shared/limits"
-	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
+
+// The auth stage: who a request acts for (the master key or a virtual key,
+// with its team, user and membership), and what the request's body asks
+// that they may do (models, fallbacks, end user).
+
+// Principal is who a request acts for, as authentication found it.
+type Principal struct {
+	KeyHash string // "" for the master key or an open gateway
+	Master  bool
+	Key     *keys.Key     // the virtual key, if one was used
+	Team    *keys.Team    // the key's team, if it has one
+	User    *keys.User    // the key's user, if it has one and the user exists
+	Member  *keys.Member  // the user's membership of the key's team, if it exists
+	EndUser *keys.EndUser // the request's end user ("user"), if registered
+}
+
+// restricted reports whether p's key, team or user names the models it may use.
+func (p *Principal) restricted() bool {
+	return (p.Key != nil && len(p.Key.Models) > 0) || (p.Team != nil && len(p.Team.Models) > 0) ||
+		(p.User != nil && len(p.User.Models) > 0)
+}
+
+// Authenticator checks a request's bearer token. The seam for virtual keys.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (*Principal, error)
+}
+
+func (h *Handler) authenticate(r *http.Request) (*Principal, error) {
+	return h.auth.Authenticate(r.Context(), Bearer(r))
+}
+
+// Bearer reads the key as LiteLLM does (and the admin API): from
+// x-litellm-api-key, then Authorization (Bearer), then the api-key and
+// x-api-key headers Azure and Anthropic SDKs send.
+func Bearer(r *http.Request) string {
+	if v := strings.TrimSpace(r.Header.Get("X-Litellm-Api-Key")); v != "" {
+		return trimBearer(v)
+	}
+	if a := r.Header.Get("Authorization"); a != "" {
+		return trimBearer(a)
+	}
+	if k := r.Header.Get("Api-Key"); k != "" {
+		return k
+	}
+	return r.Header.Get("X-Api-Key")
+}
+
+// trimBearer is a header's key without its "Bearer " scheme, if any.
+func trimBearer(v string) string {
+	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return strings.TrimSpace(v[7:])
+	}
+	return strings.TrimSpace(v)
+}
+
+// masterKey authenticates against general_settings.master_key; with none set,
+// the gateway is open (LiteLLM's behaviour).
+type masterKey string
+
+func (m masterKey) Authenticate(_ context.Context, token string) (*Principal, error) {
+	if m == "" {
+		return &Principal{}, nil
+	}
+	if token == "" {
+		return nil, apierr.New(apierr.Unauthorized, "missing API key: send it as 'Authorization: Bearer <key>'")
+	}
+	if subtle.ConstantTimeCompare([]byte(token), []byte(m)) != 1 {
+		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
+	}
+	return &Principal{Master: true}, nil
+}
 
 // KeyReader reads virtual keys, teams, users, memberships and end users;
 // keys.Cached in production, so that the common request reads them from
@@ -222,168 +293,4 @@ func allowModel(p *Principal, model, group string) error {
 		return check("user", p.User.Models)
 	}
 	return nil
-}
-
-// admit counts an attempt against the shared limits before the upstream
-// call: the key's and team's scopes once per request (with the first
-// attempt), the deployment's own rpm/tpm on every attempt. It is one store
-// call, or none when nothing is limited.
-//
-// Key and team state (blocked, expired, budget) is checked at
-// authentication from the per-instance key cache, not as guards in this
-// write: a guard would put the key's own item into every transaction, and
-// concurrent transactions on one item conflict, so a busy key would
-// serialise its own requests. Spend reaches the key item through the spend
-// queue anyway, so a guard could not make the budget exact either.
-func (x *exchange) admit(ctx context.Context, a *router.Attempt) error {
-	h := x.h
-	if h.limits == nil {
-		return nil
-	}
-	p := x.c.Principal
-	req := limits.AdmitRequest{Now: h.now(), Tokens: x.estimate}
-	onErr := limits.FailOpen
-	if !h.cfg.General.RateLimitsFailOpen {
-		onErr = limits.FailClosed
-	}
-	if !x.admitted && p != nil {
-		if k := p.Key; k != nil && (k.RPMLimit > 0 || k.TPMLimit > 0) {
-			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKey, ID: k.Hash, RPM: k.RPMLimit, TPM: k.TPMLimit, Shards: limits.ShardsFor(k.RPMLimit), OnError: onErr})
-		}
-		if t := p.Team; t != nil && (t.RPMLimit > 0 || t.TPMLimit > 0) {
-			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindTeam, ID: t.ID, RPM: t.RPMLimit, TPM: t.TPMLimit, Shards: limits.ShardsFor(t.RPMLimit), OnError: onErr})
-		}
-		if u := p.User; u != nil && (u.RPMLimit > 0 || u.TPMLimit > 0) {
-			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindUser, ID: u.ID, RPM: u.RPMLimit, TPM: u.TPMLimit, Shards: limits.ShardsFor(u.RPMLimit), OnError: onErr})
-		}
-		if e := p.EndUser; e != nil && (e.RPMLimit > 0 || e.TPMLimit > 0) {
-			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindEndUser, ID: e.ID, RPM: e.RPMLimit, TPM: e.TPMLimit, Shards: limits.ShardsFor(e.RPMLimit), OnError: onErr})
-		}
-	}
-	d := a.Deployment
-	if d.RPM > 0 || d.TPM > 0 {
-		req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindDeployment, ID: d.ID, RPM: d.RPM, TPM: d.TPM, Shards: limits.ShardsFor(d.RPM), OnError: onErr})
-	}
-	if x.hold != nil {
-		if !x.admitted {
-			req.Hold = x.hold
-		} else if x.c.CostNanos > 0 {
-			// The reservation covers one billed attempt's worst case: once
-			// an attempt was billed, another might not fit in what is left.
-			a.Abort = true
-			return apierr.New(apierr.BudgetExceeded, "strict_budgets: an earlier attempt of this request was billed $%s of its $%s reservation; another attempt is not made",
-				keys.DecimalUSD(x.c.CostNanos), keys.DecimalUSD(x.hold.Amount))
-		}
-	}
-	if len(req.Scopes) == 0 && req.Hold == nil {
-		x.admitted = true
-		return nil
-	}
-	dec, err := h.limits.Admit(ctx, req)
-	if err != nil {
-		a.Abort = true
-		if errors.Is(err, limits.ErrUnavailable) {
-			return &apierr.Error{Kind: apierr.Unavailable, Message: "could not check limits and budgets; try again", Cause: err}
-		}
-		return &apierr.Error{Kind: apierr.Internal, Message: "internal error", Cause: err}
-	}
-	if dec.FailedOpen {
-		h.metrics.FailOpen()
-		h.log.LogAttrs(ctx, slog.LevelWarn, "limits failed open", slog.String("call_id", x.c.CallID))
-	}
-	if !dec.Allowed {
-		return x.rejected(a, dec)
-	}
-	x.admitted = true
-	if req.Hold != nil {
-		x.c.Hold = req.Hold
-	}
-	if len(dec.Admission.Slots) > 0 {
-		x.admissions = append(x.admissions, dec.Admission)
-	}
-	return nil
-}
-
-// rejected maps a refused admission to the client's error. A deployment at
-// its own limit is another deployment's chance; the key's or team's own
-// limit ends the request.
-func (x *exchange) rejected(a *router.Attempt, dec limits.Decision) error {
-	switch dec.Reason {
-	case limits.ReasonRPM, limits.ReasonTPM:
-		s := dec.BlockedScope
-		x.c.Refused = string(s.Kind)
-		if s.Kind == limits.KindDeployment {
-			e := apierr.New(apierr.RateLimited, "deployment %s is at its %s limit", s.ID, dec.Reason)
-			e.RetryAfter = dec.RetryAfter
-			return e
-		}
-		a.Abort = true
-		limit := s.RPM
-		if dec.Reason == limits.ReasonTPM {
-			limit = s.TPM
-		}
-		e := apierr.New(apierr.RateLimited, "%s %s limit of %d per minute reached", scopeName(s.Kind), dec.Reason, limit)
-		e.RetryAfter = dec.RetryAfter
-		return e
-	}
-	a.Abort = true
-	if dec.Reason == limits.ReasonBudget && dec.BlockedBudget != nil && x.hold != nil {
-		x.c.Refused = budgetScope(dec.BlockedBudget.Kind)
-		return holdError(x.hold, dec.BlockedBudget, dec.Committed)
-	}
-	// Only scope reasons can come back here.
-	return apierr.New(apierr.Forbidden, "refused by limits: %s", dec.Reason)
-}
-
-func scopeName(k limits.Kind) string {
-	switch k {
-	case limits.KindKey:
-		return "key"
-	case limits.KindTeam:
-		return "team"
-	case limits.KindUser:
-		return "user"
-	case limits.KindEndUser:
-		return "end user"
-	}
-	return string(k)
-}
-
-// correctTokens replaces the admitted token estimate with the real usage:
-// on the key and team counters and on the deployment that served.
-func (x *exchange) correctTokens(ctx context.Context, final *router.Attempt) {
-	if x.h.limits == nil || len(x.admissions) == 0 || !x.c.HasUsage || final == nil {
-		return
-	}
-	delta := x.c.Usage.TotalTokens - x.estimate
-	if delta == 0 {
-		return
-	}
-	last := len(x.admissions) - 1
-	for i, adm := range x.admissions {
-		slots := adm.Slots[:0:0]
-		for _, s := range adm.Slots {
-			if s.Kind != limits.KindDeployment || (i == last && s.ID == final.Deployment.ID) {
-				slots = append(slots, s)
-			}
-		}
-		if len(slots) == 0 {
-			continue
-		}
-		adm.Slots = slots
-		if err := x.h.limits.AdjustTokens(ctx, adm, delta); err != nil {
-			x.h.log.LogAttrs(ctx, slog.LevelWarn, "tpm correction failed", slog.String("call_id", x.c.CallID), slog.String("error", err.Error()))
-		}
-	}
-}
-
-// budgetScope is the metrics scope of a strict-budget counter's kind.
-func budgetScope(kind string) string {
-	switch keys.Kind(kind) {
-	case keys.KindMember:
-		return "team_member"
-	case keys.KindEndUser:
-		return "end_user"
-	}
-	return kind
 }

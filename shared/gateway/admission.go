@@ -1,0 +1,185 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/router"
+)
+
+// The admission stage: each attempt is counted against the shared rpm/tpm
+// limits (and, under strict budgets, reserves its worst case) before the
+// upstream call; the token estimate is corrected once the usage is known.
+
+// admit counts an attempt against the shared limits before the upstream
+// call: the key's and team's scopes once per request (with the first
+// attempt), the deployment's own rpm/tpm on every attempt. It is one store
+// call, or none when nothing is limited.
+//
+// Key and team state (blocked, expired, budget) is checked at
+// authentication from the per-instance key cache, not as guards in this
+// write: a guard would put the key's own item into every transaction, and
+// concurrent transactions on one item conflict, so a busy key would
+// serialise its own requests. Spend reaches the key item through the spend
+// queue anyway, so a guard could not make the budget exact either.
+//
+// A refusal that is the request's own (its key's limit, its budget, a
+// store that cannot answer) aborts the request: the Outcome tells the
+// router so. A deployment at its own limit is a plain failure, another
+// deployment's chance.
+func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome, error) {
+	h := x.h
+	if h.limits == nil {
+		return router.Outcome{}, nil
+	}
+	p := x.c.Principal
+	req := limits.AdmitRequest{Now: h.now(), Tokens: x.estimate}
+	onErr := limits.FailOpen
+	if !h.cfg.General.RateLimitsFailOpen {
+		onErr = limits.FailClosed
+	}
+	if !x.admitted && p != nil {
+		if k := p.Key; k != nil && (k.RPMLimit > 0 || k.TPMLimit > 0) {
+			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKey, ID: k.Hash, RPM: k.RPMLimit, TPM: k.TPMLimit, Shards: limits.ShardsFor(k.RPMLimit), OnError: onErr})
+		}
+		if t := p.Team; t != nil && (t.RPMLimit > 0 || t.TPMLimit > 0) {
+			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindTeam, ID: t.ID, RPM: t.RPMLimit, TPM: t.TPMLimit, Shards: limits.ShardsFor(t.RPMLimit), OnError: onErr})
+		}
+		if u := p.User; u != nil && (u.RPMLimit > 0 || u.TPMLimit > 0) {
+			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindUser, ID: u.ID, RPM: u.RPMLimit, TPM: u.TPMLimit, Shards: limits.ShardsFor(u.RPMLimit), OnError: onErr})
+		}
+		if e := p.EndUser; e != nil && (e.RPMLimit > 0 || e.TPMLimit > 0) {
+			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindEndUser, ID: e.ID, RPM: e.RPMLimit, TPM: e.TPMLimit, Shards: limits.ShardsFor(e.RPMLimit), OnError: onErr})
+		}
+	}
+	d := a.Deployment
+	if d.RPM > 0 || d.TPM > 0 {
+		req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindDeployment, ID: d.ID, RPM: d.RPM, TPM: d.TPM, Shards: limits.ShardsFor(d.RPM), OnError: onErr})
+	}
+	if x.hold != nil {
+		if !x.admitted {
+			req.Hold = x.hold
+		} else if x.c.CostNanos > 0 {
+			// The reservation covers one billed attempt's worst case: once
+			// an attempt was billed, another might not fit in what is left.
+			return aborted(apierr.New(apierr.BudgetExceeded, "strict_budgets: an earlier attempt of this request was billed $%s of its $%s reservation; another attempt is not made",
+				keys.DecimalUSD(x.c.CostNanos), keys.DecimalUSD(x.hold.Amount)))
+		}
+	}
+	if len(req.Scopes) == 0 && req.Hold == nil {
+		x.admitted = true
+		return router.Outcome{}, nil
+	}
+	dec, err := h.limits.Admit(ctx, req)
+	if err != nil {
+		if errors.Is(err, limits.ErrUnavailable) {
+			return aborted(&apierr.Error{Kind: apierr.Unavailable, Message: "could not check limits and budgets; try again", Cause: err})
+		}
+		return aborted(&apierr.Error{Kind: apierr.Internal, Message: "internal error", Cause: err})
+	}
+	if dec.FailedOpen {
+		h.metrics.FailOpen()
+		h.log.LogAttrs(ctx, slog.LevelWarn, "limits failed open", slog.String("call_id", x.c.CallID))
+	}
+	if !dec.Allowed {
+		return x.rejected(dec)
+	}
+	x.admitted = true
+	if req.Hold != nil {
+		x.c.Hold = req.Hold
+	}
+	if len(dec.Admission.Slots) > 0 {
+		x.admissions = append(x.admissions, dec.Admission)
+	}
+	return router.Outcome{}, nil
+}
+
+// aborted is the outcome of an attempt whose failure is the request's own:
+// the router stops at once, with no retry, fallback or cooldown.
+func aborted(err error) (router.Outcome, error) { return router.Outcome{Abort: true}, err }
+
+// rejected maps a refused admission to the client's error. A deployment at
+// its own limit is another deployment's chance; the key's or team's own
+// limit ends the request.
+func (x *exchange) rejected(dec limits.Decision) (router.Outcome, error) {
+	switch dec.Reason {
+	case limits.ReasonRPM, limits.ReasonTPM:
+		s := dec.BlockedScope
+		x.c.Refused = string(s.Kind)
+		if s.Kind == limits.KindDeployment {
+			e := apierr.New(apierr.RateLimited, "deployment %s is at its %s limit", s.ID, dec.Reason)
+			e.RetryAfter = dec.RetryAfter
+			return router.Outcome{}, e
+		}
+		limit := s.RPM
+		if dec.Reason == limits.ReasonTPM {
+			limit = s.TPM
+		}
+		e := apierr.New(apierr.RateLimited, "%s %s limit of %d per minute reached", scopeName(s.Kind), dec.Reason, limit)
+		e.RetryAfter = dec.RetryAfter
+		return aborted(e)
+	}
+	if dec.Reason == limits.ReasonBudget && dec.BlockedBudget != nil && x.hold != nil {
+		x.c.Refused = budgetScope(dec.BlockedBudget.Kind)
+		return aborted(holdError(x.hold, dec.BlockedBudget, dec.Committed))
+	}
+	// Only scope reasons can come back here.
+	return aborted(apierr.New(apierr.Forbidden, "refused by limits: %s", dec.Reason))
+}
+
+func scopeName(k limits.Kind) string {
+	switch k {
+	case limits.KindKey:
+		return "key"
+	case limits.KindTeam:
+		return "team"
+	case limits.KindUser:
+		return "user"
+	case limits.KindEndUser:
+		return "end user"
+	}
+	return string(k)
+}
+
+// correctTokens replaces the admitted token estimate with the real usage:
+// on the key and team counters and on the deployment that served.
+func (x *exchange) correctTokens(ctx context.Context, final *router.Attempt) {
+	if x.h.limits == nil || len(x.admissions) == 0 || !x.c.HasUsage || final == nil {
+		return
+	}
+	delta := x.c.Usage.TotalTokens - x.estimate
+	if delta == 0 {
+		return
+	}
+	last := len(x.admissions) - 1
+	for i, adm := range x.admissions {
+		slots := adm.Slots[:0:0]
+		for _, s := range adm.Slots {
+			if s.Kind != limits.KindDeployment || (i == last && s.ID == final.Deployment.ID) {
+				slots = append(slots, s)
+			}
+		}
+		if len(slots) == 0 {
+			continue
+		}
+		adm.Slots = slots
+		if err := x.h.limits.AdjustTokens(ctx, adm, delta); err != nil {
+			x.h.log.LogAttrs(ctx, slog.LevelWarn, "tpm correction failed", slog.String("call_id", x.c.CallID), slog.String("error", err.Error()))
+		}
+	}
+}
+
+// budgetScope is the metrics scope of a strict-budget counter's kind.
+func budgetScope(kind string) string {
+	switch keys.Kind(kind) {
+	case keys.KindMember:
+		return "team_member"
+	case keys.KindEndUser:
+		return "end_user"
+	}
+	return kind
+}

@@ -1,0 +1,402 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/pricing"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// The request stage: read and parse the body, hand the router one attempt
+// function, and answer or record however the request ends. The exchange is
+// one request's state across its attempts.
+
+// post serves chat completions and embeddings. Once the request passed
+// authentication, OnComplete is called exactly once when it ends, whatever
+// the outcome: success, error, panic or a client that went away.
+func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
+	if !h.method(w, r, http.MethodPost) {
+		return
+	}
+	ctx := r.Context()
+	c := &Completion{CallID: newCallID(), Started: time.Now(), Operation: op, CostKnown: true}
+	w.Header()["X-Litellm-Call-Id"] = []string{c.CallID}
+	var x *exchange
+	authenticated := false
+	defer func() {
+		v := recover()
+		if v != nil && v != http.ErrAbortHandler {
+			h.recoverPanic(ctx, v, w, x, c)
+		}
+		if authenticated {
+			h.complete(ctx, c, x)
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+	}()
+	p, err := h.authenticate(r)
+	if err != nil {
+		apierr.Write(w, err)
+		if h.metrics != nil {
+			h.observeRefused(c, err)
+		}
+		return
+	}
+	authenticated = true
+	c.Principal = p
+	buf := getBuf()
+	defer putBuf(buf)
+	req, err := h.parse(w, r, buf, op)
+	if err != nil {
+		h.fail(ctx, w, c, err)
+		return
+	}
+	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
+	if req.Model == "" {
+		e := apierr.New(apierr.InvalidRequest, "missing required parameter: 'model'")
+		e.Param = "model"
+		h.fail(ctx, w, c, e)
+		return
+	}
+	c.Stream = req.Stream
+	if err := h.checkPrincipal(ctx, p, req); err != nil { // auth.go
+		h.fail(ctx, w, c, err)
+		return
+	}
+	// What is admitted once per request: a place among local mode's
+	// streams, and the strict-budget reservation (strict.go), made with the
+	// first attempt's admission (admission.go).
+	if h.streams != nil && req.Stream { // local mode's bound (limits_local.go)
+		if !h.streams.acquire() {
+			h.fail(ctx, w, c, h.streams.refusal)
+			return
+		}
+		defer h.streams.release()
+	}
+	var hold *limits.Hold
+	if h.strict != nil {
+		if hold, err = h.reserve(ctx, p, req, op, c.CallID); err != nil {
+			h.fail(ctx, w, c, err)
+			return
+		}
+	}
+	prompt := wire.EstimateTokens(req.Body)
+	rreq := &router.Request{
+		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
+		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
+		NumRetries: req.NumRetries,
+	}
+	x = &exchange{h: h, w: w, req: req, op: op, c: c, estimate: int64(prompt) + req.MaxTokens, hold: hold}
+	res, err := h.router.Do(ctx, rreq, x.attempt)
+	x.end(ctx, res, err)
+}
+
+// parse reads the request's body and parses it.
+func (h *Handler) parse(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, op wire.Op) (*wire.Request, error) {
+	if err := h.readBody(w, r, buf); err != nil {
+		return nil, err
+	}
+	req, err := wire.Parse(buf.Bytes())
+	if err != nil {
+		e := &apierr.Error{Kind: apierr.InvalidRequest, Message: "invalid request body: " + err.Error()}
+		var fe *wire.FieldError
+		if errors.As(err, &fe) {
+			e.Message, e.Param = fe.Msg, fe.Param
+		}
+		return nil, e
+	}
+	if op == wire.OpEmbeddings {
+		req.Stream = false
+	}
+	return req, nil
+}
+
+// readBody reads the request body up to the limit.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) error {
+	if r.ContentLength > h.maxBody {
+		return tooLarge(h.maxBody)
+	}
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) + 1)
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge(h.maxBody)
+		}
+		return apierr.BodyRead(err) // 408 when the body timed out (limits_local.go)
+	}
+	return nil
+}
+
+func tooLarge(limit int64) error {
+	return apierr.New(apierr.TooLarge, "request body is larger than the limit of %d bytes", limit)
+}
+
+// clientGone reports whether the client went away: its request context was
+// canceled (a deadline is not the client's doing).
+func clientGone(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
+
+// fail answers an error before any output, and records it. A client that
+// already went away sees nothing: the status recorded is 499.
+func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, c *Completion, err error) {
+	e := apierr.From(err)
+	c.Err, c.StatusCode = err, e.HTTPStatus()
+	if rf, ok := err.(*refusal); ok {
+		c.Refused = rf.scope
+	}
+	if clientGone(ctx) {
+		c.ClientGone, c.StatusCode = true, statusClientGone
+	}
+	apierr.Write(w, e)
+}
+
+// statusClientGone is the status recorded for a client that went away
+// before the response started (nginx's "client closed request").
+const statusClientGone = 499
+
+// complete finishes a request's Completion and hands it to OnComplete.
+func (h *Handler) complete(ctx context.Context, c *Completion, x *exchange) {
+	c.Ended = time.Now()
+	c.Latency = c.Ended.Sub(c.Started)
+	if x != nil {
+		c.Attempts = x.attempts
+		if c.Attempt == nil { // a panic left the router's result unknown
+			c.Attempt = x.last
+		}
+	}
+	if h.onComplete != nil {
+		h.onComplete(ctx, c)
+	}
+	if h.metrics != nil {
+		h.observe(c)
+	}
+}
+
+// recoverPanic turns a panic in a request into a clean error for the client
+// (a 500, or an SSE error event once a stream started) and one log line with
+// the panic's value, never a stack trace.
+func (h *Handler) recoverPanic(ctx context.Context, v any, w http.ResponseWriter, x *exchange, c *Completion) {
+	h.log.LogAttrs(ctx, slog.LevelError, "panic", slog.String("call_id", c.CallID), slog.String("panic", fmt.Sprint(v)))
+	e := apierr.New(apierr.Internal, "internal error")
+	c.Err = &apierr.Error{Kind: apierr.Internal, Message: "panic", Cause: fmt.Errorf("%v", v)}
+	if x != nil && x.committed {
+		c.StatusCode = http.StatusOK
+		c.ClientGone = !x.done && clientGone(ctx)
+		if x.req.Stream {
+			_, _ = w.Write(apierr.SSE(e))
+			flush(w)
+		}
+		return
+	}
+	c.StatusCode = e.HTTPStatus()
+	if clientGone(ctx) {
+		c.ClientGone, c.StatusCode = true, statusClientGone
+	}
+	apierr.Write(w, e)
+}
+
+// exchange is one client request's state across its attempts.
+type exchange struct {
+	h   *Handler
+	w   http.ResponseWriter
+	req *wire.Request
+	op  wire.Op
+	c   *Completion
+	// committed: the response started (status and headers sent). The
+	// attempt that commits reports it to the router in its Outcome.
+	committed bool
+	// estimate is the token count admitted before the call (prompt estimate
+	// plus the max_tokens cap), corrected with the real usage afterwards.
+	estimate   int64
+	admitted   bool         // the key's and team's scopes were counted
+	hold       *limits.Hold // the strict-budget reservation to make with the first admission
+	admissions []limits.Admission
+	attempts   int             // attempts made
+	last       *router.Attempt // the attempt made last (the router's Final, even after a panic)
+	done       bool            // the response was written to its end
+}
+
+// attempt makes one try for the router: admission (admission.go), then the
+// upstream call, answered whole (unary.go) or event by event (stream.go).
+// Its Outcome tells the router whether the response started, whether the
+// failure was the request's own, and the tokens used.
+func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outcome, error) {
+	x.attempts++
+	x.last = a
+	if out, err := x.admit(ctx, a); err != nil {
+		return out, err
+	}
+	d := a.Deployment
+	inject := x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
+	body := x.req.WithModel(a.ProviderModel, inject)
+	if len(d.Params) > 0 {
+		body = wire.SetDefaults(body, d.Params)
+	}
+	call := wire.Call{Op: x.op, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body), DropParams: x.req.DropParams}
+	if x.req.HasMock {
+		call.MockResponse = &x.req.MockResponse
+	}
+	if !x.req.Stream {
+		return x.unary(ctx, a, call)
+	}
+	return x.stream(ctx, a, call, inject)
+}
+
+// end records how the request ended, and answers a failure that came before
+// any output.
+func (x *exchange) end(ctx context.Context, res *router.Result, err error) {
+	h, c := x.h, x.c
+	c.Attempt, c.Retries, c.Fallbacks = res.Final, res.Retries, res.Fallbacks
+	if err == nil {
+		x.correctTokens(ctx, res.Final)
+	}
+	switch {
+	case err != nil && !x.committed:
+		x.setRouteHeaders(res.Final)
+		e := apierr.From(err)
+		if e.Kind == apierr.Internal {
+			h.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("call_id", c.CallID), slog.String("error", err.Error()))
+		}
+		h.fail(ctx, x.w, c, e)
+		c.Err = err
+	case err != nil:
+		c.Err, c.StatusCode = err, http.StatusOK // the stream had started
+		c.ClientGone = !x.done && clientGone(ctx)
+	default:
+		c.StatusCode = http.StatusOK
+		c.ClientGone = !x.done && clientGone(ctx)
+	}
+}
+
+func (x *exchange) setRouteHeaders(a *router.Attempt) {
+	if a == nil {
+		return
+	}
+	hd := x.w.Header()
+	if dh, ok := x.h.depHeaders[a.Deployment]; ok {
+		hd["X-Litellm-Model-Id"] = dh.id
+		if dh.base != nil {
+			hd["X-Litellm-Model-Api-Base"] = dh.base
+		}
+	} else {
+		hd["X-Litellm-Model-Id"] = []string{a.Deployment.ID}
+	}
+	if g, ok := x.h.groupHeaders[a.Group]; ok {
+		hd["X-Litellm-Model-Group"] = g
+	} else {
+		hd["X-Litellm-Model-Group"] = []string{a.Group}
+	}
+	hd["X-Litellm-Attempted-Retries"] = intHeader(a.Retries)
+	hd["X-Litellm-Attempted-Fallbacks"] = intHeader(a.Fallback)
+}
+
+// Header values shared by every response; net/http never modifies them.
+var (
+	hdrJSON        = []string{"application/json"}
+	hdrEventStream = []string{"text/event-stream"}
+	hdrNoCache     = []string{"no-cache"}
+	hdrNo          = []string{"no"}
+	smallInts      = func() (s [10][]string) {
+		for i := range s {
+			s[i] = []string{strconv.Itoa(i)}
+		}
+		return s
+	}()
+)
+
+func intHeader(n int) []string {
+	if n >= 0 && n < len(smallInts) {
+		return smallInts[n]
+	}
+	return []string{strconv.Itoa(n)}
+}
+
+// depHeader holds a deployment's header values, built once.
+type depHeader struct{ id, base []string }
+
+// bill adds an attempt the provider billed to the request's usage and cost,
+// and returns its completion tokens (for the router's usage strategies).
+func (x *exchange) bill(a *router.Attempt, u wire.Usage, estimated bool) int64 {
+	c := x.c
+	c.Usage = c.Usage.Add(u)
+	c.HasUsage = true
+	c.UsageEstimated = c.UsageEstimated || estimated
+	if p, ok := x.h.priceOf(a); ok {
+		c.CostNanos += p.CostNanos(u)
+	} else {
+		c.CostKnown = false
+	}
+	return u.CompletionTokens
+}
+
+// estimatedUsage is the usage of a call whose provider reported none: the
+// prompt estimate, and the output text received at about four bytes a token.
+func estimatedUsage(promptTokens int, textBytes int) wire.Usage {
+	out := wire.TextTokens(textBytes)
+	return wire.Usage{PromptTokens: int64(promptTokens), CompletionTokens: out, TotalTokens: int64(promptTokens) + out}
+}
+
+// priceOf is the price of an attempt's deployment, resolved at startup; a
+// wildcard deployment's model is looked up per call (without allocating),
+// and one with no price is warned about once.
+func (h *Handler) priceOf(a *router.Attempt) (pricing.Price, bool) {
+	d := a.Deployment
+	if d.Price != nil {
+		return *d.Price, true
+	}
+	if d.Model != "*" {
+		return pricing.Price{}, false
+	}
+	if p, ok := h.prices.Lookup(d.Provider, a.ProviderModel, ""); ok {
+		return p, true
+	}
+	if _, warned := h.unpriced.LoadOrStore(d.ID+"\x00"+a.ProviderModel, true); !warned {
+		h.log.LogAttrs(context.Background(), slog.LevelWarn, "no price for deployment "+d.ID+" ("+d.Provider+"/"+a.ProviderModel+"); its cost is unknown",
+			slog.String("deployment", d.ID), slog.String("model", a.ProviderModel))
+	}
+	return pricing.Price{}, false
+}
+
+// copyUpstreamHeaders passes the provider's request id and rate-limit
+// headers through, prefixed as LiteLLM does.
+func copyUpstreamHeaders(dst, src http.Header) {
+	for k, v := range src {
+		if k == "X-Request-Id" || k == "Openai-Processing-Ms" || (len(k) > 12 && k[:12] == "X-Ratelimit-") {
+			dst["Llm_provider-"+k] = v
+		}
+	}
+}
+
+// flush pushes written bytes to the client.
+func flush(w http.ResponseWriter) {
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+		return
+	}
+	_ = http.NewResponseController(w).Flush()
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuf() *bytes.Buffer { b := bufPool.Get().(*bytes.Buffer); b.Reset(); return b }
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		bufPool.Put(b)
+	}
+}

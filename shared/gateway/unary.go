@@ -1,0 +1,69 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/pricing"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// unary forwards a non-streamed response once it is complete, so that a
+// failure while reading it can still be retried: only a response sent
+// commits the attempt.
+func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call) (router.Outcome, error) {
+	if a.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.Timeout)
+		defer cancel()
+	}
+	d := a.Deployment
+	resp, err := x.h.provider.Do(ctx, d, call)
+	if err != nil {
+		return router.Outcome{}, err
+	}
+	defer resp.Body.Close()
+	buf := getBuf()
+	defer putBuf(buf)
+	if resp.ContentLength > 0 {
+		buf.Grow(int(resp.ContentLength))
+	}
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return router.Outcome{}, providers.TransportError(ctx, d, err)
+	}
+	out := buf.Bytes()
+	if !wire.Valid(out) {
+		// Cut short or garbled: the provider failed (LiteLLM raises
+		// APIError), so the router may retry or fall back, and nothing is
+		// billed. The check costs 1 to 2 ns a byte (wire.BenchmarkValid).
+		return router.Outcome{}, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned a response that is not valid JSON", d.ID)}
+	}
+	var tokens int64
+	if u, ok := wire.UsageOf(out); ok {
+		tokens = x.bill(a, u, false)
+	} else {
+		tokens = x.bill(a, estimatedUsage(call.PromptTokens, wire.TextBytes(out)), true)
+	}
+	x.setRouteHeaders(a)
+	hd := x.w.Header()
+	hd["Content-Type"] = hdrJSON
+	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
+	if x.c.CostKnown { // the cost of every billed attempt, in USD
+		hd["X-Litellm-Response-Cost"] = []string{pricing.USD(x.c.CostNanos)}
+	}
+	copyUpstreamHeaders(hd, resp.Header)
+	x.committed = true
+	x.w.WriteHeader(http.StatusOK)
+	_, err = x.w.Write(out)
+	x.done = err == nil
+	// Out now, not when the handler returns: the client need not wait for
+	// the attempt's log line and the spend event. With Content-Length set
+	// this is the response's one write either way.
+	flush(x.w)
+	return router.Outcome{Committed: true, Tokens: tokens}, nil
+}
