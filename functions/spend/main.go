@@ -26,6 +26,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/awsconf"
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
+	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/shared/spend/ddbspend"
 	"github.com/sluice-gw/sluice/shared/spend/spendsqs"
@@ -87,7 +88,7 @@ func run() error {
 		return errors.New(tables.SpendQueueEnvVar + " is not set: the queue to poll (or use -replay FILE)")
 	}
 	fmt.Fprintf(os.Stderr, "spend consumer polling %s into tables %s and %s\n", url, names.Spend, names.Keys)
-	go sweepEvery(ctx, store, log, time.Minute) // strict-budget holds of crashed requests
+	go limits.SweepEvery(ctx, store, limits.SweepInterval, time.Now, log) // strict-budget holds of crashed requests
 	return spendsqs.Poll(ctx, sqs.NewFromConfig(awsCfg), url, consumer.HandleSQS,
 		spendsqs.PollOptions{MaxBatch: *batch, Window: *window, Logger: log})
 }

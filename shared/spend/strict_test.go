@@ -1,9 +1,7 @@
 package spend_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
@@ -19,10 +17,8 @@ func TestStrictMemory(t *testing.T) {
 		st.SettleHolds(lm.Ledger())
 		return spendtest.Harness{Store: st, Other: func(*testing.T) spend.Store { return st }, Keys: ks},
 			spendtest.Strict{
-				Limits: func(*testing.T) limits.Store { return lm },
-				Sweep: func(_ context.Context, now time.Time) (int, error) {
-					return lm.Ledger().Sweep(now), nil
-				},
+				Limits:    func(*testing.T) limits.Store { return lm },
+				Sweep:     st.SweepHolds,
 				Committed: func(_ *testing.T, c string) int64 { v, _ := lm.Ledger().Committed(c); return v },
 				OpenHolds: func(*testing.T) int { return lm.Ledger().Holds() },
 			}

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
@@ -43,8 +42,8 @@ func (hc *holdCount) add(e *spend.Event, commit bool) int {
 		hc.counters = map[string]bool{}
 	}
 	n := 1
-	for _, c := range e.Hold.Counters {
-		if !hc.counters[c] {
+	for _, b := range e.Hold.Budgets {
+		if c := b.Counter(); !hc.counters[c] {
 			n++
 			if commit {
 				hc.counters[c] = true
@@ -78,13 +77,13 @@ func (st *Store) holdItems(evs []*spend.Event, swept map[string]bool) (items []t
 			pk, sk := limits.HoldKey(e.RequestID, h.Expires)
 			items = append(items, types.TransactWriteItem{Delete: &types.Delete{
 				TableName:                aws.String(st.table),
-				Key:                      map[string]types.AttributeValue{aPK: s(pk), aSK: s(sk)},
+				Key:                      ddb.PKSK(pk, sk),
 				ConditionExpression:      aws.String("attribute_exists(#pk)"),
 				ExpressionAttributeNames: map[string]string{"#pk": aPK},
 			}})
 			held = append(held, e)
 		}
-		for _, c := range h.Counters {
+		for _, c := range h.Counters() {
 			if _, ok := sums[c]; !ok {
 				order = append(order, c)
 			}
@@ -102,79 +101,53 @@ func (st *Store) holdItems(evs []*spend.Event, swept map[string]bool) (items []t
 func (st *Store) counterAdd(counter string, delta int64) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(st.o.CountersTable),
-		Key:                       map[string]types.AttributeValue{aPK: s(counter)},
+		Key:                       ddb.PK(counter),
 		UpdateExpression:          aws.String("ADD c :d"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":d": n(delta)},
+		ExpressionAttributeValues: ddb.Item{":d": ddb.N(delta)},
 	}}
 }
 
-// SweepHolds releases every hold that expired before now (its request
-// never sent its spend event: a crash), each in one transaction with its
-// counters, exactly once against the consumer's settlement. It returns how
-// many it released. Run it about once a minute (the spend function's
+// SweepHolds implements limits.HoldSweeper: it releases every hold that
+// expired before now (its request never sent its spend event: a crash),
+// each in one transaction with its counters, exactly once against the
+// consumer's settlement. Run it about once a minute (the spend function's
 // schedule; a ticker in local mode).
 func (st *Store) SweepHolds(ctx context.Context, now time.Time) (int, error) {
 	if st.o.CountersTable == "" {
 		return 0, nil
 	}
-	before := fmt.Sprintf("%013d", now.UnixMilli())
 	released := 0
 	var errs []error
 	for shard := range limits.HoldShards {
-		pk := "hold#" + strconv.Itoa(shard)
-		in := &dynamodb.QueryInput{
-			TableName:                 aws.String(st.table),
-			KeyConditionExpression:    aws.String("#pk = :pk AND #sk < :before"),
-			ExpressionAttributeNames:  map[string]string{"#pk": aPK, "#sk": aSK},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pk), ":before": s(before)},
-			ConsistentRead:            aws.Bool(true),
+		items, err := st.query(ctx, limits.HoldPartition(shard), "", nil, limits.HoldSortKey(now))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sweep holds: %w", err))
 		}
-		for {
-			cctx, cancel := context.WithTimeout(ctx, st.o.Timeout)
-			r, err := st.client.Query(cctx, in)
-			cancel()
+		for _, it := range items {
+			ok, err := st.release(ctx, it)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("sweep holds: %w: %w", spend.ErrUnavailable, err))
-				break
+				errs = append(errs, err)
+			} else if ok {
+				released++
 			}
-			for _, it := range r.Items {
-				ok, err := st.release(ctx, it)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				if ok {
-					released++
-				}
-			}
-			if len(r.LastEvaluatedKey) == 0 {
-				break
-			}
-			in.ExclusiveStartKey = r.LastEvaluatedKey
 		}
-	}
-	if released > 0 {
-		st.o.Logger.LogAttrs(ctx, slog.LevelWarn, "strict budget holds released by the sweeper (requests that sent no spend event)",
-			slog.Int("released", released))
 	}
 	return released, errors.Join(errs...)
 }
 
 // release deletes one expired hold and gives its amount back, unless the
 // consumer settled it meanwhile (false).
-func (st *Store) release(ctx context.Context, it map[string]types.AttributeValue) (bool, error) {
-	amount := num(it, "amt")
+func (st *Store) release(ctx context.Context, it ddb.Item) (bool, error) {
+	amount := ddb.Int0(it, "amt")
 	items := []types.TransactWriteItem{{Delete: &types.Delete{
 		TableName:                aws.String(st.table),
-		Key:                      map[string]types.AttributeValue{aPK: it[aPK], aSK: it[aSK]},
+		Key:                      ddb.PKSK(ddb.String(it, aPK), ddb.String(it, aSK)),
 		ConditionExpression:      aws.String("attribute_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": aPK},
 	}}}
-	if l, ok := it["cs"].(*types.AttributeValueMemberL); ok && amount != 0 {
-		for _, v := range l.Value {
-			if c, ok := v.(*types.AttributeValueMemberS); ok {
-				items = append(items, st.counterAdd(c.Value, -amount))
-			}
+	if amount != 0 {
+		for _, c := range ddb.Strings(it, "cs") {
+			items = append(items, st.counterAdd(c, -amount))
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -204,7 +177,7 @@ func (st *Store) release(ctx context.Context, it map[string]types.AttributeValue
 				continue
 			}
 		}
-		return false, fmt.Errorf("release hold %s: %w: %w", str(it, aSK), spend.ErrUnavailable, err)
+		return false, fmt.Errorf("release hold %s: %w: %w", ddb.String(it, aSK), spend.ErrUnavailable, err)
 	}
 }
 
@@ -212,7 +185,7 @@ func (st *Store) release(ctx context.Context, it map[string]types.AttributeValue
 func (st *Store) OpenHolds(ctx context.Context) (int, error) {
 	total := 0
 	for shard := range limits.HoldShards {
-		items, err := st.query(ctx, "hold#"+strconv.Itoa(shard), "", nil)
+		items, err := st.query(ctx, limits.HoldPartition(shard), "", nil, "")
 		if err != nil {
 			return 0, err
 		}

@@ -60,7 +60,7 @@ func budgetKey(t *testing.T, ks keys.Store, maxUSD float64) keys.Key {
 func heldEvent(k *keys.Key, h *limits.Hold, cost int64, status spend.Status) spend.Event {
 	e := Event(k, "", strictNow, cost)
 	e.RequestID, e.Status = h.ID, status
-	e.Hold = &spend.Hold{Amount: h.Amount, Expires: h.Expires, Counters: h.Counters()}
+	e.Hold = h
 	return e
 }
 
