@@ -96,6 +96,17 @@ func (h *Hold) Counters() []string {
 	return out
 }
 
+// SettleDelta is what settling h at its real cost adds to each of its
+// counters: real - Amount while the hold is open (its delete and the
+// additions in one atomic write), real once the sweeper released it and
+// gave Amount back.
+func (h *Hold) SettleDelta(real int64, released bool) int64 {
+	if released {
+		return real
+	}
+	return real - h.Amount
+}
+
 // HoldShards is the number of partitions holds are spread over (one item
 // takes ~1,000 writes/s; a hold costs a put and a delete).
 const HoldShards = 32

@@ -51,17 +51,12 @@ func (l *Ledger) Holds() int {
 func (l *Ledger) Settle(h *Hold, real int64) (held bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if open, ok := l.holds[h.ID]; ok {
-		delete(l.holds, h.ID)
-		for _, c := range open.counters {
-			l.counters[c] += real - open.amount
-		}
-		return true
+	_, held = l.holds[h.ID]
+	delete(l.holds, h.ID)
+	for _, c := range h.Counters() {
+		l.counters[c] += h.SettleDelta(real, !held)
 	}
-	for _, b := range h.Budgets {
-		l.counters[b.Counter()] += real
-	}
-	return false
+	return held
 }
 
 // SweepHolds releases the holds that expired at now and returns how many.

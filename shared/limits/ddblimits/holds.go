@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/limits"
 )
 
@@ -31,36 +32,52 @@ const BudgetTTL = 24 * time.Hour
 // holdItems are the counter updates and the hold put of h.
 func holdItems(counters, holds string, h *limits.Hold) []types.TransactWriteItem {
 	out := make([]types.TransactWriteItem, 0, len(h.Budgets)+1)
-	names := make([]types.AttributeValue, len(h.Budgets))
+	names := h.Counters()
 	for i, b := range h.Budgets {
-		name := b.Counter()
-		names[i] = &types.AttributeValueMemberS{Value: name}
-		values := map[string]types.AttributeValue{
-			":base": num(b.Base), ":r": num(h.Amount), ":lim": num(b.Max - h.Amount),
+		name := names[i]
+		values := ddb.Item{
+			":base": ddb.N(b.Base), ":r": ddb.N(h.Amount), ":lim": ddb.N(b.Max - h.Amount),
 		}
 		expr := "SET c = if_not_exists(c, :base) + :r"
 		if !b.End.IsZero() {
 			expr += ", expires_at = :exp"
-			values[":exp"] = num(b.End.Add(BudgetTTL).Unix())
+			values[":exp"] = ddb.N(b.End.Add(BudgetTTL).Unix())
 		}
 		out = append(out, types.TransactWriteItem{Update: &types.Update{
 			TableName:                           aws.String(counters),
-			Key:                                 key(name),
+			Key:                                 ddb.PK(name),
 			UpdateExpression:                    aws.String(expr),
 			ConditionExpression:                 aws.String("attribute_not_exists(c) OR c <= :lim"),
 			ExpressionAttributeValues:           values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}})
 	}
-	pk, sk := limits.HoldKey(h.ID, h.Expires)
-	out = append(out, types.TransactWriteItem{Put: &types.Put{
-		TableName: aws.String(holds),
-		Item: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk},
-			"amt": num(h.Amount), "cs": &types.AttributeValueMemberL{Value: names},
-		},
-	}})
+	out = append(out, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(holds), Item: HoldItem(h)}})
 	return out
+}
+
+// HoldItem is h's item in the spend table.
+func HoldItem(h *limits.Hold) ddb.Item {
+	pk, sk := limits.HoldKey(h.ID, h.Expires)
+	return ddb.Item{"pk": ddb.S(pk), "sk": ddb.S(sk), "amt": ddb.N(h.Amount), "cs": ddb.List(h.Counters())}
+}
+
+// ReadHoldItem reads what the sweeper gives back from a hold's item: its
+// amount and its counters.
+func ReadHoldItem(it ddb.Item) (amount int64, counters []string) {
+	return ddb.Int0(it, "amt"), ddb.Strings(it, "cs")
+}
+
+// BudgetAdd adds delta to a budget counter, unconditionally: a hold
+// settled (real cost - reserved) or released (-reserved), in the
+// transaction that deletes the hold.
+func BudgetAdd(counters, counter string, delta int64) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(counters),
+		Key:                       ddb.PK(counter),
+		UpdateExpression:          aws.String("ADD c :d"),
+		ExpressionAttributeValues: ddb.Item{":d": ddb.N(delta)},
+	}}
 }
 
 // Committed returns a budget counter's value and whether it exists (a
@@ -69,11 +86,11 @@ func (s *Store) Committed(ctx context.Context, counter string) (int64, bool, err
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(counter), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: ddb.PK(counter), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("read budget counter: %w", err)
 	}
 	_, ok := out.Item["c"]
-	return getInt(out.Item, "c"), ok, nil
+	return ddb.Int0(out.Item, "c"), ok, nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
@@ -68,13 +70,9 @@ func (st *Store) endUserUpdate(r *spend.EndUserRow) types.TransactWriteItem {
 
 // Daily implements spend.Store.
 func (st *Store) Daily(ctx context.Context, q spend.DailyQuery) ([]spend.DailyRow, error) {
-	days, err := spend.Days(q.From, q.To, st.o.Now())
+	pks, err := st.dayPartitions(q.From, q.To)
 	if err != nil {
 		return nil, err
-	}
-	pks := make([]string, len(days))
-	for i, d := range days {
-		pks[i] = dayPK(d)
 	}
 	prefix := "k#"
 	if q.KeyHash != "" {
@@ -107,13 +105,9 @@ func (st *Store) Totals(ctx context.Context, q spend.TotalsQuery) ([]spend.Total
 		}
 		return spend.GroupTotals(q.By, rows, nil)
 	}
-	days, err := spend.Days(q.From, q.To, st.o.Now())
+	pks, err := st.dayPartitions(q.From, q.To)
 	if err != nil {
 		return nil, err
-	}
-	pks := make([]string, len(days))
-	for i, d := range days {
-		pks[i] = dayPK(d)
 	}
 	items, err := st.queryAll(ctx, pks, "e#", nil)
 	if err != nil {
@@ -124,4 +118,18 @@ func (st *Store) Totals(ctx context.Context, q spend.TotalsQuery) ([]spend.Total
 		eus = append(eus, spend.EndUserRow{Day: strings.TrimPrefix(ddb.String(it, aPK), "day#"), EndUser: ddb.String(it, "eu"), Counters: decodeCounters(it)})
 	}
 	return spend.GroupTotals(q.By, nil, eus)
+}
+
+// dayPartitions returns the partitions of the daily rows of the days from
+// from to to (spend.Days).
+func (st *Store) dayPartitions(from, to time.Time) ([]string, error) {
+	days, err := spend.Days(from, to, st.o.Now())
+	if err != nil {
+		return nil, err
+	}
+	pks := make([]string, len(days))
+	for i, d := range days {
+		pks[i] = dayPK(d)
+	}
+	return pks, nil
 }

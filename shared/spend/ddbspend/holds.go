@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
@@ -71,16 +72,10 @@ func (st *Store) holdItems(evs []*spend.Event, swept map[string]bool) (items []t
 		if h == nil {
 			continue
 		}
-		delta := e.Nanos()
-		if !swept[e.RequestID] {
-			delta -= h.Amount
-			pk, sk := limits.HoldKey(e.RequestID, h.Expires)
-			items = append(items, types.TransactWriteItem{Delete: &types.Delete{
-				TableName:                aws.String(st.table),
-				Key:                      ddb.PKSK(pk, sk),
-				ConditionExpression:      aws.String("attribute_exists(#pk)"),
-				ExpressionAttributeNames: map[string]string{"#pk": aPK},
-			}})
+		released := swept[e.RequestID]
+		delta := h.SettleDelta(e.Nanos(), released)
+		if !released {
+			items = append(items, st.holdDelete(limits.HoldKey(e.RequestID, h.Expires)))
 			held = append(held, e)
 		}
 		for _, c := range h.Counters() {
@@ -92,18 +87,20 @@ func (st *Store) holdItems(evs []*spend.Event, swept map[string]bool) (items []t
 	}
 	for _, c := range order {
 		if sums[c] != 0 {
-			items = append(items, st.counterAdd(c, sums[c]))
+			items = append(items, ddblimits.BudgetAdd(st.o.CountersTable, c, sums[c]))
 		}
 	}
 	return items, held
 }
 
-func (st *Store) counterAdd(counter string, delta int64) types.TransactWriteItem {
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName:                 aws.String(st.o.CountersTable),
-		Key:                       ddb.PK(counter),
-		UpdateExpression:          aws.String("ADD c :d"),
-		ExpressionAttributeValues: ddb.Item{":d": ddb.N(delta)},
+// holdDelete deletes a hold's item if it is still there (else the whole
+// transaction is cancelled: the sweeper or the consumer had it first).
+func (st *Store) holdDelete(pk, sk string) types.TransactWriteItem {
+	return types.TransactWriteItem{Delete: &types.Delete{
+		TableName:                aws.String(st.table),
+		Key:                      ddb.PKSK(pk, sk),
+		ConditionExpression:      aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": aPK},
 	}}
 }
 
@@ -138,16 +135,11 @@ func (st *Store) SweepHolds(ctx context.Context, now time.Time) (int, error) {
 // release deletes one expired hold and gives its amount back, unless the
 // consumer settled it meanwhile (false).
 func (st *Store) release(ctx context.Context, it ddb.Item) (bool, error) {
-	amount := ddb.Int0(it, "amt")
-	items := []types.TransactWriteItem{{Delete: &types.Delete{
-		TableName:                aws.String(st.table),
-		Key:                      ddb.PKSK(ddb.String(it, aPK), ddb.String(it, aSK)),
-		ConditionExpression:      aws.String("attribute_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#pk": aPK},
-	}}}
+	amount, counters := ddblimits.ReadHoldItem(it)
+	items := []types.TransactWriteItem{st.holdDelete(ddb.String(it, aPK), ddb.String(it, aSK))}
 	if amount != 0 {
-		for _, c := range ddb.Strings(it, "cs") {
-			items = append(items, st.counterAdd(c, -amount))
+		for _, c := range counters {
+			items = append(items, ddblimits.BudgetAdd(st.o.CountersTable, c, -amount))
 		}
 	}
 	for attempt := 0; ; attempt++ {

@@ -10,27 +10,22 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
-type rowID struct{ day, key, provider, group string }
-type euID struct{ day, endUser string }
-
 // aggregate is what the events of a chunk add to records and rows.
 type aggregate struct {
-	refs    []keys.Ref
-	deltas  []keys.SpendDelta
-	rows    map[rowID]*spend.DailyRow
-	rowKeys []rowID
-	eus     map[euID]*spend.EndUserRow
-	euKeys  []euID
+	refs   []keys.Ref
+	deltas []keys.SpendDelta
+	rows   spend.Rows
 }
 
 func aggregateOf(evs []*spend.Event) *aggregate {
-	a := &aggregate{rows: map[rowID]*spend.DailyRow{}, eus: map[euID]*spend.EndUserRow{}}
+	a := &aggregate{}
 	seen := map[keys.Ref]bool{}
 	sorted := slices.Clone(evs)
 	slices.SortStableFunc(sorted, func(x, y *spend.Event) int { return x.End.Compare(y.End) })
@@ -42,65 +37,41 @@ func aggregateOf(evs []*spend.Event) *aggregate {
 				a.refs = append(a.refs, d.Ref)
 			}
 		}
-		day := e.Day()
-		id := rowID{day, e.KeyHash, e.Provider, e.ModelGroup}
-		r, ok := a.rows[id]
-		if !ok {
-			r = &spend.DailyRow{Day: day, KeyHash: e.KeyHash, Provider: e.Provider, ModelGroup: e.ModelGroup}
-			a.rows[id] = r
-			a.rowKeys = append(a.rowKeys, id)
-		}
-		r.TeamID, r.UserID = e.TeamID, e.UserID
-		r.Counters.Add(e)
-		if e.EndUser != "" {
-			eid := euID{day, e.EndUser}
-			er, ok := a.eus[eid]
-			if !ok {
-				er = &spend.EndUserRow{Day: day, EndUser: e.EndUser}
-				a.eus[eid] = er
-				a.euKeys = append(a.euKeys, eid)
-			}
-			er.Counters.Add(e)
-		}
+		a.rows.Add(e)
 	}
 	return a
 }
 
-// chunks splits evs into transactions of at most max items each.
+// chunks splits evs into transactions of at most max items each: an
+// event's log, and the records, rows and hold items it adds to the chunk.
 func chunks(evs []*spend.Event, max int) [][]*spend.Event {
 	var out [][]*spend.Event
 	var cur []*spend.Event
 	refs := map[keys.Ref]bool{}
-	rows := map[rowID]bool{}
-	eus := map[euID]bool{}
+	var rows spend.Rows
 	var hc holdCount
 	for _, e := range evs {
-		newRefs, newRows, newEUs := 0, 0, 0
 		var er []keys.Ref
 		if e.Nanos() > 0 {
 			er = e.Refs()
 		}
+		added := 1 + hc.add(e, false)
 		for _, r := range er {
 			if !refs[r] {
-				newRefs++
+				added++
 			}
 		}
-		day := e.Day()
-		rid := rowID{day, e.KeyHash, e.Provider, e.ModelGroup}
-		if !rows[rid] {
-			newRows++
+		newRow, newEU := rows.New(e)
+		for _, n := range []bool{newRow, newEU} {
+			if n {
+				added++
+			}
 		}
-		eid := euID{day, e.EndUser}
-		if e.EndUser != "" && !eus[eid] {
-			newEUs++
-		}
-		newHolds := hc.add(e, false)
-		if len(cur) > 0 && len(cur)+1+len(refs)+newRefs+len(rows)+newRows+len(eus)+newEUs+hc.items()+newHolds > max {
+		if len(cur) > 0 && len(cur)+len(refs)+len(rows.Daily)+len(rows.EndUsers)+hc.items()+added > max {
 			out = append(out, cur)
 			cur = nil
 			clear(refs)
-			clear(rows)
-			clear(eus)
+			rows = spend.Rows{}
 			hc.reset()
 		}
 		cur = append(cur, e)
@@ -108,10 +79,7 @@ func chunks(evs []*spend.Event, max int) [][]*spend.Event {
 		for _, r := range er {
 			refs[r] = true
 		}
-		rows[rid] = true
-		if e.EndUser != "" {
-			eus[eid] = true
-		}
+		rows.Add(e)
 	}
 	if len(cur) > 0 {
 		out = append(out, cur)
@@ -162,7 +130,7 @@ func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend
 		// its write is conditioned on that key as read, like any other.
 		deltas, targets := keys.Redirect(a.deltas, moved)
 		next, crossed := ddbkeys.NextStates(states, deltas)
-		items := make([]types.TransactWriteItem, 0, len(evs)+len(next)+len(a.rowKeys)+len(a.euKeys))
+		items := make([]types.TransactWriteItem, 0, len(evs)+len(next)+len(a.rows.Daily)+len(a.rows.EndUsers))
 		for _, e := range evs {
 			items = append(items, types.TransactWriteItem{Put: &types.Put{
 				TableName:                aws.String(st.table),
@@ -178,11 +146,11 @@ func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend
 			}
 		}
 		nRefs := len(items) - nLogs
-		for _, id := range a.rowKeys {
-			items = append(items, st.rowUpdate(a.rows[id]))
+		for _, r := range a.rows.Daily {
+			items = append(items, st.rowUpdate(r))
 		}
-		for _, id := range a.euKeys {
-			items = append(items, st.endUserUpdate(a.eus[id]))
+		for _, r := range a.rows.EndUsers {
+			items = append(items, st.endUserUpdate(r))
 		}
 		nHold0 := len(items)
 		var held []*spend.Event
