@@ -28,28 +28,40 @@ type Harness struct {
 	Other func(t *testing.T) spend.Store
 	// Keys holds the records the store adds spend to.
 	Keys keys.Store
+	// Strict, if set, runs the strict-budget tests (strict.go) on the
+	// store, whose events settle the holds Strict.Limits admits.
+	Strict *Strict
 }
 
 // Run runs the suite; newHarness gives each test fresh state.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	tests := []struct {
-		name string
-		fn   func(t *testing.T, h Harness)
+		name   string
+		fn     func(t *testing.T, h Harness)
+		strict bool // needs Harness.Strict; runs on its own (a load test)
 	}{
-		{"RecordOnce", testRecordOnce},
-		{"Queries", testQueries},
-		{"ConcurrentDuplicates", testConcurrentDuplicates},
-		{"LargeBatch", testLargeBatch},
-		{"MissingRecords", testMissingRecords},
-		{"RegeneratedKey", testRegeneratedKey},
-		{"UnknownCost", testUnknownCost},
-		{"Invalid", testInvalid},
-		{"BudgetPeriods", testBudgetPeriods},
+		{"StrictNeverOverBudget", testNeverOverBudget, true},
+		{"StrictRelease", testRelease, true},
+		{"RecordOnce", testRecordOnce, false},
+		{"Queries", testQueries, false},
+		{"ConcurrentDuplicates", testConcurrentDuplicates, false},
+		{"LargeBatch", testLargeBatch, false},
+		{"MissingRecords", testMissingRecords, false},
+		{"RegeneratedKey", testRegeneratedKey, false},
+		{"UnknownCost", testUnknownCost, false},
+		{"Invalid", testInvalid, false},
+		{"BudgetPeriods", testBudgetPeriods, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			tt.fn(t, newHarness(t))
+			if !tt.strict {
+				t.Parallel()
+			}
+			h := newHarness(t)
+			if tt.strict && h.Strict == nil {
+				t.Skip("no strict-budget harness")
+			}
+			tt.fn(t, h)
 		})
 	}
 }
@@ -505,7 +517,7 @@ func testMissingRecords(t *testing.T, h Harness) {
 	if err != nil || res.Recorded != 1 {
 		t.Fatalf("Record: %+v, %v", res, err)
 	}
-	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); got != 777 {
+	if got := keySpend(t, h, &k); got != 777 {
 		t.Errorf("key spend = %d, want 777", got)
 	}
 	rows, err := h.Store.Daily(c, spend.DailyQuery{KeyHash: k.Hash, From: now, To: now})
@@ -547,7 +559,7 @@ func testRegeneratedKey(t *testing.T, h Harness) {
 		t.Fatalf("redelivery: %+v, %v", res, err)
 	}
 	want := int64(1_000 + 20_000 + 40_000 + 300_000 + 4_000_000)
-	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); got != want {
+	if got := keySpend(t, h, &k); got != want {
 		t.Errorf("regenerated key's spend %d nano-USD, want %d (its old hashes' events included)", got, want)
 	}
 	for _, r := range []keys.Ref{{Kind: keys.KindTeam, ID: k.TeamID}, {Kind: keys.KindUser, ID: k.UserID}} {
@@ -560,11 +572,20 @@ func testRegeneratedKey(t *testing.T, h Harness) {
 	}
 }
 
+// oneKey returns the context of a test and one key in a world of its own.
+func oneKey(t *testing.T, h Harness) (context.Context, *keys.Key) {
+	return ctx(t), &NewWorld(t, h.Keys, 1, 0).Keys[0]
+}
+
+// keySpend returns the spend recorded on k's record.
+func keySpend(t *testing.T, h Harness, k *keys.Key) int64 {
+	return RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: k.Hash})
+}
+
 func testUnknownCost(t *testing.T, h Harness) {
-	c := ctx(t)
-	w := NewWorld(t, h.Keys, 1, 0)
+	c, k := oneKey(t, h)
 	now := time.Now().UTC()
-	e := Event(&w.Keys[0], "", now, 0)
+	e := Event(k, "", now, 0)
 	e.CostKnown = false
 	if _, err := h.Store.Record(c, []spend.Event{e}); err != nil {
 		t.Fatal(err)
@@ -573,20 +594,19 @@ func testUnknownCost(t *testing.T, h Harness) {
 	if err != nil || len(logs) != 1 || logs[0].CostKnown {
 		t.Fatalf("log: %+v, %v; want one with an unknown cost", logs, err)
 	}
-	rows, _ := h.Store.Daily(c, spend.DailyQuery{KeyHash: w.Keys[0].Hash, From: now, To: now})
+	rows, _ := h.Store.Daily(c, spend.DailyQuery{KeyHash: k.Hash, From: now, To: now})
 	if len(rows) != 1 || rows[0].Requests != 1 || rows[0].Spend != 0 || rows[0].PromptTokens != 12 {
 		t.Errorf("rows = %+v", rows)
 	}
-	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: w.Keys[0].Hash}); got != 0 {
+	if got := keySpend(t, h, k); got != 0 {
 		t.Errorf("key spend = %d, want 0", got)
 	}
 }
 
 func testInvalid(t *testing.T, h Harness) {
-	c := ctx(t)
-	w := NewWorld(t, h.Keys, 1, 0)
+	c, k := oneKey(t, h)
 	now := time.Now().UTC()
-	good := Event(&w.Keys[0], "", now, 10)
+	good := Event(k, "", now, 10)
 	for name, mut := range map[string]func(e *spend.Event){
 		"negative cost":  func(e *spend.Event) { e.Cost = -1 },
 		"version":        func(e *spend.Event) { e.Version = 2 },
@@ -595,13 +615,13 @@ func testInvalid(t *testing.T, h Harness) {
 		"no end":         func(e *spend.Event) { e.End = time.Time{} },
 		"unknown status": func(e *spend.Event) { e.Status = "maybe" },
 	} {
-		bad := Event(&w.Keys[0], "", now, 10)
+		bad := Event(k, "", now, 10)
 		mut(&bad)
 		if _, err := h.Store.Record(c, []spend.Event{good, bad}); err == nil {
 			t.Errorf("%s: recorded", name)
 		}
 	}
-	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: w.Keys[0].Hash}); got != 0 {
+	if got := keySpend(t, h, k); got != 0 {
 		t.Errorf("key spend = %d after rejected batches, want 0", got)
 	}
 	logs, _ := h.Store.Logs(c, spend.LogQuery{RequestID: good.RequestID})
