@@ -64,11 +64,18 @@ const (
 
 // Match reports whether e passes q's filters (not its time range).
 func (q LogQuery) Match(e *Event) bool {
-	return (q.RequestID == "" || e.RequestID == q.RequestID) &&
-		(q.KeyHash == "" || e.KeyHash == q.KeyHash) &&
-		(q.UserID == "" || e.UserID == q.UserID) &&
-		(q.TeamID == "" || e.TeamID == q.TeamID) &&
-		(q.EndUser == "" || e.EndUser == q.EndUser)
+	return matches(q.RequestID, e.RequestID, q.KeyHash, e.KeyHash, q.UserID, e.UserID, q.TeamID, e.TeamID, q.EndUser, e.EndUser)
+}
+
+// matches reports whether every (filter, value) pair passes: an empty
+// filter matches everything, another only its own value.
+func matches(pairs ...string) bool {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i] != "" && pairs[i] != pairs[i+1] {
+			return false
+		}
+	}
+	return true
 }
 
 // Window returns the end-time range of q at now.
@@ -144,11 +151,7 @@ type DailyQuery struct {
 
 // Match reports whether r passes q's filters (not its days).
 func (q DailyQuery) Match(r *DailyRow) bool {
-	return (q.KeyHash == "" || r.KeyHash == q.KeyHash) &&
-		(q.TeamID == "" || r.TeamID == q.TeamID) &&
-		(q.UserID == "" || r.UserID == q.UserID) &&
-		(q.ModelGroup == "" || r.ModelGroup == q.ModelGroup) &&
-		(q.Provider == "" || r.Provider == q.Provider)
+	return matches(q.KeyHash, r.KeyHash, q.TeamID, r.TeamID, q.UserID, r.UserID, q.ModelGroup, r.ModelGroup, q.Provider, r.Provider)
 }
 
 // GroupBy names what Totals groups by.

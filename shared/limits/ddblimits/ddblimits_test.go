@@ -51,13 +51,18 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// localStore returns a store on a fresh counters table of DynamoDB Local,
+// with its client and the table's name.
+func localStore(t *testing.T) (*ddblimits.Store, *dynamodb.Client, string) {
+	table, client := ddblocal.Tables(t).Counters, ddblocal.Client(t)
+	return ddblimits.New(client, table, ddblimits.Options{}), client, table
+}
+
 // TestOneRoundTrip asserts the hot path's cost: an admission with key,
 // team, user, deployment and model-group scopes is one DynamoDB call; the TPM correction is one call per TPM-limited
 // counter, concurrent.
 func TestOneRoundTrip(t *testing.T) {
-	names := ddblocal.Tables(t)
-	client := ddblocal.Client(t)
-	st := ddblimits.New(client, names.Counters, ddblimits.Options{})
+	st, _, _ := localStore(t)
 	bg := context.Background()
 	now := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
 	full := limits.AdmitRequest{
@@ -165,9 +170,7 @@ func TestUnreachable(t *testing.T) {
 // full window's item left undeleted past its TTL does not block the next
 // window: correctness never waits for TTL deletion.
 func TestCounterTTLAttribute(t *testing.T) {
-	names := ddblocal.Tables(t)
-	client := ddblocal.Client(t)
-	st := ddblimits.New(client, names.Counters, ddblimits.Options{})
+	st, client, table := localStore(t)
 	ctx := context.Background()
 	w := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	scope := limits.Scope{Kind: limits.KindKey, ID: "k", RPM: 1}
@@ -175,7 +178,7 @@ func TestCounterTTLAttribute(t *testing.T) {
 		t.Fatalf("first admit: %+v %v", d, err)
 	}
 	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(names.Counters),
+		TableName: aws.String(table),
 		Key:       ddb.PK(ddblimits.PK(limits.Slot{Kind: limits.KindKey, ID: "k"}, w)),
 	})
 	if err != nil || out.Item == nil {
