@@ -17,19 +17,20 @@ import (
 // A request that some budget applies to reserves its worst-case cost with
 // its admission: the admission carries a Hold, which adds Hold.Amount to a
 // committed counter per budget (record and budget period) on the condition
-// that the counter stays at or below the budget, and stores the hold itself,
-// all in the same atomic write as the rate-limit counters. The counter
-// starts at the record's period spend as the gateway read it (Budget.Base).
-// The request's spend event carries the hold (spend.Event.Hold), and the
-// spend consumer settles it exactly once, in its recording transaction: it
-// deletes the hold and adds (real cost - Amount) to each counter; if the
-// hold is gone (released by the sweeper), it adds the real cost. A request
-// that never sends its spend event (a crash) leaves its hold until
-// Hold.Expires, when the sweeper deletes it and gives Amount back, exactly
-// once against the consumer. So a counter is always at least the recorded
-// spend of its period plus what is still reserved, and an admission never
-// takes it past the budget: recorded spend never exceeds max_budget as long
-// as a request's real cost never exceeds its reservation.
+// that the counter stays at or below the budget, and stores the hold
+// itself, all in the same atomic write as the rate-limit counters. The
+// counter starts at the record's period spend as the gateway read it
+// (BudgetCounter.Base). The request's spend event carries the hold
+// (spend.Event.Hold), and the spend consumer settles it exactly once, in
+// its recording transaction: it deletes the hold and adds (real cost -
+// Amount) to each counter; if the hold is gone (released by the sweeper),
+// it adds the real cost (Hold.SettleDelta). A request that never sends its
+// spend event (a crash) leaves its hold until Hold.Expires, when the
+// sweeper deletes it and gives Amount back, exactly once against the
+// consumer. So a counter is always at least the recorded spend of its
+// period plus what is still reserved, and an admission never takes it past
+// the budget: recorded spend never exceeds max_budget as long as a
+// request's real cost never exceeds its reservation.
 
 // Hold is the worst-case cost a request reserves against its budgets: made
 // with its admission, carried by its spend event, settled by recording the

@@ -166,7 +166,7 @@ func testNeverOverBudget(t *testing.T, h Harness) {
 
 // testRelease: a request that crashes (hold, no event) is released by the
 // sweeper once its hold expires (the request's bound plus
-// gateway.HoldGrace), not before; a cancelled request releases through its
+// limits.HoldGrace), not before; a cancelled request releases through its
 // own event (cost 0); an event that arrives after the sweeper released its
 // hold adds its real cost; each hold is given back exactly once, however
 // often the sweeper runs or the event is delivered.

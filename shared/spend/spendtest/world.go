@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,35 +164,18 @@ func Sum(evs []spend.Event) Want {
 func RecordSpend(t testing.TB, ks keys.Store, r keys.Ref) int64 {
 	t.Helper()
 	c := context.Background()
-	var b keys.Budget
-	var err error
-	switch r.Kind {
-	case keys.KindKey:
-		var k keys.Key
-		k, err = ks.GetKey(c, r.ID)
-		b = k.Budget
-	case keys.KindTeam:
-		var tm keys.Team
-		tm, err = ks.GetTeam(c, r.ID)
-		b = tm.Budget
-	case keys.KindUser:
-		var u keys.User
-		u, err = ks.GetUser(c, r.ID)
-		b = u.Budget
-	case keys.KindMember:
-		var m keys.Member
-		for i := 0; i < len(r.ID); i++ {
-			if r.ID[i] == '#' {
-				m, err = ks.GetMember(c, r.ID[:i], r.ID[i+1:])
-				break
-			}
-		}
-		b = m.Budget
-	case keys.KindEndUser:
-		var e keys.EndUser
-		e, err = ks.GetEndUser(c, r.ID)
-		b = e.Budget
+	team, user, _ := strings.Cut(r.ID, "#") // a member's id
+	read := map[keys.Kind]func() (keys.Budget, error){
+		keys.KindKey:     func() (keys.Budget, error) { k, err := ks.GetKey(c, r.ID); return k.Budget, err },
+		keys.KindTeam:    func() (keys.Budget, error) { tm, err := ks.GetTeam(c, r.ID); return tm.Budget, err },
+		keys.KindUser:    func() (keys.Budget, error) { u, err := ks.GetUser(c, r.ID); return u.Budget, err },
+		keys.KindMember:  func() (keys.Budget, error) { m, err := ks.GetMember(c, team, user); return m.Budget, err },
+		keys.KindEndUser: func() (keys.Budget, error) { e, err := ks.GetEndUser(c, r.ID); return e.Budget, err },
+	}[r.Kind]
+	if read == nil {
+		t.Fatalf("read %s: unknown kind", r)
 	}
+	b, err := read()
 	if errors.Is(err, keys.ErrNotFound) {
 		return -1
 	}
