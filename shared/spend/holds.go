@@ -65,6 +65,8 @@ type HoldLedger interface {
 	Settle(h *limits.Hold, real int64) (held bool)
 }
 
+var _ limits.HoldSweeper = (*Memory)(nil)
+
 // SettleHolds makes m settle the holds of the events it records on l (the
 // memory limits store's ledger), under the same lock as the rest of the
 // recording: exactly once per event. m's SweepHolds then sweeps l.

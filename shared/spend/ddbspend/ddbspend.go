@@ -35,6 +35,13 @@
 // re-aggregated; a record's failed condition (its budget period or
 // duration changed since it was read) or a conflict is retried after
 // re-reading the records.
+//
+// # Files
+//
+// One file per record: logs.go (the log item), daily.go (daily and end-user
+// rows), holds.go (settling and sweeping strict-budget holds, whose items
+// ddblimits writes); record.go is the recording transaction over them and
+// query.go the reads they share.
 package ddbspend
 
 import (

@@ -27,6 +27,8 @@ import (
 // counters in one transaction, so exactly one of the two gives the
 // reservation back.
 
+var _ limits.HoldSweeper = (*Store)(nil)
+
 // holdCount tracks the hold items of a chunk being built (for chunks).
 type holdCount struct {
 	holds    int
