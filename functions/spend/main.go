@@ -21,6 +21,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/app/appenv"
 	"github.com/sluice-gw/sluice/shared/app/spendapp"
+	"github.com/sluice-gw/sluice/shared/limits"
 )
 
 func main() {
@@ -49,6 +50,6 @@ func run() error {
 		lambda.StartWithOptions(handler(a.Consumer, a.Store, log), lambda.WithContext(ctx))
 		return nil
 	}
-	go sweepEvery(ctx, a.Store, log, time.Minute) // strict-budget holds of crashed requests
+	go limits.SweepEvery(ctx, a.Store, limits.SweepInterval, time.Now, log) // strict-budget holds of crashed requests
 	return a.Poll(ctx)
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/spend"
-	"github.com/sluice-gw/sluice/shared/spend/spendgw"
 )
 
 // Stores.
@@ -195,7 +194,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		Logger:     log,
 		Prices:     priceTable,
 		Metrics:    s.Metrics,
-		OnComplete: spendgw.OnComplete(gw.SpendQueue),
+		OnComplete: gateway.PublishSpend(gw.SpendQueue),
 		MaxStreams: s.Local.MaxStreams,
 	})
 	gw.Admin = adminapi.New(adminapi.Options{

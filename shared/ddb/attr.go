@@ -95,3 +95,7 @@ func Strings(it Item, name string) []string {
 	}
 	return out
 }
+
+// PKSK is the key of an item in a table whose key is "pk" and "sk" (the
+// spend table).
+func PKSK(pk, sk string) Item { return Item{"pk": S(pk), "sk": S(sk)} }

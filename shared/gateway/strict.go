@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -25,7 +24,7 @@ import (
 // (fallbacks, context_window_fallbacks, content_policy_fallbacks,
 // default_fallbacks, transitively) and its own "fallbacks" lead to,
 // computed once at startup per group. The prompt's upper bound is the
-// body's length in bytes plus PromptSlack tokens (a token is at least one
+// body's length in bytes plus limits.PromptSlack tokens (a token is at least one
 // byte of text; the upstream body differs from the client's by the model
 // name and the gateway's own fields); the output's is max_tokens (or
 // max_completion_tokens) times n, or, when the client sends neither, the
@@ -37,76 +36,44 @@ import (
 // attempt the provider billed is not made under a strict budget (failed
 // attempts are almost never billed; unbilled retries go on as usual).
 
-// PromptSlack is added to the body's byte length to bound its prompt tokens.
-const PromptSlack = 256
-
-// HoldGrace is how long a hold outlives its request (the request's
-// deadline, else the router's timeout) before the sweeper may release it.
-// It must cover the latest a spend event can still arrive in the normal
-// course: once released, the event's cost lands on top of what was
-// admitted since in the reservation's room. The spend queue (template.yaml)
-// hands a failed batch back after its visibility timeout, 180 s, for up to
-// maxReceiveCount 5 receives, each handled within the spend function's 30 s
-// timeout: about 15 minutes from the first receive, which follows the
-// request by the 2 s batching window. 20 minutes covers that with room for
-// a briefly throttled consumer. The price: a request that crashed before
-// sending its event keeps its reservation that long. An event that comes
-// later still (a backlog of more than HoldGrace, a replay from the
-// dead-letter queue) is counted in full on top (README, strict budgets).
-const HoldGrace = 20 * time.Minute
-
-// reservePrice is the worst-case price of a set of deployments.
-type reservePrice struct {
-	input, output float64 // USD per token: the highest over the deployments
-	maxOut        int64   // the highest output cap
-	noCap         string  // a deployment with no output cap, if any
-	unpriced      string  // a deployment with no price, if any
-}
-
-func (r *reservePrice) join(o reservePrice) {
-	r.input, r.output, r.maxOut = max(r.input, o.input), max(r.output, o.output), max(r.maxOut, o.maxOut)
-	if r.noCap == "" {
-		r.noCap = o.noCap
-	}
-	if r.unpriced == "" {
-		r.unpriced = o.unpriced
-	}
-}
+// reservePrice is a group's worst-case price (limits.Price), under the
+// name the Handler's per-group table (gateway.go) uses.
+type reservePrice = limits.Price
 
 // strictPrices computes every group's reservation price (its own
 // deployments and the groups its fallbacks reach).
-func (h *Handler) strictPrices() map[string]reservePrice {
-	own := map[string]reservePrice{}
+func (h *Handler) strictPrices() map[string]limits.Price {
+	own := map[string]limits.Price{}
 	for _, d := range h.cfg.Deployments {
 		if !d.Implemented {
 			continue
 		}
 		rp := own[d.ModelName]
-		var dp reservePrice
+		var dp limits.Price
 		if p := d.Price; p != nil && d.Model != "*" {
-			dp.input = max(p.Input, p.CacheRead, p.CacheWrite)
-			dp.output = p.Output
+			dp.Input = max(p.Input, p.CacheRead, p.CacheWrite)
+			dp.Output = p.Output
 		} else {
-			dp.unpriced = d.ID
+			dp.Unpriced = d.ID
 		}
 		if d.MaxOutputTokens > 0 {
-			dp.maxOut = int64(d.MaxOutputTokens)
+			dp.MaxOutput = int64(d.MaxOutputTokens)
 		} else {
-			dp.noCap = d.ID
+			dp.NoCap = d.ID
 		}
-		rp.join(dp)
+		rp.Join(dp)
 		own[d.ModelName] = rp
 	}
 	rs := &h.cfg.Router
-	out := make(map[string]reservePrice, len(own))
+	out := make(map[string]limits.Price, len(own))
 	for g := range own {
 		seen := map[string]bool{g: true}
 		queue := []string{g}
-		rp := reservePrice{}
+		rp := limits.Price{}
 		for len(queue) > 0 {
 			name := queue[0]
 			queue = queue[1:]
-			rp.join(own[name])
+			rp.Join(own[name])
 			var next []string
 			for _, fbs := range [][]config.Fallback{rs.Fallbacks, rs.ContextWindowFallbacks, rs.ContentPolicyFallbacks} {
 				next = append(next, config.FallbacksFor(fbs, name)...)
@@ -167,36 +134,31 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 	if req.FallbacksSet && !req.NoFallbacks {
 		for _, m := range req.Fallbacks {
 			if fg, err := h.router.Group(m); err == nil {
-				rp.join(h.strict[fg])
+				rp.Join(h.strict[fg])
 			}
 		}
 	}
-	if rp.unpriced != "" {
+	if rp.Unpriced != "" {
 		return nil, apierr.New(apierr.InvalidRequest,
 			"strict_budgets: model %q may be served by deployment %s, which has no price, so its worst-case cost cannot be reserved; set its input_cost_per_token and output_cost_per_token (or model_info.base_model)",
-			req.Model, rp.unpriced)
+			req.Model, rp.Unpriced)
 	}
 	out := int64(0)
 	if op != wire.OpEmbeddings {
 		out = req.MaxTokens
 		if out <= 0 {
-			if rp.noCap != "" {
+			if rp.NoCap != "" {
 				e := apierr.New(apierr.InvalidRequest,
 					"strict_budgets: this request has a budget and no max_tokens, and deployment %s has no known output limit; set max_tokens (or max_completion_tokens) so that its worst-case cost can be reserved",
-					rp.noCap)
+					rp.NoCap)
 				e.Param = "max_tokens"
 				return nil, e
 			}
-			out = rp.maxOut
+			out = rp.MaxOutput
 		}
 		if n := gjson.GetBytes(req.Body, "n").Int(); n > 1 {
 			out *= n
 		}
-	}
-	usd := float64(int64(len(req.Body))+PromptSlack)*rp.input + float64(out)*rp.output
-	amount := int64(math.Ceil(usd*keys.NanosPerUSD)) + 1
-	if usd*keys.NanosPerUSD >= math.MaxInt64/2 {
-		amount = math.MaxInt64 / 2
 	}
 	timeout := h.cfg.Router.Timeout
 	if timeout <= 0 {
@@ -206,8 +168,8 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 		timeout = dl.Sub(now)
 	}
 	return &limits.Hold{
-		ID: callID, Amount: amount, Budgets: budgets,
-		Expires: now.Add(max(timeout, 0) + HoldGrace),
+		ID: callID, Amount: rp.Reserve(int64(len(req.Body)), out), Budgets: budgets,
+		Expires: limits.HoldExpiry(now, timeout),
 	}, nil
 }
 

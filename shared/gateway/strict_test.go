@@ -28,13 +28,13 @@ const (
 )
 
 // A strict-budget hold outlives the request (its deadline, or the router's
-// timeout) by HoldGrace, which covers the queue's redelivery window: a
+// timeout) by limits.HoldGrace, which covers the queue's redelivery window: a
 // spend event delivered late still finds its hold, so its cost replaces
 // the reservation instead of landing on top of spend admitted since the
 // sweeper released it.
 func TestHoldOutlivesRedelivery(t *testing.T) {
-	if w := queueMaxReceives*queueVisibility + spendFnTimeout; HoldGrace < w {
-		t.Fatalf("HoldGrace %v shorter than the queue's redelivery window %v", HoldGrace, w)
+	if w := queueMaxReceives*queueVisibility + spendFnTimeout; limits.HoldGrace < w {
+		t.Fatalf("limits.HoldGrace %v shorter than the queue's redelivery window %v", limits.HoldGrace, w)
 	}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -86,8 +86,8 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 		if rec.Code != http.StatusOK || len(holds) != 1 || holds[0] == nil {
 			t.Fatalf("%s: status %d, holds %v: %s", tc.name, rec.Code, holds, rec.Body)
 		}
-		if got, want := holds[0].Expires, now.Add(tc.want+HoldGrace); !got.Equal(want) {
-			t.Errorf("%s: hold expires %v after admission, want %v (the request's bound + HoldGrace)", tc.name, got.Sub(now), want.Sub(now))
+		if got, want := holds[0].Expires, now.Add(tc.want+limits.HoldGrace); !got.Equal(want) {
+			t.Errorf("%s: hold expires %v after admission, want %v (the request's bound + limits.HoldGrace)", tc.name, got.Sub(now), want.Sub(now))
 		}
 	}
 }

@@ -217,7 +217,7 @@ func Validate(req AdmitRequest) error {
 		seen[[2]string{string(s.Kind), s.ID}] = true
 	}
 	if req.Hold != nil {
-		return validateHold(req.Hold)
+		return req.Hold.Validate()
 	}
 	return nil
 }

@@ -109,12 +109,9 @@ func (b memBackend) Attempt(ctx context.Context, p *Plan) (Outcome, error) {
 		}
 	}
 	if h := p.Req.Hold; h != nil {
-		m.ledger.mu.Lock()
-		defer m.ledger.mu.Unlock()
-		if i, c := m.ledger.check(h); i >= 0 {
+		if i, c := m.ledger.reserve(h); i >= 0 {
 			return BlockedByBudget(i, c), nil
 		}
-		m.ledger.apply(h)
 	}
 	for _, it := range p.Items {
 		c := m.counter(memSlot{it.Slot, w}, p.Expires)

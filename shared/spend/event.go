@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/limits"
 )
 
 // Version is the version of the event format this package writes and the
@@ -84,8 +85,8 @@ type Event struct {
 	StatusCode int
 
 	// Hold is the strict-budget reservation the request made, which
-	// recording the event settles (nil: none).
-	Hold *Hold
+	// recording the event settles (nil: none; holds.go).
+	Hold *limits.Hold
 }
 
 // ErrInvalid is wrapped by every validation error: such an event is never
@@ -144,7 +145,7 @@ func (e *Event) Validate() error {
 		}
 	}
 	if e.Hold != nil {
-		return e.Hold.validate(e.RequestID)
+		return e.validateHold()
 	}
 	return nil
 }
@@ -257,7 +258,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		PromptTokens: e.PromptTokens, CompletionTokens: e.CompletionTokens, CachedTokens: e.CachedTokens,
 		Cost: jsonNull, UsageEstimated: e.UsageEstimated,
 		Attempts: e.Attempts, Retries: e.Retries, Fallbacks: e.Fallbacks, Tags: e.Tags, Stream: e.Stream,
-		StatusCode: e.StatusCode, Hold: e.Hold.wire(),
+		StatusCode: e.StatusCode, Hold: holdWire(e.Hold),
 	}
 	if e.CostKnown {
 		w.Cost = strconv.AppendInt(nil, e.Cost, 10)
@@ -265,8 +266,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// UnmarshalJSON reads the JSON form. It checks types, not values: Decode
-// also validates.
+// UnmarshalJSON reads the JSON form. It checks types, not values (a
+// hold's counter names aside, which must read back): Decode also validates.
 func (e *Event) UnmarshalJSON(b []byte) error {
 	var w wireEvent
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -280,8 +281,13 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, CachedTokens: w.CachedTokens,
 		UsageEstimated: w.UsageEstimated,
 		Attempts:       w.Attempts, Retries: w.Retries, Fallbacks: w.Fallbacks, Tags: w.Tags, Stream: w.Stream,
-		StatusCode: w.StatusCode, Hold: w.Hold.hold(),
+		StatusCode: w.StatusCode,
 	}
+	hold, err := w.Hold.hold(w.RequestID)
+	if err != nil {
+		return err
+	}
+	e.Hold = hold
 	c := bytes.TrimSpace(w.Cost)
 	if len(c) == 0 || bytes.Equal(c, jsonNull) {
 		return nil

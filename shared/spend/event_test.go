@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/shared/spend/spendtest"
 )
@@ -47,6 +48,31 @@ func TestEventJSONRoundTrip(t *testing.T) {
 	}
 	if got, err := spend.Decode(b); err != nil || got.CostKnown {
 		t.Errorf("null cost decoded as %+v, %v", got, err)
+	}
+}
+
+// An event carries its request's strict-budget hold (limits.Hold) as the
+// amount, the expiry and the names of its counters, and reads back as the
+// same hold of the same request.
+func TestEventHoldRoundTrip(t *testing.T) {
+	e := sample()
+	period := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	e.Hold = &limits.Hold{ID: e.RequestID, Amount: 5000, Expires: e.End.Add(20 * time.Minute), Budgets: []limits.BudgetCounter{
+		{Kind: "key", ID: e.KeyHash, Base: 10, Max: 100_000},
+		{Kind: "member", ID: keys.MemberID("t", "u"), Period: period, End: period.AddDate(0, 1, 0), Max: 100_000},
+	}}
+	b := spend.Encode(&e)
+	want := fmt.Sprintf(`"hold":{"amount":5000,"expires":"2031-01-02T03:24:05.000006Z","counters":["bud#key#%s#0","bud#member#t#u#%d"]}`, e.KeyHash, period.Unix())
+	if !bytes.Contains(b, []byte(want)) {
+		t.Errorf("JSON %s\nlacks %s", b, want)
+	}
+	got, err := spend.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := got.Hold; h == nil || h.ID != e.RequestID || h.Amount != 5000 || !h.Expires.Equal(e.Hold.Expires) ||
+		!slices.Equal(h.Counters(), e.Hold.Counters()) {
+		t.Errorf("hold read back as %+v, want the counters %v of %+v", got.Hold, e.Hold.Counters(), e.Hold)
 	}
 }
 
@@ -84,6 +110,12 @@ func TestDecodeRejects(t *testing.T) {
 		{"not JSON", `{"v":1,`, "invalid spend event"},
 		{"not an object", `[1]`, "invalid spend event"},
 		{"wrong type", set("prompt_tokens", `"12"`), "invalid spend event"},
+		{"hold counter not a budget's", set("hold", `{"amount":1,"expires":"2031-01-02T03:04:05Z","counters":["rl#key#k#0#0"]}`), "budget counter name"},
+		{"hold counter not canonical", set("hold", `{"amount":1,"expires":"2031-01-02T03:04:05Z","counters":["bud#key#k#007"]}`), "budget counter name"},
+		{"hold counter twice", set("hold", `{"amount":1,"expires":"2031-01-02T03:04:05Z","counters":["bud#key#k#0","bud#key#k#0"]}`), "hold budget"},
+		{"hold without counters", set("hold", `{"amount":1,"expires":"2031-01-02T03:04:05Z","counters":[]}`), "hold on 0 budgets"},
+		{"hold of a negative amount", set("hold", `{"amount":-1,"expires":"2031-01-02T03:04:05Z","counters":["bud#key#k#0"]}`), "negative amount"},
+		{"hold without expiry", set("hold", `{"amount":1,"counters":["bud#key#k#0"]}`), "without an expiry"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := spend.Decode([]byte(tt.body))

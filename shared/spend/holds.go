@@ -1,81 +1,96 @@
 package spend
 
 import (
+	"context"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/limits"
 )
 
-// Hold is the strict-budget reservation a request made in its admission
-// (limits.Hold): Amount nano-USD on each of Counters, released by the
-// sweeper after Expires if no event settles it first. Recording the event
-// settles it exactly once: the hold is deleted and each counter gets
-// (real cost - Amount); if the sweeper released it already, the counters
-// get the real cost.
+// An event's Hold is the strict-budget reservation its request made in its
+// admission (limits.Hold): recording the event settles it exactly once. Its
+// JSON form carries what settlement needs, the amount, the expiry (the
+// hold's key) and the names of its counters:
 //
-// JSON: "hold":{"amount":123,"expires":"<RFC 3339, ns>","counters":["bud#key#<hash>#<period>",...]}
-type Hold struct {
-	Amount   int64
-	Expires  time.Time
-	Counters []string
-}
-
-// MaxHoldCounters bounds Hold.Counters (key, team, user, member, end user).
-const MaxHoldCounters = 5
-
+//	"hold":{"amount":123,"expires":"<RFC 3339, ns>","counters":["bud#key#<hash>#<period>",...]}
 type wireHold struct {
 	Amount   int64     `json:"amount"`
 	Expires  time.Time `json:"expires"`
 	Counters []string  `json:"counters"`
 }
 
-func (h *Hold) wire() *wireHold {
+func holdWire(h *limits.Hold) *wireHold {
 	if h == nil {
 		return nil
 	}
-	return &wireHold{Amount: h.Amount, Expires: h.Expires.UTC(), Counters: h.Counters}
+	return &wireHold{Amount: h.Amount, Expires: h.Expires.UTC(), Counters: h.Counters()}
 }
 
-func (w *wireHold) hold() *Hold {
+// hold reads the wire form back as request rid's hold. A counter name that
+// does not read back (limits.ParseBudgetCounter) is an invalid event.
+func (w *wireHold) hold(rid string) (*limits.Hold, error) {
 	if w == nil {
-		return nil
+		return nil, nil
 	}
-	return &Hold{Amount: w.Amount, Expires: w.Expires, Counters: w.Counters}
+	h := &limits.Hold{ID: rid, Amount: w.Amount, Expires: w.Expires, Budgets: make([]limits.BudgetCounter, len(w.Counters))}
+	for i, c := range w.Counters {
+		if len(c) > 2*MaxIDLen+64 {
+			return nil, invalid("request %s: hold counter name of %d bytes", short(rid), len(c))
+		}
+		b, err := limits.ParseBudgetCounter(c)
+		if err != nil {
+			return nil, invalid("request %s: %v", short(rid), err)
+		}
+		h.Budgets[i] = b
+	}
+	return h, nil
 }
 
-func (h *Hold) validate(rid string) error {
-	switch {
-	case h.Amount < 0:
-		return invalid("request %s: hold of a negative amount", short(rid))
-	case h.Expires.IsZero():
-		return invalid("request %s: hold without an expiry", short(rid))
-	case len(h.Counters) == 0 || len(h.Counters) > MaxHoldCounters:
-		return invalid("request %s: hold on %d counters (1..%d)", short(rid), len(h.Counters), MaxHoldCounters)
+// validateHold checks an event's hold: the request's own, and a valid one.
+func (e *Event) validateHold() error {
+	if e.Hold.ID != e.RequestID {
+		return invalid("request %s: the hold of another request", short(e.RequestID))
 	}
-	for _, c := range h.Counters {
-		if c == "" || len(c) > 2*MaxIDLen+64 {
-			return invalid("request %s: hold counter name of %d bytes", short(rid), len(c))
-		}
+	if err := e.Hold.Validate(); err != nil {
+		return invalid("request %s: %v", short(e.RequestID), err)
 	}
 	return nil
 }
 
-// HoldLedger settles holds in the memory store (limits.Ledger).
+// HoldLedger is where the memory store settles holds and whence it
+// sweeps them: the memory limits store's limits.Ledger.
 type HoldLedger interface {
-	// Settle replaces request id's reservation with its real cost, once.
-	Settle(id string, counters []string, real int64) (held bool)
+	limits.HoldSweeper
+	// Settle replaces h's reservation with its real cost, once.
+	Settle(h *limits.Hold, real int64) (held bool)
 }
+
+var _ limits.HoldSweeper = (*Memory)(nil)
 
 // SettleHolds makes m settle the holds of the events it records on l (the
 // memory limits store's ledger), under the same lock as the rest of the
-// recording: exactly once per event.
+// recording: exactly once per event. m's SweepHolds then sweeps l.
 func (m *Memory) SettleHolds(l HoldLedger) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.holds = l
 }
 
+// SweepHolds implements limits.HoldSweeper on the ledger m settles on
+// (none: nothing to sweep).
+func (m *Memory) SweepHolds(ctx context.Context, now time.Time) (int, error) {
+	m.mu.Lock()
+	l := m.holds
+	m.mu.Unlock()
+	if l == nil {
+		return 0, nil
+	}
+	return l.SweepHolds(ctx, now)
+}
+
 // settle settles e's hold; m.mu is held and e is recorded now.
 func (m *Memory) settle(e *Event) {
 	if e.Hold != nil && m.holds != nil {
-		m.holds.Settle(e.RequestID, e.Hold.Counters, e.Nanos())
+		m.holds.Settle(e.Hold, e.Nanos())
 	}
 }

@@ -16,24 +16,20 @@ type Memory struct {
 	keys keys.Store
 	now  func() time.Time
 
-	mu       sync.Mutex
-	logs     map[string]Event // by request id, at most maxLogs
-	order    []string         // request ids of logs, oldest at next once full
-	next     int
-	daily    map[dailyID]*DailyRow
-	endUsers map[endUserID]*EndUserRow
-	holds    HoldLedger // nil: holds are not settled here (SettleHolds)
+	mu    sync.Mutex
+	logs  map[string]Event // by request id, at most maxLogs
+	order []string         // request ids of logs, oldest at next once full
+	next  int
+	rows  Rows       // every daily and end-user row
+	holds HoldLedger // nil: holds are not settled here (SettleHolds)
 }
-
-type dailyID struct{ day, key, group, provider string }
-type endUserID struct{ day, endUser string }
 
 var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty store that adds spend to the records of ks
 // (keys.Memory in local mode).
 func NewMemory(ks keys.Store) *Memory {
-	return &Memory{keys: ks, now: time.Now, logs: map[string]Event{}, daily: map[dailyID]*DailyRow{}, endUsers: map[endUserID]*EndUserRow{}}
+	return &Memory{keys: ks, now: time.Now, logs: map[string]Event{}}
 }
 
 // Record implements Store.
@@ -73,24 +69,7 @@ func (m *Memory) Record(ctx context.Context, evs []Event) (Result, error) {
 		}
 		m.keepLog(c)
 		m.settle(e)
-		day := e.Day()
-		id := dailyID{day, e.KeyHash, e.ModelGroup, e.Provider}
-		r, ok := m.daily[id]
-		if !ok {
-			r = &DailyRow{Day: day, KeyHash: e.KeyHash, ModelGroup: e.ModelGroup, Provider: e.Provider}
-			m.daily[id] = r
-		}
-		r.TeamID, r.UserID = e.TeamID, e.UserID
-		r.Counters.Add(e)
-		if e.EndUser != "" {
-			eid := endUserID{day, e.EndUser}
-			er, ok := m.endUsers[eid]
-			if !ok {
-				er = &EndUserRow{Day: day, EndUser: e.EndUser}
-				m.endUsers[eid] = er
-			}
-			er.Counters.Add(e)
-		}
+		m.rows.Add(e)
 		res.Recorded++
 	}
 	return res, nil
@@ -144,7 +123,7 @@ func (m *Memory) Daily(_ context.Context, q DailyQuery) ([]DailyRow, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []DailyRow
-	for _, r := range m.daily {
+	for _, r := range m.rows.Daily {
 		if inDays(days, r.Day) && q.Match(r) {
 			out = append(out, *r)
 		}
@@ -168,7 +147,7 @@ func (m *Memory) Totals(ctx context.Context, q TotalsQuery) ([]Total, error) {
 	}
 	m.mu.Lock()
 	var eus []EndUserRow
-	for _, r := range m.endUsers {
+	for _, r := range m.rows.EndUsers {
 		if inDays(days, r.Day) {
 			eus = append(eus, *r)
 		}

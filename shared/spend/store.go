@@ -64,11 +64,18 @@ const (
 
 // Match reports whether e passes q's filters (not its time range).
 func (q LogQuery) Match(e *Event) bool {
-	return (q.RequestID == "" || e.RequestID == q.RequestID) &&
-		(q.KeyHash == "" || e.KeyHash == q.KeyHash) &&
-		(q.UserID == "" || e.UserID == q.UserID) &&
-		(q.TeamID == "" || e.TeamID == q.TeamID) &&
-		(q.EndUser == "" || e.EndUser == q.EndUser)
+	return matches(q.RequestID, e.RequestID, q.KeyHash, e.KeyHash, q.UserID, e.UserID, q.TeamID, e.TeamID, q.EndUser, e.EndUser)
+}
+
+// matches reports whether every (filter, value) pair passes: an empty
+// filter matches everything, another only its own value.
+func matches(pairs ...string) bool {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i] != "" && pairs[i] != pairs[i+1] {
+			return false
+		}
+	}
+	return true
 }
 
 // Window returns the end-time range of q at now.
@@ -144,11 +151,7 @@ type DailyQuery struct {
 
 // Match reports whether r passes q's filters (not its days).
 func (q DailyQuery) Match(r *DailyRow) bool {
-	return (q.KeyHash == "" || r.KeyHash == q.KeyHash) &&
-		(q.TeamID == "" || r.TeamID == q.TeamID) &&
-		(q.UserID == "" || r.UserID == q.UserID) &&
-		(q.ModelGroup == "" || r.ModelGroup == q.ModelGroup) &&
-		(q.Provider == "" || r.Provider == q.Provider)
+	return matches(q.KeyHash, r.KeyHash, q.TeamID, r.TeamID, q.UserID, r.UserID, q.ModelGroup, r.ModelGroup, q.Provider, r.Provider)
 }
 
 // GroupBy names what Totals groups by.
@@ -219,6 +222,17 @@ var ErrQuery = errors.New("bad spend query")
 // ErrUnavailable is wrapped by the errors of a store that could not answer.
 var ErrUnavailable = errors.New("spend store unavailable")
 
+// groupKeys is what each grouping of daily rows (all but ByEndUser) groups
+// by.
+var groupKeys = map[GroupBy]func(r *DailyRow) string{
+	ByKey:        func(r *DailyRow) string { return r.KeyHash },
+	ByTeam:       func(r *DailyRow) string { return r.TeamID },
+	ByUser:       func(r *DailyRow) string { return r.UserID },
+	ByModelGroup: func(r *DailyRow) string { return r.ModelGroup },
+	ByProvider:   func(r *DailyRow) string { return r.Provider },
+	ByDay:        func(r *DailyRow) string { return r.Day },
+}
+
 // GroupTotals adds up key rows (and, for ByEndUser, end user rows) by by.
 func GroupTotals(by GroupBy, rows []DailyRow, endUsers []EndUserRow) ([]Total, error) {
 	sums := map[string]Counters{}
@@ -227,26 +241,13 @@ func GroupTotals(by GroupBy, rows []DailyRow, endUsers []EndUserRow) ([]Total, e
 			sums[r.EndUser] = sums[r.EndUser].Plus(r.Counters)
 		}
 	} else {
+		key := groupKeys[by]
 		for i := range rows {
-			r := &rows[i]
-			var id string
-			switch by {
-			case ByKey:
-				id = r.KeyHash
-			case ByTeam:
-				id = r.TeamID
-			case ByUser:
-				id = r.UserID
-			case ByModelGroup:
-				id = r.ModelGroup
-			case ByProvider:
-				id = r.Provider
-			case ByDay:
-				id = r.Day
-			default:
+			if key == nil { // an unknown grouping; a report with no rows answers empty
 				return nil, fmt.Errorf("%w: group by %q (key, team, user, end_user, model_group, provider, day)", ErrQuery, by)
 			}
-			sums[id] = sums[id].Plus(r.Counters)
+			id := key(&rows[i])
+			sums[id] = sums[id].Plus(rows[i].Counters)
 		}
 	}
 	out := make([]Total, 0, len(sums))

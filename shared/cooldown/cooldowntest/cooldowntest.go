@@ -15,13 +15,14 @@ import (
 	"github.com/sluice-gw/sluice/shared/cooldown"
 )
 
-// Run runs the suite. newStore returns a store on fresh shared state the
-// first time it is called in a test, and another instance on the same state
-// (for DynamoDB: a new SDK client) on later calls in the same test.
-func Run(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
+// Run runs the suite. newState makes fresh shared state for one test and
+// returns open, which returns another store instance on that state each
+// time it is called (for DynamoDB: a new SDK client), as another gateway
+// instance would hold.
+func Run(t *testing.T, newState func(t *testing.T) (open func() cooldown.Store)) {
 	for _, tt := range []struct {
 		name string
-		fn   func(t *testing.T, newStore func(t *testing.T) cooldown.Store)
+		fn   func(t *testing.T, open func() cooldown.Store)
 	}{
 		{"Invalid", testInvalid},
 		{"AllowedFails", testAllowedFails},
@@ -33,7 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
 		{"ConcurrentExact", testConcurrentExact},
 		{"ManyIDs", testManyIDs},
 	} {
-		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newState(t)) })
 	}
 }
 
@@ -74,8 +75,8 @@ func cooling(t *testing.T, s cooldown.Store, ids []string, now time.Time) map[st
 	return m
 }
 
-func testInvalid(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
-	s := newStore(t)
+func testInvalid(t *testing.T, open func() cooldown.Store) {
+	s := open()
 	ok := failure("d", base, 0)
 	for _, tt := range []struct {
 		name string
@@ -100,8 +101,8 @@ func testInvalid(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
 	}
 }
 
-func testAllowedFails(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
-	s, d := newStore(t), dep()
+func testAllowedFails(t *testing.T, open func() cooldown.Store) {
+	s, d := open(), dep()
 	for i := range 2 {
 		if u := record(t, s, failure(d, base.Add(time.Duration(i)*time.Second), 2)); !u.IsZero() {
 			t.Fatalf("failure %d of 2 allowed cooled until %v", i+1, u)
@@ -130,8 +131,8 @@ func testAllowedFails(t *testing.T, newStore func(t *testing.T) cooldown.Store) 
 	}
 }
 
-func testImmediate(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
-	s, d := newStore(t), dep()
+func testImmediate(t *testing.T, open func() cooldown.Store) {
+	s, d := open(), dep()
 	f := failure(d, base, 100)
 	f.Class, f.Immediate, f.Window = "rate_limited", true, 0
 	want := base.Add(f.Cooldown)
@@ -143,8 +144,8 @@ func testImmediate(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
 	}
 }
 
-func testWindows(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
-	s, d := newStore(t), dep()
+func testWindows(t *testing.T, open func() cooldown.Store) {
+	s, d := open(), dep()
 	// One failure allowed per minute: one in each of three windows never cools.
 	for i := range 3 {
 		if u := record(t, s, failure(d, base.Add(time.Duration(i)*time.Minute), 1)); !u.IsZero() {
@@ -162,8 +163,8 @@ func testWindows(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
 	}
 }
 
-func testClasses(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
-	s, d := newStore(t), dep()
+func testClasses(t *testing.T, open func() cooldown.Store) {
+	s, d := open(), dep()
 	for _, class := range []string{"timeout", "server_error", "rate_limited"} {
 		f := failure(d, base, 1)
 		f.Class = class
@@ -173,8 +174,8 @@ func testClasses(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
 	}
 }
 
-func testNeverShortened(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
-	s, d := newStore(t), dep()
+func testNeverShortened(t *testing.T, open func() cooldown.Store) {
+	s, d := open(), dep()
 	long := failure(d, base, 0)
 	long.Cooldown = time.Hour
 	short := failure(d, base.Add(time.Second), 0)
@@ -195,8 +196,8 @@ func testNeverShortened(t *testing.T, newStore func(t *testing.T) cooldown.Store
 	}
 }
 
-func testShared(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
-	a, b, d := newStore(t), newStore(t), dep()
+func testShared(t *testing.T, open func() cooldown.Store) {
+	a, b, d := open(), open(), dep()
 	if got := cooling(t, b, []string{d}, base); len(got) != 0 {
 		t.Fatalf("cooling before any failure: %v", got)
 	}
@@ -208,7 +209,7 @@ func testShared(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
 	}
 }
 
-func testConcurrentExact(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
+func testConcurrentExact(t *testing.T, open func() cooldown.Store) {
 	const instances, perInstance = 4, 16 // 64 failures
 	for _, tt := range []struct {
 		allowed int
@@ -218,7 +219,7 @@ func testConcurrentExact(t *testing.T, newStore func(t *testing.T) cooldown.Stor
 			d := dep()
 			var wg sync.WaitGroup
 			for range instances {
-				s := newStore(t)
+				s := open()
 				for range perInstance {
 					wg.Go(func() {
 						if _, err := s.RecordFailure(context.Background(), failure(d, base, tt.allowed)); err != nil {
@@ -228,7 +229,7 @@ func testConcurrentExact(t *testing.T, newStore func(t *testing.T) cooldown.Stor
 				}
 			}
 			wg.Wait()
-			_, got := cooling(t, newStore(t), []string{d}, base)[d]
+			_, got := cooling(t, open(), []string{d}, base)[d]
 			if got != tt.cooling {
 				t.Errorf("64 failures, %d allowed: cooling = %v, want %v", tt.allowed, got, tt.cooling)
 			}
@@ -236,8 +237,8 @@ func testConcurrentExact(t *testing.T, newStore func(t *testing.T) cooldown.Stor
 	}
 }
 
-func testManyIDs(t *testing.T, newStore func(t *testing.T) cooldown.Store) {
-	s := newStore(t)
+func testManyIDs(t *testing.T, open func() cooldown.Store) {
+	s := open()
 	if got := cooling(t, s, nil, base); len(got) != 0 {
 		t.Fatalf("no ids: %v", got)
 	}

@@ -28,7 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,6 +36,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sluice-gw/sluice/shared/cooldown"
+	"github.com/sluice-gw/sluice/shared/ddb"
 )
 
 // Options tune a Store.
@@ -64,25 +65,10 @@ func New(client *dynamodb.Client, table string, o Options) *Store {
 // PK returns the partition key of a deployment's item.
 func PK(deployment string) string { return "cd#" + deployment }
 
-func key(deployment string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: PK(deployment)}}
-}
+func key(deployment string) ddb.Item { return ddb.PK(PK(deployment)) }
 
-func num(v int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-}
-
-func getInt(item map[string]types.AttributeValue, name string) (int64, bool) {
-	v, ok := item[name].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, false
-	}
-	i, err := strconv.ParseInt(v.Value, 10, 64)
-	return i, err == nil
-}
-
-func untilOf(item map[string]types.AttributeValue) time.Time {
-	if ms, ok := getInt(item, "until"); ok {
+func untilOf(item ddb.Item) time.Time {
+	if ms, ok := ddb.Int(item, "until"); ok {
 		return time.UnixMilli(ms).UTC()
 	}
 	return time.Time{}
@@ -90,7 +76,7 @@ func untilOf(item map[string]types.AttributeValue) time.Time {
 
 // update runs one conditional update returning ALL_NEW, or ALL_OLD and
 // false when the condition fails.
-func (s *Store) update(ctx context.Context, in *dynamodb.UpdateItemInput) (map[string]types.AttributeValue, bool, error) {
+func (s *Store) update(ctx context.Context, in *dynamodb.UpdateItemInput) (ddb.Item, bool, error) {
 	in.TableName = aws.String(s.table)
 	in.ReturnValues = types.ReturnValueAllNew
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
@@ -128,7 +114,7 @@ func (s *Store) RecordFailure(ctx context.Context, f cooldown.Failure) (time.Tim
 			UpdateExpression:          aws.String("SET #u = :u"),
 			ConditionExpression:       aws.String("attribute_not_exists(#u) OR #u < :u"),
 			ExpressionAttributeNames:  map[string]string{"#u": "until"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":u": num(want.UnixMilli())},
+			ExpressionAttributeValues: ddb.Item{":u": ddb.N(want.UnixMilli())},
 		})
 		if err != nil {
 			return time.Time{}, fmt.Errorf("cool down %s: %w", f.Deployment, err)
@@ -146,28 +132,25 @@ func (s *Store) RecordFailure(ctx context.Context, f cooldown.Failure) (time.Tim
 func (s *Store) count(ctx context.Context, f cooldown.Failure) (int, time.Time, error) {
 	w := cooldown.WindowStart(f)
 	names := map[string]string{"#w": "w_" + f.Class, "#n": "n_" + f.Class}
-	for {
-		item, ok, err := s.update(ctx, &dynamodb.UpdateItemInput{
+	update := func(expr, cond string) (ddb.Item, bool, error) {
+		return s.update(ctx, &dynamodb.UpdateItemInput{
 			Key:                       key(f.Deployment),
-			UpdateExpression:          aws.String("SET #n = #n + :one"),
-			ConditionExpression:       aws.String("#w = :w"),
+			UpdateExpression:          aws.String(expr),
+			ConditionExpression:       aws.String(cond),
 			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: map[string]types.AttributeValue{":w": num(w), ":one": num(1)},
+			ExpressionAttributeValues: ddb.Item{":w": ddb.N(w), ":one": ddb.N(1)},
 		})
+	}
+	for {
+		item, ok, err := update("SET #n = #n + :one", "#w = :w")
 		if err != nil {
 			return 0, time.Time{}, err
 		}
 		if !ok {
-			if old, found := getInt(item, names["#w"]); found && old > w {
+			if old, found := ddb.Int(item, names["#w"]); found && old > w {
 				return 0, untilOf(item), nil // a late failure from an older window
 			}
-			item, ok, err = s.update(ctx, &dynamodb.UpdateItemInput{
-				Key:                       key(f.Deployment),
-				UpdateExpression:          aws.String("SET #w = :w, #n = :one"),
-				ConditionExpression:       aws.String("attribute_not_exists(#w) OR #w < :w"),
-				ExpressionAttributeNames:  names,
-				ExpressionAttributeValues: map[string]types.AttributeValue{":w": num(w), ":one": num(1)},
-			})
+			item, ok, err = update("SET #w = :w, #n = :one", "attribute_not_exists(#w) OR #w < :w")
 			if err != nil {
 				return 0, time.Time{}, err
 			}
@@ -175,7 +158,7 @@ func (s *Store) count(ctx context.Context, f cooldown.Failure) (int, time.Time, 
 				continue // another instance opened the window first: count in it
 			}
 		}
-		n, _ := getInt(item, names["#n"])
+		n, _ := ddb.Int(item, names["#n"])
 		return int(n), untilOf(item), nil
 	}
 }
@@ -190,7 +173,7 @@ func (s *Store) CoolingDown(ctx context.Context, ids []string, now time.Time) (m
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	seen := map[string]bool{}
-	var keys []map[string]types.AttributeValue
+	var keys []ddb.Item
 	for _, id := range ids {
 		if id != "" && !seen[id] {
 			seen[id] = true
@@ -212,9 +195,8 @@ func (s *Store) CoolingDown(ctx context.Context, ids []string, now time.Time) (m
 				return nil, fmt.Errorf("read cooldowns: %w", err)
 			}
 			for _, item := range res.Responses[s.table] {
-				pk, _ := item["pk"].(*types.AttributeValueMemberS)
-				if u := untilOf(item); pk != nil && u.After(now) {
-					out[pk.Value[len("cd#"):]] = u
+				if u := untilOf(item); u.After(now) {
+					out[strings.TrimPrefix(ddb.String(item, "pk"), "cd#")] = u
 				}
 			}
 			req = res.UnprocessedKeys

@@ -1,15 +1,15 @@
 package ddbcooldown_test
 
 import (
-	"net"
-
 	"context"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
+	"net"
 	"os"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/cooldown/cooldowntest"
@@ -21,14 +21,9 @@ import (
 func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
 
 func TestConformance(t *testing.T) {
-	tables := map[*testing.T]string{}
-	cooldowntest.Run(t, func(t *testing.T) cooldown.Store {
-		name, ok := tables[t]
-		if !ok {
-			name = ddblocal.Tables(t).Counters
-			tables[t] = name
-		}
-		return ddbcooldown.New(ddblocal.Client(t), name, ddbcooldown.Options{})
+	cooldowntest.Run(t, func(t *testing.T) func() cooldown.Store {
+		table := ddblocal.Tables(t).Counters
+		return func() cooldown.Store { return ddbcooldown.New(ddblocal.Client(t), table, ddbcooldown.Options{}) }
 	})
 }
 

@@ -109,22 +109,6 @@ func PK(slot limits.Slot, window time.Time) string {
 	return "rl#" + string(slot.Kind) + "#" + slot.ID + "#" + strconv.FormatInt(window.Unix(), 10) + "#" + strconv.Itoa(slot.Shard)
 }
 
-func key(pk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}}
-}
-
-func num(v int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-}
-
-func getInt(item map[string]types.AttributeValue, name string) int64 {
-	if v, ok := item[name].(*types.AttributeValueMemberN); ok {
-		i, _ := strconv.ParseInt(v.Value, 10, 64)
-		return i
-	}
-	return 0
-}
-
 // Count returns the requests and tokens counted in a scope's shard in the
 // window holding now (a strongly consistent read; for tests and tools).
 func (s *Store) Count(ctx context.Context, kind limits.Kind, id string, shard int, now time.Time) (requests, tokens int64, err error) {
@@ -132,37 +116,37 @@ func (s *Store) Count(ctx context.Context, kind limits.Kind, id string, shard in
 	defer cancel()
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
-		Key:            key(PK(limits.Slot{Kind: kind, ID: id, Shard: shard}, limits.WindowStart(now))),
+		Key:            ddb.PK(PK(limits.Slot{Kind: kind, ID: id, Shard: shard}, limits.WindowStart(now))),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("read counter: %w", err)
 	}
-	return getInt(out.Item, "req"), getInt(out.Item, "tok"), nil
+	return ddb.Int0(out.Item, "req"), ddb.Int0(out.Item, "tok"), nil
 }
 
 // update returns the conditional counter update of one item.
 func update(table string, p *limits.Plan, it limits.Item) *types.Update {
-	values := map[string]types.AttributeValue{
-		":one": num(1),
-		":est": num(p.Req.Tokens),
-		":exp": num(p.Expires.Unix()),
+	values := ddb.Item{
+		":one": ddb.N(1),
+		":est": ddb.N(p.Req.Tokens),
+		":exp": ddb.N(p.Expires.Unix()),
 	}
 	var cond string
 	if it.RPMCap > 0 {
 		cond = "(attribute_not_exists(req) OR req < :rpm)"
-		values[":rpm"] = num(it.RPMCap)
+		values[":rpm"] = ddb.N(it.RPMCap)
 	}
 	if it.TPMCap > 0 {
 		if cond != "" {
 			cond += " AND "
 		}
 		cond += "(attribute_not_exists(tok) OR tok <= :tmax)"
-		values[":tmax"] = num(it.TPMCap - p.Req.Tokens)
+		values[":tmax"] = ddb.N(it.TPMCap - p.Req.Tokens)
 	}
 	return &types.Update{
 		TableName:                           aws.String(table),
-		Key:                                 key(PK(it.Slot, p.Window)),
+		Key:                                 ddb.PK(PK(it.Slot, p.Window)),
 		UpdateExpression:                    aws.String("ADD req :one, tok :est SET expires_at = :exp"),
 		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeValues:           values,
@@ -171,8 +155,8 @@ func update(table string, p *limits.Plan, it limits.Item) *types.Update {
 }
 
 // itemBlocked names why item i's old values left no room.
-func itemBlocked(p *limits.Plan, i int, old map[string]types.AttributeValue) limits.Outcome {
-	r := p.Items[i].RoomFor(getInt(old, "req"), getInt(old, "tok"), p.Req.Tokens)
+func itemBlocked(p *limits.Plan, i int, old ddb.Item) limits.Outcome {
+	r := p.Items[i].RoomFor(ddb.Int0(old, "req"), ddb.Int0(old, "tok"), p.Req.Tokens)
 	if r == "" {
 		r = limits.ReasonRPM // changed since; report the request limit
 	}
@@ -234,7 +218,7 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 			switch aws.ToString(r.Code) {
 			case "ConditionalCheckFailed":
 				if j := i - len(p.Items); j >= 0 && j < nBudgets {
-					return limits.BlockedByBudget(j, getInt(r.Item, "c")), nil
+					return limits.BlockedByBudget(j, ddb.Int0(r.Item, "c")), nil
 				}
 				if i >= len(p.Items) {
 					return limits.Outcome{}, fmt.Errorf("admit: hold refused: %w", err)
@@ -275,9 +259,9 @@ func (s *Store) AdjustTokens(ctx context.Context, a limits.Admission, delta int6
 		wg.Go(func() {
 			_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 				TableName:                 aws.String(s.table),
-				Key:                       key(PK(slot, a.Window)),
+				Key:                       ddb.PK(PK(slot, a.Window)),
 				UpdateExpression:          aws.String("ADD tok :d SET expires_at = :exp"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":d": num(delta), ":exp": num(exp)},
+				ExpressionAttributeValues: ddb.Item{":d": ddb.N(delta), ":exp": ddb.N(exp)},
 			})
 			if err != nil {
 				errs[i] = fmt.Errorf("adjust tokens of %s %s: %w", slot.Kind, slot.ID, unavailable(err))
@@ -286,4 +270,86 @@ func (s *Store) AdjustTokens(ctx context.Context, a limits.Admission, delta int6
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// Strict-budget items (see limits.Hold):
+//
+//	counters table  pk "bud#<kind>#<id>#<period start, unix s>"   c (N, nano-USD), expires_at (a day after the period ends)
+//	spend table     pk "hold#<shard>"  sk "<expiry, unix ms>#<request id>"   amt (N, nano-USD), cs (L of counter names)
+//
+// The admission adds the hold's amount to each counter with
+//
+//	SET c = if_not_exists(c, :base) + :r   IF attribute_not_exists(c) OR c <= :max - :r
+//
+// (the caller checked :base + :r <= :max) and puts the hold, in the same
+// TransactWriteItems as the rate-limit counters: no extra round trip.
+
+// BudgetTTL is how long after its period ends a budget counter may be
+// deleted by TTL: long after the last hold of the period is settled.
+const BudgetTTL = 24 * time.Hour
+
+// holdItems are the counter updates and the hold put of h.
+func holdItems(counters, holds string, h *limits.Hold) []types.TransactWriteItem {
+	out := make([]types.TransactWriteItem, 0, len(h.Budgets)+1)
+	names := h.Counters()
+	for i, b := range h.Budgets {
+		name := names[i]
+		values := ddb.Item{
+			":base": ddb.N(b.Base), ":r": ddb.N(h.Amount), ":lim": ddb.N(b.Max - h.Amount),
+		}
+		expr := "SET c = if_not_exists(c, :base) + :r"
+		if !b.End.IsZero() {
+			expr += ", expires_at = :exp"
+			values[":exp"] = ddb.N(b.End.Add(BudgetTTL).Unix())
+		}
+		out = append(out, types.TransactWriteItem{Update: &types.Update{
+			TableName:                           aws.String(counters),
+			Key:                                 ddb.PK(name),
+			UpdateExpression:                    aws.String(expr),
+			ConditionExpression:                 aws.String("attribute_not_exists(c) OR c <= :lim"),
+			ExpressionAttributeValues:           values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}})
+	}
+	out = append(out, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(holds), Item: HoldItem(h)}})
+	return out
+}
+
+// HoldItem is h's item in the spend table.
+func HoldItem(h *limits.Hold) ddb.Item {
+	pk, sk := limits.HoldKey(h.ID, h.Expires)
+	return ddb.Item{"pk": ddb.S(pk), "sk": ddb.S(sk), "amt": ddb.N(h.Amount), "cs": ddb.List(h.Counters())}
+}
+
+// ReadHoldItem reads what the sweeper gives back from a hold's item: its
+// amount and its counters.
+func ReadHoldItem(it ddb.Item) (amount int64, counters []string) {
+	return ddb.Int0(it, "amt"), ddb.Strings(it, "cs")
+}
+
+// BudgetAdd adds delta to a budget counter, unconditionally: a hold
+// settled (real cost - reserved) or released (-reserved), in the
+// transaction that deletes the hold.
+func BudgetAdd(counters, counter string, delta int64) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(counters),
+		Key:                       ddb.PK(counter),
+		UpdateExpression:          aws.String("ADD c :d"),
+		ExpressionAttributeValues: ddb.Item{":d": ddb.N(delta)},
+	}}
+}
+
+// Committed returns a budget counter's value and whether it exists (a
+// strongly consistent read; for tests and tools).
+func (s *Store) Committed(ctx context.Context, counter string) (int64, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: ddb.PK(counter), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("read budget counter: %w", err)
+	}
+	_, ok := out.Item["c"]
+	return ddb.Int0(out.Item, "c"), ok, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -50,13 +51,18 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// localStore returns a store on a fresh counters table of DynamoDB Local,
+// with its client and the table's name.
+func localStore(t *testing.T) (*ddblimits.Store, *dynamodb.Client, string) {
+	table, client := ddblocal.Tables(t).Counters, ddblocal.Client(t)
+	return ddblimits.New(client, table, ddblimits.Options{}), client, table
+}
+
 // TestOneRoundTrip asserts the hot path's cost: an admission with key,
 // team, user, deployment and model-group scopes is one DynamoDB call; the TPM correction is one call per TPM-limited
 // counter, concurrent.
 func TestOneRoundTrip(t *testing.T) {
-	names := ddblocal.Tables(t)
-	client := ddblocal.Client(t)
-	st := ddblimits.New(client, names.Counters, ddblimits.Options{})
+	st, _, _ := localStore(t)
 	bg := context.Background()
 	now := time.Date(2030, 1, 1, 0, 0, 10, 0, time.UTC)
 	full := limits.AdmitRequest{
@@ -157,5 +163,39 @@ func TestUnreachable(t *testing.T) {
 				t.Errorf("FailedOpen() = %d, want %d", st.FailedOpen(), opened)
 			}
 		})
+	}
+}
+
+// Counter items carry the TTL attribute (window end plus CounterTTL), and a
+// full window's item left undeleted past its TTL does not block the next
+// window: correctness never waits for TTL deletion.
+func TestCounterTTLAttribute(t *testing.T) {
+	st, client, table := localStore(t)
+	ctx := context.Background()
+	w := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	scope := limits.Scope{Kind: limits.KindKey, ID: "k", RPM: 1}
+	if d, err := st.Admit(ctx, limits.AdmitRequest{Now: w.Add(5 * time.Second), Scopes: []limits.Scope{scope}}); err != nil || !d.Allowed {
+		t.Fatalf("first admit: %+v %v", d, err)
+	}
+	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(table),
+		Key:       ddb.PK(ddblimits.PK(limits.Slot{Kind: limits.KindKey, ID: "k"}, w)),
+	})
+	if err != nil || out.Item == nil {
+		t.Fatalf("counter item: %v %v", out, err)
+	}
+	exp, ok := ddb.Int(out.Item, "expires_at")
+	want := w.Add(time.Minute + limits.CounterTTL).Unix()
+	if !ok || exp != want {
+		t.Fatalf("expires_at = %v, want %d", out.Item["expires_at"], want)
+	}
+	// Long past the TTL the old item still exists (the emulator, like AWS,
+	// deletes lazily): the next window is admitted regardless.
+	later := w.Add(time.Hour)
+	if d, err := st.Admit(ctx, limits.AdmitRequest{Now: later, Scopes: []limits.Scope{scope}}); err != nil || !d.Allowed {
+		t.Fatalf("later window: %+v %v", d, err)
+	}
+	if d, _ := st.Admit(ctx, limits.AdmitRequest{Now: w.Add(30 * time.Second), Scopes: []limits.Scope{scope}}); d.Allowed {
+		t.Fatal("the full window admitted a second request")
 	}
 }

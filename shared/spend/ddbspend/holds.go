@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
@@ -26,6 +26,8 @@ import (
 // expired hold (condition attribute_exists) and ADDs -reserved to its
 // counters in one transaction, so exactly one of the two gives the
 // reservation back.
+
+var _ limits.HoldSweeper = (*Store)(nil)
 
 // holdCount tracks the hold items of a chunk being built (for chunks).
 type holdCount struct {
@@ -43,8 +45,8 @@ func (hc *holdCount) add(e *spend.Event, commit bool) int {
 		hc.counters = map[string]bool{}
 	}
 	n := 1
-	for _, c := range e.Hold.Counters {
-		if !hc.counters[c] {
+	for _, b := range e.Hold.Budgets {
+		if c := b.Counter(); !hc.counters[c] {
 			n++
 			if commit {
 				hc.counters[c] = true
@@ -72,19 +74,13 @@ func (st *Store) holdItems(evs []*spend.Event, swept map[string]bool) (items []t
 		if h == nil {
 			continue
 		}
-		delta := e.Nanos()
-		if !swept[e.RequestID] {
-			delta -= h.Amount
-			pk, sk := limits.HoldKey(e.RequestID, h.Expires)
-			items = append(items, types.TransactWriteItem{Delete: &types.Delete{
-				TableName:                aws.String(st.table),
-				Key:                      map[string]types.AttributeValue{aPK: s(pk), aSK: s(sk)},
-				ConditionExpression:      aws.String("attribute_exists(#pk)"),
-				ExpressionAttributeNames: map[string]string{"#pk": aPK},
-			}})
+		released := swept[e.RequestID]
+		delta := h.SettleDelta(e.Nanos(), released)
+		if !released {
+			items = append(items, st.holdDelete(limits.HoldKey(e.RequestID, h.Expires)))
 			held = append(held, e)
 		}
-		for _, c := range h.Counters {
+		for _, c := range h.Counters() {
 			if _, ok := sums[c]; !ok {
 				order = append(order, c)
 			}
@@ -93,88 +89,59 @@ func (st *Store) holdItems(evs []*spend.Event, swept map[string]bool) (items []t
 	}
 	for _, c := range order {
 		if sums[c] != 0 {
-			items = append(items, st.counterAdd(c, sums[c]))
+			items = append(items, ddblimits.BudgetAdd(st.o.CountersTable, c, sums[c]))
 		}
 	}
 	return items, held
 }
 
-func (st *Store) counterAdd(counter string, delta int64) types.TransactWriteItem {
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName:                 aws.String(st.o.CountersTable),
-		Key:                       map[string]types.AttributeValue{aPK: s(counter)},
-		UpdateExpression:          aws.String("ADD c :d"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":d": n(delta)},
+// holdDelete deletes a hold's item if it is still there (else the whole
+// transaction is cancelled: the sweeper or the consumer had it first).
+func (st *Store) holdDelete(pk, sk string) types.TransactWriteItem {
+	return types.TransactWriteItem{Delete: &types.Delete{
+		TableName:                aws.String(st.table),
+		Key:                      ddb.PKSK(pk, sk),
+		ConditionExpression:      aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": aPK},
 	}}
 }
 
-// SweepHolds releases every hold that expired before now (its request
-// never sent its spend event: a crash), each in one transaction with its
-// counters, exactly once against the consumer's settlement. It returns how
-// many it released. Run it about once a minute (the spend function's
+// SweepHolds implements limits.HoldSweeper: it releases every hold that
+// expired before now (its request never sent its spend event: a crash),
+// each in one transaction with its counters, exactly once against the
+// consumer's settlement. Run it about once a minute (the spend function's
 // schedule; a ticker in local mode).
 func (st *Store) SweepHolds(ctx context.Context, now time.Time) (int, error) {
 	if st.o.CountersTable == "" {
 		return 0, nil
 	}
-	before := fmt.Sprintf("%013d", now.UnixMilli())
 	released := 0
 	var errs []error
 	for shard := range limits.HoldShards {
-		pk := "hold#" + strconv.Itoa(shard)
-		in := &dynamodb.QueryInput{
-			TableName:                 aws.String(st.table),
-			KeyConditionExpression:    aws.String("#pk = :pk AND #sk < :before"),
-			ExpressionAttributeNames:  map[string]string{"#pk": aPK, "#sk": aSK},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pk), ":before": s(before)},
-			ConsistentRead:            aws.Bool(true),
+		items, err := st.query(ctx, limits.HoldPartition(shard), "", nil, limits.HoldSortKey(now))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sweep holds: %w", err))
 		}
-		for {
-			cctx, cancel := context.WithTimeout(ctx, st.o.Timeout)
-			r, err := st.client.Query(cctx, in)
-			cancel()
+		for _, it := range items {
+			ok, err := st.release(ctx, it)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("sweep holds: %w: %w", spend.ErrUnavailable, err))
-				break
+				errs = append(errs, err)
+			} else if ok {
+				released++
 			}
-			for _, it := range r.Items {
-				ok, err := st.release(ctx, it)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				if ok {
-					released++
-				}
-			}
-			if len(r.LastEvaluatedKey) == 0 {
-				break
-			}
-			in.ExclusiveStartKey = r.LastEvaluatedKey
 		}
-	}
-	if released > 0 {
-		st.o.Logger.LogAttrs(ctx, slog.LevelWarn, "strict budget holds released by the sweeper (requests that sent no spend event)",
-			slog.Int("released", released))
 	}
 	return released, errors.Join(errs...)
 }
 
 // release deletes one expired hold and gives its amount back, unless the
 // consumer settled it meanwhile (false).
-func (st *Store) release(ctx context.Context, it map[string]types.AttributeValue) (bool, error) {
-	amount := num(it, "amt")
-	items := []types.TransactWriteItem{{Delete: &types.Delete{
-		TableName:                aws.String(st.table),
-		Key:                      map[string]types.AttributeValue{aPK: it[aPK], aSK: it[aSK]},
-		ConditionExpression:      aws.String("attribute_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#pk": aPK},
-	}}}
-	if l, ok := it["cs"].(*types.AttributeValueMemberL); ok && amount != 0 {
-		for _, v := range l.Value {
-			if c, ok := v.(*types.AttributeValueMemberS); ok {
-				items = append(items, st.counterAdd(c.Value, -amount))
-			}
+func (st *Store) release(ctx context.Context, it ddb.Item) (bool, error) {
+	amount, counters := ddblimits.ReadHoldItem(it)
+	items := []types.TransactWriteItem{st.holdDelete(ddb.String(it, aPK), ddb.String(it, aSK))}
+	if amount != 0 {
+		for _, c := range counters {
+			items = append(items, ddblimits.BudgetAdd(st.o.CountersTable, c, -amount))
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -204,7 +171,7 @@ func (st *Store) release(ctx context.Context, it map[string]types.AttributeValue
 				continue
 			}
 		}
-		return false, fmt.Errorf("release hold %s: %w: %w", str(it, aSK), spend.ErrUnavailable, err)
+		return false, fmt.Errorf("release hold %s: %w: %w", ddb.String(it, aSK), spend.ErrUnavailable, err)
 	}
 }
 
@@ -212,7 +179,7 @@ func (st *Store) release(ctx context.Context, it map[string]types.AttributeValue
 func (st *Store) OpenHolds(ctx context.Context) (int, error) {
 	total := 0
 	for shard := range limits.HoldShards {
-		items, err := st.query(ctx, "hold#"+strconv.Itoa(shard), "", nil)
+		items, err := st.query(ctx, limits.HoldPartition(shard), "", nil, "")
 		if err != nil {
 			return 0, err
 		}

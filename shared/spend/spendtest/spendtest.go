@@ -3,12 +3,8 @@
 package spendtest
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	mrand "math/rand/v2"
 	"slices"
 	"sync"
@@ -28,271 +24,41 @@ type Harness struct {
 	Other func(t *testing.T) spend.Store
 	// Keys holds the records the store adds spend to.
 	Keys keys.Store
+	// Strict, if set, runs the strict-budget tests (strict.go) on the
+	// store, whose events settle the holds Strict.Limits admits.
+	Strict *Strict
 }
 
 // Run runs the suite; newHarness gives each test fresh state.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	tests := []struct {
-		name string
-		fn   func(t *testing.T, h Harness)
+		name   string
+		fn     func(t *testing.T, h Harness)
+		strict bool // needs Harness.Strict; runs on its own (a load test)
 	}{
-		{"RecordOnce", testRecordOnce},
-		{"Queries", testQueries},
-		{"ConcurrentDuplicates", testConcurrentDuplicates},
-		{"LargeBatch", testLargeBatch},
-		{"MissingRecords", testMissingRecords},
-		{"RegeneratedKey", testRegeneratedKey},
-		{"UnknownCost", testUnknownCost},
-		{"Invalid", testInvalid},
-		{"BudgetPeriods", testBudgetPeriods},
+		{"StrictNeverOverBudget", testNeverOverBudget, true},
+		{"StrictRelease", testRelease, true},
+		{"RecordOnce", testRecordOnce, false},
+		{"Queries", testQueries, false},
+		{"ConcurrentDuplicates", testConcurrentDuplicates, false},
+		{"LargeBatch", testLargeBatch, false},
+		{"MissingRecords", testMissingRecords, false},
+		{"RegeneratedKey", testRegeneratedKey, false},
+		{"UnknownCost", testUnknownCost, false},
+		{"Invalid", testInvalid, false},
+		{"BudgetPeriods", testBudgetPeriods, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			tt.fn(t, newHarness(t))
+			if !tt.strict {
+				t.Parallel()
+			}
+			h := newHarness(t)
+			if tt.strict && h.Strict == nil {
+				t.Skip("no strict-budget harness")
+			}
+			tt.fn(t, h)
 		})
-	}
-}
-
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return c
-}
-
-// ID returns a unique id with prefix p.
-func ID(p string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return p + "-" + hex.EncodeToString(b[:])
-}
-
-// World is a set of records events name: keys in teams, with users, and
-// end users.
-type World struct {
-	Keys     []keys.Key
-	Teams    []string
-	Users    []string
-	EndUsers []string
-}
-
-// NewWorld creates nKeys keys (key i in team i%2 and of user i%3) and
-// nEndUsers end users in ks.
-func NewWorld(t testing.TB, ks keys.Store, nKeys, nEndUsers int) *World {
-	t.Helper()
-	c := context.Background()
-	w := &World{}
-	for i := range 2 {
-		id := ID(fmt.Sprintf("team%d", i))
-		if err := ks.CreateTeam(c, keys.Team{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-		w.Teams = append(w.Teams, id)
-	}
-	for i := range 3 {
-		id := ID(fmt.Sprintf("user%d", i))
-		if err := ks.CreateUser(c, keys.User{ID: id, Role: keys.RoleInternalUser}); err != nil {
-			t.Fatal(err)
-		}
-		w.Users = append(w.Users, id)
-	}
-	members := map[string]bool{}
-	for i := range nKeys {
-		k := keys.Key{Hash: keys.HashSecret(ID("sk")), Alias: ID("alias"), TeamID: w.Teams[i%2], UserID: w.Users[i%3]}
-		if err := ks.CreateKey(c, k); err != nil {
-			t.Fatal(err)
-		}
-		w.Keys = append(w.Keys, k)
-		if m := keys.MemberID(k.TeamID, k.UserID); !members[m] {
-			members[m] = true
-			if err := ks.AddMember(c, keys.Member{TeamID: k.TeamID, UserID: k.UserID, Role: keys.MemberUser}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for range nEndUsers {
-		id := ID("cust")
-		if err := ks.CreateEndUser(c, keys.EndUser{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-		w.EndUsers = append(w.EndUsers, id)
-	}
-	return w
-}
-
-// Event returns a valid event of key k (nil: the master key) ending at end.
-func Event(k *keys.Key, endUser string, end time.Time, cost int64) spend.Event {
-	e := spend.Event{
-		Version: spend.Version, RequestID: ID("req"), Start: end.Add(-1500 * time.Millisecond), End: end,
-		Status: spend.StatusSuccess, EndUser: endUser, ModelGroup: "gpt-4o-mini", DeploymentID: "dep-1",
-		Provider: "openai", Model: "gpt-4o-mini-2024-07-18", APIBase: "https://api.openai.com/v1", CallType: "chat",
-		PromptTokens: 12, CompletionTokens: 7, Cost: cost, CostKnown: true, Attempts: 1, StatusCode: 200,
-		Tags: []string{"t1"},
-	}
-	if k != nil {
-		e.KeyHash, e.KeyAlias, e.TeamID, e.UserID = k.Hash, k.Alias, k.TeamID, k.UserID
-	}
-	return e
-}
-
-// RandomEvents returns n events over w's keys and end users, ending within
-// the hour before end, with random costs, tokens and statuses.
-func RandomEvents(w *World, n int, end time.Time, r *mrand.Rand) []spend.Event {
-	evs := make([]spend.Event, n)
-	for i := range evs {
-		k := &w.Keys[r.IntN(len(w.Keys))]
-		eu := ""
-		if len(w.EndUsers) > 0 && r.IntN(3) > 0 {
-			eu = w.EndUsers[r.IntN(len(w.EndUsers))]
-		}
-		e := Event(k, eu, end.Add(-time.Duration(r.IntN(3600_000))*time.Millisecond), r.Int64N(5_000_000))
-		e.PromptTokens, e.CompletionTokens, e.CachedTokens = r.Int64N(4000), r.Int64N(1000), r.Int64N(100)
-		e.ModelGroup = []string{"gpt-4o", "gpt-4o-mini"}[r.IntN(2)]
-		e.Provider = []string{"openai", "azure"}[r.IntN(2)]
-		switch r.IntN(10) {
-		case 0:
-			e.Status, e.StatusCode = spend.StatusFailure, 502
-		case 1:
-			e.Status = spend.StatusDisconnected
-		}
-		evs[i] = e
-	}
-	return evs
-}
-
-// Want is what a set of distinct events adds up to.
-type Want struct {
-	Refs     map[keys.Ref]int64
-	Rows     map[[4]string]spend.Counters // day, key, model group, provider
-	EndUsers map[[2]string]spend.Counters // day, end user
-	Logs     map[string]spend.Event
-}
-
-// Sum adds up distinct events (by request id; later copies ignored).
-func Sum(evs []spend.Event) Want {
-	w := Want{Refs: map[keys.Ref]int64{}, Rows: map[[4]string]spend.Counters{}, EndUsers: map[[2]string]spend.Counters{}, Logs: map[string]spend.Event{}}
-	for i := range evs {
-		e := &evs[i]
-		if _, ok := w.Logs[e.RequestID]; ok {
-			continue
-		}
-		w.Logs[e.RequestID] = *e
-		for _, d := range e.Deltas() {
-			w.Refs[d.Ref] += d.Nanos
-		}
-		id := [4]string{e.Day(), e.KeyHash, e.ModelGroup, e.Provider}
-		c := w.Rows[id]
-		c.Add(e)
-		w.Rows[id] = c
-		if e.EndUser != "" {
-			eid := [2]string{e.Day(), e.EndUser}
-			c := w.EndUsers[eid]
-			c.Add(e)
-			w.EndUsers[eid] = c
-		}
-	}
-	return w
-}
-
-// RecordSpend reads the lifetime spend of a record in nano-USD; -1 when
-// the record does not exist.
-func RecordSpend(t testing.TB, ks keys.Store, r keys.Ref) int64 {
-	t.Helper()
-	c := context.Background()
-	var b keys.Budget
-	var err error
-	switch r.Kind {
-	case keys.KindKey:
-		var k keys.Key
-		k, err = ks.GetKey(c, r.ID)
-		b = k.Budget
-	case keys.KindTeam:
-		var tm keys.Team
-		tm, err = ks.GetTeam(c, r.ID)
-		b = tm.Budget
-	case keys.KindUser:
-		var u keys.User
-		u, err = ks.GetUser(c, r.ID)
-		b = u.Budget
-	case keys.KindMember:
-		var m keys.Member
-		for i := 0; i < len(r.ID); i++ {
-			if r.ID[i] == '#' {
-				m, err = ks.GetMember(c, r.ID[:i], r.ID[i+1:])
-				break
-			}
-		}
-		b = m.Budget
-	case keys.KindEndUser:
-		var e keys.EndUser
-		e, err = ks.GetEndUser(c, r.ID)
-		b = e.Budget
-	}
-	if errors.Is(err, keys.ErrNotFound) {
-		return -1
-	}
-	if err != nil {
-		t.Fatalf("read %s: %v", r, err)
-	}
-	return keys.Nanos(b.Spend)
-}
-
-// Check compares everything the store holds for w's events with want.
-func Check(t testing.TB, st spend.Store, ks keys.Store, want Want, from, to time.Time) {
-	t.Helper()
-	c := context.Background()
-	for r, n := range want.Refs {
-		if got := RecordSpend(t, ks, r); got != n && got != -1 {
-			t.Errorf("%s spend = %d nano-USD, want %d (diff %d)", r, got, n, got-n)
-		}
-	}
-	rows, err := st.Daily(c, spend.DailyQuery{From: from, To: to})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[[4]string]spend.Counters{}
-	for _, r := range rows {
-		got[[4]string{r.Day, r.KeyHash, r.ModelGroup, r.Provider}] = r.Counters
-	}
-	for id, c := range want.Rows {
-		if got[id] != c {
-			t.Errorf("daily row %v = %+v, want %+v", id, got[id], c)
-		}
-	}
-	if len(got) != len(want.Rows) {
-		t.Errorf("%d daily rows, want %d", len(got), len(want.Rows))
-	}
-	eus, err := st.Totals(c, spend.TotalsQuery{From: from, To: to, By: spend.ByEndUser})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantEU := map[string]spend.Counters{}
-	for id, c := range want.EndUsers {
-		wantEU[id[1]] = wantEU[id[1]].Plus(c)
-	}
-	for _, tot := range eus {
-		if wantEU[tot.ID] != tot.Counters {
-			t.Errorf("end user %s total = %+v, want %+v", tot.ID, tot.Counters, wantEU[tot.ID])
-		}
-	}
-	if len(eus) != len(wantEU) {
-		t.Errorf("%d end user totals, want %d", len(eus), len(wantEU))
-	}
-	logs, err := st.Logs(c, spend.LogQuery{From: from, To: to.Add(time.Hour), Limit: math.MaxInt32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]int{}
-	for _, l := range logs {
-		seen[l.RequestID]++
-	}
-	for id := range want.Logs {
-		if seen[id] != 1 {
-			t.Errorf("log %s found %d times, want once", id, seen[id])
-		}
-	}
-	if len(logs) != len(want.Logs) {
-		t.Errorf("%d logs, want %d", len(logs), len(want.Logs))
 	}
 }
 
@@ -505,7 +271,7 @@ func testMissingRecords(t *testing.T, h Harness) {
 	if err != nil || res.Recorded != 1 {
 		t.Fatalf("Record: %+v, %v", res, err)
 	}
-	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); got != 777 {
+	if got := keySpend(t, h, &k); got != 777 {
 		t.Errorf("key spend = %d, want 777", got)
 	}
 	rows, err := h.Store.Daily(c, spend.DailyQuery{KeyHash: k.Hash, From: now, To: now})
@@ -547,7 +313,7 @@ func testRegeneratedKey(t *testing.T, h Harness) {
 		t.Fatalf("redelivery: %+v, %v", res, err)
 	}
 	want := int64(1_000 + 20_000 + 40_000 + 300_000 + 4_000_000)
-	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); got != want {
+	if got := keySpend(t, h, &k); got != want {
 		t.Errorf("regenerated key's spend %d nano-USD, want %d (its old hashes' events included)", got, want)
 	}
 	for _, r := range []keys.Ref{{Kind: keys.KindTeam, ID: k.TeamID}, {Kind: keys.KindUser, ID: k.UserID}} {
@@ -561,10 +327,9 @@ func testRegeneratedKey(t *testing.T, h Harness) {
 }
 
 func testUnknownCost(t *testing.T, h Harness) {
-	c := ctx(t)
-	w := NewWorld(t, h.Keys, 1, 0)
+	c, k := oneKey(t, h)
 	now := time.Now().UTC()
-	e := Event(&w.Keys[0], "", now, 0)
+	e := Event(k, "", now, 0)
 	e.CostKnown = false
 	if _, err := h.Store.Record(c, []spend.Event{e}); err != nil {
 		t.Fatal(err)
@@ -573,20 +338,19 @@ func testUnknownCost(t *testing.T, h Harness) {
 	if err != nil || len(logs) != 1 || logs[0].CostKnown {
 		t.Fatalf("log: %+v, %v; want one with an unknown cost", logs, err)
 	}
-	rows, _ := h.Store.Daily(c, spend.DailyQuery{KeyHash: w.Keys[0].Hash, From: now, To: now})
+	rows, _ := h.Store.Daily(c, spend.DailyQuery{KeyHash: k.Hash, From: now, To: now})
 	if len(rows) != 1 || rows[0].Requests != 1 || rows[0].Spend != 0 || rows[0].PromptTokens != 12 {
 		t.Errorf("rows = %+v", rows)
 	}
-	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: w.Keys[0].Hash}); got != 0 {
+	if got := keySpend(t, h, k); got != 0 {
 		t.Errorf("key spend = %d, want 0", got)
 	}
 }
 
 func testInvalid(t *testing.T, h Harness) {
-	c := ctx(t)
-	w := NewWorld(t, h.Keys, 1, 0)
+	c, k := oneKey(t, h)
 	now := time.Now().UTC()
-	good := Event(&w.Keys[0], "", now, 10)
+	good := Event(k, "", now, 10)
 	for name, mut := range map[string]func(e *spend.Event){
 		"negative cost":  func(e *spend.Event) { e.Cost = -1 },
 		"version":        func(e *spend.Event) { e.Version = 2 },
@@ -595,13 +359,13 @@ func testInvalid(t *testing.T, h Harness) {
 		"no end":         func(e *spend.Event) { e.End = time.Time{} },
 		"unknown status": func(e *spend.Event) { e.Status = "maybe" },
 	} {
-		bad := Event(&w.Keys[0], "", now, 10)
+		bad := Event(k, "", now, 10)
 		mut(&bad)
 		if _, err := h.Store.Record(c, []spend.Event{good, bad}); err == nil {
 			t.Errorf("%s: recorded", name)
 		}
 	}
-	if got := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: w.Keys[0].Hash}); got != 0 {
+	if got := keySpend(t, h, k); got != 0 {
 		t.Errorf("key spend = %d after rejected batches, want 0", got)
 	}
 	logs, _ := h.Store.Logs(c, spend.LogQuery{RequestID: good.RequestID})

@@ -19,31 +19,12 @@ type Strict struct {
 	// Limits returns another limits store on the same state (another
 	// gateway instance).
 	Limits func(t *testing.T) limits.Store
-	// Sweep releases the holds expired at now.
-	Sweep func(ctx context.Context, now time.Time) (int, error)
+	// Sweeper releases the holds expired at a time.
+	Sweeper limits.HoldSweeper
 	// Committed reads a budget counter.
 	Committed func(t *testing.T, counter string) int64
 	// OpenHolds counts the holds not yet settled or released.
 	OpenHolds func(t *testing.T) int
-}
-
-// RunStrict runs the strict-budget suite: admissions with holds
-// (limits.Store), settlement by Record (spend.Store) and the sweeper, on
-// one state.
-func RunStrict(t *testing.T, newHarness func(t *testing.T) (Harness, Strict)) {
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, h Harness, s Strict)
-	}{
-		{"NeverOverBudget", testNeverOverBudget},
-		{"Release", testRelease},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h, s := newHarness(t)
-			tt.fn(t, h, s)
-		})
-	}
 }
 
 var strictNow = time.Date(2030, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -60,7 +41,7 @@ func budgetKey(t *testing.T, ks keys.Store, maxUSD float64) keys.Key {
 func heldEvent(k *keys.Key, h *limits.Hold, cost int64, status spend.Status) spend.Event {
 	e := Event(k, "", strictNow, cost)
 	e.RequestID, e.Status = h.ID, status
-	e.Hold = &spend.Hold{Amount: h.Amount, Expires: h.Expires, Counters: h.Counters()}
+	e.Hold = h
 	return e
 }
 
@@ -76,7 +57,8 @@ func keyHold(k *keys.Key, amount int64) *limits.Hold {
 // costs no larger than the reservation; one in ten "crashes" and sends no
 // event, and the sweeper releases it. The key's recorded spend never
 // passes max_budget, and once everything is settled the counter equals it.
-func testNeverOverBudget(t *testing.T, h Harness, s Strict) {
+func testNeverOverBudget(t *testing.T, h Harness) {
+	s := h.Strict
 	const (
 		clients    = 8
 		goroutines = 64
@@ -159,12 +141,12 @@ func testNeverOverBudget(t *testing.T, h Harness, s Strict) {
 	wg.Wait()
 	close(events)
 	recorders.Wait()
-	if n, err := s.Sweep(c, strictNow.Add(6*time.Minute+time.Millisecond)); err != nil {
+	if n, err := s.Sweeper.SweepHolds(c, strictNow.Add(6*time.Minute+time.Millisecond)); err != nil {
 		t.Fatalf("Sweep: %v", err)
 	} else if int64(n) != crashed.Load() {
 		t.Errorf("the sweeper released %d holds, want the %d crashed requests'", n, crashed.Load())
 	}
-	spent := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: k.Hash})
+	spent := keySpend(t, h, &k)
 	committed := s.Committed(t, limits.BudgetCounterName(string(keys.KindKey), k.Hash, time.Time{}))
 	t.Logf("%d admitted (%d crashed), %d refusals, %d record retries; spend $%s of $%s; counter $%s",
 		admitted.Load(), crashed.Load(), refused.Load(), recordErrs.Load(), keys.DecimalUSD(spent), keys.DecimalUSD(maxN), keys.DecimalUSD(committed))
@@ -184,11 +166,12 @@ func testNeverOverBudget(t *testing.T, h Harness, s Strict) {
 
 // testRelease: a request that crashes (hold, no event) is released by the
 // sweeper once its hold expires (the request's bound plus
-// gateway.HoldGrace), not before; a cancelled request releases through its
+// limits.HoldGrace), not before; a cancelled request releases through its
 // own event (cost 0); an event that arrives after the sweeper released its
 // hold adds its real cost; each hold is given back exactly once, however
 // often the sweeper runs or the event is delivered.
-func testRelease(t *testing.T, h Harness, s Strict) {
+func testRelease(t *testing.T, h Harness) {
+	s := h.Strict
 	k := budgetKey(t, h.Keys, 0.001) // 1,000,000 nano-USD
 	counter := limits.BudgetCounterName(string(keys.KindKey), k.Hash, time.Time{})
 	ls := s.Limits(t)
@@ -220,12 +203,12 @@ func testRelease(t *testing.T, h Harness, s Strict) {
 		t.Fatalf("after the cancelled request: counter = %d, want 600000", got)
 	}
 	// Before expiry the sweeper leaves the holds alone.
-	if n, err := s.Sweep(c, crash.Expires.Add(-time.Second)); err != nil || n != 0 {
+	if n, err := s.Sweeper.SweepHolds(c, crash.Expires.Add(-time.Second)); err != nil || n != 0 {
 		t.Fatalf("sweep before expiry: %d, %v; want 0", n, err)
 	}
 	// At expiry (plus one sweep interval at most) both open holds go.
 	for range 2 {
-		n, err := s.Sweep(c, crash.Expires.Add(time.Minute))
+		n, err := s.Sweeper.SweepHolds(c, crash.Expires.Add(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +229,7 @@ func testRelease(t *testing.T, h Harness, s Strict) {
 	if got := s.Committed(t, counter); got != 250_000 {
 		t.Fatalf("after the late event: counter = %d, want 250000", got)
 	}
-	if spent := RecordSpend(t, h.Keys, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); spent != 250_000 {
+	if spent := keySpend(t, h, &k); spent != 250_000 {
 		t.Fatalf("recorded spend %d, want 250000", spent)
 	}
 	if n := s.OpenHolds(t); n != 0 {

@@ -1,7 +1,4 @@
-// Package spendgw turns the gateway's per-request Completion into a spend
-// event and hands it to a publisher. It is the only spend code that links
-// the gateway, so that the consumer binary (functions/spend) does not.
-package spendgw
+package gateway
 
 import (
 	"context"
@@ -10,31 +7,34 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/gateway"
-	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
-// OnComplete returns the gateway.Options.OnComplete hook that publishes
-// each request's event to p. It builds the event by value and copies it
+// The spend event is built here, from the Completion the gateway fills in
+// as it serves a request: the spend consumer's binary (functions/spend)
+// links package spend and not the gateway.
+
+// PublishSpend returns the Options.OnComplete hook that publishes each
+// request's spend event to p. It builds the event by value and copies it
 // into p: no encoding and no network on the request's goroutine.
-func OnComplete(p spend.Publisher) func(context.Context, *gateway.Completion) {
-	return func(_ context.Context, c *gateway.Completion) {
-		p.Publish(Event(c))
+func PublishSpend(p spend.Publisher) func(context.Context, *Completion) {
+	return func(_ context.Context, c *Completion) {
+		p.Publish(c.SpendEvent())
 	}
 }
 
-// Event returns the spend event of a completed request. Strings past the
-// event's limits are cut, so that an event built here always validates.
-func Event(c *gateway.Completion) spend.Event {
+// SpendEvent returns the spend event of a completed request. Strings past
+// the event's limits are cut, so that an event built here always
+// validates.
+func (c *Completion) SpendEvent() spend.Event {
 	e := spend.Event{
 		Version:          spend.Version,
 		RequestID:        c.CallID,
 		Start:            c.Started,
 		End:              c.Ended,
 		Status:           spend.StatusSuccess,
-		EndUser:          cut(c.EndUser),
-		ModelGroup:       cut(c.Model),
+		EndUser:          cutID(c.EndUser),
+		ModelGroup:       cutID(c.Model),
 		CallType:         c.Operation.String(),
 		PromptTokens:     max(c.Usage.PromptTokens, 0),
 		CompletionTokens: max(c.Usage.CompletionTokens, 0),
@@ -48,7 +48,7 @@ func Event(c *gateway.Completion) spend.Event {
 		Tags:             c.Tags,
 		Stream:           c.Stream,
 		StatusCode:       c.StatusCode,
-		Hold:             hold(c.Hold),
+		Hold:             c.Hold,
 	}
 	switch {
 	case c.ClientGone:
@@ -65,49 +65,49 @@ func Event(c *gateway.Completion) spend.Event {
 	if p := c.Principal; p != nil {
 		e.KeyHash = p.KeyHash
 		if k := p.Key; k != nil {
-			e.KeyAlias, e.TeamID, e.UserID = cut(k.Alias), cut(k.TeamID), cut(k.UserID)
+			e.KeyAlias, e.TeamID, e.UserID = cutID(k.Alias), cutID(k.TeamID), cutID(k.UserID)
 		}
 		if t := p.Team; t != nil && e.TeamID == "" {
-			e.TeamID = cut(t.ID)
+			e.TeamID = cutID(t.ID)
 		}
 	}
 	if a := c.Attempt; a != nil && a.Deployment != nil {
 		d := a.Deployment
-		e.DeploymentID, e.Provider, e.APIBase = cut(d.ID), cut(d.Provider), config.DisplayURL(d.APIBase)
-		e.Model = cut(a.ProviderModel)
+		e.DeploymentID, e.Provider, e.APIBase = cutID(d.ID), cutID(d.Provider), config.DisplayURL(d.APIBase)
+		e.Model = cutID(a.ProviderModel)
 		if e.Model == "" {
-			e.Model = cut(d.Model)
+			e.Model = cutID(d.Model)
 		}
-		e.APIBase = clip(e.APIBase, spend.MaxTextLen)
+		e.APIBase = clipUTF8(e.APIBase, spend.MaxTextLen)
 	}
 	if len(e.Tags) > spend.MaxTags || anyToCut(e.Tags) {
 		tags := make([]string, 0, min(len(e.Tags), spend.MaxTags))
 		for _, t := range e.Tags[:min(len(e.Tags), spend.MaxTags)] {
-			tags = append(tags, cut(t))
+			tags = append(tags, cutID(t))
 		}
 		e.Tags = tags
 	}
 	return e
 }
 
-// cut returns s as an id of the event: valid UTF-8 of at most
+// cutID returns s as an id of the event: valid UTF-8 of at most
 // spend.MaxIDLen bytes.
-func cut(s string) string { return clip(s, spend.MaxIDLen) }
+func cutID(s string) string { return clipUTF8(s, spend.MaxIDLen) }
 
-// clip returns s as valid UTF-8 of at most n bytes, cut on a rune boundary.
-// The event travels as JSON, and encoding/json writes each invalid byte as
+// clipUTF8 returns s as valid UTF-8 of at most n bytes, cut on a rune
+// boundary. The event travels as JSON, and encoding/json writes each invalid byte as
 // U+FFFD (3 bytes): a string cut inside a rune, or holding invalid bytes,
 // would grow past its limit on the way and the consumer would reject the
 // event to the dead-letter queue, its spend never counted. A valid string
 // comes back as a prefix of itself without allocating; only invalid input
 // (garbage from the client) is rebuilt, replacing each invalid byte as JSON
 // would.
-func clip(s string, n int) string {
+func clipUTF8(s string, n int) string {
 	if len(s) <= n {
 		if utf8.ValidString(s) {
 			return s
 		}
-		return sanitize(s, n)
+		return sanitizeUTF8(s, n)
 	}
 	i := n // the last rune start at or before n; a rune is at most UTFMax bytes
 	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
@@ -116,12 +116,12 @@ func clip(s string, n int) string {
 	if utf8.RuneStart(s[i]) && utf8.ValidString(s[:i]) {
 		return s[:i]
 	}
-	return sanitize(s, n)
+	return sanitizeUTF8(s, n)
 }
 
-// sanitize returns the longest valid UTF-8 of at most n bytes that s reads
-// as, with U+FFFD for each invalid byte. It reads at most n+1 runes of s.
-func sanitize(s string, n int) string {
+// sanitizeUTF8 returns the longest valid UTF-8 of at most n bytes that s
+// reads as, with U+FFFD for each invalid byte. It reads at most n+1 runes of s.
+func sanitizeUTF8(s string, n int) string {
 	var b strings.Builder
 	b.Grow(min(3*len(s), n))
 	for _, r := range s { // an invalid byte reads as utf8.RuneError, one byte wide
@@ -133,7 +133,7 @@ func sanitize(s string, n int) string {
 	return b.String()
 }
 
-// anyToCut reports whether a tag needs cut.
+// anyToCut reports whether a tag needs cutID.
 func anyToCut(ss []string) bool {
 	for _, s := range ss {
 		if len(s) > spend.MaxIDLen || !utf8.ValidString(s) {
@@ -141,12 +141,4 @@ func anyToCut(ss []string) bool {
 		}
 	}
 	return false
-}
-
-// hold is the spend event's form of a request's strict-budget hold.
-func hold(h *limits.Hold) *spend.Hold {
-	if h == nil {
-		return nil
-	}
-	return &spend.Hold{Amount: h.Amount, Expires: h.Expires, Counters: h.Counters()}
 }

@@ -1,7 +1,9 @@
-package spendgw_test
+package gateway_test
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,13 +13,13 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/gateway"
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/spend"
-	"github.com/sluice-gw/sluice/shared/spend/spendgw"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
-func TestEvent(t *testing.T) {
+func TestSpendEvent(t *testing.T) {
 	start := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 	k := &keys.Key{Hash: keys.HashSecret("sk-x"), Alias: "ci", TeamID: "t1", UserID: "u1"}
 	d := &config.Deployment{ID: "dep-1", ModelName: "gpt-4o", Provider: "azure", Model: "gpt-4o-2024", APIBase: "https://x.example"}
@@ -30,7 +32,7 @@ func TestEvent(t *testing.T) {
 		HasUsage: true, UsageEstimated: true, CostNanos: 1234, CostKnown: true,
 		Started: start, Ended: start.Add(time.Second), Stream: true, Operation: wire.OpChat, StatusCode: 200,
 	}
-	e := spendgw.Event(c)
+	e := c.SpendEvent()
 	if err := e.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -43,26 +45,27 @@ func TestEvent(t *testing.T) {
 		t.Errorf("event\n %s\nwant\n %s", spend.Encode(&e), spend.Encode(&want))
 	}
 	c.Err = errors.New("boom")
-	if e := spendgw.Event(c); e.Status != spend.StatusFailure {
+	if e := c.SpendEvent(); e.Status != spend.StatusFailure {
 		t.Errorf("status %s, want failure", e.Status)
 	}
 	c.ClientGone = true
-	if e := spendgw.Event(c); e.Status != spend.StatusDisconnected {
+	if e := c.SpendEvent(); e.Status != spend.StatusDisconnected {
 		t.Errorf("status %s, want client_disconnected", e.Status)
 	}
 	// The master key, no attempt, unknown cost: still a valid event.
-	e = spendgw.Event(&gateway.Completion{CallID: "call-2", Principal: &gateway.Principal{Master: true}, Started: start, Err: errors.New("x")})
+	bare := &gateway.Completion{CallID: "call-2", Principal: &gateway.Principal{Master: true}, Started: start, Err: errors.New("x")}
+	e = bare.SpendEvent()
 	if err := e.Validate(); err != nil || e.KeyHash != "" || e.CostKnown {
 		t.Errorf("bare completion: %+v, %v", e, err)
 	}
 }
 
-// An event spendgw builds must survive the queue: Encode, Decode and the
+// A spend event the gateway builds must survive the queue: Encode, Decode and the
 // consumer's Validate. JSON replaces every invalid UTF-8 byte by U+FFFD (3
 // bytes), so a string cut inside a rune, or holding invalid bytes, used to
 // grow past its limit on the way; the consumer rejected the event to the
 // dead-letter queue and the request's spend was never counted.
-func TestEventSurvivesQueue(t *testing.T) {
+func TestSpendEventSurvivesQueue(t *testing.T) {
 	a := func(n int) string { return strings.Repeat("a", n) }
 	adversarial := map[string]string{
 		"2-byte rune straddling the limit": a(spend.MaxIDLen-1) + "é",
@@ -87,7 +90,7 @@ func TestEventSurvivesQueue(t *testing.T) {
 			Attempt:   &router.Attempt{Deployment: d, ProviderModel: s},
 			CostNanos: 5, CostKnown: true, Started: start, Ended: start, Operation: wire.OpChat,
 		}
-		e := spendgw.Event(c)
+		e := c.SpendEvent()
 		if err := e.Validate(); err != nil {
 			t.Errorf("%s: built event invalid: %v", name, err)
 			continue
@@ -113,6 +116,45 @@ func TestEventSurvivesQueue(t *testing.T) {
 		}
 		if n := len(e.EndUser); n > spend.MaxIDLen || n < spend.MaxIDLen-utf8.UTFMax && len(s) >= spend.MaxIDLen {
 			t.Errorf("%s: end user cut to %d bytes, want within a rune of %d", name, n, spend.MaxIDLen)
+		}
+	}
+}
+
+// BenchmarkHandlerSpend is BenchmarkHandler's mock/log=warn case without
+// spend, and with spend on as local mode runs it: the event built and
+// copied into the in-process queue, which records it on another goroutine.
+// Compare allocs/op.
+//
+//	go test -run '^$' -bench HandlerSpend -benchmem ./shared/gateway/
+func BenchmarkHandlerSpend(b *testing.B) {
+	cfg, err := config.Load([]byte(mockConfig+"      input_cost_per_token: 0.00000015\n      output_cost_per_token: 0.0000006\n"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	log := discardLogger(slog.LevelWarn)
+	for _, mode := range []struct {
+		name string
+		body []byte
+	}{{"json", jsonRequest}, {"sse", streamRequest}} {
+		for _, on := range []bool{false, true} {
+			name := mode.name + "/spend=off"
+			var hook func(context.Context, *gateway.Completion)
+			var q *spend.Queue
+			if on {
+				name = mode.name + "/spend=on"
+				q = spend.NewQueue(spend.NewConsumer(spend.NewMemory(keys.NewMemory()), log), spend.QueueOptions{Size: 1 << 20})
+				hook = gateway.PublishSpend(q)
+			}
+			h := gateway.New(gateway.Options{
+				Config: cfg, Router: router.New(cfg, router.Options{Logger: log}),
+				Provider: providers.New(providers.NewHTTPClient()), Logger: log, OnComplete: hook,
+			})
+			b.Run(name, func(b *testing.B) { serveLoop(b, h, mode.body, nil) })
+			if q != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				_ = q.Close(ctx)
+				cancel()
+			}
 		}
 	}
 }

@@ -1,0 +1,91 @@
+package limits_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/limits/limitstest"
+)
+
+func TestMemory(t *testing.T) {
+	limitstest.Run(t, func(t *testing.T) limitstest.Harness {
+		m := limits.NewMemory()
+		return limitstest.Harness{
+			NewStore: func(*testing.T) limits.Store { return m },
+			Count: func(_ *testing.T, kind limits.Kind, id string, shard int, now time.Time) (int64, int64) {
+				return m.Count(kind, id, shard, now)
+			},
+			Committed: func(_ *testing.T, c string) int64 { v, _ := m.Ledger().Committed(c); return v },
+		}
+	})
+}
+
+// A budget counter's name reads back as the counter it names, and nothing
+// else reads as one.
+func TestParseBudgetCounter(t *testing.T) {
+	period := time.Date(2031, 2, 1, 0, 0, 0, 0, time.UTC)
+	for _, b := range []limits.BudgetCounter{
+		{Kind: "key", ID: "0123abcd"},
+		{Kind: "team", ID: "t-1", Period: period},
+		{Kind: "member", ID: "team#user", Period: period}, // a member's id holds a '#'
+		{Kind: "enduser", ID: "#"},
+	} {
+		got, err := limits.ParseBudgetCounter(b.Counter())
+		if err != nil || got.Kind != b.Kind || got.ID != b.ID || !got.Period.Equal(b.Period) {
+			t.Errorf("ParseBudgetCounter(%q) = %+v, %v; want %+v", b.Counter(), got, err, b)
+		}
+	}
+	for _, name := range []string{"", "bud#", "bud#key", "bud#key#0", "bud#key##0", "bud##k#0", "bud#key#k#x", "bud#key#k#007", "rl#key#k#0#0"} {
+		if b, err := limits.ParseBudgetCounter(name); !errors.Is(err, limits.ErrInvalid) {
+			t.Errorf("ParseBudgetCounter(%q) = %+v, %v; want ErrInvalid", name, b, err)
+		}
+	}
+}
+
+// The reservation is the worst case rounded up, plus one nano-USD, and
+// never so large that a counter could overflow.
+func TestPriceReserve(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		p         limits.Price
+		body, out int64
+		want      int64
+	}{
+		// (100 + PromptSlack) x $0.5 + 10 x $0.25 = $180.5
+		{"prompt and output", limits.Price{Input: 0.5, Output: 0.25}, 100, 10, 180_500_000_001},
+		{"embeddings: no output", limits.Price{Input: 0.5, Output: 0.25}, 100, 0, 178_000_000_001},
+		{"free", limits.Price{}, 100, 10, 1},
+		{"rounded up", limits.Price{Input: 1e-12}, 0, 0, 2}, // 256 x 1e-12 x 1e9 = 0.000256
+		{"capped", limits.Price{Input: 1e300}, 1, 1, math.MaxInt64 / 2},
+	} {
+		if got := tt.p.Reserve(tt.body, tt.out); got != tt.want {
+			t.Errorf("%s: Reserve(%d, %d) = %d, want %d", tt.name, tt.body, tt.out, got, tt.want)
+		}
+	}
+}
+
+// Join keeps the highest prices and cap, and the first deployment without
+// a price or a cap.
+func TestPriceJoin(t *testing.T) {
+	p := limits.Price{Input: 1, Output: 4, MaxOutput: 100, NoCap: "a"}
+	p.Join(limits.Price{Input: 2, Output: 3, MaxOutput: 50, NoCap: "b", Unpriced: "c"})
+	p.Join(limits.Price{Unpriced: "d"})
+	if want := (limits.Price{Input: 2, Output: 4, MaxOutput: 100, NoCap: "a", Unpriced: "c"}); p != want {
+		t.Errorf("joined %+v, want %+v", p, want)
+	}
+}
+
+// A hold outlives its request's bound by HoldGrace; a bound already past
+// counts as none.
+func TestHoldExpiry(t *testing.T) {
+	now := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got := limits.HoldExpiry(now, time.Minute); !got.Equal(now.Add(time.Minute + limits.HoldGrace)) {
+		t.Errorf("HoldExpiry(now, 1m) = %v", got)
+	}
+	if got := limits.HoldExpiry(now, -time.Minute); !got.Equal(now.Add(limits.HoldGrace)) {
+		t.Errorf("HoldExpiry(now, -1m) = %v", got)
+	}
+}
