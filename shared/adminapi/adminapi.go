@@ -2,7 +2,7 @@
 // teams, users, end users (customers), spend reports and model info, with
 // LiteLLM's paths, request bodies, response shapes and role permissions.
 //
-// It writes through the same keys.Store the gateway reads (keys.Cached drops
+// It writes through the same keys.Admin the gateway reads (keys.Cached drops
 // its own entries on write; other instances see a change within their key
 // cache TTL). It knows nothing of Lambda: functions/admin serves it through a
 // buffered function URL, and local mode serves it on the gateway's port.
@@ -40,7 +40,7 @@ type Options struct {
 	// answers 401 saying how to set one.
 	MasterKey string
 	// Keys is the store of keys, teams, users and end users; nil answers 503.
-	Keys keys.Store
+	Keys keys.Admin
 	// Spend answers the spend reports; nil: those routes answer 501.
 	Spend SpendReader
 	// Config gives /model/info its deployments; nil: none.
@@ -52,7 +52,7 @@ type Options struct {
 // Handler serves the admin API.
 type Handler struct {
 	masterKey []byte
-	keys      keys.Store
+	keys      keys.Admin
 	spend     SpendReader
 	cfg       *config.Config
 	now       func() time.Time

@@ -138,7 +138,7 @@ func (h *Handler) customerDelete(w http.ResponseWriter, r *http.Request, c *call
 		return err
 	}
 	for _, id := range ids {
-		if err := h.keys.DeleteEndUser(r.Context(), id); err != nil && !errors.Is(err, keys.ErrNotFound) {
+		if err := h.keys.Delete(r.Context(), keys.Ref{Kind: keys.KindEndUser, ID: id}); err != nil && !errors.Is(err, keys.ErrNotFound) {
 			return err
 		}
 	}
@@ -162,7 +162,7 @@ func (h *Handler) setEndUsersBlocked(w http.ResponseWriter, r *http.Request, c *
 		return err
 	}
 	for _, id := range ids {
-		if err := h.keys.BlockEndUser(r.Context(), id, blocked); err != nil {
+		if err := h.keys.Block(r.Context(), keys.Ref{Kind: keys.KindEndUser, ID: id}, blocked); err != nil {
 			return err
 		}
 	}

@@ -474,7 +474,7 @@ func (h *Handler) setKeyBlocked(w http.ResponseWriter, r *http.Request, c *calle
 	if err := h.mayBlockKey(r.Context(), c, k); err != nil {
 		return err
 	}
-	if err := h.keys.BlockKey(r.Context(), k.Hash, blocked); err != nil {
+	if err := h.keys.Block(r.Context(), keys.Ref{Kind: keys.KindKey, ID: k.Hash}, blocked); err != nil {
 		return err
 	}
 	k, err = h.keys.GetKey(r.Context(), k.Hash)

@@ -264,7 +264,7 @@ func (h *Handler) teamDelete(w http.ResponseWriter, r *http.Request, c *caller) 
 			}
 			deletedKeys++
 		}
-		if err := h.keys.DeleteTeam(ctx, id); err != nil && !errors.Is(err, keys.ErrNotFound) {
+		if err := h.keys.Delete(ctx, keys.Ref{Kind: keys.KindTeam, ID: id}); err != nil && !errors.Is(err, keys.ErrNotFound) {
 			return err
 		}
 	}
@@ -299,7 +299,7 @@ func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *calle
 		if err != nil {
 			return err
 		}
-		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, CreatedAt: now, Budget: keys.Budget{MaxBudget: budget}}
+		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, CreatedAt: now, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: budget}}}
 		if err := h.keys.AddMember(ctx, mb); err != nil {
 			if errors.Is(err, keys.ErrExists) {
 				return badParam("member", "user %s is already a member of team %s", uid, id)
@@ -446,7 +446,7 @@ func (h *Handler) setTeamBlocked(w http.ResponseWriter, r *http.Request, c *call
 	if _, err := h.loadTeam(r.Context(), id); err != nil {
 		return err
 	}
-	if err := h.keys.BlockTeam(r.Context(), id, blocked); err != nil {
+	if err := h.keys.Block(r.Context(), keys.Ref{Kind: keys.KindTeam, ID: id}, blocked); err != nil {
 		return err
 	}
 	t, err := h.keys.GetTeam(r.Context(), id)

@@ -206,7 +206,7 @@ func (h *Handler) userDelete(w http.ResponseWriter, r *http.Request, c *caller) 
 				return err
 			}
 		}
-		if err := h.keys.DeleteUser(ctx, id); err != nil && !errors.Is(err, keys.ErrNotFound) {
+		if err := h.keys.Delete(ctx, keys.Ref{Kind: keys.KindUser, ID: id}); err != nil && !errors.Is(err, keys.ErrNotFound) {
 			return err
 		}
 	}

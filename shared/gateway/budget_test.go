@@ -44,15 +44,15 @@ general_settings: {master_key: sk-master}
 			t.Fatal(err)
 		}
 	}
-	must(ks.CreateTeam(ctx, keys.Team{ID: "t-broke", Budget: keys.Budget{MaxBudget: usd(2)}}))
+	must(ks.CreateTeam(ctx, keys.Team{ID: "t-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(2)}}}))
 	must(ks.CreateTeam(ctx, keys.Team{ID: "t-ok"}))
-	must(ks.CreateUser(ctx, keys.User{ID: "u-broke", Budget: keys.Budget{MaxBudget: usd(3)}}))
+	must(ks.CreateUser(ctx, keys.User{ID: "u-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(3)}}}))
 	must(ks.CreateUser(ctx, keys.User{ID: "u-ok"}))
-	must(ks.AddMember(ctx, keys.Member{TeamID: "t-ok", UserID: "u-ok", Role: keys.MemberUser, Budget: keys.Budget{MaxBudget: usd(0.5)}}))
-	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-broke", Budget: keys.Budget{MaxBudget: usd(1)}}))
-	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-blocked", Blocked: true}))
+	must(ks.AddMember(ctx, keys.Member{TeamID: "t-ok", UserID: "u-ok", Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(0.5)}}}))
+	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}))
+	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-blocked", Settings: keys.Settings{Blocked: true}}))
 	for _, k := range []keys.Key{
-		{Hash: keys.HashSecret("sk-daily"), Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}},
+		{Hash: keys.HashSecret("sk-daily"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}}},
 		{Hash: keys.HashSecret("sk-team"), TeamID: "t-broke"},
 		{Hash: keys.HashSecret("sk-user"), UserID: "u-broke"},
 		{Hash: keys.HashSecret("sk-member"), TeamID: "t-ok", UserID: "u-ok"},

@@ -680,10 +680,10 @@ general_settings: {master_key: sk-master}
 	ctx := context.Background()
 	spent, budget := 5.0, 5.0
 	for _, k := range []keys.Key{
-		{Hash: keys.HashSecret("sk-only-a"), Models: []string{"a"}, RPMLimit: 2},
-		{Hash: keys.HashSecret("sk-blocked"), Blocked: true},
+		{Hash: keys.HashSecret("sk-only-a"), Settings: keys.Settings{Models: []string{"a"}, RPMLimit: 2}},
+		{Hash: keys.HashSecret("sk-blocked"), Settings: keys.Settings{Blocked: true}},
 		{Hash: keys.HashSecret("sk-expired"), ExpiresAt: time.Now().Add(-time.Hour)},
-		{Hash: keys.HashSecret("sk-broke"), Budget: keys.Budget{MaxBudget: &budget}},
+		{Hash: keys.HashSecret("sk-broke"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget}}},
 		{Hash: keys.HashSecret("sk-team"), TeamID: "t1"},
 	} {
 		if err := ks.CreateKey(ctx, k); err != nil {
@@ -693,7 +693,7 @@ general_settings: {master_key: sk-master}
 	if _, err := ks.ApplySpend(ctx, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: keys.HashSecret("sk-broke")}, Nanos: keys.Nanos(spent), At: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1", Models: []string{"b"}}); err != nil {
+	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1", Settings: keys.Settings{Models: []string{"b"}}}); err != nil {
 		t.Fatal(err)
 	}
 	rt := router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -9,7 +9,7 @@ import (
 
 func TestMemory(t *testing.T) {
 	stores := map[*testing.T]*keys.Memory{}
-	keystest.Run(t, func(t *testing.T) keys.Store {
+	keystest.Run(t, func(t *testing.T) keystest.Store {
 		if m, ok := stores[t]; ok {
 			return m
 		}

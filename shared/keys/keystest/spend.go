@@ -11,14 +11,14 @@ import (
 // testSpendPeriods: spend in a budget_duration period counts against the
 // budget; the first spend after the boundary starts a new period; a late
 // delta of an earlier period only adds to the lifetime spend.
-func testSpendPeriods(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testSpendPeriods(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	h := keys.HashSecret(id("sk"))
 	team := id("team")
-	if err := s.CreateKey(c, keys.Key{Hash: h, Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}}); err != nil {
+	if err := s.CreateKey(c, keys.Key{Hash: h, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateTeam(c, keys.Team{ID: team, Budget: keys.Budget{MaxBudget: usd(2)}}); err != nil {
+	if err := s.CreateTeam(c, keys.Team{ID: team, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(2)}}}); err != nil {
 		t.Fatal(err)
 	}
 	kref, tref := keys.Ref{Kind: keys.KindKey, ID: h}, keys.Ref{Kind: keys.KindTeam, ID: team}
@@ -61,10 +61,10 @@ func testSpendPeriods(t *testing.T, newStore func(t *testing.T) keys.Store) {
 }
 
 // testSoftBudget: crossing a soft budget is reported once per period.
-func testSoftBudget(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testSoftBudget(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	h := keys.HashSecret(id("sk"))
-	if err := s.CreateKey(c, keys.Key{Hash: h, Budget: keys.Budget{SoftBudget: usd(1), Duration: "7d"}}); err != nil {
+	if err := s.CreateKey(c, keys.Key{Hash: h, Settings: keys.Settings{Budget: keys.Budget{SoftBudget: usd(1), Duration: "7d"}}}); err != nil {
 		t.Fatal(err)
 	}
 	ref := keys.Ref{Kind: keys.KindKey, ID: h}
@@ -93,7 +93,7 @@ func testSoftBudget(t *testing.T, newStore func(t *testing.T) keys.Store) {
 // the gateway can skip end-user lookups while there are none. The store is
 // shared with other tests, so only the change this test makes is checked
 // when other end users may exist.
-func testEndUserPresence(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testEndUserPresence(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	before, err := s.HasEndUsers(c)
 	if err != nil {
@@ -109,10 +109,10 @@ func testEndUserPresence(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if has, err := newStore(t).HasEndUsers(c); err != nil || !has {
 		t.Fatalf("HasEndUsers after a create = %v, %v; want true", has, err)
 	}
-	if err := s.DeleteEndUser(c, e); err != nil {
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindEndUser, ID: e}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteEndUser(c, e); err == nil {
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindEndUser, ID: e}); err == nil {
 		t.Fatal("second DeleteEndUser succeeded")
 	}
 	if has, err := newStore(t).HasEndUsers(c); err != nil || has != before {

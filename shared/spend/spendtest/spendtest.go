@@ -27,7 +27,7 @@ type Harness struct {
 	// instance; the memory store returns itself).
 	Other func(t *testing.T) spend.Store
 	// Keys holds the records the store adds spend to.
-	Keys keys.Store
+	Keys keys.Admin
 }
 
 // Run runs the suite; newHarness gives each test fresh state.
@@ -78,7 +78,7 @@ type World struct {
 
 // NewWorld creates nKeys keys (key i in team i%2 and of user i%3) and
 // nEndUsers end users in ks.
-func NewWorld(t testing.TB, ks keys.Store, nKeys, nEndUsers int) *World {
+func NewWorld(t testing.TB, ks keys.Admin, nKeys, nEndUsers int) *World {
 	t.Helper()
 	c := context.Background()
 	w := &World{}
@@ -196,7 +196,7 @@ func Sum(evs []spend.Event) Want {
 
 // RecordSpend reads the lifetime spend of a record in nano-USD; -1 when
 // the record does not exist.
-func RecordSpend(t testing.TB, ks keys.Store, r keys.Ref) int64 {
+func RecordSpend(t testing.TB, ks keys.Admin, r keys.Ref) int64 {
 	t.Helper()
 	c := context.Background()
 	var b keys.Budget
@@ -238,7 +238,7 @@ func RecordSpend(t testing.TB, ks keys.Store, r keys.Ref) int64 {
 }
 
 // Check compares everything the store holds for w's events with want.
-func Check(t testing.TB, st spend.Store, ks keys.Store, want Want, from, to time.Time) {
+func Check(t testing.TB, st spend.Store, ks keys.Admin, want Want, from, to time.Time) {
 	t.Helper()
 	c := context.Background()
 	for r, n := range want.Refs {
@@ -615,7 +615,7 @@ func testInvalid(t *testing.T, h Harness) {
 func testBudgetPeriods(t *testing.T, h Harness) {
 	c := ctx(t)
 	soft := 0.5
-	k := keys.Key{Hash: keys.HashSecret(ID("sk")), Budget: keys.Budget{SoftBudget: &soft, Duration: "1d"}}
+	k := keys.Key{Hash: keys.HashSecret(ID("sk")), Settings: keys.Settings{Budget: keys.Budget{SoftBudget: &soft, Duration: "1d"}}}
 	if err := h.Keys.CreateKey(c, k); err != nil {
 		t.Fatal(err)
 	}
