@@ -191,11 +191,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &statusWriter{ResponseWriter: w}
 	if err := rt.serve(h, rec, r, c); err != nil {
-		err = storeError(err)
-		e := apierr.From(err)
+		e := apierr.Store(spendError(err))
 		if e.Kind == apierr.Internal || e.Kind == apierr.Unavailable {
 			h.log.LogAttrs(r.Context(), slog.LevelError, "admin request failed", slog.String("path", r.URL.Path),
-				slog.String("caller", c.name()), slog.String("error", err.Error()))
+				slog.String("caller", c.name()), slog.String("error", e.Error()))
 		}
 		apierr.Write(rec, e)
 	}
@@ -237,21 +236,27 @@ func (s *statusWriter) status() int {
 	return s.code
 }
 
-// storeError maps store errors that reach a route unhandled.
-func storeError(err error) error {
-	var e *apierr.Error
+// spendError puts the spend store's errors in the store-error vocabulary
+// (apierr.Store maps them to the client's).
+func spendError(err error) error {
 	switch {
-	case errors.As(err, &e):
-		return err
-	case errors.Is(err, keys.ErrUnavailable), errors.Is(err, spend.ErrUnavailable):
-		return &apierr.Error{Kind: apierr.Unavailable, Message: "the store did not answer; try again", Cause: err}
-	case errors.Is(err, keys.ErrNotFound):
-		return &apierr.Error{Kind: apierr.NotFound, Message: "not found", Cause: err}
-	case errors.Is(err, keys.ErrInvalid), errors.Is(err, spend.ErrQuery):
-		return &apierr.Error{Kind: apierr.InvalidRequest, Message: err.Error()}
+	case errors.Is(err, spend.ErrUnavailable):
+		return classified{err, apierr.ErrUnavailable}
+	case errors.Is(err, spend.ErrQuery):
+		return classified{err, apierr.ErrInvalid}
 	}
-	return &apierr.Error{Kind: apierr.Internal, Message: "internal error", Cause: err}
+	return err
 }
+
+// classified is an error as it is, in a class of the store-error
+// vocabulary.
+type classified struct {
+	error
+	class error
+}
+
+func (c classified) Is(target error) bool { return target == c.class }
+func (c classified) Unwrap() error        { return c.error }
 
 // caller is who makes an admin request.
 type caller struct {

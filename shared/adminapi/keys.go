@@ -44,58 +44,6 @@ func secretParam(p *params, name string) (string, bool) {
 	return s, true
 }
 
-// applyKeySettings sets on k the key settings present in p.
-func applyKeySettings(p *params, k *keys.Key, now time.Time) (duration string) {
-	if v, ok := p.str("key_alias"); ok || p.has("key_alias") {
-		k.Alias = v
-	}
-	if d, s, ok := p.duration("duration"); ok {
-		duration = s
-		k.ExpiresAt = time.Time{}
-		if d > 0 {
-			k.ExpiresAt = now.Add(d)
-		}
-	}
-	if v, ok := p.strs("models"); ok || p.has("models") {
-		k.Models = v
-	}
-	if v, ok := p.money("max_budget"); ok {
-		k.MaxBudget = v
-	}
-	if v, ok := p.money("soft_budget"); ok {
-		k.SoftBudget = v
-	}
-	if v, ok := p.period("budget_duration"); ok {
-		k.Duration = v
-	}
-	if v, ok := p.str("user_id"); ok || p.has("user_id") {
-		k.UserID = v
-	}
-	if v, ok := p.str("team_id"); ok || p.has("team_id") {
-		k.TeamID = v
-	}
-	if v, ok := p.limit("rpm_limit"); ok || p.has("rpm_limit") {
-		k.RPMLimit = v
-	}
-	if v, ok := p.limit("tpm_limit"); ok || p.has("tpm_limit") {
-		k.TPMLimit = v
-	}
-	if v, ok := p.object("metadata"); ok {
-		k.Metadata = v
-	}
-	if v, ok := p.strs("tags"); ok || p.has("tags") {
-		k.Tags = v
-	}
-	if v, ok := p.boolean("blocked"); ok || p.has("blocked") {
-		k.Blocked = v
-	}
-	p.refuse(whyAliases, "aliases")
-	p.refuse(whyRotation, "auto_rotate", "rotation_interval")
-	p.refuseCommon()
-	p.ignore("key_type", "send_invite_email", "soft_budget_cooldown")
-	return duration
-}
-
 // mayWriteKey checks that c may create or change k (as it will be stored):
 // a proxy admin anything; a team admin the keys of its team, for itself
 // or the team's members whose role is not above its own; an internal user
@@ -255,11 +203,9 @@ func (h *Handler) mayReadKey(ctx context.Context, c *caller, k keys.Key) error {
 func keyStoreError(err error) error {
 	switch {
 	case errors.Is(err, keys.ErrAliasExists):
-		return badParam("key_alias", "another key has this key_alias")
+		return apierr.Taken("key", "key_alias", "another key has this key_alias")
 	case errors.Is(err, keys.ErrExists):
-		return badParam("key", "this key exists already")
-	case errors.Is(err, keys.ErrInvalid):
-		return apierr.New(apierr.InvalidRequest, "%v", err)
+		return apierr.Taken("key", "key", "this key exists already")
 	}
 	return err
 }
@@ -282,7 +228,9 @@ func (h *Handler) keyGenerate(w http.ResponseWriter, r *http.Request, c *caller)
 	now := h.now()
 	secret, given := secretParam(p, "key")
 	k := keys.Key{CreatedAt: now, CreatedBy: c.name(), UpdatedAt: now, UpdatedBy: c.name()}
-	duration := applyKeySettings(p, &k, now)
+	pt := keyPatch(p, now)
+	pt.apply(&k, &k.Settings)
+	duration := pt.duration
 	if err := p.done(); err != nil {
 		return err
 	}
@@ -332,8 +280,7 @@ func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) e
 	}
 	ref, _ := p.str("key")
 	now := h.now()
-	var k keys.Key
-	applyKeySettings(p, &k, now) // validate the body before any read
+	pt := keyPatch(p, now)
 	if err := p.done(); err != nil {
 		return err
 	}
@@ -344,9 +291,8 @@ func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) e
 	if err := h.mayChangeKey(r.Context(), c, old); err != nil {
 		return err
 	}
-	k = old
-	p2, _ := reparse(p)
-	applyKeySettings(p2, &k, now)
+	k := old
+	pt.apply(&k, &k.Settings)
 	k.UpdatedAt, k.UpdatedBy = now, c.name()
 	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
 		return err
@@ -366,12 +312,6 @@ func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) e
 	o := keyObject(updated, now)
 	o["key"] = updated.Hash
 	return ok(w, o)
-}
-
-// reparse returns a fresh reader of the same body (settings are applied
-// twice: once to validate before reading the store, once onto the record).
-func reparse(p *params) (*params, error) {
-	return &params{m: p.m, used: map[string]bool{}}, nil
 }
 
 func (h *Handler) keyDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -502,8 +442,7 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, c *caller, 
 	}
 	secret, given := secretParam(p, "new_key")
 	now := h.now()
-	var probe keys.Key
-	applyKeySettings(p, &probe, now)
+	pt := keyPatch(p, now)
 	if err := p.done(); err != nil {
 		return err
 	}
@@ -515,8 +454,8 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, c *caller, 
 		return err
 	}
 	k := old
-	p2, _ := reparse(p)
-	duration := applyKeySettings(p2, &k, now)
+	pt.apply(&k, &k.Settings)
+	duration := pt.duration
 	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
 		return err
 	}
@@ -532,7 +471,7 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, c *caller, 
 	nk, err := h.keys.RegenerateKey(r.Context(), old.Hash, k)
 	if err != nil {
 		if errors.Is(err, keys.ErrExists) && !errors.Is(err, keys.ErrAliasExists) {
-			return badParam("new_key", "this key exists already")
+			return apierr.Taken("key", "new_key", "this key exists already")
 		}
 		return keyStoreError(err)
 	}

@@ -18,8 +18,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
+	"fmt"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
 )
 
 // Reader is what the gateway reads of the records on every request
@@ -137,13 +139,14 @@ type SpendDelta struct {
 	At    time.Time // when it was spent (the request's end): picks the budget period
 }
 
-// Errors. Store errors wrap one of these, or ErrUnavailable from a store
-// that could not answer.
+// Errors. Store errors wrap one of these, the store-error vocabulary of
+// package apierr (which maps them to the client's errors once), or
+// ErrUnavailable from a store that could not answer.
 var (
-	ErrNotFound    = errors.New("not found")
-	ErrExists      = errors.New("already exists")
-	ErrInvalid     = errors.New("invalid")
-	ErrUnavailable = errors.New("keys store unavailable")
+	ErrNotFound    = apierr.ErrNotFound
+	ErrExists      = apierr.ErrExists
+	ErrInvalid     = apierr.ErrInvalid
+	ErrUnavailable = fmt.Errorf("keys store %w", apierr.ErrUnavailable)
 )
 
 // HashSecret returns the stored form of a key's secret: the hex SHA-256 of
