@@ -22,6 +22,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
@@ -319,30 +320,18 @@ func (h *Handler) authenticate(r *http.Request) (*caller, error) {
 	if h.keys == nil {
 		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
 	}
-	ctx := r.Context()
-	k, err := h.keys.GetKey(ctx, keys.HashSecret(token))
-	switch {
-	case errors.Is(err, keys.ErrNotFound):
-		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
-	case err != nil:
-		return nil, &apierr.Error{Kind: apierr.Unavailable, Message: "could not check the API key; try again", Cause: err}
-	}
-	now := h.now()
-	switch {
-	case k.Blocked:
-		return nil, apierr.New(apierr.Unauthorized, "this key is blocked")
-	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
-		return nil, apierr.New(apierr.Unauthorized, "this key has expired")
+	auth := keyauth.Authenticator{Keys: h.keys, Now: h.now}
+	k, err := auth.Key(r.Context(), token)
+	if err != nil {
+		return nil, err
 	}
 	c := &caller{key: &k}
-	if k.UserID != "" {
-		u, err := h.keys.GetUser(ctx, k.UserID)
-		switch {
-		case err == nil:
-			c.user, c.userID, c.role = &u, u.ID, u.Role
-		case !errors.Is(err, keys.ErrNotFound):
-			return nil, &apierr.Error{Kind: apierr.Unavailable, Message: "could not check the API key's user; try again", Cause: err}
-		}
+	u, err := auth.User(r.Context(), k)
+	if err != nil {
+		return nil, err
+	}
+	if u != nil {
+		c.user, c.userID, c.role = u, u.ID, u.Role
 	}
 	return c, nil
 }
