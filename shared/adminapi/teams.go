@@ -228,32 +228,49 @@ func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *calle
 	return ok(w, o)
 }
 
+// member reads the membership a member_update or member_delete body names
+// (team_id, and user_id or user_email), with what more reads, and checks
+// that c may manage the team.
+func (h *Handler) member(r *http.Request, c *caller, more func(p *params)) (team, user string, err error) {
+	p, err := readParams(r)
+	if err != nil {
+		return "", "", err
+	}
+	team, _ = p.str("team_id")
+	user, _ = p.str("user_id")
+	email, _ := p.str("user_email")
+	if more != nil {
+		more(p)
+	}
+	if err := p.done(); err != nil {
+		return "", "", err
+	}
+	ctx := r.Context()
+	if _, err := h.loadTeam(ctx, team); err != nil {
+		return "", "", err
+	}
+	if err := h.mayManageTeam(ctx, c, team); err != nil {
+		return "", "", err
+	}
+	if user == "" {
+		user, err = h.userByEmail(ctx, email)
+	}
+	return team, user, err
+}
+
 // teamMemberUpdate changes a member's role or budget in the team.
 func (h *Handler) teamMemberUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	p, err := readParams(r)
+	var role string
+	var hasRole, hasBudget bool
+	var budget *float64
+	id, uid, err := h.member(r, c, func(p *params) {
+		role, hasRole = p.str("role")
+		budget, hasBudget = p.money("max_budget_in_team")
+	})
 	if err != nil {
 		return err
 	}
-	id, _ := p.str("team_id")
-	uid, _ := p.str("user_id")
-	email, _ := p.str("user_email")
-	role, hasRole := p.str("role")
-	budget, hasBudget := p.money("max_budget_in_team")
-	if err := p.done(); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	if _, err := h.loadTeam(ctx, id); err != nil {
-		return err
-	}
-	if err := h.mayManageTeam(ctx, c, id); err != nil {
-		return err
-	}
-	if uid == "" {
-		if uid, err = h.userByEmail(ctx, email); err != nil {
-			return err
-		}
-	}
 	m, err := h.keys.GetMember(ctx, id, uid)
 	if errors.Is(err, keys.ErrNotFound) {
 		return notFound("user_id", "user %s is not a member of team %s", uid, id)
@@ -294,28 +311,11 @@ func (h *Handler) userByEmail(ctx context.Context, email string) (string, error)
 }
 
 func (h *Handler) teamMemberDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
-	p, err := readParams(r)
+	id, uid, err := h.member(r, c, nil)
 	if err != nil {
 		return err
 	}
-	id, _ := p.str("team_id")
-	uid, _ := p.str("user_id")
-	email, _ := p.str("user_email")
-	if err := p.done(); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	if _, err := h.loadTeam(ctx, id); err != nil {
-		return err
-	}
-	if err := h.mayManageTeam(ctx, c, id); err != nil {
-		return err
-	}
-	if uid == "" {
-		if uid, err = h.userByEmail(ctx, email); err != nil {
-			return err
-		}
-	}
 	if err := h.keys.RemoveMember(ctx, id, uid); err != nil {
 		if errors.Is(err, keys.ErrNotFound) {
 			return notFound("user_id", "user %s is not a member of team %s", uid, id)

@@ -273,6 +273,31 @@ func list[T any](ctx context.Context, st *Store, kind keys.Kind, decode func(id 
 	return out, nil
 }
 
+// read reads the record r, as decode makes it; an id that valid refuses
+// is ErrNotFound without a read.
+func read[T any](ctx context.Context, st *Store, r keys.Ref, valid bool, decode func(id string, item ddb.Item) T) (T, error) {
+	var zero T
+	if !valid {
+		return zero, fmt.Errorf("%s: %w", strings.TrimSpace(whatOf(keys.Ref{Kind: r.Kind})), keys.ErrNotFound)
+	}
+	item, err := st.get(ctx, r.String(), whatOf(r))
+	if err != nil {
+		return zero, err
+	}
+	return decode(r.ID, item), nil
+}
+
+// write SETs (and REMOVEs) a on the existing record r and returns it as
+// decode makes it.
+func write[T any](ctx context.Context, st *Store, r keys.Ref, a attrs, decode func(id string, item ddb.Item) T) (T, error) {
+	item, err := st.update(ctx, r.String(), whatOf(r), a)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return decode(r.ID, item), nil
+}
+
 // Block implements keys.Admin.
 func (st *Store) Block(ctx context.Context, r keys.Ref, blocked bool) error {
 	what := whatOf(r)

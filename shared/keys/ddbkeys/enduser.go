@@ -65,14 +65,7 @@ func (st *Store) HasEndUsers(ctx context.Context) (bool, error) {
 
 // GetEndUser implements keys.Reader.
 func (st *Store) GetEndUser(ctx context.Context, id string) (keys.EndUser, error) {
-	if keys.ValidID("end user id", id) != nil {
-		return keys.EndUser{}, fmt.Errorf("end user: %w", keys.ErrNotFound)
-	}
-	item, err := st.get(ctx, endUserPK(id), "end user "+id)
-	if err != nil {
-		return keys.EndUser{}, err
-	}
-	return decodeEndUser(id, item), nil
+	return read(ctx, st, keys.Ref{Kind: keys.KindEndUser, ID: id}, keys.ValidID("end user id", id) == nil, decodeEndUser)
 }
 
 // CreateEndUser implements keys.Admin: the item and the count, in one
@@ -100,11 +93,7 @@ func (st *Store) UpdateEndUser(ctx context.Context, e keys.EndUser) (keys.EndUse
 	if err := e.Validate(); err != nil {
 		return keys.EndUser{}, err
 	}
-	item, err := st.update(ctx, endUserPK(e.ID), "end user "+e.ID, endUserAttrs(e))
-	if err != nil {
-		return keys.EndUser{}, err
-	}
-	return decodeEndUser(e.ID, item), nil
+	return write(ctx, st, keys.Ref{Kind: keys.KindEndUser, ID: e.ID}, endUserAttrs(e), decodeEndUser)
 }
 
 // ListEndUsers implements keys.Admin.

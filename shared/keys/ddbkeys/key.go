@@ -86,14 +86,7 @@ func (st *Store) aliasDelete(alias, hash string) types.TransactWriteItem {
 
 // GetKey implements keys.Reader.
 func (st *Store) GetKey(ctx context.Context, hash string) (keys.Key, error) {
-	if !keys.ValidHash(hash) {
-		return keys.Key{}, fmt.Errorf("key: %w", keys.ErrNotFound)
-	}
-	item, err := st.get(ctx, keyPK(hash), keyWhat(hash))
-	if err != nil {
-		return keys.Key{}, err
-	}
-	return decodeKey(hash, item), nil
+	return read(ctx, st, keys.Ref{Kind: keys.KindKey, ID: hash}, keys.ValidHash(hash), decodeKey)
 }
 
 // CreateKey implements keys.Admin: the key item, and its alias item in the
@@ -138,11 +131,7 @@ func (st *Store) UpdateKey(ctx context.Context, k keys.Key) (keys.Key, error) {
 	}
 	oldAlias := ddb.String(old, attrAlias)
 	if oldAlias == k.Alias {
-		item, err := st.update(ctx, keyPK(k.Hash), what, a)
-		if err != nil {
-			return keys.Key{}, err
-		}
-		return decodeKey(k.Hash, item), nil
+		return write(ctx, st, keys.Ref{Kind: keys.KindKey, ID: k.Hash}, a, decodeKey)
 	}
 	upd := updateItem(st.table, keyPK(k.Hash), a)
 	upd.Update.ConditionExpression = aws.String("attribute_exists(pk) AND #alias = :oldalias")

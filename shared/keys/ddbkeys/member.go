@@ -39,12 +39,7 @@ func decodeMember(item ddb.Item) keys.Member {
 
 // GetMember implements keys.Reader.
 func (st *Store) GetMember(ctx context.Context, team, user string) (keys.Member, error) {
-	id := keys.MemberID(team, user)
-	item, err := st.get(ctx, refPK(keys.KindMember, id), "member "+id)
-	if err != nil {
-		return keys.Member{}, err
-	}
-	return decodeMember(item), nil
+	return read(ctx, st, keys.Ref{Kind: keys.KindMember, ID: keys.MemberID(team, user)}, true, func(_ string, item ddb.Item) keys.Member { return decodeMember(item) })
 }
 
 // AddMember implements keys.Admin: the member item, the team's members

@@ -47,14 +47,7 @@ func decodeTeam(id string, item ddb.Item) keys.Team {
 
 // GetTeam implements keys.Reader.
 func (st *Store) GetTeam(ctx context.Context, id string) (keys.Team, error) {
-	if err := keys.ValidTeamID(id); err != nil {
-		return keys.Team{}, fmt.Errorf("team: %w", keys.ErrNotFound)
-	}
-	item, err := st.get(ctx, teamPK(id), "team "+id)
-	if err != nil {
-		return keys.Team{}, err
-	}
-	return decodeTeam(id, item), nil
+	return read(ctx, st, keys.Ref{Kind: keys.KindTeam, ID: id}, keys.ValidTeamID(id) == nil, decodeTeam)
 }
 
 // CreateTeam implements keys.Admin.
@@ -73,11 +66,7 @@ func (st *Store) UpdateTeam(ctx context.Context, t keys.Team) (keys.Team, error)
 	if err := t.Validate(); err != nil {
 		return keys.Team{}, err
 	}
-	item, err := st.update(ctx, teamPK(t.ID), "team "+t.ID, teamAttrs(t))
-	if err != nil {
-		return keys.Team{}, err
-	}
-	return decodeTeam(t.ID, item), nil
+	return write(ctx, st, keys.Ref{Kind: keys.KindTeam, ID: t.ID}, teamAttrs(t), decodeTeam)
 }
 
 // ListTeams implements keys.Admin.

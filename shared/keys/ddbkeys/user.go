@@ -57,14 +57,7 @@ func newUserItem(u keys.User, teams ...string) ddb.Item {
 
 // GetUser implements keys.Reader.
 func (st *Store) GetUser(ctx context.Context, id string) (keys.User, error) {
-	if keys.ValidID("user id", id) != nil {
-		return keys.User{}, fmt.Errorf("user: %w", keys.ErrNotFound)
-	}
-	item, err := st.get(ctx, userPK(id), "user "+id)
-	if err != nil {
-		return keys.User{}, err
-	}
-	return decodeUser(id, item), nil
+	return read(ctx, st, keys.Ref{Kind: keys.KindUser, ID: id}, keys.ValidID("user id", id) == nil, decodeUser)
 }
 
 // CreateUser implements keys.Admin.
@@ -84,11 +77,7 @@ func (st *Store) UpdateUser(ctx context.Context, u keys.User) (keys.User, error)
 	if u.Role == "" {
 		delete(a.set, attrUserRole)
 	}
-	item, err := st.update(ctx, userPK(u.ID), "user "+u.ID, a)
-	if err != nil {
-		return keys.User{}, err
-	}
-	return decodeUser(u.ID, item), nil
+	return write(ctx, st, keys.Ref{Kind: keys.KindUser, ID: u.ID}, a, decodeUser)
 }
 
 // ListUsers implements keys.Admin.
