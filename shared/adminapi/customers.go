@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
@@ -20,13 +19,7 @@ func (h *Handler) customerNew(w http.ResponseWriter, r *http.Request, c *caller)
 	if e.ID == "" {
 		return badParam("user_id", "required: the end user id your requests send as \"user\"")
 	}
-	if err := h.keys.CreateEndUser(r.Context(), e); err != nil {
-		if errors.Is(err, keys.ErrExists) {
-			return apierr.Taken("end user", "user_id", "end user %q exists already", e.ID)
-		}
-		return err
-	}
-	e, err = h.keys.GetEndUser(r.Context(), e.ID)
+	e, err = endUsers.created(h, r.Context(), e.ID, e, nil)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
@@ -18,6 +19,7 @@ type record[T any] struct {
 	stamp    func(v *T, now time.Time) // sets UpdatedAt
 	get      func(s keys.Admin, ctx context.Context, id string) (T, error)
 	update   func(s keys.Admin, ctx context.Context, v T) (T, error)
+	create   func(s keys.Admin, ctx context.Context, v T) error
 }
 
 // load reads the record id, a 404 naming param when it does not exist.
@@ -76,13 +78,32 @@ func (rk record[T]) updated(h *Handler, r *http.Request, c *caller, resolve func
 
 // The record kinds the shared flows serve.
 var (
-	teams = record[keys.Team]{noun: "team", idParam: "team_id", parse: teamPatch, get: keys.Admin.GetTeam, update: keys.Admin.UpdateTeam,
+	teams = record[keys.Team]{noun: "team", idParam: "team_id", parse: teamPatch, get: keys.Admin.GetTeam, create: keys.Admin.CreateTeam, update: keys.Admin.UpdateTeam,
 		settings: func(t *keys.Team) *keys.Settings { return &t.Settings }, stamp: func(t *keys.Team, now time.Time) { t.UpdatedAt = now }}
-	users = record[keys.User]{noun: "user", idParam: "user_id", parse: userPatch, get: keys.Admin.GetUser, update: keys.Admin.UpdateUser,
+	users = record[keys.User]{noun: "user", idParam: "user_id", parse: userPatch, get: keys.Admin.GetUser, create: keys.Admin.CreateUser, update: keys.Admin.UpdateUser,
 		settings: func(u *keys.User) *keys.Settings { return &u.Settings }, stamp: func(u *keys.User, now time.Time) { u.UpdatedAt = now }}
-	endUsers = record[keys.EndUser]{noun: "end user", idParam: "user_id", parse: endUserPatch, get: keys.Admin.GetEndUser, update: keys.Admin.UpdateEndUser,
+	endUsers = record[keys.EndUser]{noun: "end user", idParam: "user_id", parse: endUserPatch, get: keys.Admin.GetEndUser, create: keys.Admin.CreateEndUser, update: keys.Admin.UpdateEndUser,
 		settings: func(e *keys.EndUser) *keys.Settings { return &e.Settings }, stamp: func(e *keys.EndUser, now time.Time) { e.UpdatedAt = now }}
 )
+
+// created stores the new record v whose id is id (a taken id is the
+// client's error naming idParam), runs then (nil: nothing), and reads the
+// record back as stored.
+func (rk record[T]) created(h *Handler, ctx context.Context, id string, v T, then func() error) (T, error) {
+	var zero T
+	if err := rk.create(h.keys, ctx, v); err != nil {
+		if errors.Is(err, keys.ErrExists) {
+			return zero, apierr.Taken(rk.noun, rk.idParam, "%s %q exists already", rk.noun, id)
+		}
+		return zero, err
+	}
+	if then != nil {
+		if err := then(); err != nil {
+			return zero, err
+		}
+	}
+	return rk.get(h.keys, ctx, id)
+}
 
 // ids reads a proxy admin's list of record ids (param) and checks each
 // with check (that it exists).

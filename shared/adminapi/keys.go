@@ -117,22 +117,27 @@ func (h *Handler) loadKey(ctx context.Context, param, v string) (keys.Key, error
 	return k, err
 }
 
-// changeKey is what /key/update and /key/regenerate share: it loads the
-// key ref names, checks that c may change it, applies the patch and checks
-// that c may write the result (and change its blocked state so).
-func (h *Handler) changeKey(ctx context.Context, c *caller, ref string, pt patch[keys.Key]) (old, k keys.Key, err error) {
-	if old, err = h.loadKey(ctx, "key", ref); err != nil {
-		return old, k, err
+// changeKey is what /key/update and /key/regenerate share: it reads the
+// key settings of the body (done: the body is read), loads the key ref
+// names, checks that c may change it, applies the settings and checks that
+// c may write the result (and change its blocked state so).
+func (h *Handler) changeKey(ctx context.Context, c *caller, p *params, ref string, now time.Time) (old, k keys.Key, pt patch[keys.Key], err error) {
+	pt = keyPatch(p, now)
+	if err = p.done(); err != nil {
+		return old, k, pt, err
 	}
-	if err := h.mayChangeKey(ctx, c, old); err != nil {
-		return old, k, err
+	if old, err = h.loadKey(ctx, "key", ref); err != nil {
+		return old, k, pt, err
+	}
+	if err = h.mayChangeKey(ctx, c, old); err != nil {
+		return old, k, pt, err
 	}
 	k = old
 	pt.apply(&k, &k.Settings)
-	if err := h.mayWriteKey(ctx, c, k); err != nil {
-		return old, k, err
+	if err = h.mayWriteKey(ctx, c, k); err != nil {
+		return old, k, pt, err
 	}
-	return old, k, h.mayChangeBlocked(ctx, c, old, k)
+	return old, k, pt, h.mayChangeBlocked(ctx, c, old, k)
 }
 
 func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -142,11 +147,7 @@ func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) e
 	}
 	ref, _ := p.str("key")
 	now := h.now()
-	pt := keyPatch(p, now)
-	if err := p.done(); err != nil {
-		return err
-	}
-	old, k, err := h.changeKey(r.Context(), c, ref, pt)
+	old, k, _, err := h.changeKey(r.Context(), c, p, ref, now)
 	if err != nil {
 		return err
 	}
@@ -266,11 +267,7 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, c *caller, 
 	}
 	secret, given := secretParam(p, "new_key")
 	now := h.now()
-	pt := keyPatch(p, now)
-	if err := p.done(); err != nil {
-		return err
-	}
-	old, k, err := h.changeKey(r.Context(), c, ref, pt)
+	old, k, pt, err := h.changeKey(r.Context(), c, p, ref, now)
 	if err != nil {
 		return err
 	}

@@ -163,21 +163,28 @@ func userObject(u keys.User, now time.Time) obj {
 
 func membershipObject(m keys.Member, now time.Time) obj {
 	return obj{
-		"team_id":   m.TeamID,
-		"user_id":   m.UserID,
-		"role":      m.Role,
-		"spend":     m.Spend,
-		"budget_id": nil,
-		"litellm_budget_table": obj{
-			"max_budget":      usdOrNil(m.MaxBudget),
-			"soft_budget":     usdOrNil(m.SoftBudget),
-			"budget_duration": orNil(m.Duration),
-			"budget_reset_at": ts(m.ResetAt(now)),
-		},
+		"team_id":              m.TeamID,
+		"user_id":              m.UserID,
+		"role":                 m.Role,
+		"spend":                m.Spend,
+		"budget_id":            nil,
+		"litellm_budget_table": budgetTable(m.Budget, now),
+	}
+}
+
+// budgetTable is a budget as LiteLLM's LiteLLM_BudgetTable shows it.
+func budgetTable(b keys.Budget, now time.Time) obj {
+	return obj{
+		"max_budget":      usdOrNil(b.MaxBudget),
+		"soft_budget":     usdOrNil(b.SoftBudget),
+		"budget_duration": orNil(b.Duration),
+		"budget_reset_at": ts(b.ResetAt(now)),
 	}
 }
 
 func endUserObject(e keys.EndUser, now time.Time) obj {
+	budget := budgetTable(e.Budget, now)
+	budget["tpm_limit"], budget["rpm_limit"] = limitOrNil(e.TPMLimit), limitOrNil(e.RPMLimit)
 	return obj{
 		"user_id":              e.ID,
 		"alias":                orNil(e.Alias),
@@ -187,13 +194,6 @@ func endUserObject(e keys.EndUser, now time.Time) obj {
 		"default_model":        nil,
 		"created_at":           ts(e.CreatedAt),
 		"updated_at":           ts(e.UpdatedAt),
-		"litellm_budget_table": obj{
-			"max_budget":      usdOrNil(e.MaxBudget),
-			"soft_budget":     usdOrNil(e.SoftBudget),
-			"budget_duration": orNil(e.Duration),
-			"budget_reset_at": ts(e.ResetAt(now)),
-			"tpm_limit":       limitOrNil(e.TPMLimit),
-			"rpm_limit":       limitOrNil(e.RPMLimit),
-		},
+		"litellm_budget_table": budget,
 	}
 }

@@ -127,22 +127,18 @@ func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) err
 		t.ID = newID()
 	}
 	ctx := r.Context()
-	if err := h.keys.CreateTeam(ctx, t); err != nil {
-		if errors.Is(err, keys.ErrExists) {
-			return apierr.Taken("team", "team_id", "team %q exists already", t.ID)
+	t, err = teams.created(h, ctx, t.ID, t, func() error {
+		for _, m := range members {
+			id, err := h.resolveMember(ctx, m)
+			if err != nil {
+				return err
+			}
+			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t.ID, UserID: id, Role: m.Role, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
+				return err
+			}
 		}
-		return err
-	}
-	for _, m := range members {
-		id, err := h.resolveMember(ctx, m)
-		if err != nil {
-			return err
-		}
-		if err := h.keys.AddMember(ctx, keys.Member{TeamID: t.ID, UserID: id, Role: m.Role, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
-			return err
-		}
-	}
-	t, err = h.keys.GetTeam(ctx, t.ID)
+		return nil
+	})
 	if err != nil {
 		return err
 	}

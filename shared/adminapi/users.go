@@ -41,18 +41,14 @@ func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) err
 	if u.ID == "" {
 		u.ID = newID()
 	}
-	if err := h.keys.CreateUser(ctx, u); err != nil {
-		if errors.Is(err, keys.ErrExists) {
-			return apierr.Taken("user", "user_id", "user %q exists already", u.ID)
+	stored, err := users.created(h, ctx, u.ID, u, func() error {
+		for _, t := range teamIDs {
+			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t, UserID: u.ID, Role: keys.MemberUser, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
+				return err
+			}
 		}
-		return err
-	}
-	for _, t := range teamIDs {
-		if err := h.keys.AddMember(ctx, keys.Member{TeamID: t, UserID: u.ID, Role: keys.MemberUser, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
-			return err
-		}
-	}
-	stored, err := h.keys.GetUser(ctx, u.ID)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
