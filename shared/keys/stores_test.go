@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/keys/keystest"
 )
 
 // TestCached: reads are served from the cache for the TTL (on an injected
@@ -72,5 +73,18 @@ func TestCached(t *testing.T) {
 		if tm, err := c.GetTeam(ctx, "t"); err != nil || !tm.Blocked {
 			t.Fatalf("GetTeam after Block = %+v, %v", tm, err)
 		}
+	})
+}
+
+// TestMemory runs the conformance suites on the memory store.
+func TestMemory(t *testing.T) {
+	stores := map[*testing.T]*keys.Memory{}
+	keystest.Run(t, func(t *testing.T) keystest.Store {
+		if m, ok := stores[t]; ok {
+			return m
+		}
+		m := keys.NewMemory()
+		stores[t] = m
+		return m
 	})
 }
