@@ -59,6 +59,12 @@ func (pt *patch[T]) budget(p *params) {
 	pt.setting(ok, func(s *keys.Settings) { s.Duration = d })
 }
 
+// budgetAndLimits reads the budget, then the limits.
+func (pt *patch[T]) budgetAndLimits(p *params) {
+	pt.budget(p)
+	pt.limits(p)
+}
+
 // limits reads rpm_limit and tpm_limit.
 func (pt *patch[T]) limits(p *params) {
 	rpm, ok := p.limit("rpm_limit")
@@ -111,8 +117,7 @@ func teamPatch(p *params) patch[keys.Team] {
 	var pt patch[keys.Team]
 	pt.str(p, "team_alias", func(t *keys.Team) *string { return &t.Alias })
 	pt.models(p)
-	pt.budget(p)
-	pt.limits(p)
+	pt.budgetAndLimits(p)
 	pt.blocked(p)
 	pt.metadata(p)
 	p.refuse(whyTags, "tags")
@@ -138,8 +143,7 @@ func userPatch(p *params) patch[keys.User] {
 		pt.field(true, func(u *keys.User) { u.Role = keys.UserRole(v) })
 	}
 	pt.models(p)
-	pt.budget(p)
-	pt.limits(p)
+	pt.budgetAndLimits(p)
 	pt.metadata(p)
 	p.refuse(whyAliases, "aliases")
 	p.refuse(whyOrg, "organizations")
@@ -154,8 +158,7 @@ func endUserPatch(p *params) patch[keys.EndUser] {
 	var pt patch[keys.EndUser]
 	pt.str(p, "alias", func(e *keys.EndUser) *string { return &e.Alias })
 	pt.blocked(p)
-	pt.budget(p)
-	pt.limits(p)
+	pt.budgetAndLimits(p)
 	p.refuse(whyRegion, "allowed_model_region", "default_model")
 	p.refuse(whyBudgetID, "budget_id")
 	p.refuse(whyParallel, "max_parallel_requests")

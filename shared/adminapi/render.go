@@ -66,6 +66,18 @@ func usdOrNil(v *float64) any {
 	return *v
 }
 
+// settingsFields adds the LiteLLM fields of a key's, team's or user's
+// Settings to o: limits, models, metadata and budget.
+func settingsFields(o obj, s keys.Settings, now time.Time) obj {
+	o["models"] = strList(s.Models)
+	o["tpm_limit"] = limitOrNil(s.TPMLimit)
+	o["rpm_limit"] = limitOrNil(s.RPMLimit)
+	o["max_parallel_requests"] = nil
+	o["metadata"] = metadata(s.Metadata)
+	budgetFields(o, s.Budget, now)
+	return o
+}
+
 // budgetFields adds a Budget's LiteLLM fields to o.
 func budgetFields(o obj, b keys.Budget, now time.Time) {
 	o["max_budget"] = usdOrNil(b.MaxBudget)
@@ -83,18 +95,13 @@ func keyObject(k keys.Key, now time.Time) obj {
 		"key_name":               orNil(k.KeyName),
 		"key_alias":              orNil(k.Alias),
 		"expires":                ts(k.ExpiresAt),
-		"models":                 strList(k.Models),
 		"aliases":                obj{},
 		"config":                 obj{},
 		"user_id":                orNil(k.UserID),
 		"team_id":                orNil(k.TeamID),
 		"permissions":            obj{},
-		"max_parallel_requests":  nil,
-		"metadata":               metadata(k.Metadata),
 		"tags":                   strList(k.Tags),
 		"blocked":                k.Blocked,
-		"tpm_limit":              limitOrNil(k.TPMLimit),
-		"rpm_limit":              limitOrNil(k.RPMLimit),
 		"model_max_budget":       obj{},
 		"model_rpm_limit":        nil,
 		"model_tpm_limit":        nil,
@@ -106,8 +113,7 @@ func keyObject(k keys.Key, now time.Time) obj {
 		"updated_by":             orNil(k.UpdatedBy),
 		"current_period_spend":   k.Budget.Current(now),
 	}
-	budgetFields(o, k.Budget, now)
-	return o
+	return settingsFields(o, k.Settings, now)
 }
 
 func teamObject(t keys.Team, now time.Time) obj {
@@ -122,43 +128,31 @@ func teamObject(t keys.Team, now time.Time) obj {
 		}
 	}
 	o := obj{
-		"team_id":               t.ID,
-		"team_alias":            orNil(t.Alias),
-		"organization_id":       nil,
-		"admins":                admins,
-		"members":               users,
-		"members_with_roles":    members,
-		"metadata":              metadata(t.Metadata),
-		"tpm_limit":             limitOrNil(t.TPMLimit),
-		"rpm_limit":             limitOrNil(t.RPMLimit),
-		"models":                strList(t.Models),
-		"blocked":               t.Blocked,
-		"max_parallel_requests": nil,
-		"model_aliases":         nil,
-		"created_at":            ts(t.CreatedAt),
-		"updated_at":            ts(t.UpdatedAt),
+		"team_id":            t.ID,
+		"team_alias":         orNil(t.Alias),
+		"organization_id":    nil,
+		"admins":             admins,
+		"members":            users,
+		"members_with_roles": members,
+		"blocked":            t.Blocked,
+		"model_aliases":      nil,
+		"created_at":         ts(t.CreatedAt),
+		"updated_at":         ts(t.UpdatedAt),
 	}
-	budgetFields(o, t.Budget, now)
-	return o
+	return settingsFields(o, t.Settings, now)
 }
 
 func userObject(u keys.User, now time.Time) obj {
 	o := obj{
-		"user_id":               u.ID,
-		"user_email":            orNil(u.Email),
-		"user_alias":            orNil(u.Alias),
-		"user_role":             string(u.Role),
-		"teams":                 strList(u.Teams),
-		"models":                strList(u.Models),
-		"tpm_limit":             limitOrNil(u.TPMLimit),
-		"rpm_limit":             limitOrNil(u.RPMLimit),
-		"max_parallel_requests": nil,
-		"metadata":              metadata(u.Metadata),
-		"created_at":            ts(u.CreatedAt),
-		"updated_at":            ts(u.UpdatedAt),
+		"user_id":    u.ID,
+		"user_email": orNil(u.Email),
+		"user_alias": orNil(u.Alias),
+		"user_role":  string(u.Role),
+		"teams":      strList(u.Teams),
+		"created_at": ts(u.CreatedAt),
+		"updated_at": ts(u.UpdatedAt),
 	}
-	budgetFields(o, u.Budget, now)
-	return o
+	return settingsFields(o, u.Settings, now)
 }
 
 func membershipObject(m keys.Member, now time.Time) obj {
