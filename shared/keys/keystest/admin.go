@@ -225,67 +225,6 @@ func testRegenerateKey(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 }
 
-// testRegeneratedKeySpend: spend still carrying a regenerated key's old
-// hash (events in flight or redelivered) goes to the key it became, through
-// a chain of regenerations; the old secrets stay invalid.
-func testRegeneratedKeySpend(t *testing.T, newStore func(t *testing.T) Store) {
-	s, c := newStore(t), ctx(t)
-	k := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: id("alias"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(5), Duration: "30d"}}}
-	if err := s.CreateKey(c, k); err != nil {
-		t.Fatal(err)
-	}
-	hashes := []string{k.Hash}
-	for range 2 {
-		nk := k
-		nk.Hash = keys.HashSecret(id("sk"))
-		if _, err := s.RegenerateKey(c, k.Hash, nk); err != nil {
-			t.Fatal(err)
-		}
-		k = nk
-		hashes = append(hashes, nk.Hash)
-	}
-	at := time.Now().UTC()
-	ref := func(h string) keys.Ref { return keys.Ref{Kind: keys.KindKey, ID: h} }
-	// Both old hashes and the new one in one call: all three land on one record.
-	if _, err := s.ApplySpend(c, []keys.SpendDelta{
-		{Ref: ref(hashes[0]), Nanos: 1_000, At: at},
-		{Ref: ref(hashes[1]), Nanos: 20_000, At: at},
-		{Ref: ref(hashes[2]), Nanos: 300_000, At: at},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := newStore(t).GetKey(c, k.Hash)
-	if err != nil || keys.Nanos(got.Spend) != 321_000 || keys.Nanos(got.PeriodSpend) != 321_000 {
-		t.Fatalf("regenerated key = %+v, %v; want spend 321000 nano-USD from its old hashes and its own", got, err)
-	}
-	for _, h := range hashes[:2] {
-		if _, err := newStore(t).GetKey(c, h); !errors.Is(err, keys.ErrNotFound) {
-			t.Errorf("old hash %.8s authenticates: %v", h, err)
-		}
-		if ks, err := s.ListKeys(c, keys.KeyFilter{}); err != nil || slices.ContainsFunc(ks, func(x keys.Key) bool { return x.Hash == h }) {
-			t.Errorf("old hash %.8s listed: %v", h, err)
-		}
-	}
-	// A deleted key takes nothing, through its old hashes either.
-	if err := s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: ref(hashes[0]), Nanos: 5, At: at}}); err != nil {
-		t.Fatalf("spend for a deleted key's old hash: %v", err)
-	}
-	// A key created again at an old hash (the same secret) is that key.
-	again := keys.Key{Hash: hashes[1]}
-	if err := s.CreateKey(c, again); err != nil {
-		t.Fatalf("creating a key at a regenerated key's old hash: %v", err)
-	}
-	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: ref(hashes[1]), Nanos: 7, At: at}}); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.GetKey(c, hashes[1]); err != nil || keys.Nanos(got.Spend) != 7 {
-		t.Errorf("key created at an old hash = %+v, %v; want spend 7 nano-USD", got, err)
-	}
-}
-
 func testUsers(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	u := keys.User{

@@ -50,6 +50,7 @@ var tests = []struct {
 	{"Admin", "EndUsers", testEndUsers},
 	{"Admin", "AdminNotFound", testAdminNotFound},
 	{"Admin", "AdminInvalid", testAdminInvalid},
+	{"Admin", "Times", testTimes},
 	{"Spender", "ConcurrentSpend", testConcurrentSpend},
 	{"Spender", "SpendPeriods", testSpendPeriods},
 	{"Spender", "SoftBudget", testSoftBudget},
@@ -352,5 +353,43 @@ func testConcurrentSpend(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	if tm, err := s.GetTeam(c, team); err != nil || keys.Nanos(tm.Spend) != 25_000_000_300 {
 		t.Errorf("team spend = %v, %v; want 25.0000003", tm.Spend, err)
+	}
+}
+
+// testTimes: every record kind is stored with its times in UTC at
+// millisecond precision (as DynamoDB keeps them), whatever it was given.
+func testTimes(t *testing.T, newStore func(t *testing.T) Store) {
+	s, c := newStore(t), ctx(t)
+	given := time.Date(2030, 5, 6, 7, 8, 9, 123_456_789, time.FixedZone("X", 3600))
+	want := given.UTC().Truncate(time.Millisecond)
+	team, user, end := id("team"), id("user"), id("customer")
+	h := keys.HashSecret(id("sk"))
+	for _, err := range []error{
+		s.CreateKey(c, keys.Key{Hash: h, CreatedAt: given, UpdatedAt: given, ExpiresAt: given}),
+		s.CreateTeam(c, keys.Team{ID: team, CreatedAt: given, UpdatedAt: given}),
+		s.CreateUser(c, keys.User{ID: user, CreatedAt: given, UpdatedAt: given}),
+		s.AddMember(c, keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser, CreatedAt: given}),
+		s.CreateEndUser(c, keys.EndUser{ID: end, CreatedAt: given, UpdatedAt: given}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err1 := s.GetKey(c, h)
+	tm, err2 := s.GetTeam(c, team)
+	u, err3 := s.GetUser(c, user)
+	m, err4 := s.GetMember(c, team, user)
+	e, err5 := s.GetEndUser(c, end)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]time.Time{
+		"key created": k.CreatedAt, "key updated": k.UpdatedAt, "key expires": k.ExpiresAt,
+		"team created": tm.CreatedAt, "team updated": tm.UpdatedAt, "user created": u.CreatedAt, "user updated": u.UpdatedAt,
+		"member created": m.CreatedAt, "end user created": e.CreatedAt, "end user updated": e.UpdatedAt,
+	} {
+		if got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
 	}
 }
