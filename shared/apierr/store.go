@@ -40,12 +40,13 @@ func Store(err error) *Error {
 }
 
 // Taken is the client's error for a record whose id (or alias) is taken
-// (ErrExists), naming the request parameter that gave it. It is a 400 for
-// keys, teams, memberships and end users, and a 409 for a user: the
-// statuses this API has always answered (POST /user/new with a taken
-// user_id is a conflict; the other routes report the taken value as a bad
-// parameter), kept so that clients see no change.
-// record is "key", "team", "member", "end user" or "user".
+// (ErrExists), naming the request parameter that gave it. The status
+// differs by record kind because LiteLLM's does, and this API has always
+// answered as it: a user is a 409 (LiteLLM's /user/new raises 409, "User
+// with id ... already exists"), every other record a 400 (its /team/new
+// raises 400, "Team id = ... already exists"; keys, memberships and
+// customers report the taken value as a bad parameter). record is "key",
+// "team", "member", "end user" or "user".
 func Taken(record, param, format string, args ...any) *Error {
 	k := InvalidRequest
 	if record == "user" {
