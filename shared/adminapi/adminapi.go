@@ -2,7 +2,7 @@
 // teams, users, end users (customers), spend reports and model info, with
 // LiteLLM's paths, request bodies, response shapes and role permissions.
 //
-// It writes through the same keys.Admin the gateway reads (keys.Cached drops
+// It writes through keys.Admin to the store the gateway reads (keys.Cached drops
 // its own entries on write; other instances see a change within their key
 // cache TTL). It knows nothing of Lambda: functions/admin serves it through a
 // buffered function URL, and local mode serves it on the gateway's port.

@@ -184,12 +184,12 @@ func testArchiveKey(t *testing.T, newStore func(t *testing.T) Store) {
 	if got, _ := s.GetKey(c, k.Hash); got.Spend != 0 {
 		t.Fatalf("re-created key inherited spend %v", got.Spend)
 	}
-	// DeleteKey keeps an audit copy too.
+	// Delete of a key keeps an audit copy too.
 	if err := s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); err != nil {
 		t.Fatal(err)
 	}
 	if del, _ := s.ListDeletedKeys(c, keys.KeyFilter{}); len(del) < 2 {
-		t.Fatalf("DeleteKey left no audit copy: %+v", del)
+		t.Fatalf("Delete of a key left no audit copy: %+v", del)
 	}
 }
 
@@ -356,7 +356,7 @@ func testMembers(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatal(err)
 	}
 	if u, _ := s.GetUser(c, other); len(u.Teams) != 0 {
-		t.Fatalf("user teams after DeleteTeam = %v", u.Teams)
+		t.Fatalf("user teams after the team's Delete = %v", u.Teams)
 	}
 	if _, err := s.GetMember(c, team, other); !errors.Is(err, keys.ErrNotFound) {
 		t.Fatalf("membership of a deleted team: %v", err)
@@ -388,7 +388,7 @@ func testEndUsers(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatal(err)
 	}
 	if got, _ := s.GetEndUser(c, e.ID); !got.Blocked {
-		t.Fatal("BlockEndUser: not blocked")
+		t.Fatal("Block: end user not blocked")
 	}
 	up := keys.EndUser{ID: e.ID, Alias: "acme2", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(10)}}}
 	if got, err := s.UpdateEndUser(c, up); err != nil || got.Alias != "acme2" || got.Spend != 1 || got.Blocked || !got.CreatedAt.Equal(when) {

@@ -145,13 +145,13 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatal(err)
 	}
 	if got, _ := s.GetKey(c, k.Hash); !got.Blocked {
-		t.Fatal("BlockKey: key not blocked")
+		t.Fatal("Block: key not blocked")
 	}
 	if err := s.Block(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}, false); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := s.GetKey(c, k.Hash); got.Blocked {
-		t.Fatal("BlockKey(false): key still blocked")
+		t.Fatal("Block(false): key still blocked")
 	}
 	if err := s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatalf("GetKey after delete: %v, want ErrNotFound", err)
 	}
 	if err := s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); !errors.Is(err, keys.ErrNotFound) {
-		t.Fatalf("second DeleteKey: %v, want ErrNotFound", err)
+		t.Fatalf("second Delete of the key: %v, want ErrNotFound", err)
 	}
 
 	t.Run("defaults", func(t *testing.T) {

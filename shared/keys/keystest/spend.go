@@ -114,7 +114,7 @@ func testEndUserPresence(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatal(err)
 	}
 	if err := s.Delete(c, keys.Ref{Kind: keys.KindEndUser, ID: e}); err == nil {
-		t.Fatal("second DeleteEndUser succeeded")
+		t.Fatal("second Delete of the end user succeeded")
 	}
 	if has, err := newStore(t).HasEndUsers(c); err != nil || has != before {
 		t.Fatalf("HasEndUsers after the delete = %v, %v; want %v as before", has, err, before)
