@@ -124,38 +124,40 @@ func (a *Authenticator) User(ctx context.Context, k keys.Key) (*keys.User, error
 
 // Authenticate is the gateway's check of a request's key: Key, then the
 // key's budget, its team (it exists, is not blocked, its budget), its
-// user's budget and its membership's budget, in that order.
-func (a *Authenticator) Authenticate(ctx context.Context, secret string) (*Records, error) {
+// user's budget and its membership's budget, in that order. The records
+// come back by value: a request pays no allocation for them beyond its
+// own.
+func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Records, error) {
 	k, now, err := a.key(ctx, secret)
 	if err != nil {
-		return nil, err
+		return Records{}, err
 	}
-	r := &Records{Hash: keys.HashSecret(secret), Key: k}
+	r := Records{Hash: keys.HashSecret(secret), Key: k}
 	if err := overBudget("key", "key", k.Budget, now); err != nil {
-		return nil, err
+		return Records{}, err
 	}
 	if k.TeamID != "" {
 		t, err := a.Keys.GetTeam(ctx, k.TeamID)
 		switch {
 		case errors.Is(err, keys.ErrNotFound):
-			return nil, deny(TeamGone, "team", apierr.New(apierr.Unauthorized, "the key's team %q no longer exists", k.TeamID))
+			return Records{}, deny(TeamGone, "team", apierr.New(apierr.Unauthorized, "the key's team %q no longer exists", k.TeamID))
 		case err != nil:
-			return nil, unavailable("team", "the API key's team", err)
+			return Records{}, unavailable("team", "the API key's team", err)
 		}
 		if t.Blocked {
-			return nil, deny(Blocked, "team", apierr.New(apierr.Unauthorized, "team %s is blocked", t.ID))
+			return Records{}, deny(Blocked, "team", apierr.New(apierr.Unauthorized, "team %s is blocked", t.ID))
 		}
 		if err := overBudget("team", "team "+t.ID, t.Budget, now); err != nil {
-			return nil, err
+			return Records{}, err
 		}
 		r.Team = &t
 	}
 	if r.User, err = a.User(ctx, k); err != nil {
-		return nil, err
+		return Records{}, err
 	}
 	if r.User != nil {
 		if err := overBudget("user", "user "+r.User.ID, r.User.Budget, now); err != nil {
-			return nil, err
+			return Records{}, err
 		}
 	}
 	if r.User != nil && r.Team != nil {
@@ -163,11 +165,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (*Recor
 		switch {
 		case err == nil:
 			if err := overBudget("team_member", "team member "+m.UserID+" of team "+m.TeamID, m.Budget, now); err != nil {
-				return nil, err
+				return Records{}, err
 			}
 			r.Member = &m
 		case !errors.Is(err, keys.ErrNotFound):
-			return nil, unavailable("team_member", "the API key's team membership", err)
+			return Records{}, unavailable("team_member", "the API key's team membership", err)
 		}
 	}
 	return r, nil
