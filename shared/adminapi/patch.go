@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -44,43 +45,42 @@ func (pt *patch[T]) str(p *params, name string, f func(*T) *string) {
 	pt.field(ok || p.has(name), func(r *T) { *f(r) = v })
 }
 
+// setting reads the field name with read onto the Settings, when the body
+// gives it (null included: it clears the setting). A field read with an
+// error adds a setter too, never applied: the body is refused.
+func setting[T, V any](pt *patch[T], p *params, name string, read func(*params, string) (V, bool), set func(*keys.Settings, V)) {
+	v, ok := read(p, name)
+	pt.setting(ok || p.has(name), func(s *keys.Settings) { set(s, v) })
+}
+
 func (pt *patch[T]) models(p *params) {
-	v, ok := p.strs("models")
-	pt.setting(ok || p.has("models"), func(s *keys.Settings) { s.Models = v })
+	setting(pt, p, "models", (*params).strs, func(s *keys.Settings, v []string) { s.Models = v })
 }
 
-// budget reads max_budget, soft_budget and budget_duration (null clears each).
-func (pt *patch[T]) budget(p *params) {
-	maxUSD, ok := p.money("max_budget")
-	pt.setting(ok, func(s *keys.Settings) { s.MaxBudget = maxUSD })
-	soft, ok := p.money("soft_budget")
-	pt.setting(ok, func(s *keys.Settings) { s.SoftBudget = soft })
-	d, ok := p.period("budget_duration")
-	pt.setting(ok, func(s *keys.Settings) { s.Duration = d })
-}
-
-// budgetAndLimits reads the budget, then the limits.
+// budgetAndLimits reads max_budget, soft_budget, budget_duration, then
+// rpm_limit and tpm_limit.
 func (pt *patch[T]) budgetAndLimits(p *params) {
 	pt.budget(p)
 	pt.limits(p)
 }
 
-// limits reads rpm_limit and tpm_limit.
+func (pt *patch[T]) budget(p *params) {
+	setting(pt, p, "max_budget", (*params).money, func(s *keys.Settings, v *float64) { s.MaxBudget = v })
+	setting(pt, p, "soft_budget", (*params).money, func(s *keys.Settings, v *float64) { s.SoftBudget = v })
+	setting(pt, p, "budget_duration", (*params).period, func(s *keys.Settings, v string) { s.Duration = v })
+}
+
 func (pt *patch[T]) limits(p *params) {
-	rpm, ok := p.limit("rpm_limit")
-	pt.setting(ok || p.has("rpm_limit"), func(s *keys.Settings) { s.RPMLimit = rpm })
-	tpm, ok := p.limit("tpm_limit")
-	pt.setting(ok || p.has("tpm_limit"), func(s *keys.Settings) { s.TPMLimit = tpm })
+	setting(pt, p, "rpm_limit", (*params).limit, func(s *keys.Settings, v int64) { s.RPMLimit = v })
+	setting(pt, p, "tpm_limit", (*params).limit, func(s *keys.Settings, v int64) { s.TPMLimit = v })
 }
 
 func (pt *patch[T]) blocked(p *params) {
-	v, ok := p.boolean("blocked")
-	pt.setting(ok || p.has("blocked"), func(s *keys.Settings) { s.Blocked = v })
+	setting(pt, p, "blocked", (*params).boolean, func(s *keys.Settings, v bool) { s.Blocked = v })
 }
 
 func (pt *patch[T]) metadata(p *params) {
-	v, ok := p.object("metadata")
-	pt.setting(ok, func(s *keys.Settings) { s.Metadata = v })
+	setting(pt, p, "metadata", (*params).object, func(s *keys.Settings, v json.RawMessage) { s.Metadata = v })
 }
 
 // keyPatch reads the settings of a key; now is when a duration starts.
