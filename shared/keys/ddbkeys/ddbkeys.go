@@ -287,12 +287,15 @@ func read[T any](ctx context.Context, st *Store, r keys.Ref, valid bool, decode 
 	return decode(r.ID, item), nil
 }
 
-// write SETs (and REMOVEs) a on the existing record r and returns it as
-// decode makes it.
-func write[T any](ctx context.Context, st *Store, r keys.Ref, a attrs, decode func(id string, item ddb.Item) T) (T, error) {
+// write checks v, SETs (and REMOVEs) its attributes a on the existing
+// record r and returns it as decode makes it.
+func write[T any](ctx context.Context, st *Store, v interface{ Validate() error }, r keys.Ref, a attrs, decode func(id string, item ddb.Item) T) (T, error) {
+	var zero T
+	if err := v.Validate(); err != nil {
+		return zero, err
+	}
 	item, err := st.update(ctx, r.String(), whatOf(r), a)
 	if err != nil {
-		var zero T
 		return zero, err
 	}
 	return decode(r.ID, item), nil

@@ -90,10 +90,7 @@ func (st *Store) CreateEndUser(ctx context.Context, e keys.EndUser) error {
 
 // UpdateEndUser implements keys.Admin.
 func (st *Store) UpdateEndUser(ctx context.Context, e keys.EndUser) (keys.EndUser, error) {
-	if err := e.Validate(); err != nil {
-		return keys.EndUser{}, err
-	}
-	return write(ctx, st, keys.Ref{Kind: keys.KindEndUser, ID: e.ID}, endUserAttrs(e), decodeEndUser)
+	return write(ctx, st, e, keys.Ref{Kind: keys.KindEndUser, ID: e.ID}, endUserAttrs(e), decodeEndUser)
 }
 
 // ListEndUsers implements keys.Admin.

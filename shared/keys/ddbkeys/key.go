@@ -131,7 +131,7 @@ func (st *Store) UpdateKey(ctx context.Context, k keys.Key) (keys.Key, error) {
 	}
 	oldAlias := ddb.String(old, attrAlias)
 	if oldAlias == k.Alias {
-		return write(ctx, st, keys.Ref{Kind: keys.KindKey, ID: k.Hash}, a, decodeKey)
+		return write(ctx, st, k, keys.Ref{Kind: keys.KindKey, ID: k.Hash}, a, decodeKey)
 	}
 	upd := updateItem(st.table, keyPK(k.Hash), a)
 	upd.Update.ConditionExpression = aws.String("attribute_exists(pk) AND #alias = :oldalias")

@@ -63,10 +63,7 @@ func (st *Store) CreateTeam(ctx context.Context, t keys.Team) error {
 
 // UpdateTeam implements keys.Admin.
 func (st *Store) UpdateTeam(ctx context.Context, t keys.Team) (keys.Team, error) {
-	if err := t.Validate(); err != nil {
-		return keys.Team{}, err
-	}
-	return write(ctx, st, keys.Ref{Kind: keys.KindTeam, ID: t.ID}, teamAttrs(t), decodeTeam)
+	return write(ctx, st, t, keys.Ref{Kind: keys.KindTeam, ID: t.ID}, teamAttrs(t), decodeTeam)
 }
 
 // ListTeams implements keys.Admin.

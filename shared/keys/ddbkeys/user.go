@@ -70,14 +70,11 @@ func (st *Store) CreateUser(ctx context.Context, u keys.User) error {
 
 // UpdateUser implements keys.Admin.
 func (st *Store) UpdateUser(ctx context.Context, u keys.User) (keys.User, error) {
-	if err := u.Validate(); err != nil {
-		return keys.User{}, err
-	}
 	a := userAttrs(u)
 	if u.Role == "" {
 		delete(a.set, attrUserRole)
 	}
-	return write(ctx, st, keys.Ref{Kind: keys.KindUser, ID: u.ID}, a, decodeUser)
+	return write(ctx, st, u, keys.Ref{Kind: keys.KindUser, ID: u.ID}, a, decodeUser)
 }
 
 // ListUsers implements keys.Admin.
