@@ -55,7 +55,17 @@ func validated[R any](m *Memory, v interface{ Validate() error }, f func() (R, e
 	return locked(m, f)
 }
 
-func done(err error) (struct{}, error) { return struct{}{}, err }
+// write runs f with m.mu held if v is valid (v nil: no check).
+func (m *Memory) write(v interface{ Validate() error }, f func() error) error {
+	if v != nil {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return f()
+}
 
 // GetKey implements Reader.
 func (m *Memory) GetKey(_ context.Context, hash string) (Key, error) {
@@ -114,10 +124,9 @@ func (m *Memory) moveAlias(old Key, k Key) error {
 
 // CreateKey implements Admin.
 func (m *Memory) CreateKey(_ context.Context, k Key) error {
-	_, err := validated(m, k, func() (struct{}, error) {
-		return done(m.keys.create(m, k, func(k *Key) error { return m.takeAlias(k.Alias, k.Hash) }))
+	return m.write(k, func() error {
+		return m.keys.create(m, k, func(k *Key) error { return m.takeAlias(k.Alias, k.Hash) })
 	})
-	return err
 }
 
 // UpdateKey implements Admin.
@@ -216,10 +225,9 @@ func (m *Memory) ListDeletedKeys(_ context.Context, f KeyFilter) ([]DeletedKey, 
 
 // CreateTeam implements Admin.
 func (m *Memory) CreateTeam(_ context.Context, t Team) error {
-	_, err := validated(m, t, func() (struct{}, error) {
-		return done(m.teams.create(m, t, func(t *Team) error { t.Members = nil; return nil }))
+	return m.write(t, func() error {
+		return m.teams.create(m, t, func(t *Team) error { t.Members = nil; return nil })
 	})
-	return err
 }
 
 // UpdateTeam implements Admin.
@@ -236,8 +244,7 @@ func (m *Memory) ListTeams(context.Context) ([]Team, error) {
 
 // CreateUser implements Admin.
 func (m *Memory) CreateUser(_ context.Context, u User) error {
-	_, err := validated(m, u, func() (struct{}, error) { return done(m.createUser(u)) })
-	return err
+	return m.write(u, func() error { return m.createUser(u) })
 }
 
 // createUser stores a new user. m.mu is held.
@@ -271,27 +278,26 @@ func (m *Memory) ListUsers(context.Context) ([]User, error) {
 
 // AddMember implements Admin.
 func (m *Memory) AddMember(_ context.Context, mb Member) error {
-	_, err := validated(m, mb, func() (struct{}, error) {
+	return m.write(mb, func() error {
 		if _, ok := m.teams.m[mb.TeamID]; !ok {
-			return done(notFound("team", mb.TeamID))
+			return notFound("team", mb.TeamID)
 		}
 		id := MemberID(mb.TeamID, mb.UserID)
 		if _, ok := m.members.m[id]; ok {
-			return done(fmt.Errorf("member %s: %w", id, ErrExists))
+			return fmt.Errorf("member %s: %w", id, ErrExists)
 		}
 		if _, ok := m.users.m[mb.UserID]; !ok {
 			if err := m.createUser(User{ID: mb.UserID, Role: RoleInternalUser}); err != nil {
-				return done(err)
+				return err
 			}
 		}
 		if err := m.members.create(m, mb, nil); err != nil {
-			return done(err)
+			return err
 		}
 		m.teams.change(mb.TeamID, func(t *Team) { t.Members = append(t.Members, TeamMember{UserID: mb.UserID, Role: mb.Role}) })
 		m.users.change(mb.UserID, func(u *User) { u.Teams = append(u.Teams, mb.TeamID) })
-		return done(nil)
+		return nil
 	})
-	return err
 }
 
 // UpdateMember implements Admin.
@@ -313,17 +319,16 @@ func (m *Memory) UpdateMember(_ context.Context, mb Member) (Member, error) {
 
 // RemoveMember implements Admin.
 func (m *Memory) RemoveMember(_ context.Context, team, user string) error {
-	_, err := locked(m, func() (struct{}, error) {
+	return m.write(nil, func() error {
 		if _, ok := m.teams.m[team]; !ok {
-			return done(notFound("team", team))
+			return notFound("team", team)
 		}
 		if _, ok := m.members.m[MemberID(team, user)]; !ok {
-			return done(notFound("member", MemberID(team, user)))
+			return notFound("member", MemberID(team, user))
 		}
 		m.dropMembership(team, user)
-		return done(nil)
+		return nil
 	})
-	return err
 }
 
 // dropMembership removes user from team everywhere it is written. m.mu is held.
@@ -339,8 +344,7 @@ func (m *Memory) dropMembership(team, user string) {
 
 // CreateEndUser implements Admin.
 func (m *Memory) CreateEndUser(_ context.Context, e EndUser) error {
-	_, err := validated(m, e, func() (struct{}, error) { return done(m.endUsers.create(m, e, nil)) })
-	return err
+	return m.write(e, func() error { return m.endUsers.create(m, e, nil) })
 }
 
 // UpdateEndUser implements Admin.
@@ -355,18 +359,17 @@ func (m *Memory) ListEndUsers(context.Context) ([]EndUser, error) {
 
 // Block implements Admin.
 func (m *Memory) Block(_ context.Context, r Ref, blocked bool) error {
-	_, err := locked(m, func() (struct{}, error) {
+	return m.write(nil, func() error {
 		switch r.Kind {
 		case KindKey:
-			return done(m.keys.setBlocked(r.ID, blocked))
+			return m.keys.setBlocked(r.ID, blocked)
 		case KindTeam:
-			return done(m.teams.setBlocked(r.ID, blocked))
+			return m.teams.setBlocked(r.ID, blocked)
 		case KindEndUser:
-			return done(m.endUsers.setBlocked(r.ID, blocked))
+			return m.endUsers.setBlocked(r.ID, blocked)
 		}
-		return done(fmt.Errorf("block %s: %w: only keys, teams and end users are blocked", r, ErrInvalid))
+		return fmt.Errorf("block %s: %w: only keys, teams and end users are blocked", r, ErrInvalid)
 	})
-	return err
 }
 
 // Delete implements Admin.
@@ -375,12 +378,12 @@ func (m *Memory) Delete(ctx context.Context, r Ref) error {
 		_, err := m.ArchiveKey(ctx, r.ID, "")
 		return err
 	}
-	_, err := locked(m, func() (struct{}, error) {
+	return m.write(nil, func() error {
 		switch r.Kind {
 		case KindTeam:
 			t, ok := m.teams.m[r.ID]
 			if !ok {
-				return done(notFound("team", r.ID))
+				return notFound("team", r.ID)
 			}
 			for _, mb := range t.Members {
 				m.dropMembership(r.ID, mb.UserID)
@@ -389,7 +392,7 @@ func (m *Memory) Delete(ctx context.Context, r Ref) error {
 		case KindUser:
 			u, ok := m.users.m[r.ID]
 			if !ok {
-				return done(notFound("user", r.ID))
+				return notFound("user", r.ID)
 			}
 			for _, team := range u.Teams {
 				m.dropMembership(team, r.ID)
@@ -397,13 +400,12 @@ func (m *Memory) Delete(ctx context.Context, r Ref) error {
 			m.users.remove(m, r.ID)
 		case KindEndUser:
 			if _, ok := m.endUsers.m[r.ID]; !ok {
-				return done(notFound("end user", r.ID))
+				return notFound("end user", r.ID)
 			}
 			m.endUsers.remove(m, r.ID)
 		default:
-			return done(fmt.Errorf("delete %s: %w: memberships end through RemoveMember", r, ErrInvalid))
+			return fmt.Errorf("delete %s: %w: memberships end through RemoveMember", r, ErrInvalid)
 		}
-		return done(nil)
+		return nil
 	})
-	return err
 }
