@@ -24,6 +24,8 @@ type Reader interface {
 	GetMember(ctx context.Context, team, user string) (keys.Member, error)
 }
 
+var _ Reader = keys.Reader(nil)
+
 // Reason is why a key is refused.
 type Reason uint8
 
