@@ -2,7 +2,7 @@
 // teams, users, end users (customers), spend reports and model info, with
 // LiteLLM's paths, request bodies, response shapes and role permissions.
 //
-// It writes through the same keys.Store the gateway reads (keys.Cached drops
+// It writes through keys.Admin to the store the gateway reads (keys.Cached drops
 // its own entries on write; other instances see a change within their key
 // cache TTL). It knows nothing of Lambda: functions/admin serves it through a
 // buffered function URL, and local mode serves it on the gateway's port.
@@ -22,6 +22,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
@@ -40,7 +41,7 @@ type Options struct {
 	// answers 401 saying how to set one.
 	MasterKey string
 	// Keys is the store of keys, teams, users and end users; nil answers 503.
-	Keys keys.Store
+	Keys keys.Admin
 	// Spend answers the spend reports; nil: those routes answer 501.
 	Spend SpendReader
 	// Config gives /model/info its deployments; nil: none.
@@ -52,7 +53,7 @@ type Options struct {
 // Handler serves the admin API.
 type Handler struct {
 	masterKey []byte
-	keys      keys.Store
+	keys      keys.Admin
 	spend     SpendReader
 	cfg       *config.Config
 	now       func() time.Time
@@ -191,11 +192,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &statusWriter{ResponseWriter: w}
 	if err := rt.serve(h, rec, r, c); err != nil {
-		err = storeError(err)
-		e := apierr.From(err)
+		e := apierr.Store(spendError(err))
 		if e.Kind == apierr.Internal || e.Kind == apierr.Unavailable {
 			h.log.LogAttrs(r.Context(), slog.LevelError, "admin request failed", slog.String("path", r.URL.Path),
-				slog.String("caller", c.name()), slog.String("error", err.Error()))
+				slog.String("caller", c.name()), slog.String("error", e.Error()))
 		}
 		apierr.Write(rec, e)
 	}
@@ -237,21 +237,27 @@ func (s *statusWriter) status() int {
 	return s.code
 }
 
-// storeError maps store errors that reach a route unhandled.
-func storeError(err error) error {
-	var e *apierr.Error
+// spendError puts the spend store's errors in the store-error vocabulary
+// (apierr.Store maps them to the client's).
+func spendError(err error) error {
 	switch {
-	case errors.As(err, &e):
-		return err
-	case errors.Is(err, keys.ErrUnavailable), errors.Is(err, spend.ErrUnavailable):
-		return &apierr.Error{Kind: apierr.Unavailable, Message: "the store did not answer; try again", Cause: err}
-	case errors.Is(err, keys.ErrNotFound):
-		return &apierr.Error{Kind: apierr.NotFound, Message: "not found", Cause: err}
-	case errors.Is(err, keys.ErrInvalid), errors.Is(err, spend.ErrQuery):
-		return &apierr.Error{Kind: apierr.InvalidRequest, Message: err.Error()}
+	case errors.Is(err, spend.ErrUnavailable):
+		return classified{err, apierr.ErrUnavailable}
+	case errors.Is(err, spend.ErrQuery):
+		return classified{err, apierr.ErrInvalid}
 	}
-	return &apierr.Error{Kind: apierr.Internal, Message: "internal error", Cause: err}
+	return err
 }
+
+// classified is an error as it is, in a class of the store-error
+// vocabulary.
+type classified struct {
+	error
+	class error
+}
+
+func (c classified) Is(target error) bool { return target == c.class }
+func (c classified) Unwrap() error        { return c.error }
 
 // caller is who makes an admin request.
 type caller struct {
@@ -314,30 +320,18 @@ func (h *Handler) authenticate(r *http.Request) (*caller, error) {
 	if h.keys == nil {
 		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
 	}
-	ctx := r.Context()
-	k, err := h.keys.GetKey(ctx, keys.HashSecret(token))
-	switch {
-	case errors.Is(err, keys.ErrNotFound):
-		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
-	case err != nil:
-		return nil, &apierr.Error{Kind: apierr.Unavailable, Message: "could not check the API key; try again", Cause: err}
-	}
-	now := h.now()
-	switch {
-	case k.Blocked:
-		return nil, apierr.New(apierr.Unauthorized, "this key is blocked")
-	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
-		return nil, apierr.New(apierr.Unauthorized, "this key has expired")
+	auth := keyauth.Authenticator{Keys: h.keys, Now: h.now}
+	k, err := auth.Key(r.Context(), token)
+	if err != nil {
+		return nil, err
 	}
 	c := &caller{key: &k}
-	if k.UserID != "" {
-		u, err := h.keys.GetUser(ctx, k.UserID)
-		switch {
-		case err == nil:
-			c.user, c.userID, c.role = &u, u.ID, u.Role
-		case !errors.Is(err, keys.ErrNotFound):
-			return nil, &apierr.Error{Kind: apierr.Unavailable, Message: "could not check the API key's user; try again", Cause: err}
-		}
+	u, err := auth.User(r.Context(), k)
+	if err != nil {
+		return nil, err
+	}
+	if u != nil {
+		c.user, c.userID, c.role = u, u.ID, u.Role
 	}
 	return c, nil
 }

@@ -224,3 +224,166 @@ func TestInternalUserLimits(t *testing.T) {
 		}
 	}
 }
+
+// keyInfo is a key's /key/info as the master reads it (the fields tests look at).
+type keyInfo struct {
+	Blocked bool   `json:"blocked"`
+	UserID  string `json:"user_id"`
+}
+
+func (fx *fixture) keyInfo(t *testing.T, ref string) keyInfo {
+	t.Helper()
+	w := fx.do("master", "GET", "/key/info?key="+ref, "")
+	if w.Code != http.StatusOK {
+		t.Fatalf("key/info %s: %d %s", ref, w.Code, w.Body)
+	}
+	var out struct {
+		Info keyInfo `json:"info"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Info
+}
+
+// Changing blocked through /key/update or /key/regenerate needs what
+// /key/block and /key/unblock need (a proxy admin or an admin of the key's
+// team): an internal user may not undo the block an admin put on its key,
+// nor move the blocked key into a team it administers (whose admin may
+// unblock it).
+func TestBlockedNeedsBlockPermission(t *testing.T) {
+	const key = "sk-own-internal-key" // internal_user's, in team t1 where it is a plain member
+	for _, tt := range []struct{ name, path, body string }{
+		{"update unblocks", "/key/update", `{"key":"` + key + `","blocked":false}`},
+		{"regenerate unblocks", "/key/regenerate", `{"key":"` + key + `","new_key":"sk-new-internal-key","blocked":false}`},
+		{"update moves to its own team", "/key/update", `{"key":"` + key + `","team_id":"t2"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fx := newFixture(t)
+			if w := fx.do("master", "POST", "/team/member_add", `{"team_id":"t2","member":{"user_id":"internal_user","role":"admin"}}`); w.Code != http.StatusOK {
+				t.Fatalf("member_add: %d %s", w.Code, w.Body)
+			}
+			if w := fx.do("master", "POST", "/key/block", `{"key":"`+key+`"}`); w.Code != http.StatusOK {
+				t.Fatalf("block: %d %s", w.Code, w.Body)
+			}
+			if w := fx.do("internal_user", "POST", tt.path, tt.body); w.Code != http.StatusForbidden {
+				t.Fatalf("status %d, want 403: %s", w.Code, w.Body)
+			}
+			if !fx.keyInfo(t, key).Blocked {
+				t.Fatal("the key is no longer blocked")
+			}
+			if w := fx.do("internal_user", "POST", "/key/unblock", `{"key":"`+key+`"}`); w.Code != http.StatusForbidden {
+				t.Fatalf("unblock: status %d, want 403: %s", w.Code, w.Body)
+			}
+		})
+	}
+
+	// An internal user may not block its own key through update either
+	// (as /key/block refuses it), and may send blocked unchanged.
+	fx := newFixture(t)
+	if w := fx.do("internal_user", "POST", "/key/update", `{"key":"`+key+`","blocked":true}`); w.Code != http.StatusForbidden {
+		t.Errorf("internal user blocks through update: status %d, want 403: %s", w.Code, w.Body)
+	}
+	if w := fx.do("internal_user", "POST", "/key/update", `{"key":"`+key+`","blocked":false,"metadata":{"a":1}}`); w.Code != http.StatusOK {
+		t.Errorf("blocked unchanged: status %d, want 200: %s", w.Code, w.Body)
+	}
+	// The team's admin and the master may block and unblock through update
+	// and regenerate.
+	for _, tt := range []struct {
+		role, path, body string
+		want             bool
+	}{
+		{"team_admin", "/key/update", `{"key":"` + key + `","blocked":true}`, true},
+		{"team_admin", "/key/update", `{"key":"` + key + `","blocked":false}`, false},
+		{"master", "/key/update", `{"key":"` + key + `","blocked":true}`, true},
+		{"team_admin", "/key/regenerate", `{"key":"` + key + `","new_key":"sk-regenerated-1","blocked":false}`, false},
+		{"master", "/key/regenerate", `{"key":"sk-regenerated-1","new_key":"sk-regenerated-2","blocked":true}`, true},
+	} {
+		if w := fx.do(tt.role, "POST", tt.path, tt.body); w.Code != http.StatusOK {
+			t.Fatalf("%s %s %s: status %d: %s", tt.role, tt.path, tt.body, w.Code, w.Body)
+		}
+	}
+	if !fx.keyInfo(t, "sk-regenerated-2").Blocked {
+		t.Error("the master's block through regenerate did not hold")
+	}
+}
+
+// A team admin may add a proxy admin to its team, but may not create,
+// reassign or regenerate a key of that member: the key would act with the
+// member's proxy_admin role (the admin routes take the role from the key's
+// user), so the team admin would hold a proxy admin's key.
+func TestNoKeyAboveCallersRole(t *testing.T) {
+	fx := newFixture(t)
+	for _, u := range []string{"proxy_admin", "proxy_admin_viewer"} {
+		if w := fx.do("team_admin", "POST", "/team/member_add", `{"team_id":"t1","member":{"user_id":"`+u+`","role":"user"}}`); w.Code != http.StatusOK {
+			t.Fatalf("member_add %s: %d %s", u, w.Code, w.Body)
+		}
+	}
+	// A key of the team for the team admin itself, and one the master made
+	// for the proxy admin in the team.
+	if w := fx.do("team_admin", "POST", "/key/generate", `{"team_id":"t1","key":"sk-team-admin-own"}`); w.Code != http.StatusOK {
+		t.Fatalf("generate own: %d %s", w.Code, w.Body)
+	}
+	if w := fx.do("master", "POST", "/key/generate", `{"team_id":"t1","user_id":"proxy_admin","key":"sk-boss-team-key"}`); w.Code != http.StatusOK {
+		t.Fatalf("master generate: %d %s", w.Code, w.Body)
+	}
+
+	for _, tt := range []struct {
+		name, role, path, body string
+	}{
+		{"generate for a proxy_admin member", "team_admin", "/key/generate", `{"team_id":"t1","user_id":"proxy_admin"}`},
+		{"generate for a proxy_admin_viewer member", "team_admin", "/key/generate", `{"team_id":"t1","user_id":"proxy_admin_viewer"}`},
+		{"update reassigns to a proxy_admin member", "team_admin", "/key/update", `{"key":"sk-team-admin-own","user_id":"proxy_admin"}`},
+		{"update a proxy_admin member's key", "team_admin", "/key/update", `{"key":"sk-boss-team-key","metadata":{"a":1}}`},
+		{"regenerate a proxy_admin member's key", "team_admin", "/key/regenerate", `{"key":"sk-boss-team-key"}`},
+		{"regenerate by path a proxy_admin member's key", "team_admin", "/key/sk-boss-team-key/regenerate", ``},
+		{"regenerate reassigns to a proxy_admin member", "team_admin", "/key/regenerate", `{"key":"sk-team-admin-own","user_id":"proxy_admin"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if w := fx.do(tt.role, "POST", tt.path, tt.body); w.Code != http.StatusForbidden {
+				t.Fatalf("status %d, want 403: %s", w.Code, w.Body)
+			}
+		})
+	}
+	if u := fx.keyInfo(t, "sk-team-admin-own").UserID; u != "team_admin" {
+		t.Errorf("the team admin's key now belongs to %q", u)
+	}
+	if w := fx.do("master", "GET", "/key/info?key=sk-boss-team-key", ""); w.Code != http.StatusOK {
+		t.Errorf("the proxy admin's key changed secret: %d %s", w.Code, w.Body)
+	}
+
+	// What a team admin may do stays allowed: keys of the team's members
+	// whose role is not above its own, and its own.
+	for _, tt := range []struct{ path, body string }{
+		{"/key/generate", `{"team_id":"t1","user_id":"internal_user"}`},
+		{"/key/update", `{"key":"sk-own-internal-key","metadata":{"a":1}}`},
+		{"/key/regenerate", `{"key":"sk-team-admin-own"}`},
+		{"/key/sk-own-internal-key/regenerate", ``},
+	} {
+		if w := fx.do("team_admin", "POST", tt.path, tt.body); w.Code != http.StatusOK {
+			t.Errorf("%s %s: status %d, want 200: %s", tt.path, tt.body, w.Code, w.Body)
+		}
+	}
+	// The master may do all of it.
+	if w := fx.do("master", "POST", "/key/update", `{"key":"sk-boss-team-key","metadata":{"a":1}}`); w.Code != http.StatusOK {
+		t.Errorf("master update: %d %s", w.Code, w.Body)
+	}
+}
+
+// An internal_user_viewer that is a team admin may not hand out a key of an
+// internal_user member (internal_user may write keys; the viewer may not).
+func TestViewerTeamAdminNoKeyAboveOwnRole(t *testing.T) {
+	fx := newFixture(t)
+	if w := fx.do("master", "POST", "/team/member_add", `{"team_id":"t2","member":{"user_id":"internal_user_viewer","role":"admin"}}`); w.Code != http.StatusOK {
+		t.Fatalf("member_add: %d %s", w.Code, w.Body)
+	}
+	if w := fx.do("master", "POST", "/team/member_add", `{"team_id":"t2","member":{"user_id":"internal_user","role":"user"}}`); w.Code != http.StatusOK {
+		t.Fatalf("member_add: %d %s", w.Code, w.Body)
+	}
+	if w := fx.do("internal_user_viewer", "POST", "/key/generate", `{"team_id":"t2","user_id":"internal_user"}`); w.Code != http.StatusForbidden {
+		t.Errorf("status %d, want 403: %s", w.Code, w.Body)
+	}
+	if w := fx.do("internal_user_viewer", "POST", "/key/generate", `{"team_id":"t2"}`); w.Code != http.StatusOK {
+		t.Errorf("its own team key: status %d, want 200: %s", w.Code, w.Body)
+	}
+}

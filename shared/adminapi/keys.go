@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -44,222 +43,13 @@ func secretParam(p *params, name string) (string, bool) {
 	return s, true
 }
 
-// applyKeySettings sets on k the key settings present in p.
-func applyKeySettings(p *params, k *keys.Key, now time.Time) (duration string) {
-	if v, ok := p.str("key_alias"); ok || p.has("key_alias") {
-		k.Alias = v
-	}
-	if d, s, ok := p.duration("duration"); ok {
-		duration = s
-		k.ExpiresAt = time.Time{}
-		if d > 0 {
-			k.ExpiresAt = now.Add(d)
-		}
-	}
-	if v, ok := p.strs("models"); ok || p.has("models") {
-		k.Models = v
-	}
-	if v, ok := p.money("max_budget"); ok {
-		k.MaxBudget = v
-	}
-	if v, ok := p.money("soft_budget"); ok {
-		k.SoftBudget = v
-	}
-	if v, ok := p.period("budget_duration"); ok {
-		k.Duration = v
-	}
-	if v, ok := p.str("user_id"); ok || p.has("user_id") {
-		k.UserID = v
-	}
-	if v, ok := p.str("team_id"); ok || p.has("team_id") {
-		k.TeamID = v
-	}
-	if v, ok := p.limit("rpm_limit"); ok || p.has("rpm_limit") {
-		k.RPMLimit = v
-	}
-	if v, ok := p.limit("tpm_limit"); ok || p.has("tpm_limit") {
-		k.TPMLimit = v
-	}
-	if v, ok := p.object("metadata"); ok {
-		k.Metadata = v
-	}
-	if v, ok := p.strs("tags"); ok || p.has("tags") {
-		k.Tags = v
-	}
-	if v, ok := p.boolean("blocked"); ok || p.has("blocked") {
-		k.Blocked = v
-	}
-	p.refuse(whyAliases, "aliases")
-	p.refuse(whyRotation, "auto_rotate", "rotation_interval")
-	p.refuseCommon()
-	p.ignore("key_type", "send_invite_email", "soft_budget_cooldown")
-	return duration
-}
-
-// mayWriteKey checks that c may create or change k (as it will be stored):
-// a proxy admin anything; a team admin the keys of its team, for itself
-// or the team's members whose role is not above its own; an internal user
-// its own keys (in teams it is a member of), never above its own limits.
-func (h *Handler) mayWriteKey(ctx context.Context, c *caller, k keys.Key) error {
-	if err := h.mayTouchKey(ctx, c, k, true); err != nil {
-		return err
-	}
-	return h.notAboveCaller(ctx, c, k)
-}
-
-// mayChangeKey checks that c may update or regenerate old (the key as it
-// is before the change). Unlike deleting, both hand c a key that keeps
-// acting with its user's role (regenerate shows the new secret), so a key
-// of a user above c is refused as mayWriteKey refuses creating one.
-func (h *Handler) mayChangeKey(ctx context.Context, c *caller, old keys.Key) error {
-	if err := h.mayTouchKey(ctx, c, old, false); err != nil {
-		return err
-	}
-	return h.notAboveCaller(ctx, c, old)
-}
-
-// notAboveCaller refuses a key of another user whose role is above c's:
-// the admin routes and the gateway act with the role of a key's user, so a
-// team admin that could give a key of its team to a proxy_admin member
-// would hold a proxy admin's key. A proxy admin may write any key; a key
-// of no user or of an unknown user carries no role.
-func (h *Handler) notAboveCaller(ctx context.Context, c *caller, k keys.Key) error {
-	if c.admin() || k.UserID == "" || k.UserID == c.userID {
-		return nil
-	}
-	u, err := h.keys.GetUser(ctx, k.UserID)
-	switch {
-	case errors.Is(err, keys.ErrNotFound):
-		return nil
-	case err != nil:
-		return err
-	}
-	if roleRank(u.Role) > roleRank(c.role) {
-		return forbidden("user %s is a %s, above your own role (%s): only a proxy_admin may write its keys", u.ID, u.Role, roleName(c))
-	}
-	return nil
-}
-
-// roleRank orders user roles by what a key acting with them may do.
-// proxy_admin_viewer is above internal_user: it reads every key, user and
-// team, which an internal user may not; internal_user_viewer is below
-// internal_user: it may not write keys.
-func roleRank(r keys.UserRole) int {
-	switch r {
-	case keys.RoleProxyAdmin:
-		return 4
-	case keys.RoleProxyAdminViewer:
-		return 3
-	case keys.RoleInternalUser:
-		return 2
-	case keys.RoleInternalUserViewer:
-		return 1
-	}
-	return 0
-}
-
-// mayTouchKey is mayWriteKey; limits false checks ownership only (the key
-// as it is before a change).
-func (h *Handler) mayTouchKey(ctx context.Context, c *caller, k keys.Key, limits bool) error {
-	if c.admin() {
-		return nil
-	}
-	if c.viewer() {
-		return forbidden("proxy_admin_viewer may read keys but not write them")
-	}
-	if c.userID == "" {
-		return forbidden("a key that belongs to no user may not manage keys")
-	}
-	if k.TeamID != "" {
-		t, err := h.keys.GetTeam(ctx, k.TeamID)
-		switch {
-		case errors.Is(err, keys.ErrNotFound):
-			return badParam("team_id", "no team %q", k.TeamID)
-		case err != nil:
-			return err
-		}
-		role := t.Role(c.userID)
-		if role == keys.MemberAdmin {
-			if k.UserID != "" && k.UserID != c.userID && t.Role(k.UserID) == "" {
-				return forbidden("user %s is not a member of team %s", k.UserID, k.TeamID)
-			}
-			return nil
-		}
-		if role == "" {
-			return forbidden("you are not a member of team %s", k.TeamID)
-		}
-	}
-	if !c.internal() {
-		return forbidden("%s may not write keys", roleName(c))
-	}
-	if k.UserID != c.userID {
-		return forbidden("an internal_user may manage only its own keys (user_id %s)", c.userID)
-	}
-	if !limits {
-		return nil
-	}
-	return withinLimits(c.user, k)
-}
-
-func roleName(c *caller) string {
-	if c.role == "" {
-		return "a key without a user role"
-	}
-	return string(c.role)
-}
-
-// withinLimits refuses a key with more than its owner's own limits.
-func withinLimits(u *keys.User, k keys.Key) error {
-	if u == nil {
-		return nil
-	}
-	if u.MaxBudget != nil && (k.MaxBudget == nil || *k.MaxBudget > *u.MaxBudget) {
-		return forbidden("max_budget: at most your own max_budget of %v", *u.MaxBudget)
-	}
-	if u.RPMLimit > 0 && (k.RPMLimit == 0 || k.RPMLimit > u.RPMLimit) {
-		return forbidden("rpm_limit: at most your own rpm_limit of %d", u.RPMLimit)
-	}
-	if u.TPMLimit > 0 && (k.TPMLimit == 0 || k.TPMLimit > u.TPMLimit) {
-		return forbidden("tpm_limit: at most your own tpm_limit of %d", u.TPMLimit)
-	}
-	if len(u.Models) > 0 && !slices.Contains(u.Models, "*") && !slices.Contains(u.Models, "all-proxy-models") {
-		if len(k.Models) == 0 {
-			return forbidden("models: at most your own models %v", u.Models)
-		}
-		for _, m := range k.Models {
-			if !slices.Contains(u.Models, m) {
-				return forbidden("models: %q is not among your own models %v", m, u.Models)
-			}
-		}
-	}
-	return nil
-}
-
-// mayReadKey checks that c may read k.
-func (h *Handler) mayReadKey(ctx context.Context, c *caller, k keys.Key) error {
-	switch {
-	case c.viewer():
-		return nil
-	case c.key != nil && c.key.Hash == k.Hash:
-		return nil
-	case c.userID != "" && k.UserID == c.userID:
-		return nil
-	}
-	if role, err := h.teamRole(ctx, c, k.TeamID); err != nil || role == keys.MemberAdmin {
-		return err
-	}
-	return forbidden("you may not read this key")
-}
-
 // keyStoreError maps key write errors to the client's.
 func keyStoreError(err error) error {
 	switch {
 	case errors.Is(err, keys.ErrAliasExists):
-		return badParam("key_alias", "another key has this key_alias")
+		return apierr.Taken("key", "key_alias", "another key has this key_alias")
 	case errors.Is(err, keys.ErrExists):
-		return badParam("key", "this key exists already")
-	case errors.Is(err, keys.ErrInvalid):
-		return apierr.New(apierr.InvalidRequest, "%v", err)
+		return apierr.Taken("key", "key", "this key exists already")
 	}
 	return err
 }
@@ -282,7 +72,9 @@ func (h *Handler) keyGenerate(w http.ResponseWriter, r *http.Request, c *caller)
 	now := h.now()
 	secret, given := secretParam(p, "key")
 	k := keys.Key{CreatedAt: now, CreatedBy: c.name(), UpdatedAt: now, UpdatedBy: c.name()}
-	duration := applyKeySettings(p, &k, now)
+	pt := keyPatch(p, now)
+	pt.apply(&k, &k.Settings)
+	duration := pt.duration
 	if err := p.done(); err != nil {
 		return err
 	}
@@ -325,6 +117,29 @@ func (h *Handler) loadKey(ctx context.Context, param, v string) (keys.Key, error
 	return k, err
 }
 
+// changeKey is what /key/update and /key/regenerate share: it reads the
+// key settings of the body (done: the body is read), loads the key ref
+// names, checks that c may change it, applies the settings and checks that
+// c may write the result (and change its blocked state so).
+func (h *Handler) changeKey(ctx context.Context, c *caller, p *params, ref string, now time.Time) (old, k keys.Key, pt patch[keys.Key], err error) {
+	pt = keyPatch(p, now)
+	if err = p.done(); err != nil {
+		return old, k, pt, err
+	}
+	if old, err = h.loadKey(ctx, "key", ref); err != nil {
+		return old, k, pt, err
+	}
+	if err = h.mayChangeKey(ctx, c, old); err != nil {
+		return old, k, pt, err
+	}
+	k = old
+	pt.apply(&k, &k.Settings)
+	if err = h.mayWriteKey(ctx, c, k); err != nil {
+		return old, k, pt, err
+	}
+	return old, k, pt, h.mayChangeBlocked(ctx, c, old, k)
+}
+
 func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
 	p, err := readParams(r)
 	if err != nil {
@@ -332,28 +147,11 @@ func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) e
 	}
 	ref, _ := p.str("key")
 	now := h.now()
-	var k keys.Key
-	applyKeySettings(p, &k, now) // validate the body before any read
-	if err := p.done(); err != nil {
-		return err
-	}
-	old, err := h.loadKey(r.Context(), "key", ref)
+	old, k, _, err := h.changeKey(r.Context(), c, p, ref, now)
 	if err != nil {
 		return err
 	}
-	if err := h.mayChangeKey(r.Context(), c, old); err != nil {
-		return err
-	}
-	k = old
-	p2, _ := reparse(p)
-	applyKeySettings(p2, &k, now)
 	k.UpdatedAt, k.UpdatedBy = now, c.name()
-	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
-		return err
-	}
-	if err := h.mayChangeBlocked(r.Context(), c, old, k); err != nil {
-		return err
-	}
 	if k.TeamID != "" && k.TeamID != old.TeamID {
 		if _, err := h.keys.GetTeam(r.Context(), k.TeamID); errors.Is(err, keys.ErrNotFound) {
 			return &apierr.Error{Kind: apierr.NotFound, Message: "team_id: no team " + k.TeamID, Param: "team_id"}
@@ -366,12 +164,6 @@ func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) e
 	o := keyObject(updated, now)
 	o["key"] = updated.Hash
 	return ok(w, o)
-}
-
-// reparse returns a fresh reader of the same body (settings are applied
-// twice: once to validate before reading the store, once onto the record).
-func reparse(p *params) (*params, error) {
-	return &params{m: p.m, used: map[string]bool{}}, nil
 }
 
 func (h *Handler) keyDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -429,33 +221,6 @@ func (h *Handler) keyUnblock(w http.ResponseWriter, r *http.Request, c *caller) 
 	return h.setKeyBlocked(w, r, c, false)
 }
 
-// mayBlockKey checks that c may block or unblock k: a proxy admin, or an
-// admin of k's team.
-func (h *Handler) mayBlockKey(ctx context.Context, c *caller, k keys.Key) error {
-	if c.admin() {
-		return nil
-	}
-	role, err := h.teamRole(ctx, c, k.TeamID)
-	if err != nil || role == keys.MemberAdmin {
-		return err
-	}
-	if c.viewer() {
-		return forbidden("proxy_admin_viewer may read but not write")
-	}
-	return forbidden("blocking or unblocking a key needs a proxy_admin or an admin of the key's team")
-}
-
-// mayChangeBlocked checks a change from old to k made through /key/update
-// or /key/regenerate: changing blocked needs what /key/block needs (else
-// the owner of a key an admin blocked could unblock it), and so does
-// moving a blocked key to another team (whose admin could then unblock it).
-func (h *Handler) mayChangeBlocked(ctx context.Context, c *caller, old, k keys.Key) error {
-	if k.Blocked == old.Blocked && (!old.Blocked || k.TeamID == old.TeamID) {
-		return nil
-	}
-	return h.mayBlockKey(ctx, c, old)
-}
-
 // setKeyBlocked blocks or unblocks a key: a proxy admin, or a team admin
 // for its team's keys.
 func (h *Handler) setKeyBlocked(w http.ResponseWriter, r *http.Request, c *caller, blocked bool) error {
@@ -474,7 +239,7 @@ func (h *Handler) setKeyBlocked(w http.ResponseWriter, r *http.Request, c *calle
 	if err := h.mayBlockKey(r.Context(), c, k); err != nil {
 		return err
 	}
-	if err := h.keys.BlockKey(r.Context(), k.Hash, blocked); err != nil {
+	if err := h.keys.Block(r.Context(), keys.Ref{Kind: keys.KindKey, ID: k.Hash}, blocked); err != nil {
 		return err
 	}
 	k, err = h.keys.GetKey(r.Context(), k.Hash)
@@ -502,25 +267,8 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, c *caller, 
 	}
 	secret, given := secretParam(p, "new_key")
 	now := h.now()
-	var probe keys.Key
-	applyKeySettings(p, &probe, now)
-	if err := p.done(); err != nil {
-		return err
-	}
-	old, err := h.loadKey(r.Context(), "key", ref)
+	old, k, pt, err := h.changeKey(r.Context(), c, p, ref, now)
 	if err != nil {
-		return err
-	}
-	if err := h.mayChangeKey(r.Context(), c, old); err != nil {
-		return err
-	}
-	k := old
-	p2, _ := reparse(p)
-	duration := applyKeySettings(p2, &k, now)
-	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
-		return err
-	}
-	if err := h.mayChangeBlocked(r.Context(), c, old, k); err != nil {
 		return err
 	}
 	if !given {
@@ -532,11 +280,11 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, c *caller, 
 	nk, err := h.keys.RegenerateKey(r.Context(), old.Hash, k)
 	if err != nil {
 		if errors.Is(err, keys.ErrExists) && !errors.Is(err, keys.ErrAliasExists) {
-			return badParam("new_key", "this key exists already")
+			return apierr.Taken("key", "new_key", "this key exists already")
 		}
 		return keyStoreError(err)
 	}
-	return generated(w, nk, secret, duration, now)
+	return generated(w, nk, secret, pt.duration, now)
 }
 
 func (h *Handler) keyInfo(w http.ResponseWriter, r *http.Request, c *caller) error {

@@ -66,6 +66,18 @@ func usdOrNil(v *float64) any {
 	return *v
 }
 
+// settingsFields adds the LiteLLM fields of a key's, team's or user's
+// Settings to o: limits, models, metadata and budget.
+func settingsFields(o obj, s keys.Settings, now time.Time) obj {
+	o["models"] = strList(s.Models)
+	o["tpm_limit"] = limitOrNil(s.TPMLimit)
+	o["rpm_limit"] = limitOrNil(s.RPMLimit)
+	o["max_parallel_requests"] = nil
+	o["metadata"] = metadata(s.Metadata)
+	budgetFields(o, s.Budget, now)
+	return o
+}
+
 // budgetFields adds a Budget's LiteLLM fields to o.
 func budgetFields(o obj, b keys.Budget, now time.Time) {
 	o["max_budget"] = usdOrNil(b.MaxBudget)
@@ -83,18 +95,13 @@ func keyObject(k keys.Key, now time.Time) obj {
 		"key_name":               orNil(k.KeyName),
 		"key_alias":              orNil(k.Alias),
 		"expires":                ts(k.ExpiresAt),
-		"models":                 strList(k.Models),
 		"aliases":                obj{},
 		"config":                 obj{},
 		"user_id":                orNil(k.UserID),
 		"team_id":                orNil(k.TeamID),
 		"permissions":            obj{},
-		"max_parallel_requests":  nil,
-		"metadata":               metadata(k.Metadata),
 		"tags":                   strList(k.Tags),
 		"blocked":                k.Blocked,
-		"tpm_limit":              limitOrNil(k.TPMLimit),
-		"rpm_limit":              limitOrNil(k.RPMLimit),
 		"model_max_budget":       obj{},
 		"model_rpm_limit":        nil,
 		"model_tpm_limit":        nil,
@@ -106,8 +113,7 @@ func keyObject(k keys.Key, now time.Time) obj {
 		"updated_by":             orNil(k.UpdatedBy),
 		"current_period_spend":   k.Budget.Current(now),
 	}
-	budgetFields(o, k.Budget, now)
-	return o
+	return settingsFields(o, k.Settings, now)
 }
 
 func teamObject(t keys.Team, now time.Time) obj {
@@ -122,62 +128,57 @@ func teamObject(t keys.Team, now time.Time) obj {
 		}
 	}
 	o := obj{
-		"team_id":               t.ID,
-		"team_alias":            orNil(t.Alias),
-		"organization_id":       nil,
-		"admins":                admins,
-		"members":               users,
-		"members_with_roles":    members,
-		"metadata":              metadata(t.Metadata),
-		"tpm_limit":             limitOrNil(t.TPMLimit),
-		"rpm_limit":             limitOrNil(t.RPMLimit),
-		"models":                strList(t.Models),
-		"blocked":               t.Blocked,
-		"max_parallel_requests": nil,
-		"model_aliases":         nil,
-		"created_at":            ts(t.CreatedAt),
-		"updated_at":            ts(t.UpdatedAt),
+		"team_id":            t.ID,
+		"team_alias":         orNil(t.Alias),
+		"organization_id":    nil,
+		"admins":             admins,
+		"members":            users,
+		"members_with_roles": members,
+		"blocked":            t.Blocked,
+		"model_aliases":      nil,
+		"created_at":         ts(t.CreatedAt),
+		"updated_at":         ts(t.UpdatedAt),
 	}
-	budgetFields(o, t.Budget, now)
-	return o
+	return settingsFields(o, t.Settings, now)
 }
 
 func userObject(u keys.User, now time.Time) obj {
 	o := obj{
-		"user_id":               u.ID,
-		"user_email":            orNil(u.Email),
-		"user_alias":            orNil(u.Alias),
-		"user_role":             string(u.Role),
-		"teams":                 strList(u.Teams),
-		"models":                strList(u.Models),
-		"tpm_limit":             limitOrNil(u.TPMLimit),
-		"rpm_limit":             limitOrNil(u.RPMLimit),
-		"max_parallel_requests": nil,
-		"metadata":              metadata(u.Metadata),
-		"created_at":            ts(u.CreatedAt),
-		"updated_at":            ts(u.UpdatedAt),
+		"user_id":    u.ID,
+		"user_email": orNil(u.Email),
+		"user_alias": orNil(u.Alias),
+		"user_role":  string(u.Role),
+		"teams":      strList(u.Teams),
+		"created_at": ts(u.CreatedAt),
+		"updated_at": ts(u.UpdatedAt),
 	}
-	budgetFields(o, u.Budget, now)
-	return o
+	return settingsFields(o, u.Settings, now)
 }
 
 func membershipObject(m keys.Member, now time.Time) obj {
 	return obj{
-		"team_id":   m.TeamID,
-		"user_id":   m.UserID,
-		"role":      m.Role,
-		"spend":     m.Spend,
-		"budget_id": nil,
-		"litellm_budget_table": obj{
-			"max_budget":      usdOrNil(m.MaxBudget),
-			"soft_budget":     usdOrNil(m.SoftBudget),
-			"budget_duration": orNil(m.Duration),
-			"budget_reset_at": ts(m.ResetAt(now)),
-		},
+		"team_id":              m.TeamID,
+		"user_id":              m.UserID,
+		"role":                 m.Role,
+		"spend":                m.Spend,
+		"budget_id":            nil,
+		"litellm_budget_table": budgetTable(m.Budget, now),
+	}
+}
+
+// budgetTable is a budget as LiteLLM's LiteLLM_BudgetTable shows it.
+func budgetTable(b keys.Budget, now time.Time) obj {
+	return obj{
+		"max_budget":      usdOrNil(b.MaxBudget),
+		"soft_budget":     usdOrNil(b.SoftBudget),
+		"budget_duration": orNil(b.Duration),
+		"budget_reset_at": ts(b.ResetAt(now)),
 	}
 }
 
 func endUserObject(e keys.EndUser, now time.Time) obj {
+	budget := budgetTable(e.Budget, now)
+	budget["tpm_limit"], budget["rpm_limit"] = limitOrNil(e.TPMLimit), limitOrNil(e.RPMLimit)
 	return obj{
 		"user_id":              e.ID,
 		"alias":                orNil(e.Alias),
@@ -187,13 +188,6 @@ func endUserObject(e keys.EndUser, now time.Time) obj {
 		"default_model":        nil,
 		"created_at":           ts(e.CreatedAt),
 		"updated_at":           ts(e.UpdatedAt),
-		"litellm_budget_table": obj{
-			"max_budget":      usdOrNil(e.MaxBudget),
-			"soft_budget":     usdOrNil(e.SoftBudget),
-			"budget_duration": orNil(e.Duration),
-			"budget_reset_at": ts(e.ResetAt(now)),
-			"tpm_limit":       limitOrNil(e.TPMLimit),
-			"rpm_limit":       limitOrNil(e.RPMLimit),
-		},
+		"litellm_budget_table": budget,
 	}
 }

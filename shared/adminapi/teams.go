@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -28,43 +27,6 @@ func notFound(param, format string, args ...any) *apierr.Error {
 	e := apierr.New(apierr.NotFound, format, args...)
 	e.Param = param
 	return e
-}
-
-// applyTeamSettings sets on t the team settings present in p.
-func applyTeamSettings(p *params, t *keys.Team) {
-	if v, ok := p.str("team_alias"); ok || p.has("team_alias") {
-		t.Alias = v
-	}
-	if v, ok := p.strs("models"); ok || p.has("models") {
-		t.Models = v
-	}
-	if v, ok := p.money("max_budget"); ok {
-		t.MaxBudget = v
-	}
-	if v, ok := p.money("soft_budget"); ok {
-		t.SoftBudget = v
-	}
-	if v, ok := p.period("budget_duration"); ok {
-		t.Duration = v
-	}
-	if v, ok := p.limit("rpm_limit"); ok || p.has("rpm_limit") {
-		t.RPMLimit = v
-	}
-	if v, ok := p.limit("tpm_limit"); ok || p.has("tpm_limit") {
-		t.TPMLimit = v
-	}
-	if v, ok := p.boolean("blocked"); ok || p.has("blocked") {
-		t.Blocked = v
-	}
-	if v, ok := p.object("metadata"); ok {
-		t.Metadata = v
-	}
-	p.refuse(whyTags, "tags")
-	p.refuse(whyAliases, "model_aliases")
-	p.refuse(whyMemberLimit, "team_member_budget", "team_member_rpm_limit", "team_member_tpm_limit",
-		"team_member_key_duration", "team_member_permissions", "default_team_member_models")
-	p.refuse(whyRotation, "secret_manager_settings")
-	p.refuseCommon()
 }
 
 // memberSpec is one member of a member_add or team/new body.
@@ -126,14 +88,7 @@ func (h *Handler) resolveMember(ctx context.Context, m memberSpec) (string, erro
 }
 
 func (h *Handler) loadTeam(ctx context.Context, id string) (keys.Team, error) {
-	if id == "" {
-		return keys.Team{}, badParam("team_id", "required")
-	}
-	t, err := h.keys.GetTeam(ctx, id)
-	if errors.Is(err, keys.ErrNotFound) {
-		return keys.Team{}, notFound("team_id", "team_id: no team %q", id)
-	}
-	return t, err
+	return teams.load(h, ctx, "team_id", id)
 }
 
 // mayManageTeam allows a proxy admin, or an admin of the team.
@@ -149,23 +104,19 @@ func (h *Handler) mayManageTeam(ctx context.Context, c *caller, team string) err
 }
 
 func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if err := needAdmin(c); err != nil {
-		return err
-	}
-	p, err := readParams(r)
+	var members []memberSpec
+	var admins, plain []string
+	id, pt, err := teams.decode(r, c, func(p *params) {
+		members, _ = readMembers(p, "members_with_roles")
+		admins, _ = p.strs("admins")
+		plain, _ = p.strs("members")
+	})
 	if err != nil {
 		return err
 	}
 	now := h.now()
-	t := keys.Team{CreatedAt: now, UpdatedAt: now}
-	t.ID, _ = p.str("team_id")
-	applyTeamSettings(p, &t)
-	members, _ := readMembers(p, "members_with_roles")
-	admins, _ := p.strs("admins")
-	plain, _ := p.strs("members")
-	if err := p.done(); err != nil {
-		return err
-	}
+	t := keys.Team{ID: id, CreatedAt: now, UpdatedAt: now}
+	pt.apply(&t, &t.Settings)
 	for _, a := range admins {
 		members = append(members, memberSpec{Role: keys.MemberAdmin, UserID: a})
 	}
@@ -176,22 +127,18 @@ func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) err
 		t.ID = newID()
 	}
 	ctx := r.Context()
-	if err := h.keys.CreateTeam(ctx, t); err != nil {
-		if errors.Is(err, keys.ErrExists) {
-			return badParam("team_id", "team %q exists already", t.ID)
+	t, err = teams.created(h, ctx, t.ID, t, func() error {
+		for _, m := range members {
+			id, err := h.resolveMember(ctx, m)
+			if err != nil {
+				return err
+			}
+			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t.ID, UserID: id, Role: m.Role, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
+				return err
+			}
 		}
-		return err
-	}
-	for _, m := range members {
-		id, err := h.resolveMember(ctx, m)
-		if err != nil {
-			return err
-		}
-		if err := h.keys.AddMember(ctx, keys.Member{TeamID: t.ID, UserID: id, Role: m.Role, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
-			return err
-		}
-	}
-	t, err = h.keys.GetTeam(ctx, t.ID)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -199,27 +146,7 @@ func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) err
 }
 
 func (h *Handler) teamUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if err := needAdmin(c); err != nil {
-		return err
-	}
-	p, err := readParams(r)
-	if err != nil {
-		return err
-	}
-	id, _ := p.str("team_id")
-	var probe keys.Team
-	applyTeamSettings(p, &probe)
-	if err := p.done(); err != nil {
-		return err
-	}
-	t, err := h.loadTeam(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	p2, _ := reparse(p)
-	applyTeamSettings(p2, &t)
-	t.UpdatedAt = h.now()
-	t, err = h.keys.UpdateTeam(r.Context(), t)
+	t, err := teams.updated(h, r, c, nil)
 	if err != nil {
 		return err
 	}
@@ -229,44 +156,19 @@ func (h *Handler) teamUpdate(w http.ResponseWriter, r *http.Request, c *caller) 
 // teamDelete deletes teams, their keys (kept as deleted-key audit copies)
 // and their memberships.
 func (h *Handler) teamDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if err := needAdmin(c); err != nil {
+	ids, err := h.ids(r, c, "team_ids", func(ctx context.Context, id string) error {
+		_, err := h.loadTeam(ctx, id)
+		if e := apierr.From(err); err != nil && e.Kind == apierr.NotFound {
+			e.Param = "team_ids"
+		}
 		return err
-	}
-	p, err := readParams(r)
+	})
 	if err != nil {
 		return err
 	}
-	ids, _ := p.strs("team_ids")
-	if err := p.done(); err != nil {
+	deletedKeys, err := h.deleteOwned(r.Context(), c, keys.KindTeam, ids)
+	if err != nil {
 		return err
-	}
-	if len(ids) == 0 {
-		return badParam("team_ids", "required")
-	}
-	ctx := r.Context()
-	for _, id := range ids {
-		if _, err := h.loadTeam(ctx, id); err != nil {
-			if e := apierr.From(err); e.Kind == apierr.NotFound {
-				e.Param = "team_ids"
-			}
-			return err
-		}
-	}
-	deletedKeys := 0
-	for _, id := range ids {
-		ks, err := h.keys.ListKeys(ctx, keys.KeyFilter{TeamID: id})
-		if err != nil {
-			return err
-		}
-		for _, k := range ks {
-			if _, err := h.keys.ArchiveKey(ctx, k.Hash, c.name()); err != nil && !errors.Is(err, keys.ErrNotFound) {
-				return err
-			}
-			deletedKeys++
-		}
-		if err := h.keys.DeleteTeam(ctx, id); err != nil && !errors.Is(err, keys.ErrNotFound) {
-			return err
-		}
 	}
 	return ok(w, obj{"deleted_teams": ids, "deleted_keys": deletedKeys})
 }
@@ -299,10 +201,10 @@ func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *calle
 		if err != nil {
 			return err
 		}
-		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, CreatedAt: now, Budget: keys.Budget{MaxBudget: budget}}
+		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, CreatedAt: now, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: budget}}}
 		if err := h.keys.AddMember(ctx, mb); err != nil {
 			if errors.Is(err, keys.ErrExists) {
-				return badParam("member", "user %s is already a member of team %s", uid, id)
+				return apierr.Taken("member", "member", "user %s is already a member of team %s", uid, id)
 			}
 			return err
 		}
@@ -322,32 +224,49 @@ func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *calle
 	return ok(w, o)
 }
 
+// member reads the membership a member_update or member_delete body names
+// (team_id, and user_id or user_email), with what more reads, and checks
+// that c may manage the team.
+func (h *Handler) member(r *http.Request, c *caller, more func(p *params)) (team, user string, err error) {
+	p, err := readParams(r)
+	if err != nil {
+		return "", "", err
+	}
+	team, _ = p.str("team_id")
+	user, _ = p.str("user_id")
+	email, _ := p.str("user_email")
+	if more != nil {
+		more(p)
+	}
+	if err := p.done(); err != nil {
+		return "", "", err
+	}
+	ctx := r.Context()
+	if _, err := h.loadTeam(ctx, team); err != nil {
+		return "", "", err
+	}
+	if err := h.mayManageTeam(ctx, c, team); err != nil {
+		return "", "", err
+	}
+	if user == "" {
+		user, err = h.userByEmail(ctx, email)
+	}
+	return team, user, err
+}
+
 // teamMemberUpdate changes a member's role or budget in the team.
 func (h *Handler) teamMemberUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	p, err := readParams(r)
+	var role string
+	var hasRole, hasBudget bool
+	var budget *float64
+	id, uid, err := h.member(r, c, func(p *params) {
+		role, hasRole = p.str("role")
+		budget, hasBudget = p.money("max_budget_in_team")
+	})
 	if err != nil {
 		return err
 	}
-	id, _ := p.str("team_id")
-	uid, _ := p.str("user_id")
-	email, _ := p.str("user_email")
-	role, hasRole := p.str("role")
-	budget, hasBudget := p.money("max_budget_in_team")
-	if err := p.done(); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	if _, err := h.loadTeam(ctx, id); err != nil {
-		return err
-	}
-	if err := h.mayManageTeam(ctx, c, id); err != nil {
-		return err
-	}
-	if uid == "" {
-		if uid, err = h.userByEmail(ctx, email); err != nil {
-			return err
-		}
-	}
 	m, err := h.keys.GetMember(ctx, id, uid)
 	if errors.Is(err, keys.ErrNotFound) {
 		return notFound("user_id", "user %s is not a member of team %s", uid, id)
@@ -388,28 +307,11 @@ func (h *Handler) userByEmail(ctx context.Context, email string) (string, error)
 }
 
 func (h *Handler) teamMemberDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
-	p, err := readParams(r)
+	id, uid, err := h.member(r, c, nil)
 	if err != nil {
 		return err
 	}
-	id, _ := p.str("team_id")
-	uid, _ := p.str("user_id")
-	email, _ := p.str("user_email")
-	if err := p.done(); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	if _, err := h.loadTeam(ctx, id); err != nil {
-		return err
-	}
-	if err := h.mayManageTeam(ctx, c, id); err != nil {
-		return err
-	}
-	if uid == "" {
-		if uid, err = h.userByEmail(ctx, email); err != nil {
-			return err
-		}
-	}
 	if err := h.keys.RemoveMember(ctx, id, uid); err != nil {
 		if errors.Is(err, keys.ErrNotFound) {
 			return notFound("user_id", "user %s is not a member of team %s", uid, id)
@@ -446,7 +348,7 @@ func (h *Handler) setTeamBlocked(w http.ResponseWriter, r *http.Request, c *call
 	if _, err := h.loadTeam(r.Context(), id); err != nil {
 		return err
 	}
-	if err := h.keys.BlockTeam(r.Context(), id, blocked); err != nil {
+	if err := h.keys.Block(r.Context(), keys.Ref{Kind: keys.KindTeam, ID: id}, blocked); err != nil {
 		return err
 	}
 	t, err := h.keys.GetTeam(r.Context(), id)
@@ -521,5 +423,3 @@ func (h *Handler) teamList(w http.ResponseWriter, r *http.Request, c *caller) er
 	}
 	return ok(w, out)
 }
-
-var _ = time.Now

@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -9,81 +10,27 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
-// applyUserSettings sets on u the user settings present in p.
-func applyUserSettings(p *params, u *keys.User) {
-	if v, ok := p.str("user_email"); ok || p.has("user_email") {
-		u.Email = v
-	}
-	if v, ok := p.str("user_alias"); ok || p.has("user_alias") {
-		u.Alias = v
-	}
-	if v, ok := p.str("user_role"); ok {
-		if !keys.UserRole(v).Valid() {
-			p.fail(badParam("user_role", "want proxy_admin, proxy_admin_viewer, internal_user or internal_user_viewer, got %q", v))
-		}
-		u.Role = keys.UserRole(v)
-	}
-	if v, ok := p.strs("models"); ok || p.has("models") {
-		u.Models = v
-	}
-	if v, ok := p.money("max_budget"); ok {
-		u.MaxBudget = v
-	}
-	if v, ok := p.money("soft_budget"); ok {
-		u.SoftBudget = v
-	}
-	if v, ok := p.period("budget_duration"); ok {
-		u.Duration = v
-	}
-	if v, ok := p.limit("rpm_limit"); ok || p.has("rpm_limit") {
-		u.RPMLimit = v
-	}
-	if v, ok := p.limit("tpm_limit"); ok || p.has("tpm_limit") {
-		u.TPMLimit = v
-	}
-	if v, ok := p.object("metadata"); ok {
-		u.Metadata = v
-	}
-	p.refuse(whyAliases, "aliases")
-	p.refuse(whyOrg, "organizations")
-	p.refuse("blocking a user is not built; block its keys", "blocked")
-	p.refuseCommon()
-	p.ignore("send_invite_email", "sso_user_id", "key_alias", "duration", "tags")
-}
-
-func userStoreError(err error, id string) error {
-	if errors.Is(err, keys.ErrExists) {
-		e := apierr.New(apierr.Conflict, "user_id: user %q exists already", id)
-		e.Param = "user_id"
-		return e
-	}
-	return err
-}
-
 func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if err := needAdmin(c); err != nil {
-		return err
-	}
-	p, err := readParams(r)
+	var teamIDs []string
+	var autoKey, hasAuto bool
+	var alias, durationText string
+	id, pt, err := users.decode(r, c, func(p *params) {
+		teamIDs, _ = p.strs("teams")
+		autoKey, hasAuto = p.boolean("auto_create_key")
+		alias, _ = p.str("key_alias")
+		_, durationText, _ = p.duration("duration")
+	})
 	if err != nil {
 		return err
 	}
 	now := h.now()
-	u := keys.User{Role: keys.RoleInternalUser, CreatedAt: now, UpdatedAt: now}
-	u.ID, _ = p.str("user_id")
-	applyUserSettings(p, &u)
-	teams, _ := p.strs("teams")
-	autoKey, hasAuto := p.boolean("auto_create_key")
-	alias, _ := p.str("key_alias")
-	_, durationText, _ := p.duration("duration")
-	if err := p.done(); err != nil {
-		return err
-	}
+	u := keys.User{ID: id, Role: keys.RoleInternalUser, CreatedAt: now, UpdatedAt: now}
+	pt.apply(&u, &u.Settings)
 	if !hasAuto {
 		autoKey = true
 	}
 	ctx := r.Context()
-	for _, t := range teams {
+	for _, t := range teamIDs {
 		if _, err := h.loadTeam(ctx, t); err != nil {
 			if e := apierr.From(err); e.Param == "team_id" {
 				e.Param = "teams"
@@ -94,15 +41,14 @@ func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) err
 	if u.ID == "" {
 		u.ID = newID()
 	}
-	if err := h.keys.CreateUser(ctx, u); err != nil {
-		return userStoreError(err, u.ID)
-	}
-	for _, t := range teams {
-		if err := h.keys.AddMember(ctx, keys.Member{TeamID: t, UserID: u.ID, Role: keys.MemberUser, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
-			return err
+	stored, err := users.created(h, ctx, u.ID, u, func() error {
+		for _, t := range teamIDs {
+			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t, UserID: u.ID, Role: keys.MemberUser, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
+				return err
+			}
 		}
-	}
-	stored, err := h.keys.GetUser(ctx, u.ID)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -128,43 +74,16 @@ func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) err
 }
 
 func (h *Handler) loadUser(r *http.Request, id string) (keys.User, error) {
-	if id == "" {
-		return keys.User{}, badParam("user_id", "required")
-	}
-	u, err := h.keys.GetUser(r.Context(), id)
-	if errors.Is(err, keys.ErrNotFound) {
-		return keys.User{}, notFound("user_id", "user_id: no user %q", id)
-	}
-	return u, err
+	return users.load(h, r.Context(), "user_id", id)
 }
 
 func (h *Handler) userUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if err := needAdmin(c); err != nil {
-		return err
-	}
-	p, err := readParams(r)
-	if err != nil {
-		return err
-	}
-	id, _ := p.str("user_id")
-	var probe keys.User
-	applyUserSettings(p, &probe)
-	if err := p.done(); err != nil {
-		return err
-	}
-	if id == "" && probe.Email != "" {
-		if id, err = h.userByEmail(r.Context(), probe.Email); err != nil {
-			return err
+	u, err := users.updated(h, r, c, func(id string, pt patch[keys.User]) (string, error) {
+		if id == "" && pt.email != "" {
+			return h.userByEmail(r.Context(), pt.email)
 		}
-	}
-	u, err := h.loadUser(r, id)
-	if err != nil {
-		return err
-	}
-	p2, _ := reparse(p)
-	applyUserSettings(p2, &u)
-	u.UpdatedAt = h.now()
-	u, err = h.keys.UpdateUser(r.Context(), u)
+		return id, nil
+	})
 	if err != nil {
 		return err
 	}
@@ -174,41 +93,18 @@ func (h *Handler) userUpdate(w http.ResponseWriter, r *http.Request, c *caller) 
 // userDelete deletes users, their keys (kept as deleted-key audit copies)
 // and their memberships.
 func (h *Handler) userDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if err := needAdmin(c); err != nil {
+	ids, err := h.ids(r, c, "user_ids", func(ctx context.Context, id string) error {
+		_, err := h.keys.GetUser(ctx, id)
+		if errors.Is(err, keys.ErrNotFound) {
+			return notFound("user_ids", "user_ids: no user %q", id)
+		}
 		return err
-	}
-	p, err := readParams(r)
+	})
 	if err != nil {
 		return err
 	}
-	ids, _ := p.strs("user_ids")
-	if err := p.done(); err != nil {
+	if _, err := h.deleteOwned(r.Context(), c, keys.KindUser, ids); err != nil {
 		return err
-	}
-	if len(ids) == 0 {
-		return badParam("user_ids", "required")
-	}
-	ctx := r.Context()
-	for _, id := range ids {
-		if _, err := h.keys.GetUser(ctx, id); errors.Is(err, keys.ErrNotFound) {
-			return notFound("user_ids", "user_ids: no user %q", id)
-		} else if err != nil {
-			return err
-		}
-	}
-	for _, id := range ids {
-		ks, err := h.keys.ListKeys(ctx, keys.KeyFilter{UserID: id})
-		if err != nil {
-			return err
-		}
-		for _, k := range ks {
-			if _, err := h.keys.ArchiveKey(ctx, k.Hash, c.name()); err != nil && !errors.Is(err, keys.ErrNotFound) {
-				return err
-			}
-		}
-		if err := h.keys.DeleteUser(ctx, id); err != nil && !errors.Is(err, keys.ErrNotFound) {
-			return err
-		}
 	}
 	return ok(w, obj{"deleted_users": ids})
 }

@@ -96,6 +96,13 @@ type Settings struct {
 	Local LocalLimits
 }
 
+// KeyStore is what the assembly hands on of the keys store: the admin
+// API's reads and writes and the spend consumer's ApplySpend.
+type KeyStore interface {
+	keys.Admin
+	keys.Spender
+}
+
 // Gateway is an assembled gateway.
 type Gateway struct {
 	Config  *config.Config
@@ -105,7 +112,7 @@ type Gateway struct {
 	// and every admin route on one port (local mode, as LiteLLM's proxy).
 	Admin     *adminapi.Handler
 	HTTP      http.Handler
-	Keys      keys.Store
+	Keys      KeyStore
 	Limits    limits.Store
 	Cooldowns cooldown.Store
 	// Spend records spend events and answers spend reports; SpendQueue is

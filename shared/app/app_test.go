@@ -163,7 +163,7 @@ general_settings: {master_key: sk-master}
 	budget := 10.0
 	secret := "sk-virtual-test-key"
 	ctx := context.Background()
-	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), Alias: "t", RPMLimit: 100, Budget: keys.Budget{MaxBudget: &budget}}); err != nil {
+	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), Alias: "t", Settings: keys.Settings{RPMLimit: 100, Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -206,7 +206,7 @@ func TestTPMCorrection(t *testing.T) {
 	gw := instance(t, yaml, app.Settings{Tables: ddblocal.Tables(t)})
 	secret := "sk-tpm-key"
 	ctx := context.Background()
-	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), TPMLimit: 1000}); err != nil {
+	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), Settings: keys.Settings{TPMLimit: 1000}}); err != nil {
 		t.Fatal(err)
 	}
 	call(t, gw.Handler, ctx, secret, `{"model":"m"}`) // warm the caches
@@ -249,7 +249,7 @@ func TestKeyLimitExactAcrossInstances(t *testing.T) {
 		gws = append(gws, instance(t, yaml, app.Settings{Tables: names, Now: clock, StoreTimeout: 30 * time.Second}))
 	}
 	secret := "sk-limited"
-	if err := gws[0].Keys.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret(secret), RPMLimit: limit}); err != nil {
+	if err := gws[0].Keys.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret(secret), Settings: keys.Settings{RPMLimit: limit}}); err != nil {
 		t.Fatal(err)
 	}
 	var ok, limited, other atomic.Int64

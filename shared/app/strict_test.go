@@ -46,9 +46,9 @@ func TestStrictBudgetCallsPerRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mk("sk-budget-rpm", keys.Key{RPMLimit: 100, Budget: keys.Budget{MaxBudget: &budget}})
-	mk("sk-budget", keys.Key{Budget: keys.Budget{MaxBudget: &budget, Duration: "1d"}})
-	mk("sk-plain", keys.Key{RPMLimit: 100})
+	mk("sk-budget-rpm", keys.Key{Settings: keys.Settings{RPMLimit: 100, Budget: keys.Budget{MaxBudget: &budget}}})
+	mk("sk-budget", keys.Key{Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget, Duration: "1d"}}})
+	mk("sk-plain", keys.Key{Settings: keys.Settings{RPMLimit: 100}})
 	body := `{"model":"m","max_tokens":10,"messages":[]}`
 	for _, s := range []string{"sk-budget-rpm", "sk-budget", "sk-plain"} {
 		call(t, gw.Handler, ctx, s, body) // warm the caches
@@ -159,7 +159,7 @@ func TestBudgetOvershoot(t *testing.T) {
 			defer gw.Close(context.Background())
 			budget := tc.budget
 			secret := "sk-burst"
-			if err := gw.Keys.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret(secret), Budget: keys.Budget{MaxBudget: &budget}}); err != nil {
+			if err := gw.Keys.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret(secret), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
 				t.Fatal(err)
 			}
 			served := 0

@@ -31,10 +31,10 @@ general_settings: {master_key: sk-master}
 	ctx := context.Background()
 	spent, budget := 5.0, 5.0
 	for _, k := range []keys.Key{
-		{Hash: keys.HashSecret("sk-only-a"), Models: []string{"a"}, RPMLimit: 2},
-		{Hash: keys.HashSecret("sk-blocked"), Blocked: true},
+		{Hash: keys.HashSecret("sk-only-a"), Settings: keys.Settings{Models: []string{"a"}, RPMLimit: 2}},
+		{Hash: keys.HashSecret("sk-blocked"), Settings: keys.Settings{Blocked: true}},
 		{Hash: keys.HashSecret("sk-expired"), ExpiresAt: time.Now().Add(-time.Hour)},
-		{Hash: keys.HashSecret("sk-broke"), Budget: keys.Budget{MaxBudget: &budget}},
+		{Hash: keys.HashSecret("sk-broke"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget}}},
 		{Hash: keys.HashSecret("sk-team"), TeamID: "t1"},
 	} {
 		if err := ks.CreateKey(ctx, k); err != nil {
@@ -44,7 +44,7 @@ general_settings: {master_key: sk-master}
 	if _, err := ks.ApplySpend(ctx, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: keys.HashSecret("sk-broke")}, Nanos: keys.Nanos(spent), At: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1", Models: []string{"b"}}); err != nil {
+	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1", Settings: keys.Settings{Models: []string{"b"}}}); err != nil {
 		t.Fatal(err)
 	}
 	f := serve(t, testHandler(Options{Config: cfg, Keys: ks, Limits: limits.NewMemory()}))
@@ -120,15 +120,15 @@ general_settings: {master_key: sk-master}
 			t.Fatal(err)
 		}
 	}
-	must(ks.CreateTeam(ctx, keys.Team{ID: "t-broke", Budget: keys.Budget{MaxBudget: usd(2)}}))
+	must(ks.CreateTeam(ctx, keys.Team{ID: "t-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(2)}}}))
 	must(ks.CreateTeam(ctx, keys.Team{ID: "t-ok"}))
-	must(ks.CreateUser(ctx, keys.User{ID: "u-broke", Budget: keys.Budget{MaxBudget: usd(3)}}))
+	must(ks.CreateUser(ctx, keys.User{ID: "u-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(3)}}}))
 	must(ks.CreateUser(ctx, keys.User{ID: "u-ok"}))
-	must(ks.AddMember(ctx, keys.Member{TeamID: "t-ok", UserID: "u-ok", Role: keys.MemberUser, Budget: keys.Budget{MaxBudget: usd(0.5)}}))
-	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-broke", Budget: keys.Budget{MaxBudget: usd(1)}}))
-	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-blocked", Blocked: true}))
+	must(ks.AddMember(ctx, keys.Member{TeamID: "t-ok", UserID: "u-ok", Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(0.5)}}}))
+	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}))
+	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-blocked", Settings: keys.Settings{Blocked: true}}))
 	for _, k := range []keys.Key{
-		{Hash: keys.HashSecret("sk-daily"), Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}},
+		{Hash: keys.HashSecret("sk-daily"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}}},
 		{Hash: keys.HashSecret("sk-team"), TeamID: "t-broke"},
 		{Hash: keys.HashSecret("sk-user"), UserID: "u-broke"},
 		{Hash: keys.HashSecret("sk-member"), TeamID: "t-ok", UserID: "u-ok"},
@@ -217,8 +217,8 @@ func TestFallbacksAccess(t *testing.T) {
 router_settings: {model_group_alias: {alias-ok: ok}}
 general_settings: {master_key: sk-master}
 `, limited.srv.URL+"/v1", ok.srv.URL+"/v1"),
-		keys.Key{Hash: keys.HashSecret("sk-limited"), Models: []string{"limited"}},
-		keys.Key{Hash: keys.HashSecret("sk-both"), Models: []string{"limited", "ok"}})
+		keys.Key{Hash: keys.HashSecret("sk-limited"), Settings: keys.Settings{Models: []string{"limited"}}},
+		keys.Key{Hash: keys.HashSecret("sk-both"), Settings: keys.Settings{Models: []string{"limited", "ok"}}})
 	for _, tt := range []struct {
 		name, key, fallbacks string
 		status               int

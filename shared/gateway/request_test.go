@@ -101,7 +101,7 @@ func TestDuplicateModelKey(t *testing.T) {
   - model_name: claude-cheap
     litellm_params: {model: "anthropic/*", api_base: %q, api_key: sk-ant}
 general_settings: {master_key: sk-master}
-`, up.srv.URL), keys.Key{Hash: keys.HashSecret("sk-cheap"), Models: []string{"claude-cheap"}})
+`, up.srv.URL), keys.Key{Hash: keys.HashSecret("sk-cheap"), Settings: keys.Settings{Models: []string{"claude-cheap"}}})
 	resp := f.post(t, "/v1/chat/completions", "sk-cheap", `{"model":"claude-opus-4-20250514","model":"claude-cheap","messages":[{"role":"user","content":"hi"}]}`)
 	out := readAll(t, resp.Body)
 	if resp.StatusCode != 400 {

@@ -51,7 +51,7 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 	}
 	ks := keys.NewMemory()
 	budget := 10.0
-	if err := ks.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret("sk-strict"), Budget: keys.Budget{MaxBudget: &budget}}); err != nil {
+	if err := ks.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret("sk-strict"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)

@@ -7,176 +7,291 @@ import (
 	"time"
 )
 
-// Cached is a Store that serves GetKey and GetTeam from a per-instance
-// cache for a short TTL (not-found answers included, so a flood of unknown
-// keys does not reach the store). Writes go to the store and drop the
-// local entry. The cache only spares reads of settings; blocked, expiry and
-// budget are checked authoritatively by the admission's guards.
+// Cached serves a store's reads (Reader) from a per-instance cache for a
+// short TTL (not-found answers included, so a flood of unknown keys does
+// not reach the store). Writes go to the store and drop the local entries
+// they change. The cache only spares reads of settings; the gateway checks
+// blocked, expiry and budget from what it reads.
 type Cached struct {
-	Store
+	store // writes and ApplySpend go straight through
+
 	ttl time.Duration
 	now func() time.Time
 
-	mu    sync.Mutex
-	keys  map[string]cachedKey
-	teams map[string]cachedTeam
-	admin adminCaches // users, members, end users (cached_admin.go)
+	keys     readCache[Key, *Key]
+	teams    readCache[Team, *Team]
+	users    readCache[User, *User]
+	members  readCache[Member, *Member] // by MemberID
+	endUsers readCache[EndUser, *EndUser]
+
+	presentMu sync.Mutex
+	present   entry[bool] // HasEndUsers; fetched 0: not read
 }
 
-type cachedKey struct {
-	k       Key
-	err     error
-	fetched time.Time
+// store is what Cached wraps: a store the admin API writes and the spend
+// consumer records to.
+type store interface {
+	Admin
+	Spender
 }
 
-type cachedTeam struct {
-	t       Team
-	err     error
-	fetched time.Time
-}
-
-var _ Store = (*Cached)(nil)
+var (
+	_ Admin   = (*Cached)(nil)
+	_ Spender = (*Cached)(nil)
+)
 
 // maxCached bounds each cache; past it the cache is cleared.
 const maxCached = 100_000
 
 // NewCached wraps s with a cache of reads for ttl, timed by now (nil: time.Now).
-func NewCached(s Store, ttl time.Duration, now func() time.Time) *Cached {
+func NewCached(s store, ttl time.Duration, now func() time.Time) *Cached {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cached{Store: s, ttl: ttl, now: now, keys: map[string]cachedKey{}, teams: map[string]cachedTeam{}}
+	return &Cached{store: s, ttl: ttl, now: now}
 }
 
-func (c *Cached) fresh(fetched time.Time) bool {
-	age := c.now().Sub(fetched)
-	return age >= 0 && age < c.ttl
+// entry is one cached read.
+type entry[T any] struct {
+	v       T
+	err     error
+	fetched int64 // UnixNano of the clock when read
 }
 
-// GetKey implements Store.
+// readCache caches one kind of record.
+type readCache[T any, P record[T]] struct {
+	mu sync.Mutex
+	m  map[string]entry[T]
+}
+
+// fresh reports whether a read at fetched is still served.
+func (c *Cached) fresh(e entry[bool]) bool {
+	age := c.now().UnixNano() - e.fetched
+	return e.fetched != 0 && age >= 0 && age < int64(c.ttl)
+}
+
+func (rc *readCache[T, P]) get(c *Cached, id string, read func() (T, error)) (T, error) {
+	rc.mu.Lock()
+	e, ok := rc.m[id]
+	rc.mu.Unlock()
+	if ok && c.fresh(entry[bool]{fetched: e.fetched}) {
+		return clone[T, P](e.v), e.err
+	}
+	fetched := c.now().UnixNano()
+	v, err := read()
+	if err == nil || errors.Is(err, ErrNotFound) {
+		rc.mu.Lock()
+		if rc.m == nil || len(rc.m) >= maxCached {
+			rc.m = map[string]entry[T]{}
+		}
+		rc.m[id] = entry[T]{clone[T, P](v), err, fetched}
+		rc.mu.Unlock()
+	}
+	return v, err
+}
+
+func (rc *readCache[T, P]) drop(id string) {
+	rc.mu.Lock()
+	delete(rc.m, id)
+	rc.mu.Unlock()
+}
+
+func (rc *readCache[T, P]) clear() {
+	rc.mu.Lock()
+	rc.m = nil
+	rc.mu.Unlock()
+}
+
+// GetKey implements Reader, from the cache.
 func (c *Cached) GetKey(ctx context.Context, hash string) (Key, error) {
-	c.mu.Lock()
-	e, ok := c.keys[hash]
-	c.mu.Unlock()
-	if ok && c.fresh(e.fetched) {
-		return cloneKey(e.k), e.err
-	}
-	fetched := c.now()
-	k, err := c.Store.GetKey(ctx, hash)
-	if err == nil || errors.Is(err, ErrNotFound) {
-		c.mu.Lock()
-		if len(c.keys) >= maxCached {
-			clear(c.keys)
-		}
-		c.keys[hash] = cachedKey{cloneKey(k), err, fetched}
-		c.mu.Unlock()
-	}
-	return k, err
+	return c.keys.get(c, hash, func() (Key, error) { return c.store.GetKey(ctx, hash) })
 }
 
-// GetTeam implements Store.
+// GetTeam implements Reader, from the cache.
 func (c *Cached) GetTeam(ctx context.Context, id string) (Team, error) {
-	c.mu.Lock()
-	e, ok := c.teams[id]
-	c.mu.Unlock()
-	if ok && c.fresh(e.fetched) {
-		return cloneTeam(e.t), e.err
+	return c.teams.get(c, id, func() (Team, error) { return c.store.GetTeam(ctx, id) })
+}
+
+// GetUser implements Reader, from the cache.
+func (c *Cached) GetUser(ctx context.Context, id string) (User, error) {
+	return c.users.get(c, id, func() (User, error) { return c.store.GetUser(ctx, id) })
+}
+
+// GetMember implements Reader, from the cache.
+func (c *Cached) GetMember(ctx context.Context, team, user string) (Member, error) {
+	return c.members.get(c, MemberID(team, user), func() (Member, error) { return c.store.GetMember(ctx, team, user) })
+}
+
+// GetEndUser implements Reader, from the cache.
+func (c *Cached) GetEndUser(ctx context.Context, id string) (EndUser, error) {
+	return c.endUsers.get(c, id, func() (EndUser, error) { return c.store.GetEndUser(ctx, id) })
+}
+
+// HasEndUsers implements Reader, from the cache.
+func (c *Cached) HasEndUsers(ctx context.Context) (bool, error) {
+	c.presentMu.Lock()
+	e := c.present
+	c.presentMu.Unlock()
+	if c.fresh(e) {
+		return e.v, e.err
 	}
-	fetched := c.now()
-	t, err := c.Store.GetTeam(ctx, id)
-	if err == nil || errors.Is(err, ErrNotFound) {
-		c.mu.Lock()
-		if len(c.teams) >= maxCached {
-			clear(c.teams)
-		}
-		c.teams[id] = cachedTeam{cloneTeam(t), err, fetched}
-		c.mu.Unlock()
+	fetched := c.now().UnixNano()
+	v, err := c.store.HasEndUsers(ctx)
+	if err == nil {
+		c.presentMu.Lock()
+		c.present = entry[bool]{v, nil, fetched}
+		c.presentMu.Unlock()
 	}
-	return t, err
+	return v, err
 }
 
-func (c *Cached) dropKey(hash string) {
-	c.mu.Lock()
-	delete(c.keys, hash)
-	c.mu.Unlock()
-}
-
-func (c *Cached) dropTeam(id string) {
-	c.mu.Lock()
-	delete(c.teams, id)
-	c.mu.Unlock()
-}
-
-// CreateKey implements Store.
-func (c *Cached) CreateKey(ctx context.Context, k Key) error {
-	defer c.dropKey(k.Hash)
-	return c.Store.CreateKey(ctx, k)
-}
-
-// UpdateKey implements Store.
-func (c *Cached) UpdateKey(ctx context.Context, k Key) (Key, error) {
-	defer c.dropKey(k.Hash)
-	return c.Store.UpdateKey(ctx, k)
-}
-
-// DeleteKey implements Store.
-func (c *Cached) DeleteKey(ctx context.Context, hash string) error {
-	defer c.dropKey(hash)
-	return c.Store.DeleteKey(ctx, hash)
-}
-
-// BlockKey implements Store.
-func (c *Cached) BlockKey(ctx context.Context, hash string, blocked bool) error {
-	defer c.dropKey(hash)
-	return c.Store.BlockKey(ctx, hash, blocked)
-}
-
-// CreateTeam implements Store.
-func (c *Cached) CreateTeam(ctx context.Context, t Team) error {
-	defer c.dropTeam(t.ID)
-	return c.Store.CreateTeam(ctx, t)
-}
-
-// UpdateTeam implements Store.
-func (c *Cached) UpdateTeam(ctx context.Context, t Team) (Team, error) {
-	defer c.dropTeam(t.ID)
-	return c.Store.UpdateTeam(ctx, t)
-}
-
-// DeleteTeam implements Store.
-func (c *Cached) DeleteTeam(ctx context.Context, id string) error {
-	defer c.dropMemberships()
-	return c.Store.DeleteTeam(ctx, id)
-}
-
-// BlockTeam implements Store.
-func (c *Cached) BlockTeam(ctx context.Context, id string, blocked bool) error {
-	defer c.dropTeam(id)
-	return c.Store.BlockTeam(ctx, id, blocked)
-}
-
-// ApplySpend implements Store.
-func (c *Cached) ApplySpend(ctx context.Context, deltas []SpendDelta) ([]Ref, error) {
-	defer func() {
-		for _, d := range deltas {
-			c.drop(d.Ref)
-		}
-	}()
-	return c.Store.ApplySpend(ctx, deltas)
+func (c *Cached) dropPresent() {
+	c.presentMu.Lock()
+	c.present = entry[bool]{}
+	c.presentMu.Unlock()
 }
 
 // drop forgets what this instance read of r.
 func (c *Cached) drop(r Ref) {
 	switch r.Kind {
 	case KindKey:
-		c.dropKey(r.ID)
+		c.keys.drop(r.ID)
 	case KindTeam:
-		c.dropTeam(r.ID)
+		c.teams.drop(r.ID)
 	case KindUser:
-		c.admin.users.drop(r.ID)
+		c.users.drop(r.ID)
 	case KindMember:
-		c.admin.members.drop(r.ID)
+		c.members.drop(r.ID)
 	case KindEndUser:
-		c.admin.endUsers.drop(r.ID)
+		c.endUsers.drop(r.ID)
 	}
+}
+
+// dropMember forgets the team, user and membership a membership change
+// touches.
+func (c *Cached) dropMember(team, user string) {
+	c.teams.drop(team)
+	c.users.drop(user)
+	c.members.drop(MemberID(team, user))
+}
+
+// dropMemberships forgets every team, user and membership read: deleting a
+// user or a team changes several of them.
+func (c *Cached) dropMemberships() {
+	c.teams.clear()
+	c.users.clear()
+	c.members.clear()
+}
+
+// after runs write, then forgets refs.
+func after[R any](c *Cached, write func() (R, error), refs ...Ref) (R, error) {
+	defer func() {
+		for _, r := range refs {
+			c.drop(r)
+		}
+	}()
+	return write()
+}
+
+// CreateKey implements Admin.
+func (c *Cached) CreateKey(ctx context.Context, k Key) error {
+	defer c.drop(k.ref())
+	return c.store.CreateKey(ctx, k)
+}
+
+// UpdateKey implements Admin.
+func (c *Cached) UpdateKey(ctx context.Context, k Key) (Key, error) {
+	return after(c, func() (Key, error) { return c.store.UpdateKey(ctx, k) }, k.ref())
+}
+
+// ArchiveKey implements Admin.
+func (c *Cached) ArchiveKey(ctx context.Context, hash, by string) (Key, error) {
+	return after(c, func() (Key, error) { return c.store.ArchiveKey(ctx, hash, by) }, Ref{KindKey, hash})
+}
+
+// RegenerateKey implements Admin.
+func (c *Cached) RegenerateKey(ctx context.Context, oldHash string, k Key) (Key, error) {
+	return after(c, func() (Key, error) { return c.store.RegenerateKey(ctx, oldHash, k) }, Ref{KindKey, oldHash}, k.ref())
+}
+
+// CreateTeam implements Admin.
+func (c *Cached) CreateTeam(ctx context.Context, t Team) error {
+	defer c.drop(t.ref())
+	return c.store.CreateTeam(ctx, t)
+}
+
+// UpdateTeam implements Admin.
+func (c *Cached) UpdateTeam(ctx context.Context, t Team) (Team, error) {
+	return after(c, func() (Team, error) { return c.store.UpdateTeam(ctx, t) }, t.ref())
+}
+
+// CreateUser implements Admin.
+func (c *Cached) CreateUser(ctx context.Context, u User) error {
+	defer c.drop(u.ref())
+	return c.store.CreateUser(ctx, u)
+}
+
+// UpdateUser implements Admin.
+func (c *Cached) UpdateUser(ctx context.Context, u User) (User, error) {
+	return after(c, func() (User, error) { return c.store.UpdateUser(ctx, u) }, u.ref())
+}
+
+// AddMember implements Admin.
+func (c *Cached) AddMember(ctx context.Context, m Member) error {
+	defer c.dropMember(m.TeamID, m.UserID)
+	return c.store.AddMember(ctx, m)
+}
+
+// UpdateMember implements Admin.
+func (c *Cached) UpdateMember(ctx context.Context, m Member) (Member, error) {
+	defer c.dropMember(m.TeamID, m.UserID)
+	return c.store.UpdateMember(ctx, m)
+}
+
+// RemoveMember implements Admin.
+func (c *Cached) RemoveMember(ctx context.Context, team, user string) error {
+	defer c.dropMember(team, user)
+	return c.store.RemoveMember(ctx, team, user)
+}
+
+// CreateEndUser implements Admin.
+func (c *Cached) CreateEndUser(ctx context.Context, e EndUser) error {
+	defer c.dropPresent()
+	defer c.drop(e.ref())
+	return c.store.CreateEndUser(ctx, e)
+}
+
+// UpdateEndUser implements Admin.
+func (c *Cached) UpdateEndUser(ctx context.Context, e EndUser) (EndUser, error) {
+	return after(c, func() (EndUser, error) { return c.store.UpdateEndUser(ctx, e) }, e.ref())
+}
+
+// Block implements Admin.
+func (c *Cached) Block(ctx context.Context, r Ref, blocked bool) error {
+	defer c.drop(r)
+	return c.store.Block(ctx, r, blocked)
+}
+
+// Delete implements Admin.
+func (c *Cached) Delete(ctx context.Context, r Ref) error {
+	switch r.Kind {
+	case KindTeam, KindUser:
+		defer c.dropMemberships()
+	case KindEndUser:
+		defer c.dropPresent()
+		defer c.drop(r)
+	default:
+		defer c.drop(r)
+	}
+	return c.store.Delete(ctx, r)
+}
+
+// ApplySpend implements Spender.
+func (c *Cached) ApplySpend(ctx context.Context, deltas []SpendDelta) ([]Ref, error) {
+	defer func() {
+		for _, d := range deltas {
+			c.drop(d.Ref)
+		}
+	}()
+	return c.store.ApplySpend(ctx, deltas)
 }

@@ -1,96 +1,112 @@
-// Package keys keeps virtual keys and teams: who may call which models,
-// with which limits and budget, and what they have spent.
+// Package keys keeps the records that carry limits and spend: virtual
+// keys, teams, users, team members and end users. Every kind carries one
+// Settings value (limits, blocked, metadata, budget).
 //
 // A key is stored under the SHA-256 of its secret (HashSecret); the raw
 // secret is never stored. Spend is changed only by ApplySpend (the spend
 // pipeline), atomic additions of integer nano-dollars; updates of a record's
 // settings never touch it.
 //
-// The gateway reads records through Cached (a short per-instance cache) and
-// checks "not blocked, not expired, spend below budget" from it.
-//
-// The memory store and the DynamoDB store (package ddbkeys) pass the
-// conformance suite in keystest.
+// The store is split by consumer: Reader is what the gateway reads per
+// request (through Cached, a short per-instance cache), Admin what the
+// admin API writes, Spender what the spend consumer records. The memory
+// store and the DynamoDB store (package ddbkeys) pass the conformance
+// suite of each in keystest.
 package keys
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
 )
 
-// Key is a virtual key.
-type Key struct {
-	Hash      string    // HashSecret of the secret: 64 lowercase hex digits
-	Alias     string    // human-readable name
-	TeamID    string    // "" when the key belongs to no team
-	UserID    string    // "" when the key belongs to no user
-	Models    []string  // allowed model groups; empty: every model (LiteLLM)
-	RPMLimit  int64     // 0: none
-	TPMLimit  int64     // 0: none
-	Blocked   bool      //
-	ExpiresAt time.Time // zero: never
-	CreatedAt time.Time // set by CreateKey when zero
-	Budget              // max_budget, soft_budget, budget_duration and spend
-
-	// Admin fields (the admin API's; the gateway does not read them).
-	KeyName   string          // "sk-...abcd": the secret's prefix and last 4
-	Metadata  json.RawMessage // a JSON object, or nil
-	Tags      []string        //
-	CreatedBy string          // who created it: a user id or "master_key"
-	UpdatedAt time.Time       //
-	UpdatedBy string          //
-}
-
-// Team groups keys under shared models, limits and budget.
-type Team struct {
-	ID        string
-	Alias     string
-	Models    []string
-	RPMLimit  int64
-	TPMLimit  int64
-	Blocked   bool
-	CreatedAt time.Time
-	Budget    // max_budget, soft_budget, budget_duration and spend
-
-	// Admin fields.
-	Members   []TeamMember    // changed only by AddMember, UpdateMember and RemoveMember
-	Metadata  json.RawMessage // a JSON object, or nil
-	UpdatedAt time.Time
-}
-
-// Store keeps keys and teams. Implementations are safe for concurrent use.
-type Store interface {
+// Reader is what the gateway reads of the records on every request
+// (keys.Cached in production, so that the common request reads them from
+// this instance's memory).
+type Reader interface {
 	GetKey(ctx context.Context, hash string) (Key, error)
-	// CreateKey stores a new key; ErrExists if its hash is taken.
-	CreateKey(ctx context.Context, k Key) error
-	// UpdateKey replaces the settings of an existing key (everything but
-	// Spend and CreatedAt) and returns the stored key.
-	UpdateKey(ctx context.Context, k Key) (Key, error)
-	DeleteKey(ctx context.Context, hash string) error
-	BlockKey(ctx context.Context, hash string, blocked bool) error
-
 	GetTeam(ctx context.Context, id string) (Team, error)
-	CreateTeam(ctx context.Context, t Team) error
-	UpdateTeam(ctx context.Context, t Team) (Team, error)
-	DeleteTeam(ctx context.Context, id string) error
-	BlockTeam(ctx context.Context, id string, blocked bool) error
+	GetUser(ctx context.Context, id string) (User, error)
+	GetMember(ctx context.Context, team, user string) (Member, error)
+	GetEndUser(ctx context.Context, id string) (EndUser, error)
+	// HasEndUsers reports whether any end user record exists, so that the
+	// gateway needs no lookup per request while none does.
+	HasEndUsers(ctx context.Context) (bool, error)
+}
 
+// Spender is what the spend consumer records.
+type Spender interface {
 	// ApplySpend adds each delta to its record's spend, atomically for the
 	// whole slice: lifetime spend, and the spend of the budget period that
 	// contains delta.At (a later period starts the period over; an earlier
 	// one adds to the lifetime spend only). A delta whose record does not
-	// exist is skipped. It returns the records whose soft budget this
+	// exist is skipped; one for a regenerated key's old hash follows it to
+	// the key (moves.go). It returns the records whose soft budget this
 	// spend crossed for the first time in their period, and marks them.
 	// It is not idempotent: the spend pipeline makes it exactly-once.
 	ApplySpend(ctx context.Context, deltas []SpendDelta) ([]Ref, error)
+}
 
-	AdminStore
+// Admin is what the admin API reads and writes. Spend changes only
+// through Spender; Create and Update methods ignore the spend fields they
+// are given, and Update methods replace a record's settings (everything
+// but spend, CreatedAt and the membership lists) and return it as stored.
+type Admin interface {
+	Reader
+
+	// CreateKey stores a new key; ErrExists if its hash is taken,
+	// ErrAliasExists if its alias is.
+	CreateKey(ctx context.Context, k Key) error
+	UpdateKey(ctx context.Context, k Key) (Key, error)
+	// GetKeyByAlias returns the key with this key_alias.
+	GetKeyByAlias(ctx context.Context, alias string) (Key, error)
+	// ArchiveKey deletes a key and keeps an audit copy of it, naming who
+	// deleted it; it returns the deleted key.
+	ArchiveKey(ctx context.Context, hash, by string) (Key, error)
+	// RegenerateKey moves the key at oldHash, with its spend, to k.Hash and
+	// k's settings, atomically: the old hash stops existing.
+	RegenerateKey(ctx context.Context, oldHash string, k Key) (Key, error)
+	// ListKeys returns the keys f selects, in SortKeys order.
+	ListKeys(ctx context.Context, f KeyFilter) ([]Key, error)
+	// ListDeletedKeys returns the audit copies f selects, oldest deletion first.
+	ListDeletedKeys(ctx context.Context, f KeyFilter) ([]DeletedKey, error)
+
+	CreateTeam(ctx context.Context, t Team) error
+	UpdateTeam(ctx context.Context, t Team) (Team, error)
+	// ListTeams returns every team, by id.
+	ListTeams(ctx context.Context) ([]Team, error)
+
+	// CreateUser stores a new user (its Teams are ignored); ErrExists if the id is taken.
+	CreateUser(ctx context.Context, u User) error
+	UpdateUser(ctx context.Context, u User) (User, error)
+	// ListUsers returns every user, by id.
+	ListUsers(ctx context.Context) ([]User, error)
+
+	// AddMember makes m.UserID a member of m.TeamID with m's role and
+	// budget: the team's Members and the user's Teams list it. The team
+	// must exist (ErrNotFound); a user that does not exist is created as
+	// an internal_user; ErrExists if it is a member already.
+	AddMember(ctx context.Context, m Member) error
+	// UpdateMember replaces the role and budget settings of a membership.
+	UpdateMember(ctx context.Context, m Member) (Member, error)
+	// RemoveMember ends a membership.
+	RemoveMember(ctx context.Context, team, user string) error
+
+	CreateEndUser(ctx context.Context, e EndUser) error
+	UpdateEndUser(ctx context.Context, e EndUser) (EndUser, error)
+	// ListEndUsers returns every end user, by id.
+	ListEndUsers(ctx context.Context) ([]EndUser, error)
+
+	// Block sets the blocked flag of the key, team or end user r names.
+	Block(ctx context.Context, r Ref, blocked bool) error
+	// Delete deletes the record r names: a team or a user with its
+	// memberships, an end user, or a key (ArchiveKey by nobody known).
+	// Memberships end through RemoveMember.
+	Delete(ctx context.Context, r Ref) error
 }
 
 // Kind is the kind of a record that carries spend.
@@ -123,13 +139,14 @@ type SpendDelta struct {
 	At    time.Time // when it was spent (the request's end): picks the budget period
 }
 
-// Errors. Store errors wrap one of these, or ErrUnavailable from a store
-// that could not answer.
+// Errors. Store errors wrap one of these, the store-error vocabulary of
+// package apierr (which maps them to the client's errors once), or
+// ErrUnavailable from a store that could not answer.
 var (
-	ErrNotFound    = errors.New("not found")
-	ErrExists      = errors.New("already exists")
-	ErrInvalid     = errors.New("invalid")
-	ErrUnavailable = errors.New("keys store unavailable")
+	ErrNotFound    = apierr.ErrNotFound
+	ErrExists      = apierr.ErrExists
+	ErrInvalid     = apierr.ErrInvalid
+	ErrUnavailable = fmt.Errorf("keys store %w", apierr.ErrUnavailable)
 )
 
 // HashSecret returns the stored form of a key's secret: the hex SHA-256 of
@@ -151,67 +168,6 @@ func ValidHash(h string) bool {
 		}
 	}
 	return true
-}
-
-// normalize puts times in UTC at millisecond precision, as stores keep them.
-func (k Key) normalize() Key {
-	if !k.ExpiresAt.IsZero() {
-		k.ExpiresAt = k.ExpiresAt.UTC().Truncate(time.Millisecond)
-	}
-	if !k.CreatedAt.IsZero() {
-		k.CreatedAt = k.CreatedAt.UTC().Truncate(time.Millisecond)
-	}
-	k.UpdatedAt = ms(k.UpdatedAt)
-	return k
-}
-
-func (t Team) normalize() Team {
-	if !t.CreatedAt.IsZero() {
-		t.CreatedAt = t.CreatedAt.UTC().Truncate(time.Millisecond)
-	}
-	t.UpdatedAt = ms(t.UpdatedAt)
-	return t
-}
-
-// Validate checks k; its error wraps ErrInvalid.
-func (k Key) Validate() error {
-	if !ValidHash(k.Hash) {
-		// Never echo the value: it may be a raw secret passed by mistake.
-		return fmt.Errorf("key hash: %w: want 64 lowercase hex digits (HashSecret), got %d bytes", ErrInvalid, len(k.Hash))
-	}
-	if err := validMetadata("key "+k.Hash[:8], k.Metadata); err != nil {
-		return err
-	}
-	return validSettings("key "+k.Hash[:8], k.RPMLimit, k.TPMLimit, k.Budget, k.Models)
-}
-
-// Validate checks t; its error wraps ErrInvalid.
-func (t Team) Validate() error {
-	if err := ValidTeamID(t.ID); err != nil {
-		return err
-	}
-	if err := validMetadata("team "+t.ID, t.Metadata); err != nil {
-		return err
-	}
-	return validSettings("team "+t.ID, t.RPMLimit, t.TPMLimit, t.Budget, t.Models)
-}
-
-// ValidTeamID checks a team id; its error wraps ErrInvalid.
-func ValidTeamID(id string) error {
-	if id == "" || len(id) > 256 {
-		return fmt.Errorf("team id %q: %w: want 1 to 256 bytes", short(id), ErrInvalid)
-	}
-	return nil
-}
-
-func validSettings(what string, rpm, tpm int64, b Budget, models []string) error {
-	switch {
-	case rpm < 0 || tpm < 0:
-		return fmt.Errorf("%s: %w: negative rpm or tpm limit", what, ErrInvalid)
-	case slices.Contains(models, ""):
-		return fmt.Errorf("%s: %w: empty model name", what, ErrInvalid)
-	}
-	return b.validate(what)
 }
 
 func short(s string) string {

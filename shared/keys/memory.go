@@ -8,193 +8,404 @@ import (
 	"time"
 )
 
-// Memory is the in-process store for local mode and unit tests.
+// Memory is the in-process store for local mode and unit tests: one table
+// per record kind (table.go), spend beside them (memory_spend.go).
 type Memory struct {
-	mu    sync.Mutex
-	now   func() time.Time
-	keys  map[string]Key
-	teams map[string]Team
-	spend map[Ref]SpendState // absent: nothing spent yet
-	admin                    // users, members, end users, aliases, deleted keys (memory_admin.go)
+	mu       sync.Mutex
+	now      func() time.Time
+	keys     table[Key, *Key]
+	teams    table[Team, *Team]
+	users    table[User, *User]
+	members  table[Member, *Member] // by MemberID
+	endUsers table[EndUser, *EndUser]
+	spend    map[Ref]SpendState // absent: nothing spent yet
+	aliases  map[string]string  // key_alias -> key hash
+	deleted  []DeletedKey
+	moved    map[string]Move // a regenerated key's old hash -> where it went (moves.go)
 }
 
-var _ Store = (*Memory)(nil)
+var (
+	_ Admin   = (*Memory)(nil)
+	_ Spender = (*Memory)(nil)
+)
 
 // NewMemory returns an empty memory store.
 func NewMemory() *Memory {
-	return &Memory{now: time.Now, keys: map[string]Key{}, teams: map[string]Team{}, spend: map[Ref]SpendState{}, admin: newAdmin()}
+	return &Memory{
+		now:  time.Now,
+		keys: newTable[Key]("key"), teams: newTable[Team]("team"), users: newTable[User]("user"),
+		members: newTable[Member]("member"), endUsers: newTable[EndUser]("end user"),
+		spend: map[Ref]SpendState{}, aliases: map[string]string{}, moved: map[string]Move{},
+	}
 }
 
-func cloneKey(k Key) Key {
-	k.Models = slices.Clone(k.Models)
-	k.Tags = slices.Clone(k.Tags)
-	k.Metadata = slices.Clone(k.Metadata)
-	k.Budget = cloneBudget(k.Budget)
-	return k
+// locked runs f with m.mu held.
+func locked[R any](m *Memory, f func() (R, error)) (R, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return f()
 }
 
-func cloneTeam(t Team) Team {
-	t.Models = slices.Clone(t.Models)
-	t.Members = slices.Clone(t.Members)
-	t.Metadata = slices.Clone(t.Metadata)
-	t.Budget = cloneBudget(t.Budget)
-	return t
+// validated runs f with m.mu held if v is valid.
+func validated[R any](m *Memory, v interface{ Validate() error }, f func() (R, error)) (R, error) {
+	if err := v.Validate(); err != nil {
+		var zero R
+		return zero, err
+	}
+	return locked(m, f)
 }
 
-func notFound(what, id string) error { return fmt.Errorf("%s %s: %w", what, short(id), ErrNotFound) }
+// write runs f with m.mu held if v is valid (v nil: no check).
+func (m *Memory) write(v interface{ Validate() error }, f func() error) error {
+	if v != nil {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return f()
+}
 
-// GetKey implements Store.
+// GetKey implements Reader.
 func (m *Memory) GetKey(_ context.Context, hash string) (Key, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k, ok := m.keys[hash]
-	if !ok {
-		return Key{}, notFound("key", hash)
-	}
-	m.fill(Ref{KindKey, hash}, &k.Budget)
-	return cloneKey(k), nil
+	return locked(m, func() (Key, error) { return m.keys.get(m, hash) })
 }
 
-// CreateKey implements Store.
-func (m *Memory) CreateKey(_ context.Context, k Key) error {
-	if err := k.Validate(); err != nil {
-		return err
+// GetTeam implements Reader.
+func (m *Memory) GetTeam(_ context.Context, id string) (Team, error) {
+	return locked(m, func() (Team, error) { return m.teams.get(m, id) })
+}
+
+// GetUser implements Reader.
+func (m *Memory) GetUser(_ context.Context, id string) (User, error) {
+	return locked(m, func() (User, error) { return m.users.get(m, id) })
+}
+
+// GetMember implements Reader.
+func (m *Memory) GetMember(_ context.Context, team, user string) (Member, error) {
+	return locked(m, func() (Member, error) { return m.members.get(m, MemberID(team, user)) })
+}
+
+// GetEndUser implements Reader.
+func (m *Memory) GetEndUser(_ context.Context, id string) (EndUser, error) {
+	return locked(m, func() (EndUser, error) { return m.endUsers.get(m, id) })
+}
+
+// HasEndUsers implements Reader.
+func (m *Memory) HasEndUsers(context.Context) (bool, error) {
+	return locked(m, func() (bool, error) { return len(m.endUsers.m) > 0, nil })
+}
+
+// takeAlias reserves alias for hash. m.mu is held.
+func (m *Memory) takeAlias(alias, hash string) error {
+	if alias == "" {
+		return nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.keys[k.Hash]; ok {
-		return fmt.Errorf("key %s: %w", short(k.Hash), ErrExists)
+	if h, ok := m.aliases[alias]; ok && h != hash {
+		return fmt.Errorf("key alias %q: %w", alias, ErrAliasExists)
 	}
-	if err := m.takeAlias(k.Alias, k.Hash); err != nil {
-		return err
-	}
-	if k.CreatedAt.IsZero() {
-		k.CreatedAt = m.now().UTC().Truncate(time.Millisecond)
-	}
-	k.Budget.clearSpend()
-	m.keys[k.Hash] = cloneKey(k.normalize())
+	m.aliases[alias] = hash
 	return nil
 }
 
-// UpdateKey implements Store.
-func (m *Memory) UpdateKey(_ context.Context, k Key) (Key, error) {
-	if err := k.Validate(); err != nil {
-		return Key{}, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old, ok := m.keys[k.Hash]
-	if !ok {
-		return Key{}, notFound("key", k.Hash)
-	}
+// moveAlias moves the alias of a key from old to k. m.mu is held.
+func (m *Memory) moveAlias(old Key, k Key) error {
 	if k.Alias != old.Alias {
 		if err := m.takeAlias(k.Alias, k.Hash); err != nil {
-			return Key{}, err
+			return err
 		}
 		delete(m.aliases, old.Alias)
+	} else if k.Alias != "" {
+		m.aliases[k.Alias] = k.Hash
 	}
-	k.CreatedAt, k.CreatedBy = old.CreatedAt, old.CreatedBy
-	k.Budget.clearSpend()
-	k = k.normalize()
-	m.keys[k.Hash] = cloneKey(k)
-	m.fill(Ref{KindKey, k.Hash}, &k.Budget)
-	return cloneKey(k), nil
-}
-
-// DeleteKey implements Store: ArchiveKey by nobody known.
-func (m *Memory) DeleteKey(ctx context.Context, hash string) error {
-	_, err := m.ArchiveKey(ctx, hash, "")
-	return err
-}
-
-// BlockKey implements Store.
-func (m *Memory) BlockKey(_ context.Context, hash string, blocked bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k, ok := m.keys[hash]
-	if !ok {
-		return notFound("key", hash)
-	}
-	k.Blocked = blocked
-	m.keys[hash] = k
 	return nil
 }
 
-// GetTeam implements Store.
-func (m *Memory) GetTeam(_ context.Context, id string) (Team, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.teams[id]
-	if !ok {
-		return Team{}, notFound("team", id)
-	}
-	m.fill(Ref{KindTeam, id}, &t.Budget)
-	return cloneTeam(t), nil
+// CreateKey implements Admin.
+func (m *Memory) CreateKey(_ context.Context, k Key) error {
+	return m.write(k, func() error {
+		return m.keys.create(m, k, func(k *Key) error { return m.takeAlias(k.Alias, k.Hash) })
+	})
 }
 
-// CreateTeam implements Store.
+// UpdateKey implements Admin.
+func (m *Memory) UpdateKey(_ context.Context, k Key) (Key, error) {
+	return validated(m, k, func() (Key, error) {
+		return m.keys.update(m, k, func(old Key, k *Key) error {
+			k.CreatedBy = old.CreatedBy
+			return m.moveAlias(old, *k)
+		})
+	})
+}
+
+// GetKeyByAlias implements Admin.
+func (m *Memory) GetKeyByAlias(_ context.Context, alias string) (Key, error) {
+	return locked(m, func() (Key, error) {
+		h, ok := m.aliases[alias]
+		if !ok || alias == "" {
+			return Key{}, fmt.Errorf("key alias %q: %w", short(alias), ErrNotFound)
+		}
+		return m.keys.get(m, h)
+	})
+}
+
+// ArchiveKey implements Admin.
+func (m *Memory) ArchiveKey(_ context.Context, hash, by string) (Key, error) {
+	return locked(m, func() (Key, error) {
+		k, err := m.keys.get(m, hash)
+		if err != nil {
+			return Key{}, err
+		}
+		m.keys.remove(m, hash)
+		if k.Alias != "" && m.aliases[k.Alias] == hash {
+			delete(m.aliases, k.Alias)
+		}
+		m.deleted = append(m.deleted, DeletedKey{Key: clone(k), DeletedAt: ms(m.now()), DeletedBy: by})
+		return k, nil
+	})
+}
+
+// RegenerateKey implements Admin.
+func (m *Memory) RegenerateKey(_ context.Context, oldHash string, k Key) (Key, error) {
+	return validated(m, k, func() (Key, error) {
+		old, ok := m.keys.m[oldHash]
+		if !ok {
+			return Key{}, notFound("key", oldHash)
+		}
+		if _, ok := m.keys.m[k.Hash]; ok {
+			return Key{}, fmt.Errorf("key %s: %w", short(k.Hash), ErrExists)
+		}
+		if err := m.moveAlias(old, k); err != nil {
+			return Key{}, err
+		}
+		k.CreatedAt, k.CreatedBy = old.CreatedAt, old.CreatedBy
+		delete(m.keys.m, oldHash)
+		m.keys.put(k)
+		now := m.now()
+		for h, mv := range m.moved { // tidy, as the table's TTL would
+			if !mv.Live(now) {
+				delete(m.moved, h)
+			}
+		}
+		m.moved[oldHash] = Move{To: k.Hash, Expires: now.Add(MoveTTL)}
+		if st, ok := m.spend[Ref{KindKey, oldHash}]; ok {
+			m.spend[Ref{KindKey, k.Hash}] = st
+			delete(m.spend, Ref{KindKey, oldHash})
+		}
+		return m.keys.get(m, k.Hash)
+	})
+}
+
+// ListKeys implements Admin.
+func (m *Memory) ListKeys(_ context.Context, f KeyFilter) ([]Key, error) {
+	return locked(m, func() ([]Key, error) {
+		out := m.keys.list(m, f.Match)
+		if len(out) == 0 {
+			return nil, nil
+		}
+		SortKeys(out)
+		return out, nil
+	})
+}
+
+// ListDeletedKeys implements Admin.
+func (m *Memory) ListDeletedKeys(_ context.Context, f KeyFilter) ([]DeletedKey, error) {
+	return locked(m, func() ([]DeletedKey, error) {
+		var out []DeletedKey
+		for _, d := range m.deleted {
+			if f.Match(d.Key) {
+				d.Key = clone(d.Key)
+				out = append(out, d)
+			}
+		}
+		return out, nil
+	})
+}
+
+// CreateTeam implements Admin.
 func (m *Memory) CreateTeam(_ context.Context, t Team) error {
-	if err := t.Validate(); err != nil {
+	return m.write(t, func() error {
+		return m.teams.create(m, t, func(t *Team) error { t.Members = nil; return nil })
+	})
+}
+
+// UpdateTeam implements Admin.
+func (m *Memory) UpdateTeam(_ context.Context, t Team) (Team, error) {
+	return validated(m, t, func() (Team, error) {
+		return m.teams.update(m, t, func(old Team, t *Team) error { t.Members = old.Members; return nil })
+	})
+}
+
+// ListTeams implements Admin.
+func (m *Memory) ListTeams(context.Context) ([]Team, error) {
+	return locked(m, func() ([]Team, error) { return m.teams.list(m, nil), nil })
+}
+
+// CreateUser implements Admin.
+func (m *Memory) CreateUser(_ context.Context, u User) error {
+	return m.write(u, func() error { return m.createUser(u) })
+}
+
+// createUser stores a new user. m.mu is held.
+func (m *Memory) createUser(u User) error {
+	return m.users.create(m, u, func(u *User) error {
+		if u.Role == "" {
+			u.Role = RoleInternalUser
+		}
+		u.Teams = nil
+		return nil
+	})
+}
+
+// UpdateUser implements Admin.
+func (m *Memory) UpdateUser(_ context.Context, u User) (User, error) {
+	return validated(m, u, func() (User, error) {
+		return m.users.update(m, u, func(old User, u *User) error {
+			u.Teams = old.Teams
+			if u.Role == "" {
+				u.Role = old.Role
+			}
+			return nil
+		})
+	})
+}
+
+// ListUsers implements Admin.
+func (m *Memory) ListUsers(context.Context) ([]User, error) {
+	return locked(m, func() ([]User, error) { return m.users.list(m, nil), nil })
+}
+
+// AddMember implements Admin.
+func (m *Memory) AddMember(_ context.Context, mb Member) error {
+	return m.write(mb, func() error {
+		if _, ok := m.teams.m[mb.TeamID]; !ok {
+			return notFound("team", mb.TeamID)
+		}
+		id := MemberID(mb.TeamID, mb.UserID)
+		if _, ok := m.members.m[id]; ok {
+			return fmt.Errorf("member %s: %w", id, ErrExists)
+		}
+		if _, ok := m.users.m[mb.UserID]; !ok {
+			if err := m.createUser(User{ID: mb.UserID, Role: RoleInternalUser}); err != nil {
+				return err
+			}
+		}
+		if err := m.members.create(m, mb, nil); err != nil {
+			return err
+		}
+		m.teams.change(mb.TeamID, func(t *Team) { t.Members = append(t.Members, TeamMember{UserID: mb.UserID, Role: mb.Role}) })
+		m.users.change(mb.UserID, func(u *User) { u.Teams = append(u.Teams, mb.TeamID) })
+		return nil
+	})
+}
+
+// UpdateMember implements Admin.
+func (m *Memory) UpdateMember(_ context.Context, mb Member) (Member, error) {
+	return validated(m, mb, func() (Member, error) {
+		out, err := m.members.update(m, mb, nil)
+		if err == nil {
+			m.teams.change(mb.TeamID, func(t *Team) {
+				for i := range t.Members {
+					if t.Members[i].UserID == mb.UserID {
+						t.Members[i].Role = mb.Role
+					}
+				}
+			})
+		}
+		return out, err
+	})
+}
+
+// RemoveMember implements Admin.
+func (m *Memory) RemoveMember(_ context.Context, team, user string) error {
+	return m.write(nil, func() error {
+		if _, ok := m.teams.m[team]; !ok {
+			return notFound("team", team)
+		}
+		if _, ok := m.members.m[MemberID(team, user)]; !ok {
+			return notFound("member", MemberID(team, user))
+		}
+		m.dropMembership(team, user)
+		return nil
+	})
+}
+
+// dropMembership removes user from team everywhere it is written. m.mu is held.
+func (m *Memory) dropMembership(team, user string) {
+	m.members.remove(m, MemberID(team, user))
+	m.teams.change(team, func(t *Team) {
+		t.Members = slices.DeleteFunc(t.Members, func(x TeamMember) bool { return x.UserID == user })
+	})
+	m.users.change(user, func(u *User) {
+		u.Teams = slices.DeleteFunc(u.Teams, func(x string) bool { return x == team })
+	})
+}
+
+// CreateEndUser implements Admin.
+func (m *Memory) CreateEndUser(_ context.Context, e EndUser) error {
+	return m.write(e, func() error { return m.endUsers.create(m, e, nil) })
+}
+
+// UpdateEndUser implements Admin.
+func (m *Memory) UpdateEndUser(_ context.Context, e EndUser) (EndUser, error) {
+	return validated(m, e, func() (EndUser, error) { return m.endUsers.update(m, e, nil) })
+}
+
+// ListEndUsers implements Admin.
+func (m *Memory) ListEndUsers(context.Context) ([]EndUser, error) {
+	return locked(m, func() ([]EndUser, error) { return m.endUsers.list(m, nil), nil })
+}
+
+// Block implements Admin.
+func (m *Memory) Block(_ context.Context, r Ref, blocked bool) error {
+	return m.write(nil, func() error {
+		switch r.Kind {
+		case KindKey:
+			return m.keys.setBlocked(r.ID, blocked)
+		case KindTeam:
+			return m.teams.setBlocked(r.ID, blocked)
+		case KindEndUser:
+			return m.endUsers.setBlocked(r.ID, blocked)
+		}
+		return fmt.Errorf("block %s: %w: only keys, teams and end users are blocked", r, ErrInvalid)
+	})
+}
+
+// Delete implements Admin.
+func (m *Memory) Delete(ctx context.Context, r Ref) error {
+	if r.Kind == KindKey {
+		_, err := m.ArchiveKey(ctx, r.ID, "")
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.teams[t.ID]; ok {
-		return fmt.Errorf("team %s: %w", short(t.ID), ErrExists)
-	}
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = m.now().UTC().Truncate(time.Millisecond)
-	}
-	t.Members = nil
-	t.Budget.clearSpend()
-	m.teams[t.ID] = cloneTeam(t.normalize())
-	return nil
-}
-
-// UpdateTeam implements Store.
-func (m *Memory) UpdateTeam(_ context.Context, t Team) (Team, error) {
-	if err := t.Validate(); err != nil {
-		return Team{}, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old, ok := m.teams[t.ID]
-	if !ok {
-		return Team{}, notFound("team", t.ID)
-	}
-	t.CreatedAt, t.Members = old.CreatedAt, old.Members
-	t.Budget.clearSpend()
-	t = t.normalize()
-	m.teams[t.ID] = cloneTeam(t)
-	m.fill(Ref{KindTeam, t.ID}, &t.Budget)
-	return cloneTeam(t), nil
-}
-
-// DeleteTeam implements Store.
-func (m *Memory) DeleteTeam(_ context.Context, id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.teams[id]
-	if !ok {
-		return notFound("team", id)
-	}
-	for _, mb := range t.Members {
-		m.dropMembership(id, mb.UserID)
-	}
-	delete(m.teams, id)
-	delete(m.spend, Ref{KindTeam, id})
-	return nil
-}
-
-// BlockTeam implements Store.
-func (m *Memory) BlockTeam(_ context.Context, id string, blocked bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.teams[id]
-	if !ok {
-		return notFound("team", id)
-	}
-	t.Blocked = blocked
-	m.teams[id] = t
-	return nil
+	return m.write(nil, func() error {
+		switch r.Kind {
+		case KindTeam:
+			t, ok := m.teams.m[r.ID]
+			if !ok {
+				return notFound("team", r.ID)
+			}
+			for _, mb := range t.Members {
+				m.dropMembership(r.ID, mb.UserID)
+			}
+			m.teams.remove(m, r.ID)
+		case KindUser:
+			u, ok := m.users.m[r.ID]
+			if !ok {
+				return notFound("user", r.ID)
+			}
+			for _, team := range u.Teams {
+				m.dropMembership(team, r.ID)
+			}
+			m.users.remove(m, r.ID)
+		case KindEndUser:
+			if _, ok := m.endUsers.m[r.ID]; !ok {
+				return notFound("end user", r.ID)
+			}
+			m.endUsers.remove(m, r.ID)
+		default:
+			return fmt.Errorf("delete %s: %w: memberships end through RemoveMember", r, ErrInvalid)
+		}
+		return nil
+	})
 }

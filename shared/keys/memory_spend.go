@@ -54,30 +54,20 @@ func (b *Budget) clearSpend() {
 	b.Spend, b.PeriodStart, b.PeriodSpend, b.SoftAlerted = 0, time.Time{}, 0, time.Time{}
 }
 
-// fill sets b's spend fields from the spend recorded for r. m.mu is held.
-func (m *Memory) fill(r Ref, b *Budget) {
-	*b = m.spend[r].budget(*b)
-}
-
 // budgetOf returns the budget settings of the record r names, if it exists.
 // m.mu is held.
 func (m *Memory) budgetOf(r Ref) (Budget, bool) {
 	switch r.Kind {
 	case KindKey:
-		k, ok := m.keys[r.ID]
-		return k.Budget, ok
+		return m.keys.budget(r.ID)
 	case KindTeam:
-		t, ok := m.teams[r.ID]
-		return t.Budget, ok
+		return m.teams.budget(r.ID)
 	case KindUser:
-		u, ok := m.users[r.ID]
-		return u.Budget, ok
+		return m.users.budget(r.ID)
 	case KindMember:
-		mb, ok := m.members[r.ID]
-		return mb.Budget, ok
+		return m.members.budget(r.ID)
 	case KindEndUser:
-		e, ok := m.endUsers[r.ID]
-		return e.Budget, ok
+		return m.endUsers.budget(r.ID)
 	}
 	return Budget{}, false
 }
@@ -91,7 +81,7 @@ func (m *Memory) follow(r Ref) Ref {
 	now := m.now()
 	h := r.ID
 	for hops := 0; ; hops++ {
-		if _, ok := m.keys[h]; ok {
+		if _, ok := m.keys.m[h]; ok {
 			return Ref{KindKey, h}
 		}
 		mv, ok := m.moved[h]
@@ -102,7 +92,7 @@ func (m *Memory) follow(r Ref) Ref {
 	}
 }
 
-// ApplySpend implements Store.
+// ApplySpend implements Spender.
 func (m *Memory) ApplySpend(_ context.Context, deltas []SpendDelta) ([]Ref, error) {
 	if err := validDeltas(deltas); err != nil {
 		return nil, err

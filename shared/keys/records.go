@@ -1,12 +1,59 @@
 package keys
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
 )
+
+// Settings are what every record kind carries: who may call which models
+// with which limits, whether it is blocked, its metadata and its budget.
+// A kind that has no use for a setting leaves it zero (the admin API
+// refuses setting it):
+//
+//	          Models  RPM/TPM  Blocked  Metadata  Budget
+//	Key       yes     yes      yes      yes       yes
+//	Team      yes     yes      yes      yes       yes
+//	User      yes     yes      -        yes       yes
+//	Member    -       -        -        -         yes
+//	EndUser   -       yes      yes      -         yes
+type Settings struct {
+	Models   []string        // allowed model groups; empty: every model (LiteLLM)
+	RPMLimit int64           // 0: none
+	TPMLimit int64           // 0: none
+	Blocked  bool            //
+	Metadata json.RawMessage // a JSON object, or nil
+	Budget                   // max_budget, soft_budget, budget_duration and spend
+}
+
+// Key is a virtual key.
+type Key struct {
+	Hash      string    // HashSecret of the secret: 64 lowercase hex digits
+	Alias     string    // human-readable name
+	TeamID    string    // "" when the key belongs to no team
+	UserID    string    // "" when the key belongs to no user
+	ExpiresAt time.Time // zero: never
+	CreatedAt time.Time // set by CreateKey when zero
+	Settings
+
+	// Admin fields (the admin API's; the gateway does not read them).
+	KeyName   string    // "sk-...abcd": the secret's prefix and last 4
+	Tags      []string  //
+	CreatedBy string    // who created it: a user id or "master_key"
+	UpdatedAt time.Time //
+	UpdatedBy string    //
+}
+
+// Team groups keys under shared models, limits and budget.
+type Team struct {
+	ID        string
+	Alias     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Members   []TeamMember // changed only by AddMember, UpdateMember and RemoveMember
+	Settings
+}
 
 // UserRole is a user's role on the proxy, as LiteLLM names them.
 type UserRole string
@@ -46,14 +93,10 @@ type User struct {
 	Email     string
 	Alias     string // user_alias
 	Role      UserRole
-	Models    []string // models the user's keys may use; empty: every model
-	RPMLimit  int64
-	TPMLimit  int64
-	Teams     []string        // ids of the teams it is a member of (kept by AddMember/RemoveMember)
-	Metadata  json.RawMessage // a JSON object, or nil
+	Teams     []string // ids of the teams it is a member of (kept by AddMember/RemoveMember)
 	CreatedAt time.Time
 	UpdatedAt time.Time
-	Budget
+	Settings
 }
 
 // Member is a user's membership of a team: its role there and its own
@@ -63,7 +106,7 @@ type Member struct {
 	UserID    string
 	Role      string // MemberAdmin or MemberUser
 	CreatedAt time.Time
-	Budget
+	Settings
 }
 
 // Ref returns the spend record of the membership.
@@ -73,12 +116,9 @@ func (m Member) Ref() Ref { return Ref{KindMember, MemberID(m.TeamID, m.UserID)}
 type EndUser struct {
 	ID        string
 	Alias     string
-	Blocked   bool
-	RPMLimit  int64
-	TPMLimit  int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
-	Budget
+	Settings
 }
 
 // DeletedKey is the audit copy of a deleted key.
@@ -103,6 +143,16 @@ func (f KeyFilter) Match(k Key) bool {
 		(f.Alias == "" || k.Alias == f.Alias)
 }
 
+// Role returns the role of user in the team, "" if it is not a member.
+func (t Team) Role(user string) string {
+	for _, m := range t.Members {
+		if m.UserID == user {
+			return m.Role
+		}
+	}
+	return ""
+}
+
 // ErrAliasExists is the error of a key whose alias another key has; it
 // wraps ErrExists.
 var ErrAliasExists = fmt.Errorf("key_alias: %w", ErrExists)
@@ -115,15 +165,38 @@ func ValidID(what, id string) error {
 	return nil
 }
 
-func validMetadata(what string, m json.RawMessage) error {
-	if len(m) == 0 {
-		return nil
-	}
-	var v map[string]any
-	if err := json.Unmarshal(m, &v); err != nil {
+// ValidTeamID checks a team id; its error wraps ErrInvalid.
+func ValidTeamID(id string) error { return ValidID("team id", id) }
+
+// validate checks the settings of the record what names.
+func (s Settings) validate(what string) error {
+	var object map[string]any
+	switch {
+	case len(s.Metadata) > 0 && json.Unmarshal(s.Metadata, &object) != nil:
 		return fmt.Errorf("%s: %w: metadata is not a JSON object", what, ErrInvalid)
+	case s.RPMLimit < 0 || s.TPMLimit < 0:
+		return fmt.Errorf("%s: %w: negative rpm or tpm limit", what, ErrInvalid)
+	case slices.Contains(s.Models, ""):
+		return fmt.Errorf("%s: %w: empty model name", what, ErrInvalid)
 	}
-	return nil
+	return s.Budget.validate(what)
+}
+
+// Validate checks k; its error wraps ErrInvalid.
+func (k Key) Validate() error {
+	if !ValidHash(k.Hash) {
+		// Never echo the value: it may be a raw secret passed by mistake.
+		return fmt.Errorf("key hash: %w: want 64 lowercase hex digits (HashSecret), got %d bytes", ErrInvalid, len(k.Hash))
+	}
+	return k.Settings.validate("key " + k.Hash[:8])
+}
+
+// Validate checks t; its error wraps ErrInvalid.
+func (t Team) Validate() error {
+	if err := ValidTeamID(t.ID); err != nil {
+		return err
+	}
+	return t.Settings.validate("team " + t.ID)
 }
 
 // Validate checks u; its error wraps ErrInvalid.
@@ -134,10 +207,7 @@ func (u User) Validate() error {
 	if u.Role != "" && !u.Role.Valid() {
 		return fmt.Errorf("user %s: %w: role %q", short(u.ID), ErrInvalid, u.Role)
 	}
-	if err := validMetadata("user "+short(u.ID), u.Metadata); err != nil {
-		return err
-	}
-	return validSettings("user "+short(u.ID), u.RPMLimit, u.TPMLimit, u.Budget, u.Models)
+	return u.Settings.validate("user " + short(u.ID))
 }
 
 // Validate checks m; its error wraps ErrInvalid.
@@ -151,7 +221,7 @@ func (m Member) Validate() error {
 	if m.Role != MemberAdmin && m.Role != MemberUser {
 		return fmt.Errorf("member %s: %w: role %q: want admin or user", MemberID(m.TeamID, m.UserID), ErrInvalid, m.Role)
 	}
-	return m.Budget.validate("member " + MemberID(m.TeamID, m.UserID))
+	return m.Settings.validate("member " + MemberID(m.TeamID, m.UserID))
 }
 
 // Validate checks e; its error wraps ErrInvalid.
@@ -159,34 +229,61 @@ func (e EndUser) Validate() error {
 	if err := ValidID("end user id", e.ID); err != nil {
 		return err
 	}
-	return validSettings("end user "+short(e.ID), e.RPMLimit, e.TPMLimit, e.Budget, nil)
+	return e.Settings.validate("end user " + short(e.ID))
 }
 
-// Role returns the role of user in the team, "" if it is not a member.
-func (t Team) Role(user string) string {
-	for _, m := range t.Members {
-		if m.UserID == user {
-			return m.Role
-		}
+// record is what the generic memory table and the cache know of a record
+// kind, on its pointer.
+type record[T any] interface {
+	*T
+	ref() Ref
+	settings() *Settings
+	// stamps are its times, which stores keep in UTC at millisecond
+	// precision (as DynamoDB stores them); the first is CreatedAt.
+	stamps() []*time.Time
+	// own replaces the slices of its own fields (beyond Settings) by copies.
+	own()
+	Validate() error
+}
+
+func (k *Key) ref() Ref                { return Ref{KindKey, k.Hash} }
+func (k *Key) settings() *Settings     { return &k.Settings }
+func (k *Key) stamps() []*time.Time    { return []*time.Time{&k.CreatedAt, &k.UpdatedAt, &k.ExpiresAt} }
+func (k *Key) own()                    { k.Tags = slices.Clone(k.Tags) }
+func (t *Team) ref() Ref               { return Ref{KindTeam, t.ID} }
+func (t *Team) settings() *Settings    { return &t.Settings }
+func (t *Team) stamps() []*time.Time   { return []*time.Time{&t.CreatedAt, &t.UpdatedAt} }
+func (t *Team) own()                   { t.Members = slices.Clone(t.Members) }
+func (u *User) ref() Ref               { return Ref{KindUser, u.ID} }
+func (u *User) settings() *Settings    { return &u.Settings }
+func (u *User) stamps() []*time.Time   { return []*time.Time{&u.CreatedAt, &u.UpdatedAt} }
+func (u *User) own()                   { u.Teams = slices.Clone(u.Teams) }
+func (m *Member) ref() Ref             { return m.Ref() }
+func (m *Member) settings() *Settings  { return &m.Settings }
+func (m *Member) stamps() []*time.Time { return []*time.Time{&m.CreatedAt} }
+func (m *Member) own()                 {}
+func (e *EndUser) ref() Ref            { return Ref{KindEndUser, e.ID} }
+func (e *EndUser) settings() *Settings { return &e.Settings }
+func (e *EndUser) stamps() []*time.Time {
+	return []*time.Time{&e.CreatedAt, &e.UpdatedAt}
+}
+func (e *EndUser) own() {}
+
+// clone returns a deep copy of v.
+func clone[T any, P record[T]](v T) T {
+	s := P(&v).settings()
+	s.Models = slices.Clone(s.Models)
+	s.Metadata = slices.Clone(s.Metadata)
+	s.Budget = cloneBudget(s.Budget)
+	P(&v).own()
+	return v
+}
+
+// normalize puts v's times in UTC at millisecond precision.
+func normalize[T any, P record[T]](v *T) {
+	for _, t := range P(v).stamps() {
+		*t = ms(*t)
 	}
-	return ""
-}
-
-func (u User) normalize() User {
-	u.CreatedAt = ms(u.CreatedAt)
-	u.UpdatedAt = ms(u.UpdatedAt)
-	return u
-}
-
-func (m Member) normalize() Member {
-	m.CreatedAt = ms(m.CreatedAt)
-	return m
-}
-
-func (e EndUser) normalize() EndUser {
-	e.CreatedAt = ms(e.CreatedAt)
-	e.UpdatedAt = ms(e.UpdatedAt)
-	return e
 }
 
 func ms(t time.Time) time.Time {
@@ -208,24 +305,6 @@ func cloneBudget(b Budget) Budget {
 	return b
 }
 
-func cloneUser(u User) User {
-	u.Models = slices.Clone(u.Models)
-	u.Teams = slices.Clone(u.Teams)
-	u.Metadata = slices.Clone(u.Metadata)
-	u.Budget = cloneBudget(u.Budget)
-	return u
-}
-
-func cloneMember(m Member) Member {
-	m.Budget = cloneBudget(m.Budget)
-	return m
-}
-
-func cloneEndUser(e EndUser) EndUser {
-	e.Budget = cloneBudget(e.Budget)
-	return e
-}
-
 // SortKeys orders keys by creation time, then hash: the order of ListKeys.
 func SortKeys(ks []Key) {
 	slices.SortFunc(ks, func(a, b Key) int {
@@ -244,59 +323,4 @@ func cmpString(a, b string) int {
 		return 1
 	}
 	return 0
-}
-
-// AdminStore is what the admin API needs of a Store beyond the gateway's
-// reads: listing, the audit copies of deleted keys, users, team members and
-// end users. Spend on these records changes only through ApplySpend; their
-// Create and Update methods ignore the spend fields they are given.
-type AdminStore interface {
-	// GetKeyByAlias returns the key with this key_alias.
-	GetKeyByAlias(ctx context.Context, alias string) (Key, error)
-	// ArchiveKey deletes a key and keeps an audit copy of it, naming who
-	// deleted it; it returns the deleted key. DeleteKey is ArchiveKey by "".
-	ArchiveKey(ctx context.Context, hash, by string) (Key, error)
-	// RegenerateKey moves the key at oldHash, with its spend, to k.Hash and
-	// k's settings, atomically: the old hash stops existing.
-	RegenerateKey(ctx context.Context, oldHash string, k Key) (Key, error)
-	// ListKeys returns the keys f selects, in SortKeys order.
-	ListKeys(ctx context.Context, f KeyFilter) ([]Key, error)
-	// ListDeletedKeys returns the audit copies f selects, oldest deletion first.
-	ListDeletedKeys(ctx context.Context, f KeyFilter) ([]DeletedKey, error)
-
-	// ListTeams returns every team, by id.
-	ListTeams(ctx context.Context) ([]Team, error)
-
-	GetUser(ctx context.Context, id string) (User, error)
-	// CreateUser stores a new user (its Teams are ignored); ErrExists if the id is taken.
-	CreateUser(ctx context.Context, u User) error
-	// UpdateUser replaces the settings of a user (everything but spend,
-	// Teams and CreatedAt) and returns the stored user.
-	UpdateUser(ctx context.Context, u User) (User, error)
-	// DeleteUser deletes a user and its memberships.
-	DeleteUser(ctx context.Context, id string) error
-	// ListUsers returns every user, by id.
-	ListUsers(ctx context.Context) ([]User, error)
-
-	GetMember(ctx context.Context, team, user string) (Member, error)
-	// AddMember makes m.UserID a member of m.TeamID with m's role and
-	// budget: the team's Members and the user's Teams list it. The team
-	// must exist (ErrNotFound); a user that does not exist is created as
-	// an internal_user; ErrExists if it is a member already.
-	AddMember(ctx context.Context, m Member) error
-	// UpdateMember replaces the role and budget settings of a membership.
-	UpdateMember(ctx context.Context, m Member) (Member, error)
-	// RemoveMember ends a membership.
-	RemoveMember(ctx context.Context, team, user string) error
-
-	GetEndUser(ctx context.Context, id string) (EndUser, error)
-	CreateEndUser(ctx context.Context, e EndUser) error
-	UpdateEndUser(ctx context.Context, e EndUser) (EndUser, error)
-	DeleteEndUser(ctx context.Context, id string) error
-	BlockEndUser(ctx context.Context, id string, blocked bool) error
-	// ListEndUsers returns every end user, by id.
-	ListEndUsers(ctx context.Context) ([]EndUser, error)
-	// HasEndUsers reports whether any end user record exists, so that the
-	// gateway needs no lookup per request while none does.
-	HasEndUsers(ctx context.Context) (bool, error)
 }

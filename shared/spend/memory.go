@@ -13,7 +13,7 @@ import (
 // holds because one mutex covers the duplicate check, the keys store's
 // ApplySpend and the writes of logs and rows.
 type Memory struct {
-	keys keys.Store
+	keys keys.Spender
 	now  func() time.Time
 
 	mu    sync.Mutex
@@ -28,7 +28,7 @@ var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty store that adds spend to the records of ks
 // (keys.Memory in local mode).
-func NewMemory(ks keys.Store) *Memory {
+func NewMemory(ks keys.Spender) *Memory {
 	return &Memory{keys: ks, now: time.Now, logs: map[string]Event{}}
 }
 

@@ -384,7 +384,7 @@ func newColdResources(ctx context.Context, o coldOptions) (*coldResources, error
 	}
 	r.queueURL = aws.ToString(q.QueueUrl)
 	if err := ddbkeys.New(r.ddbClient, r.names.Keys, ddbkeys.Options{}).CreateKey(ctx, keys.Key{
-		Hash: r.hash, Alias: "coldstart", RPMLimit: r.rpm, CreatedAt: time.Now(),
+		Hash: r.hash, Alias: "coldstart", CreatedAt: time.Now(), Settings: keys.Settings{RPMLimit: r.rpm},
 	}); err != nil {
 		r.cleanup()
 		return nil, fmt.Errorf("virtual key: %w", err)

@@ -137,15 +137,15 @@ func checkScenario(t *testing.T, st spend.Store, keySpend func() int64, hash str
 	}
 }
 
-func createKey(t *testing.T, ks keys.Store) string {
+func createKey(t *testing.T, ks keys.Admin) string {
 	t.Helper()
 	c := context.Background()
 	max := 100.0
-	if err := ks.CreateTeam(c, keys.Team{ID: "team-e2e", Budget: keys.Budget{MaxBudget: &max}}); err != nil {
+	if err := ks.CreateTeam(c, keys.Team{ID: "team-e2e", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &max}}}); err != nil {
 		t.Fatal(err)
 	}
 	hash := keys.HashSecret(e2eSecret)
-	if err := ks.CreateKey(c, keys.Key{Hash: hash, Alias: "e2e", TeamID: "team-e2e", Budget: keys.Budget{MaxBudget: &max}}); err != nil {
+	if err := ks.CreateKey(c, keys.Key{Hash: hash, Alias: "e2e", TeamID: "team-e2e", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &max}}}); err != nil {
 		t.Fatal(err)
 	}
 	return hash

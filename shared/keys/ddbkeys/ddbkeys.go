@@ -1,24 +1,35 @@
-// Package ddbkeys is the DynamoDB implementation of keys.Store, on the
-// KEYS_TABLE (infra/tables.Keys).
+// Package ddbkeys is the DynamoDB implementation of the keys ports
+// (keys.Reader, keys.Admin, keys.Spender) on the KEYS_TABLE
+// (infra/tables.Keys).
 //
-// Items (partition key "pk", no sort key):
+// Every record is one item (partition key "pk", no sort key) with its
+// kind, its settings (settings.go: models, rpm_limit, tpm_limit, blocked,
+// metadata, the budget and the spend attributes) and the fields of its
+// kind, each encoded in its own file:
 //
-//	pk "key#<sha256 hex>"  kind "key", alias, team_id, user_id, models (L of S),
-//	                       rpm_limit, tpm_limit, max_budget (absent: unlimited),
-//	                       spend, blocked, expires (epoch ms, absent: never), created_at (epoch ms)
-//	pk "team#<id>"         kind "team", alias, models, rpm_limit, tpm_limit,
-//	                       max_budget, spend, blocked, created_at
+//	key#<sha256 hex>     kind "key" (key.go)
+//	team#<id>            kind "team" (team.go)
+//	user#<id>            kind "user" (user.go)
+//	member#<team>#<user> kind "member" (member.go)
+//	enduser#<id>         kind "enduser" (enduser.go)
+//	alias#<key_alias>    kind "alias", key_hash: makes key_alias unique; written
+//	                     in the same TransactWriteItems as its key
+//	deleted#<hash>#<ns>  kind "deleted_key": the key item as it was, plus
+//	                     key_hash, deleted_at (epoch ms), deleted_by
+//	moved#<old hash>     kind "moved": a regenerated key's forwarding marker (moves.go)
+//	meta#endusers        n: the count of end user records (enduser.go)
 //
 // spend is created as 0 and changed only by ADD, so concurrent spend
-// updates never lose an increment; UpdateKey/UpdateTeam SET every other
-// attribute and never touch spend.
+// updates never lose an increment; updates of settings SET every other
+// attribute and never touch spend. Lists are Scans filtered on kind: admin
+// traffic is rare and the table small.
 package ddbkeys
 
 import (
 	"context"
-
+	"errors"
 	"fmt"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -34,14 +45,17 @@ type Options struct {
 	Timeout time.Duration // per call, on top of the caller's deadline; 0: 2s
 }
 
-// Store is a keys.Store on DynamoDB.
+// Store is the keys store on DynamoDB.
 type Store struct {
 	client  *dynamodb.Client
 	table   string
 	timeout time.Duration
 }
 
-var _ keys.Store = (*Store)(nil)
+var (
+	_ keys.Admin   = (*Store)(nil)
+	_ keys.Spender = (*Store)(nil)
+)
 
 // New returns a Store on the keys table named table (build client with
 // ddb.NewClient).
@@ -52,29 +66,15 @@ func New(client *dynamodb.Client, table string, o Options) *Store {
 	return &Store{client: client, table: table, timeout: o.Timeout}
 }
 
-// Attribute names.
+// Attributes every record item has.
 const (
-	attrPK        = "pk"
-	attrKind      = "kind"
-	attrAlias     = "alias"
-	attrTeamID    = "team_id"
-	attrUserID    = "user_id"
-	attrModels    = "models"
-	attrRPM       = "rpm_limit"
-	attrTPM       = "tpm_limit"
-	attrMaxBudget = "max_budget"
-	attrSpend     = "spend"
-	attrBlocked   = "blocked"
-	attrExpires   = "expires"
-	attrCreated   = "created_at"
+	attrPK      = "pk"
+	attrKind    = "kind"
+	attrCreated = "created_at"
+	attrUpdated = "updated_at"
 )
 
-func keyPK(hash string) string { return string(keys.KindKey) + "#" + hash }
-func teamPK(id string) string  { return string(keys.KindTeam) + "#" + id }
-
-func itemKey(pk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: s(pk)}
-}
+func refPK(kind keys.Kind, id string) string { return keys.Ref{Kind: kind, ID: id}.String() }
 
 func (st *Store) call(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, st.timeout)
@@ -88,11 +88,11 @@ func wrap(op, what string, err error) error {
 }
 
 // get reads one item with a strongly consistent read.
-func (st *Store) get(ctx context.Context, pk, what string) (map[string]types.AttributeValue, error) {
+func (st *Store) get(ctx context.Context, pk, what string) (ddb.Item, error) {
 	ctx, cancel := st.call(ctx)
 	defer cancel()
 	out, err := st.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(st.table), Key: itemKey(pk), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(st.table), Key: ddb.PK(pk), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return nil, wrap("get", what, err)
@@ -104,7 +104,7 @@ func (st *Store) get(ctx context.Context, pk, what string) (map[string]types.Att
 }
 
 // create puts a new item unless its pk exists.
-func (st *Store) create(ctx context.Context, item map[string]types.AttributeValue, what string) error {
+func (st *Store) create(ctx context.Context, item ddb.Item, what string) error {
 	ctx, cancel := st.call(ctx)
 	defer cancel()
 	_, err := st.client.PutItem(ctx, &dynamodb.PutItemInput{
@@ -121,44 +121,16 @@ func (st *Store) create(ctx context.Context, item map[string]types.AttributeValu
 	return nil
 }
 
-// update SETs set (and REMOVEs remove) on an existing item and returns it.
-func (st *Store) update(ctx context.Context, pk, what string, set map[string]types.AttributeValue, remove []string) (map[string]types.AttributeValue, error) {
-	names := map[string]string{}
-	values := map[string]types.AttributeValue{}
-	expr := ""
-	i := 0
-	for name, v := range set {
-		i++
-		sep := ", "
-		if expr == "" {
-			sep = "SET "
-		}
-		expr += fmt.Sprintf("%s#n%d = :v%d", sep, i, i)
-		names[fmt.Sprintf("#n%d", i)] = name
-		values[fmt.Sprintf(":v%d", i)] = v
-	}
-	for j, name := range remove {
-		sep := ", "
-		if j == 0 {
-			sep = " REMOVE "
-		}
-		expr += fmt.Sprintf("%s#r%d", sep, j)
-		names[fmt.Sprintf("#r%d", j)] = name
-	}
-	in := &dynamodb.UpdateItemInput{
-		TableName:                aws.String(st.table),
-		Key:                      itemKey(pk),
-		UpdateExpression:         aws.String(expr),
-		ConditionExpression:      aws.String("attribute_exists(pk)"),
-		ExpressionAttributeNames: names,
-		ReturnValues:             types.ReturnValueAllNew,
-	}
-	if len(values) > 0 {
-		in.ExpressionAttributeValues = values
-	}
+// update SETs a.set (and REMOVEs a.remove) on an existing item and returns it.
+func (st *Store) update(ctx context.Context, pk, what string, a attrs) (ddb.Item, error) {
+	in := updateItem(st.table, pk, a).Update
 	ctx, cancel := st.call(ctx)
 	defer cancel()
-	out, err := st.client.UpdateItem(ctx, in)
+	out, err := st.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: in.TableName, Key: in.Key, UpdateExpression: in.UpdateExpression,
+		ConditionExpression: in.ConditionExpression, ExpressionAttributeNames: in.ExpressionAttributeNames,
+		ExpressionAttributeValues: in.ExpressionAttributeValues, ReturnValues: types.ReturnValueAllNew,
+	})
 	if ddb.ConditionFailed(err) {
 		return nil, fmt.Errorf("%s: %w", what, keys.ErrNotFound)
 	}
@@ -168,241 +140,202 @@ func (st *Store) update(ctx context.Context, pk, what string, set map[string]typ
 	return out.Attributes, nil
 }
 
-func keyWhat(hash string) string {
-	if len(hash) > 12 {
-		hash = hash[:12]
+// updateItem returns a transaction Update that SETs a.set and REMOVEs
+// a.remove on an existing item.
+func updateItem(table, pk string, a attrs) types.TransactWriteItem {
+	names := map[string]string{}
+	values := map[string]types.AttributeValue{}
+	var sets, rems []string
+	for i, name := range sortedNames(a.set) {
+		names[fmt.Sprintf("#n%d", i)] = name
+		values[fmt.Sprintf(":v%d", i)] = a.set[name]
+		sets = append(sets, fmt.Sprintf("#n%d = :v%d", i, i))
 	}
-	return "key " + hash
+	for i, name := range a.remove {
+		names[fmt.Sprintf("#r%d", i)] = name
+		rems = append(rems, fmt.Sprintf("#r%d", i))
+	}
+	expr := ""
+	if len(sets) > 0 {
+		expr = "SET " + strings.Join(sets, ", ")
+	}
+	if len(rems) > 0 {
+		expr += " REMOVE " + strings.Join(rems, ", ")
+	}
+	u := &types.Update{
+		TableName:                aws.String(table),
+		Key:                      ddb.PK(pk),
+		UpdateExpression:         aws.String(strings.TrimSpace(expr)),
+		ConditionExpression:      aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames: names,
+	}
+	if len(values) > 0 {
+		u.ExpressionAttributeValues = values
+	}
+	return types.TransactWriteItem{Update: u}
 }
 
-// GetKey implements keys.Store.
-func (st *Store) GetKey(ctx context.Context, hash string) (keys.Key, error) {
-	if !keys.ValidHash(hash) {
-		return keys.Key{}, fmt.Errorf("key: %w", keys.ErrNotFound)
-	}
-	item, err := st.get(ctx, keyPK(hash), keyWhat(hash))
-	if err != nil {
-		return keys.Key{}, err
-	}
-	return decodeKey(hash, item), nil
-}
-
-// CreateKey implements keys.Store.
-func (st *Store) CreateKey(ctx context.Context, k keys.Key) error {
-	if err := k.Validate(); err != nil {
-		return err
-	}
-	if k.CreatedAt.IsZero() {
-		k.CreatedAt = time.Now()
-	}
-	item, _ := keySettings(k)
-	item[attrPK] = s(keyPK(k.Hash))
-	item[attrKind] = s("key")
-	item[attrSpend] = money(0)
-	item[attrCreated] = n(k.CreatedAt.UnixMilli())
-	return st.createKey(ctx, k, item)
-}
-
-// UpdateKey implements keys.Store.
-func (st *Store) UpdateKey(ctx context.Context, k keys.Key) (keys.Key, error) {
-	if err := k.Validate(); err != nil {
-		return keys.Key{}, err
-	}
-	set, remove := keySettings(k)
-	return st.updateKey(ctx, k, set, remove)
-}
-
-// DeleteKey implements keys.Store.
-func (st *Store) DeleteKey(ctx context.Context, hash string) error {
-	_, err := st.ArchiveKey(ctx, hash, "")
-	return err
-}
-
-// BlockKey implements keys.Store.
-func (st *Store) BlockKey(ctx context.Context, hash string, blocked bool) error {
-	_, err := st.update(ctx, keyPK(hash), keyWhat(hash),
-		map[string]types.AttributeValue{attrBlocked: &types.AttributeValueMemberBOOL{Value: blocked}}, nil)
-	return err
-}
-
-// GetTeam implements keys.Store.
-func (st *Store) GetTeam(ctx context.Context, id string) (keys.Team, error) {
-	if err := keys.ValidTeamID(id); err != nil {
-		return keys.Team{}, fmt.Errorf("team: %w", keys.ErrNotFound)
-	}
-	item, err := st.get(ctx, teamPK(id), "team "+id)
-	if err != nil {
-		return keys.Team{}, err
-	}
-	return decodeTeam(id, item), nil
-}
-
-// CreateTeam implements keys.Store.
-func (st *Store) CreateTeam(ctx context.Context, t keys.Team) error {
-	if err := t.Validate(); err != nil {
-		return err
-	}
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = time.Now()
-	}
-	item, _ := teamSettings(t)
-	item[attrPK] = s(teamPK(t.ID))
-	item[attrKind] = s("team")
-	item[attrSpend] = money(0)
-	item[attrCreated] = n(t.CreatedAt.UnixMilli())
-	return st.create(ctx, item, "team "+t.ID)
-}
-
-// UpdateTeam implements keys.Store.
-func (st *Store) UpdateTeam(ctx context.Context, t keys.Team) (keys.Team, error) {
-	if err := t.Validate(); err != nil {
-		return keys.Team{}, err
-	}
-	set, remove := teamSettings(t)
-	item, err := st.update(ctx, teamPK(t.ID), "team "+t.ID, set, remove)
-	if err != nil {
-		return keys.Team{}, err
-	}
-	return decodeTeam(t.ID, item), nil
-}
-
-// DeleteTeam implements keys.Store.
-func (st *Store) DeleteTeam(ctx context.Context, id string) error {
-	return st.deleteTeam(ctx, id)
-}
-
-// BlockTeam implements keys.Store.
-func (st *Store) BlockTeam(ctx context.Context, id string, blocked bool) error {
-	_, err := st.update(ctx, teamPK(id), "team "+id,
-		map[string]types.AttributeValue{attrBlocked: &types.AttributeValueMemberBOOL{Value: blocked}}, nil)
-	return err
-}
-
-// keySettings returns the attributes of k's settings to SET, and the names
-// of its unset optional ones to REMOVE. Spend attributes are never among
-// them.
-func keySettings(k keys.Key) (map[string]types.AttributeValue, []string) {
-	item, remove := budgetAttrs(k.Budget)
-	item[attrAlias] = s(k.Alias)
-	item[attrTeamID] = s(k.TeamID)
-	item[attrUserID] = s(k.UserID)
-	item[attrModels] = list(k.Models)
-	item[attrRPM] = n(k.RPMLimit)
-	item[attrTPM] = n(k.TPMLimit)
-	item[attrBlocked] = &types.AttributeValueMemberBOOL{Value: k.Blocked}
-	if k.ExpiresAt.IsZero() {
-		remove = append(remove, attrExpires)
-	} else {
-		item[attrExpires] = n(k.ExpiresAt.UnixMilli())
-	}
-	return item, keyAdminAttrs(k, item, remove)
-}
-
-func teamSettings(t keys.Team) (map[string]types.AttributeValue, []string) {
-	item, remove := budgetAttrs(t.Budget)
-	item[attrAlias] = s(t.Alias)
-	item[attrModels] = list(t.Models)
-	item[attrRPM] = n(t.RPMLimit)
-	item[attrTPM] = n(t.TPMLimit)
-	item[attrBlocked] = &types.AttributeValueMemberBOOL{Value: t.Blocked}
-	return item, teamAdminAttrs(t, item, remove)
-}
-
-func decodeKey(hash string, item map[string]types.AttributeValue) keys.Key {
-	k := keys.Key{
-		Hash:    hash,
-		Alias:   getString(item, attrAlias),
-		TeamID:  getString(item, attrTeamID),
-		UserID:  getString(item, attrUserID),
-		Models:  getList(item, attrModels),
-		Blocked: getBool(item, attrBlocked),
-		Budget:  decodeBudget(item),
-	}
-	k.RPMLimit, _ = getInt(item, attrRPM)
-	k.TPMLimit, _ = getInt(item, attrTPM)
-	if ms, ok := getInt(item, attrExpires); ok {
-		k.ExpiresAt = time.UnixMilli(ms).UTC()
-	}
-	if ms, ok := getInt(item, attrCreated); ok {
-		k.CreatedAt = time.UnixMilli(ms).UTC()
-	}
-	decodeKeyAdmin(item, &k)
-	return k
-}
-
-func decodeTeam(id string, item map[string]types.AttributeValue) keys.Team {
-	t := keys.Team{
-		ID:      id,
-		Alias:   getString(item, attrAlias),
-		Models:  getList(item, attrModels),
-		Blocked: getBool(item, attrBlocked),
-		Budget:  decodeBudget(item),
-	}
-	t.RPMLimit, _ = getInt(item, attrRPM)
-	t.TPMLimit, _ = getInt(item, attrTPM)
-	if ms, ok := getInt(item, attrCreated); ok {
-		t.CreatedAt = time.UnixMilli(ms).UTC()
-	}
-	decodeTeamAdmin(item, &t)
-	return t
-}
-
-func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func n(v int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-}
-func f(v float64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatFloat(v, 'f', -1, 64)}
-}
-
-func list(vs []string) types.AttributeValue {
-	l := make([]types.AttributeValue, len(vs))
-	for i, v := range vs {
-		l[i] = s(v)
-	}
-	return &types.AttributeValueMemberL{Value: l}
-}
-
-func getString(item map[string]types.AttributeValue, name string) string {
-	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
-
-func getBool(item map[string]types.AttributeValue, name string) bool {
-	v, ok := item[name].(*types.AttributeValueMemberBOOL)
-	return ok && v.Value
-}
-
-func getInt(item map[string]types.AttributeValue, name string) (int64, bool) {
-	v, ok := item[name].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, false
-	}
-	i, err := strconv.ParseInt(v.Value, 10, 64)
-	return i, err == nil
-}
-
-func getFloatOK(item map[string]types.AttributeValue, name string) (float64, bool) {
-	v, ok := item[name].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, false
-	}
-	x, err := strconv.ParseFloat(v.Value, 64)
-	return x, err == nil
-}
-
-func getList(item map[string]types.AttributeValue, name string) []string {
-	v, ok := item[name].(*types.AttributeValueMemberL)
-	if !ok || len(v.Value) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(v.Value))
-	for _, e := range v.Value {
-		if sv, ok := e.(*types.AttributeValueMemberS); ok {
-			out = append(out, sv.Value)
+// transact runs a TransactWriteItems. A cancelled transaction returns
+// *cancelled with the index of the first failed condition.
+func (st *Store) transact(ctx context.Context, what string, items []types.TransactWriteItem) error {
+	ctx, cancel := st.call(ctx)
+	defer cancel()
+	_, err := st.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	var tc *types.TransactionCanceledException
+	if errors.As(err, &tc) {
+		for i, r := range tc.CancellationReasons {
+			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+				return &cancelled{index: i}
+			}
 		}
+		return wrap("write", what, fmt.Errorf("%w: %w", keys.ErrUnavailable, err))
 	}
-	return out
+	if err != nil {
+		return wrap("write", what, err)
+	}
+	return nil
+}
+
+// cancelled is a transaction whose condition at index failed.
+type cancelled struct{ index int }
+
+func (c *cancelled) Error() string { return fmt.Sprintf("condition %d failed", c.index) }
+
+func failedAt(err error) (int, bool) {
+	var c *cancelled
+	if errors.As(err, &c) {
+		return c.index, true
+	}
+	return -1, false
+}
+
+func put(table string, item ddb.Item, cond string, values map[string]types.AttributeValue) types.TransactWriteItem {
+	p := &types.Put{TableName: aws.String(table), Item: item}
+	if cond != "" {
+		p.ConditionExpression = aws.String(cond)
+		p.ExpressionAttributeValues = values
+	}
+	return types.TransactWriteItem{Put: p}
+}
+
+func del(table, pk, cond string, values map[string]types.AttributeValue) types.TransactWriteItem {
+	d := &types.Delete{TableName: aws.String(table), Key: ddb.PK(pk)}
+	if cond != "" {
+		d.ConditionExpression = aws.String(cond)
+		d.ExpressionAttributeValues = values
+	}
+	return types.TransactWriteItem{Delete: d}
+}
+
+// scan returns every item of kind (a paged, consistent Scan).
+func (st *Store) scan(ctx context.Context, kind string) ([]ddb.Item, error) {
+	var out []ddb.Item
+	var start ddb.Item
+	for {
+		cctx, cancel := st.call(ctx)
+		res, err := st.client.Scan(cctx, &dynamodb.ScanInput{
+			TableName:                 aws.String(st.table),
+			ConsistentRead:            aws.Bool(true),
+			FilterExpression:          aws.String("#kind = :kind"),
+			ExpressionAttributeNames:  map[string]string{"#kind": attrKind},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":kind": ddb.S(kind)},
+			ExclusiveStartKey:         start,
+		})
+		cancel()
+		if err != nil {
+			return nil, wrap("list", kind, err)
+		}
+		out = append(out, res.Items...)
+		if len(res.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		start = res.LastEvaluatedKey
+	}
+}
+
+// list returns every record of kind, decoded, by id.
+func list[T any](ctx context.Context, st *Store, kind keys.Kind, decode func(id string, item ddb.Item) T) ([]T, error) {
+	items, err := st.scan(ctx, string(kind))
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]T, len(items))
+	ids := make([]string, 0, len(items))
+	for _, item := range items {
+		_, id, _ := strings.Cut(ddb.String(item, attrPK), "#")
+		byID[id] = decode(id, item)
+		ids = append(ids, id)
+	}
+	out := make([]T, 0, len(items))
+	for _, id := range sortedStrings(ids) {
+		out = append(out, byID[id])
+	}
+	return out, nil
+}
+
+// read reads the record r, as decode makes it; an id that valid refuses
+// is ErrNotFound without a read.
+func read[T any](ctx context.Context, st *Store, r keys.Ref, valid bool, decode func(id string, item ddb.Item) T) (T, error) {
+	var zero T
+	if !valid {
+		return zero, fmt.Errorf("%s: %w", strings.TrimSpace(whatOf(keys.Ref{Kind: r.Kind})), keys.ErrNotFound)
+	}
+	item, err := st.get(ctx, r.String(), whatOf(r))
+	if err != nil {
+		return zero, err
+	}
+	return decode(r.ID, item), nil
+}
+
+// write checks v, SETs (and REMOVEs) its attributes a on the existing
+// record r and returns it as decode makes it.
+func write[T any](ctx context.Context, st *Store, v interface{ Validate() error }, r keys.Ref, a attrs, decode func(id string, item ddb.Item) T) (T, error) {
+	var zero T
+	if err := v.Validate(); err != nil {
+		return zero, err
+	}
+	item, err := st.update(ctx, r.String(), whatOf(r), a)
+	if err != nil {
+		return zero, err
+	}
+	return decode(r.ID, item), nil
+}
+
+// Block implements keys.Admin.
+func (st *Store) Block(ctx context.Context, r keys.Ref, blocked bool) error {
+	what := whatOf(r)
+	switch r.Kind {
+	case keys.KindKey, keys.KindTeam, keys.KindEndUser:
+	default:
+		return fmt.Errorf("block %s: %w: only keys, teams and end users are blocked", what, keys.ErrInvalid)
+	}
+	_, err := st.update(ctx, r.String(), what, attrs{set: ddb.Item{attrBlocked: ddb.Bool(blocked)}})
+	return err
+}
+
+// Delete implements keys.Admin.
+func (st *Store) Delete(ctx context.Context, r keys.Ref) error {
+	switch r.Kind {
+	case keys.KindKey:
+		_, err := st.ArchiveKey(ctx, r.ID, "")
+		return err
+	case keys.KindTeam:
+		return st.deleteTeam(ctx, r.ID)
+	case keys.KindUser:
+		return st.deleteUser(ctx, r.ID)
+	case keys.KindEndUser:
+		return st.deleteEndUser(ctx, r.ID)
+	}
+	return fmt.Errorf("delete %s: %w: memberships end through RemoveMember", r, keys.ErrInvalid)
+}
+
+// whatOf names r in errors.
+func whatOf(r keys.Ref) string {
+	switch r.Kind {
+	case keys.KindKey:
+		return keyWhat(r.ID)
+	case keys.KindEndUser:
+		return "end user " + r.ID
+	}
+	return string(r.Kind) + " " + r.ID
 }

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
 
 func TestConformance(t *testing.T) {
 	tables := map[*testing.T]string{}
-	keystest.Run(t, func(t *testing.T) keys.Store {
+	keystest.Run(t, func(t *testing.T) keystest.Store {
 		name, ok := tables[t]
 		if !ok {
 			name = ddblocal.Tables(t).Keys

@@ -6,30 +6,42 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
+// A forwarding marker's item: pk "moved#<old hash>", kind "moved",
+// key_hash (the new hash), created_at (epoch ms) and expires_at (epoch s):
+// a regenerated key's forwarding marker (keys.MoveTTL), written in the
+// regeneration's transaction; spend for the old hash follows it
+// (FollowMoves). Never read as a key. expires_at is the keys table's TTL
+// attribute; DynamoDB deletes lazily, so readers compare times themselves.
+const (
+	attrExpiresAt = "expires_at" // infra/tables.TTLAttribute
+	kindMoved     = "moved"
+)
+
+func movedPK(hash string) string { return "moved#" + hash }
+
 // moveItem is the forwarding marker a regeneration from oldHash to newHash
 // at now leaves (keys.MoveTTL).
-func moveItem(oldHash, newHash string, now time.Time) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		attrPK:        s(movedPK(oldHash)),
-		attrKind:      s(kindMoved),
-		attrKeyHash:   s(newHash),
-		attrCreated:   n(now.UnixMilli()),
-		attrExpiresAt: n(now.Add(keys.MoveTTL).Unix()),
+func moveItem(oldHash, newHash string, now time.Time) ddb.Item {
+	return ddb.Item{
+		attrPK:        ddb.S(movedPK(oldHash)),
+		attrKind:      ddb.S(kindMoved),
+		attrKeyHash:   ddb.S(newHash),
+		attrCreated:   ddb.N(now.UnixMilli()),
+		attrExpiresAt: ddb.N(now.Add(keys.MoveTTL).Unix()),
 	}
 }
 
 // decodeMove reads a forwarding marker item.
-func decodeMove(item map[string]types.AttributeValue) keys.Move {
-	if getString(item, attrKind) != kindMoved {
+func decodeMove(item ddb.Item) keys.Move {
+	if ddb.String(item, attrKind) != kindMoved {
 		return keys.Move{}
 	}
-	exp, _ := getInt(item, attrExpiresAt)
-	return keys.Move{To: getString(item, attrKeyHash), Expires: time.Unix(exp, 0)}
+	exp, _ := ddb.Int(item, attrExpiresAt)
+	return keys.Move{To: ddb.String(item, attrKeyHash), Expires: time.Unix(exp, 0)}
 }
 
 // FollowMoves finds where spend for the key refs missing from states goes:
@@ -67,7 +79,7 @@ func (st *Store) FollowMoves(ctx context.Context, refs []keys.Ref, states map[ke
 		to := map[string]string{}
 		for _, item := range items {
 			if mv := decodeMove(item); mv.Live(now) {
-				from, _ := strings.CutPrefix(getString(item, attrPK), "moved#")
+				from, _ := strings.CutPrefix(ddb.String(item, attrPK), "moved#")
 				to[from] = mv.To
 			}
 		}

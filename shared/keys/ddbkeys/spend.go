@@ -17,89 +17,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
-// Budget and spend attributes, on every record that carries spend.
-//
-//	max_budget, soft_budget   N (USD); absent: none
-//	budget_duration           S; absent: no period
-//	spend                     N (USD, exact decimal of nano-dollars); only ever ADDed
-//	period_start              N (epoch ms) start of the period period_spend counts
-//	period_spend              N (USD)
-//	soft_alerted              N (epoch ms) the period whose soft budget crossing was logged
-const (
-	attrSoftBudget  = "soft_budget"
-	attrDuration    = "budget_duration"
-	attrPeriodStart = "period_start"
-	attrPeriodSpend = "period_spend"
-	attrSoftAlerted = "soft_alerted"
-)
-
-// budgetAttrs returns the budget settings of b to SET, and the names of the
-// unset ones to REMOVE. Spend attributes are never among them.
-func budgetAttrs(b keys.Budget) (set map[string]types.AttributeValue, remove []string) {
-	set = map[string]types.AttributeValue{}
-	if b.MaxBudget != nil {
-		set[attrMaxBudget] = f(*b.MaxBudget)
-	} else {
-		remove = append(remove, attrMaxBudget)
-	}
-	if b.SoftBudget != nil {
-		set[attrSoftBudget] = f(*b.SoftBudget)
-	} else {
-		remove = append(remove, attrSoftBudget)
-	}
-	if b.Duration != "" {
-		set[attrDuration] = s(b.Duration)
-	} else {
-		remove = append(remove, attrDuration)
-	}
-	return set, remove
-}
-
-// decodeBudget reads the budget settings and spend of a record item.
-func decodeBudget(item map[string]types.AttributeValue) keys.Budget {
-	b := keys.Budget{Duration: getString(item, attrDuration)}
-	if v, ok := getFloatOK(item, attrMaxBudget); ok {
-		b.MaxBudget = &v
-	}
-	if v, ok := getFloatOK(item, attrSoftBudget); ok {
-		b.SoftBudget = &v
-	}
-	st := decodeSpendState(item)
-	b.Spend, b.PeriodStart, b.PeriodSpend, b.SoftAlerted = keys.USD(st.Total), st.PeriodStart, keys.USD(st.Period), st.SoftAlerted
-	return b
-}
-
-func decodeSpendState(item map[string]types.AttributeValue) keys.SpendState {
-	var st keys.SpendState
-	st.Total = getNanos(item, attrSpend)
-	st.Period = getNanos(item, attrPeriodSpend)
-	if ms, ok := getInt(item, attrPeriodStart); ok {
-		st.PeriodStart = time.UnixMilli(ms).UTC()
-	}
-	if ms, ok := getInt(item, attrSoftAlerted); ok {
-		st.SoftAlerted = time.UnixMilli(ms).UTC()
-	}
-	return st
-}
-
-// getNanos reads a money attribute exactly.
-func getNanos(item map[string]types.AttributeValue, name string) int64 {
-	v, ok := item[name].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0
-	}
-	n, err := keys.ParseDecimalUSD(v.Value)
-	if err != nil { // written by something else: fall back to the float
-		x, _ := getFloatOK(item, name)
-		return keys.Nanos(x)
-	}
-	return n
-}
-
-func money(nanos int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: keys.DecimalUSD(nanos)}
-}
-
 // SpendStates reads the budget settings and spend of the records refs name,
 // with strongly consistent reads (BatchGetItem, 100 at a time). Records
 // that do not exist are absent from the result.
@@ -114,26 +31,26 @@ func (st *Store) SpendStates(ctx context.Context, refs []keys.Ref) (map[keys.Ref
 		return nil, wrap("read spend of", fmt.Sprintf("%d records", len(refs)), err)
 	}
 	for _, item := range items {
-		r, ok := byPK[getString(item, attrPK)]
-		if !ok || getString(item, attrKind) == "" {
+		r, ok := byPK[ddb.String(item, attrPK)]
+		if !ok || ddb.String(item, attrKind) == "" {
 			continue
 		}
-		out[r] = keys.RecordSpend{Budget: decodeBudget(item), State: decodeSpendState(item)}
+		out[r] = keys.RecordSpend{Budget: decodeSettings(item).Budget, State: decodeSpendState(item)}
 	}
 	return out, nil
 }
 
 // batchGet reads the items of pks that exist, with strongly consistent
 // reads (BatchGetItem, 100 at a time, unprocessed keys retried).
-func (st *Store) batchGet(ctx context.Context, pks []string) ([]map[string]types.AttributeValue, error) {
-	var out []map[string]types.AttributeValue
+func (st *Store) batchGet(ctx context.Context, pks []string) ([]ddb.Item, error) {
+	var out []ddb.Item
 	for len(pks) > 0 {
 		n := min(len(pks), 100)
 		chunk := pks[:n]
 		pks = pks[n:]
-		ks := make([]map[string]types.AttributeValue, len(chunk))
+		ks := make([]ddb.Item, len(chunk))
 		for i, pk := range chunk {
-			ks[i] = itemKey(pk)
+			ks[i] = ddb.PK(pk)
 		}
 		req := map[string]types.KeysAndAttributes{st.table: {Keys: ks, ConsistentRead: aws.Bool(true)}}
 		for attempt := 0; len(req) > 0; attempt++ {
@@ -179,20 +96,20 @@ func backoff(ctx context.Context, attempt int) error {
 // MarkSoft.
 func SpendUpdate(table string, ref keys.Ref, from keys.RecordSpend, to keys.SpendState) types.TransactWriteItem {
 	names := map[string]string{"#spend": attrSpend, "#pk": attrPK, "#ps": attrPeriodStart, "#dur": attrDuration}
-	values := map[string]types.AttributeValue{":spend": money(to.Total - from.State.Total)}
+	values := ddb.Item{":spend": money(to.Total - from.State.Total)}
 	expr := "ADD #spend :spend"
 	cond := "attribute_exists(#pk)"
 	if from.Budget.Duration == "" {
 		cond += " AND attribute_not_exists(#dur)"
 	} else {
 		cond += " AND #dur = :dur"
-		values[":dur"] = s(from.Budget.Duration)
+		values[":dur"] = ddb.S(from.Budget.Duration)
 	}
 	if from.State.PeriodStart.IsZero() {
 		cond += " AND attribute_not_exists(#ps)"
 	} else {
 		cond += " AND #ps = :old"
-		values[":old"] = n(from.State.PeriodStart.UnixMilli())
+		values[":old"] = ddb.N(from.State.PeriodStart.UnixMilli())
 	}
 	names["#pspend"] = attrPeriodSpend
 	switch {
@@ -205,12 +122,12 @@ func SpendUpdate(table string, ref keys.Ref, from keys.RecordSpend, to keys.Spen
 		}
 	default:
 		expr += " SET #ps = :ps, #pspend = :pspend"
-		values[":ps"] = n(to.PeriodStart.UnixMilli())
+		values[":ps"] = ddb.N(to.PeriodStart.UnixMilli())
 		values[":pspend"] = money(to.Period)
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(table),
-		Key:                       itemKey(ref.String()),
+		Key:                       ddb.PK(ref.String()),
 		UpdateExpression:          aws.String(expr),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
@@ -226,11 +143,11 @@ func (st *Store) MarkSoft(ctx context.Context, ref keys.Ref, mark time.Time) (bo
 	defer cancel()
 	_, err := st.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),
-		Key:                       itemKey(ref.String()),
+		Key:                       ddb.PK(ref.String()),
 		UpdateExpression:          aws.String("SET #sa = :m"),
 		ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#sa) OR #sa <> :m)"),
 		ExpressionAttributeNames:  map[string]string{"#sa": attrSoftAlerted, "#pk": attrPK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":m": n(mark.UnixMilli())},
+		ExpressionAttributeValues: ddb.Item{":m": ddb.N(mark.UnixMilli())},
 	})
 	if ddb.ConditionFailed(err) {
 		return false, nil
@@ -241,7 +158,7 @@ func (st *Store) MarkSoft(ctx context.Context, ref keys.Ref, mark time.Time) (bo
 	return true, nil
 }
 
-// ApplySpend implements keys.Store: it reads the records, computes each
+// ApplySpend implements keys.Spender: it reads the records, computes each
 // one's next state with keys.Step, and writes them all in one
 // TransactWriteItems (at most 100 records), retrying on a concurrent period
 // change. Soft budget crossings are then marked one by one.

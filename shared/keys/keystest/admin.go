@@ -11,39 +11,16 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
-// testAdmin runs the AdminStore part of the suite: key admin fields, alias
-// uniqueness, listing, deleted keys, regeneration, users, team members and
-// end users, and the spend of the records they add.
-func testAdmin(t *testing.T, newStore func(t *testing.T) keys.Store) {
-	for _, tt := range []struct {
-		name string
-		fn   func(t *testing.T, newStore func(t *testing.T) keys.Store)
-	}{
-		{"KeyAdminFields", testKeyAdminFields},
-		{"KeyAlias", testKeyAlias},
-		{"ListKeys", testListKeys},
-		{"ArchiveKey", testArchiveKey},
-		{"RegenerateKey", testRegenerateKey},
-		{"RegeneratedKeySpend", testRegeneratedKeySpend},
-		{"Users", testUsers},
-		{"Members", testMembers},
-		{"EndUsers", testEndUsers},
-		{"AdminNotFound", testAdminNotFound},
-		{"AdminInvalid", testAdminInvalid},
-	} {
-		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })
-	}
-}
-
 var when = time.Date(2030, 3, 4, 5, 6, 7, 8_000_000, time.UTC)
 
-func testKeyAdminFields(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testKeyAdminFields(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	k := keys.Key{
 		Hash: keys.HashSecret(id("sk")), Alias: id("alias"), KeyName: "sk-...abcd",
-		Metadata: json.RawMessage(`{"env":"ci","n":1}`), Tags: []string{"a", "b"},
-		CreatedBy: "u1", UpdatedBy: "u2", UpdatedAt: when.Add(time.Hour), CreatedAt: when,
-		Budget: keys.Budget{MaxBudget: usd(3), SoftBudget: usd(2), Duration: "1d"},
+		Tags:      []string{"a", "b"},
+		CreatedBy: "u1", UpdatedBy: "u2", UpdatedAt: when.Add(time.Hour), CreatedAt: when, Settings: keys.Settings{Metadata: json.RawMessage(`{"env":"ci","n":1}`),
+
+			Budget: keys.Budget{MaxBudget: usd(3), SoftBudget: usd(2), Duration: "1d"}},
 	}
 	if err := s.CreateKey(c, k); err != nil {
 		t.Fatal(err)
@@ -61,7 +38,7 @@ func testKeyAdminFields(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 }
 
-func testKeyAlias(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testKeyAlias(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	alias := id("alias")
 	a := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: alias, CreatedAt: when}
@@ -116,7 +93,7 @@ func testKeyAlias(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 }
 
-func testListKeys(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testListKeys(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	team, user := id("team"), id("user")
 	var made []keys.Key
@@ -163,10 +140,10 @@ func testListKeys(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 }
 
-func testArchiveKey(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testArchiveKey(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	user := id("user")
-	k := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: id("alias"), UserID: user, CreatedAt: when, Budget: keys.Budget{MaxBudget: usd(1)}}
+	k := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: id("alias"), UserID: user, CreatedAt: when, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}
 	if err := s.CreateKey(c, k); err != nil {
 		t.Fatal(err)
 	}
@@ -207,18 +184,18 @@ func testArchiveKey(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if got, _ := s.GetKey(c, k.Hash); got.Spend != 0 {
 		t.Fatalf("re-created key inherited spend %v", got.Spend)
 	}
-	// DeleteKey keeps an audit copy too.
-	if err := s.DeleteKey(c, k.Hash); err != nil {
+	// Delete of a key keeps an audit copy too.
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); err != nil {
 		t.Fatal(err)
 	}
 	if del, _ := s.ListDeletedKeys(c, keys.KeyFilter{}); len(del) < 2 {
-		t.Fatalf("DeleteKey left no audit copy: %+v", del)
+		t.Fatalf("Delete of a key left no audit copy: %+v", del)
 	}
 }
 
-func testRegenerateKey(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testRegenerateKey(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
-	old := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: id("alias"), Models: []string{"m"}, CreatedAt: when, CreatedBy: "u1", Budget: keys.Budget{MaxBudget: usd(5)}}
+	old := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: id("alias"), CreatedAt: when, CreatedBy: "u1", Settings: keys.Settings{Models: []string{"m"}, Budget: keys.Budget{MaxBudget: usd(5)}}}
 	if err := s.CreateKey(c, old); err != nil {
 		t.Fatal(err)
 	}
@@ -248,73 +225,13 @@ func testRegenerateKey(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 }
 
-// testRegeneratedKeySpend: spend still carrying a regenerated key's old
-// hash (events in flight or redelivered) goes to the key it became, through
-// a chain of regenerations; the old secrets stay invalid.
-func testRegeneratedKeySpend(t *testing.T, newStore func(t *testing.T) keys.Store) {
-	s, c := newStore(t), ctx(t)
-	k := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: id("alias"), Budget: keys.Budget{MaxBudget: usd(5), Duration: "30d"}}
-	if err := s.CreateKey(c, k); err != nil {
-		t.Fatal(err)
-	}
-	hashes := []string{k.Hash}
-	for range 2 {
-		nk := k
-		nk.Hash = keys.HashSecret(id("sk"))
-		if _, err := s.RegenerateKey(c, k.Hash, nk); err != nil {
-			t.Fatal(err)
-		}
-		k = nk
-		hashes = append(hashes, nk.Hash)
-	}
-	at := time.Now().UTC()
-	ref := func(h string) keys.Ref { return keys.Ref{Kind: keys.KindKey, ID: h} }
-	// Both old hashes and the new one in one call: all three land on one record.
-	if _, err := s.ApplySpend(c, []keys.SpendDelta{
-		{Ref: ref(hashes[0]), Nanos: 1_000, At: at},
-		{Ref: ref(hashes[1]), Nanos: 20_000, At: at},
-		{Ref: ref(hashes[2]), Nanos: 300_000, At: at},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := newStore(t).GetKey(c, k.Hash)
-	if err != nil || keys.Nanos(got.Spend) != 321_000 || keys.Nanos(got.PeriodSpend) != 321_000 {
-		t.Fatalf("regenerated key = %+v, %v; want spend 321000 nano-USD from its old hashes and its own", got, err)
-	}
-	for _, h := range hashes[:2] {
-		if _, err := newStore(t).GetKey(c, h); !errors.Is(err, keys.ErrNotFound) {
-			t.Errorf("old hash %.8s authenticates: %v", h, err)
-		}
-		if ks, err := s.ListKeys(c, keys.KeyFilter{}); err != nil || slices.ContainsFunc(ks, func(x keys.Key) bool { return x.Hash == h }) {
-			t.Errorf("old hash %.8s listed: %v", h, err)
-		}
-	}
-	// A deleted key takes nothing, through its old hashes either.
-	if err := s.DeleteKey(c, k.Hash); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: ref(hashes[0]), Nanos: 5, At: at}}); err != nil {
-		t.Fatalf("spend for a deleted key's old hash: %v", err)
-	}
-	// A key created again at an old hash (the same secret) is that key.
-	again := keys.Key{Hash: hashes[1]}
-	if err := s.CreateKey(c, again); err != nil {
-		t.Fatalf("creating a key at a regenerated key's old hash: %v", err)
-	}
-	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: ref(hashes[1]), Nanos: 7, At: at}}); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.GetKey(c, hashes[1]); err != nil || keys.Nanos(got.Spend) != 7 {
-		t.Errorf("key created at an old hash = %+v, %v; want spend 7 nano-USD", got, err)
-	}
-}
-
-func testUsers(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testUsers(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	u := keys.User{
 		ID: id("user"), Email: "a@example.com", Alias: "Ann", Role: keys.RoleInternalUser,
-		Models: []string{"m1"}, RPMLimit: 10, TPMLimit: 100, Metadata: json.RawMessage(`{"x":1}`),
-		CreatedAt: when, UpdatedAt: when, Budget: keys.Budget{MaxBudget: usd(9), Duration: "30d"},
+
+		CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{Models: []string{"m1"}, RPMLimit: 10, TPMLimit: 100, Metadata: json.RawMessage(`{"x":1}`),
+			Budget: keys.Budget{MaxBudget: usd(9), Duration: "30d"}},
 	}
 	if err := s.CreateUser(c, u); err != nil {
 		t.Fatal(err)
@@ -337,7 +254,7 @@ func testUsers(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if err != nil || !slices.ContainsFunc(list, func(x keys.User) bool { return x.ID == u.ID && x.Spend == 2 }) {
 		t.Fatalf("ListUsers = %+v, %v", list, err)
 	}
-	if err := s.DeleteUser(c, u.ID); err != nil {
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindUser, ID: u.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.GetUser(c, u.ID); !errors.Is(err, keys.ErrNotFound) {
@@ -352,7 +269,7 @@ func testUsers(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 }
 
-func testMembers(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testMembers(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	team, user, other := id("team"), id("user"), id("user")
 	if err := s.AddMember(c, keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser}); !errors.Is(err, keys.ErrNotFound) {
@@ -364,7 +281,7 @@ func testMembers(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if err := s.CreateUser(c, keys.User{ID: other, Role: keys.RoleInternalUserViewer}); err != nil {
 		t.Fatal(err)
 	}
-	m := keys.Member{TeamID: team, UserID: user, Role: keys.MemberAdmin, CreatedAt: when, Budget: keys.Budget{MaxBudget: usd(1)}}
+	m := keys.Member{TeamID: team, UserID: user, Role: keys.MemberAdmin, CreatedAt: when, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}
 	if err := s.AddMember(c, m); err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +343,7 @@ func testMembers(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if err := s.AddMember(c, keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteUser(c, user); err != nil {
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindUser, ID: user}); err != nil {
 		t.Fatal(err)
 	}
 	if tm, _ := s.GetTeam(c, team); tm.Role(user) != "" {
@@ -435,21 +352,21 @@ func testMembers(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if _, err := s.GetMember(c, team, user); !errors.Is(err, keys.ErrNotFound) {
 		t.Fatalf("membership of a deleted user: %v", err)
 	}
-	if err := s.DeleteTeam(c, team); err != nil {
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindTeam, ID: team}); err != nil {
 		t.Fatal(err)
 	}
 	if u, _ := s.GetUser(c, other); len(u.Teams) != 0 {
-		t.Fatalf("user teams after DeleteTeam = %v", u.Teams)
+		t.Fatalf("user teams after the team's Delete = %v", u.Teams)
 	}
 	if _, err := s.GetMember(c, team, other); !errors.Is(err, keys.ErrNotFound) {
 		t.Fatalf("membership of a deleted team: %v", err)
 	}
 }
 
-func testEndUsers(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testEndUsers(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
-	e := keys.EndUser{ID: id("customer"), Alias: "acme", RPMLimit: 3, TPMLimit: 30, CreatedAt: when, UpdatedAt: when,
-		Budget: keys.Budget{MaxBudget: usd(1), Duration: "1h"}}
+	e := keys.EndUser{ID: id("customer"), Alias: "acme", CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{RPMLimit: 3, TPMLimit: 30,
+		Budget: keys.Budget{MaxBudget: usd(1), Duration: "1h"}}}
 	if err := s.CreateEndUser(c, e); err != nil {
 		t.Fatal(err)
 	}
@@ -467,13 +384,13 @@ func testEndUsers(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if err != nil || got.Spend != 1 || !got.Exceeded(at) {
 		t.Fatalf("end user after spend = %+v, %v (want spend 1, exceeded)", got, err)
 	}
-	if err := s.BlockEndUser(c, e.ID, true); err != nil {
+	if err := s.Block(c, keys.Ref{Kind: keys.KindEndUser, ID: e.ID}, true); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := s.GetEndUser(c, e.ID); !got.Blocked {
-		t.Fatal("BlockEndUser: not blocked")
+		t.Fatal("Block: end user not blocked")
 	}
-	up := keys.EndUser{ID: e.ID, Alias: "acme2", Budget: keys.Budget{MaxBudget: usd(10)}}
+	up := keys.EndUser{ID: e.ID, Alias: "acme2", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(10)}}}
 	if got, err := s.UpdateEndUser(c, up); err != nil || got.Alias != "acme2" || got.Spend != 1 || got.Blocked || !got.CreatedAt.Equal(when) {
 		t.Fatalf("UpdateEndUser = %+v, %v", got, err)
 	}
@@ -481,7 +398,7 @@ func testEndUsers(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if err != nil || !slices.ContainsFunc(list, func(x keys.EndUser) bool { return x.ID == e.ID && x.Spend == 1 }) {
 		t.Fatalf("ListEndUsers = %+v, %v", list, err)
 	}
-	if err := s.DeleteEndUser(c, e.ID); err != nil {
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindEndUser, ID: e.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.GetEndUser(c, e.ID); !errors.Is(err, keys.ErrNotFound) {
@@ -492,7 +409,7 @@ func testEndUsers(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 }
 
-func testAdminNotFound(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testAdminNotFound(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	h, missing := keys.HashSecret(id("missing")), id("missing")
 	for _, tt := range []struct {
@@ -508,7 +425,7 @@ func testAdminNotFound(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		}},
 		{"GetUser", func() error { _, err := s.GetUser(c, missing); return err }},
 		{"UpdateUser", func() error { _, err := s.UpdateUser(c, keys.User{ID: missing}); return err }},
-		{"DeleteUser", func() error { return s.DeleteUser(c, missing) }},
+		{"DeleteUser", func() error { return s.Delete(c, keys.Ref{Kind: keys.KindUser, ID: missing}) }},
 		{"GetMember", func() error { _, err := s.GetMember(c, missing, missing); return err }},
 		{"UpdateMember", func() error {
 			_, err := s.UpdateMember(c, keys.Member{TeamID: missing, UserID: missing, Role: keys.MemberUser})
@@ -517,8 +434,8 @@ func testAdminNotFound(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		{"RemoveMember", func() error { return s.RemoveMember(c, missing, missing) }},
 		{"GetEndUser", func() error { _, err := s.GetEndUser(c, missing); return err }},
 		{"UpdateEndUser", func() error { _, err := s.UpdateEndUser(c, keys.EndUser{ID: missing}); return err }},
-		{"DeleteEndUser", func() error { return s.DeleteEndUser(c, missing) }},
-		{"BlockEndUser", func() error { return s.BlockEndUser(c, missing, true) }},
+		{"DeleteEndUser", func() error { return s.Delete(c, keys.Ref{Kind: keys.KindEndUser, ID: missing}) }},
+		{"BlockEndUser", func() error { return s.Block(c, keys.Ref{Kind: keys.KindEndUser, ID: missing}, true) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := tt.call(); !errors.Is(err, keys.ErrNotFound) {
@@ -534,7 +451,7 @@ func testAdminNotFound(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 }
 
-func testAdminInvalid(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testAdminInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	team := id("team")
 	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
@@ -546,20 +463,26 @@ func testAdminInvalid(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}{
 		{"user role", func() error { return s.CreateUser(c, keys.User{ID: id("u"), Role: "root"}) }},
 		{"user id", func() error { return s.CreateUser(c, keys.User{}) }},
-		{"user rpm", func() error { return s.CreateUser(c, keys.User{ID: id("u"), RPMLimit: -1}) }},
-		{"user metadata", func() error { return s.CreateUser(c, keys.User{ID: id("u"), Metadata: json.RawMessage(`[1]`)}) }},
-		{"key metadata", func() error {
-			return s.CreateKey(c, keys.Key{Hash: keys.HashSecret(id("sk")), Metadata: json.RawMessage(`"x"`)})
+		{"user rpm", func() error { return s.CreateUser(c, keys.User{ID: id("u"), Settings: keys.Settings{RPMLimit: -1}}) }},
+		{"user metadata", func() error {
+			return s.CreateUser(c, keys.User{ID: id("u"), Settings: keys.Settings{Metadata: json.RawMessage(`[1]`)}})
 		}},
-		{"team metadata", func() error { return s.CreateTeam(c, keys.Team{ID: id("t"), Metadata: json.RawMessage(`{`)}) }},
+		{"key metadata", func() error {
+			return s.CreateKey(c, keys.Key{Hash: keys.HashSecret(id("sk")), Settings: keys.Settings{Metadata: json.RawMessage(`"x"`)}})
+		}},
+		{"team metadata", func() error {
+			return s.CreateTeam(c, keys.Team{ID: id("t"), Settings: keys.Settings{Metadata: json.RawMessage(`{`)}})
+		}},
 		{"member role", func() error { return s.AddMember(c, keys.Member{TeamID: team, UserID: id("u"), Role: "owner"}) }},
 		{"member budget", func() error {
-			return s.AddMember(c, keys.Member{TeamID: team, UserID: id("u"), Role: keys.MemberUser, Budget: keys.Budget{MaxBudget: usd(-1)}})
+			return s.AddMember(c, keys.Member{TeamID: team, UserID: id("u"), Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(-1)}}})
 		}},
 		{"end user id", func() error { return s.CreateEndUser(c, keys.EndUser{}) }},
-		{"end user tpm", func() error { return s.CreateEndUser(c, keys.EndUser{ID: id("e"), TPMLimit: -1}) }},
+		{"end user tpm", func() error {
+			return s.CreateEndUser(c, keys.EndUser{ID: id("e"), Settings: keys.Settings{TPMLimit: -1}})
+		}},
 		{"end user duration", func() error {
-			return s.CreateEndUser(c, keys.EndUser{ID: id("e"), Budget: keys.Budget{Duration: "fortnight"}})
+			return s.CreateEndUser(c, keys.EndUser{ID: id("e"), Settings: keys.Settings{Budget: keys.Budget{Duration: "fortnight"}}})
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

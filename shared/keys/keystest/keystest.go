@@ -1,5 +1,7 @@
-// Package keystest is the conformance suite every keys.Store passes,
-// unchanged, on the memory store and on DynamoDB Local.
+// Package keystest is the conformance suite of the keys ports, one per
+// consumer: RunReader (what the gateway reads), RunAdmin (what the admin API
+// writes) and RunSpender (what the spend consumer records). Every store
+// passes them unchanged, on memory and on DynamoDB Local.
 package keystest
 
 import (
@@ -16,27 +18,72 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
-// Run runs the suite. newStore returns a store on fresh shared state the
-// first time it is called in a test, and another instance on the same state
-// (for DynamoDB: a new SDK client) on later calls in the same test.
-func Run(t *testing.T, newStore func(t *testing.T) keys.Store) {
-	for _, tt := range []struct {
-		name string
-		fn   func(t *testing.T, newStore func(t *testing.T) keys.Store)
-	}{
-		{"KeyLifecycle", testKeyLifecycle},
-		{"TeamLifecycle", testTeamLifecycle},
-		{"NotFound", testNotFound},
-		{"Invalid", testInvalid},
-		{"ConcurrentSpend", testConcurrentSpend},
-		{"SpendPeriods", testSpendPeriods},
-		{"SoftBudget", testSoftBudget},
-		{"EndUserPresence", testEndUserPresence},
-		{"Admin", testAdmin},
-	} {
-		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })
+// Store is a store under test: the suites seed records through Admin and
+// check spend through Spender whichever port they test.
+type Store interface {
+	keys.Admin
+	keys.Spender
+}
+
+// NewStore returns a store on fresh shared state the first time it is
+// called in a test, and another instance on the same state (for DynamoDB:
+// a new SDK client) on later calls in the same test.
+type NewStore func(t *testing.T) Store
+
+// tests are the suites' tests, each under the port it checks.
+var tests = []struct {
+	port, name string
+	fn         func(t *testing.T, newStore func(t *testing.T) Store)
+}{
+	{"Reader", "KeyLifecycle", testKeyLifecycle},
+	{"Reader", "TeamLifecycle", testTeamLifecycle},
+	{"Reader", "NotFound", testNotFound},
+	{"Reader", "EndUserPresence", testEndUserPresence},
+	{"Admin", "Invalid", testInvalid},
+	{"Admin", "KeyAdminFields", testKeyAdminFields},
+	{"Admin", "KeyAlias", testKeyAlias},
+	{"Admin", "ListKeys", testListKeys},
+	{"Admin", "ArchiveKey", testArchiveKey},
+	{"Admin", "RegenerateKey", testRegenerateKey},
+	{"Admin", "Users", testUsers},
+	{"Admin", "Members", testMembers},
+	{"Admin", "EndUsers", testEndUsers},
+	{"Admin", "AdminNotFound", testAdminNotFound},
+	{"Admin", "AdminInvalid", testAdminInvalid},
+	{"Admin", "Times", testTimes},
+	{"Spender", "ConcurrentSpend", testConcurrentSpend},
+	{"Spender", "SpendPeriods", testSpendPeriods},
+	{"Spender", "SoftBudget", testSoftBudget},
+	{"Spender", "RegeneratedKeySpend", testRegeneratedKeySpend},
+}
+
+func run(t *testing.T, newStore NewStore, port string) {
+	for _, tt := range tests {
+		if tt.port == port {
+			t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })
+		}
 	}
 }
+
+// Run runs the three suites.
+func Run(t *testing.T, newStore NewStore) {
+	t.Run("Reader", func(t *testing.T) { RunReader(t, newStore) })
+	t.Run("Admin", func(t *testing.T) { RunAdmin(t, newStore) })
+	t.Run("Spender", func(t *testing.T) { RunSpender(t, newStore) })
+}
+
+// RunReader checks keys.Reader: records read back as written, from
+// another instance too; missing records are ErrNotFound; HasEndUsers.
+func RunReader(t *testing.T, newStore NewStore) { run(t, newStore, "Reader") }
+
+// RunAdmin checks keys.Admin: key admin fields, alias uniqueness, listing,
+// deleted keys, regeneration, users, team members and end users, invalid
+// writes.
+func RunAdmin(t *testing.T, newStore NewStore) { run(t, newStore, "Admin") }
+
+// RunSpender checks keys.Spender: exact concurrent spend, budget periods,
+// soft budget crossings, spend following a regenerated key.
+func RunSpender(t *testing.T, newStore NewStore) { run(t, newStore, "Spender") }
 
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -52,14 +99,14 @@ func id(prefix string) string {
 
 func usd(v float64) *float64 { return &v }
 
-func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	created := time.Date(2030, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
 	k := keys.Key{
 		Hash: keys.HashSecret("sk-" + id("secret")), Alias: "ci", TeamID: "t1", UserID: "u1",
-		Models: []string{"gpt-4o", "claude"}, RPMLimit: 100, TPMLimit: 50_000,
-		Budget:    keys.Budget{MaxBudget: usd(50), SoftBudget: usd(40), Duration: "30d"},
-		ExpiresAt: created.Add(24 * time.Hour), CreatedAt: created,
+
+		ExpiresAt: created.Add(24 * time.Hour), CreatedAt: created, Settings: keys.Settings{Models: []string{"gpt-4o", "claude"}, RPMLimit: 100, TPMLimit: 50_000,
+			Budget: keys.Budget{MaxBudget: usd(50), SoftBudget: usd(40), Duration: "30d"}},
 	}
 	if err := s.CreateKey(c, k); err != nil {
 		t.Fatalf("CreateKey: %v", err)
@@ -80,7 +127,7 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		t.Fatalf("ApplySpend: %v", err)
 	}
 	// Update replaces settings but keeps spend and creation time.
-	u := keys.Key{Hash: k.Hash, Alias: "renamed", Models: []string{"gpt-4o-mini"}, RPMLimit: 5, Budget: keys.Budget{Spend: 999, Duration: "30d"}, CreatedAt: time.Unix(1, 0)}
+	u := keys.Key{Hash: k.Hash, Alias: "renamed", CreatedAt: time.Unix(1, 0), Settings: keys.Settings{Models: []string{"gpt-4o-mini"}, RPMLimit: 5, Budget: keys.Budget{Spend: 999, Duration: "30d"}}}
 	want := u
 	want.Spend, want.PeriodSpend, want.PeriodStart, want.CreatedAt = 1.5, 1.5, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), created
 	updated, err := s.UpdateKey(c, u)
@@ -94,26 +141,26 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		t.Fatalf("GetKey from another instance =\n%+v\nwant\n%+v", got, want)
 	}
 
-	if err := s.BlockKey(c, k.Hash, true); err != nil {
+	if err := s.Block(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}, true); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := s.GetKey(c, k.Hash); !got.Blocked {
-		t.Fatal("BlockKey: key not blocked")
+		t.Fatal("Block: key not blocked")
 	}
-	if err := s.BlockKey(c, k.Hash, false); err != nil {
+	if err := s.Block(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}, false); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := s.GetKey(c, k.Hash); got.Blocked {
-		t.Fatal("BlockKey(false): key still blocked")
+		t.Fatal("Block(false): key still blocked")
 	}
-	if err := s.DeleteKey(c, k.Hash); err != nil {
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.GetKey(c, k.Hash); !errors.Is(err, keys.ErrNotFound) {
 		t.Fatalf("GetKey after delete: %v, want ErrNotFound", err)
 	}
-	if err := s.DeleteKey(c, k.Hash); !errors.Is(err, keys.ErrNotFound) {
-		t.Fatalf("second DeleteKey: %v, want ErrNotFound", err)
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("second Delete of the key: %v, want ErrNotFound", err)
 	}
 
 	t.Run("defaults", func(t *testing.T) {
@@ -135,10 +182,10 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	})
 }
 
-func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	created := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	tm := keys.Team{ID: id("team"), Alias: "research", Models: []string{"gpt-4o"}, RPMLimit: 1000, TPMLimit: 9, Budget: keys.Budget{MaxBudget: usd(0)}, CreatedAt: created}
+	tm := keys.Team{ID: id("team"), Alias: "research", CreatedAt: created, Settings: keys.Settings{Models: []string{"gpt-4o"}, RPMLimit: 1000, TPMLimit: 9, Budget: keys.Budget{MaxBudget: usd(0)}}}
 	if err := s.CreateTeam(c, tm); err != nil {
 		t.Fatal(err)
 	}
@@ -157,13 +204,13 @@ func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if got, err := s.UpdateTeam(c, u); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("UpdateTeam = %+v, %v\nwant %+v", got, err, want)
 	}
-	if err := s.BlockTeam(c, tm.ID, true); err != nil {
+	if err := s.Block(c, keys.Ref{Kind: keys.KindTeam, ID: tm.ID}, true); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := s.GetTeam(c, tm.ID); !got.Blocked {
 		t.Fatal("team not blocked")
 	}
-	if err := s.DeleteTeam(c, tm.ID); err != nil {
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindTeam, ID: tm.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.GetTeam(c, tm.ID); !errors.Is(err, keys.ErrNotFound) {
@@ -171,7 +218,7 @@ func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 }
 
-func testNotFound(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testNotFound(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	h := keys.HashSecret(id("missing"))
 	team := id("missing")
@@ -182,13 +229,13 @@ func testNotFound(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		{"GetKey", func() error { _, err := s.GetKey(c, h); return err }},
 		{"GetKey raw secret", func() error { _, err := s.GetKey(c, "sk-not-a-hash"); return err }},
 		{"UpdateKey", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h}); return err }},
-		{"DeleteKey", func() error { return s.DeleteKey(c, h) }},
-		{"BlockKey", func() error { return s.BlockKey(c, h, true) }},
+		{"DeleteKey", func() error { return s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: h}) }},
+		{"BlockKey", func() error { return s.Block(c, keys.Ref{Kind: keys.KindKey, ID: h}, true) }},
 		{"GetTeam", func() error { _, err := s.GetTeam(c, team); return err }},
 		{"GetTeam empty id", func() error { _, err := s.GetTeam(c, ""); return err }},
 		{"UpdateTeam", func() error { _, err := s.UpdateTeam(c, keys.Team{ID: team}); return err }},
-		{"DeleteTeam", func() error { return s.DeleteTeam(c, team) }},
-		{"BlockTeam", func() error { return s.BlockTeam(c, team, true) }},
+		{"DeleteTeam", func() error { return s.Delete(c, keys.Ref{Kind: keys.KindTeam, ID: team}) }},
+		{"BlockTeam", func() error { return s.Block(c, keys.Ref{Kind: keys.KindTeam, ID: team}, true) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := tt.call(); !errors.Is(err, keys.ErrNotFound) {
@@ -209,7 +256,7 @@ func testNotFound(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 }
 
-func testInvalid(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	h := keys.HashSecret(id("sk"))
 	if err := s.CreateKey(c, keys.Key{Hash: h}); err != nil {
@@ -226,21 +273,26 @@ func testInvalid(t *testing.T, newStore func(t *testing.T) keys.Store) {
 		{"upper-case hash", func() error {
 			return s.CreateKey(c, keys.Key{Hash: "ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789"})
 		}},
-		{"negative rpm", func() error { return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), RPMLimit: -1}) }},
+		{"negative rpm", func() error {
+			return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), Settings: keys.Settings{RPMLimit: -1}})
+		}},
 		{"negative budget", func() error {
-			return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), Budget: keys.Budget{MaxBudget: usd(-1)}})
+			return s.CreateKey(c, keys.Key{Hash: keys.HashSecret("x"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(-1)}}})
 		}},
 		{"NaN budget", func() error {
-			_, err := s.UpdateKey(c, keys.Key{Hash: h, Budget: keys.Budget{MaxBudget: usd(math.NaN())}})
+			_, err := s.UpdateKey(c, keys.Key{Hash: h, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(math.NaN())}}})
 			return err
 		}},
-		{"empty model", func() error { _, err := s.UpdateKey(c, keys.Key{Hash: h, Models: []string{""}}); return err }},
+		{"empty model", func() error {
+			_, err := s.UpdateKey(c, keys.Key{Hash: h, Settings: keys.Settings{Models: []string{""}}})
+			return err
+		}},
 		{"negative soft budget", func() error {
-			_, err := s.UpdateKey(c, keys.Key{Hash: h, Budget: keys.Budget{SoftBudget: usd(-2)}})
+			_, err := s.UpdateKey(c, keys.Key{Hash: h, Settings: keys.Settings{Budget: keys.Budget{SoftBudget: usd(-2)}}})
 			return err
 		}},
 		{"bad budget duration", func() error {
-			_, err := s.UpdateTeam(c, keys.Team{ID: "t", Budget: keys.Budget{Duration: "monthly"}})
+			_, err := s.UpdateTeam(c, keys.Team{ID: "t", Settings: keys.Settings{Budget: keys.Budget{Duration: "monthly"}}})
 			return err
 		}},
 		{"negative spend", func() error {
@@ -248,7 +300,10 @@ func testInvalid(t *testing.T, newStore func(t *testing.T) keys.Store) {
 			return err
 		}},
 		{"empty team id", func() error { return s.CreateTeam(c, keys.Team{}) }},
-		{"negative team tpm", func() error { _, err := s.UpdateTeam(c, keys.Team{ID: "t", TPMLimit: -5}); return err }},
+		{"negative team tpm", func() error {
+			_, err := s.UpdateTeam(c, keys.Team{ID: "t", Settings: keys.Settings{TPMLimit: -5}})
+			return err
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := tt.call(); !errors.Is(err, keys.ErrInvalid) {
@@ -261,7 +316,7 @@ func testInvalid(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 }
 
-func testConcurrentSpend(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testConcurrentSpend(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	h := keys.HashSecret(id("sk"))
 	team := id("team")
@@ -298,5 +353,43 @@ func testConcurrentSpend(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	}
 	if tm, err := s.GetTeam(c, team); err != nil || keys.Nanos(tm.Spend) != 25_000_000_300 {
 		t.Errorf("team spend = %v, %v; want 25.0000003", tm.Spend, err)
+	}
+}
+
+// testTimes: every record kind is stored with its times in UTC at
+// millisecond precision (as DynamoDB keeps them), whatever it was given.
+func testTimes(t *testing.T, newStore func(t *testing.T) Store) {
+	s, c := newStore(t), ctx(t)
+	given := time.Date(2030, 5, 6, 7, 8, 9, 123_456_789, time.FixedZone("X", 3600))
+	want := given.UTC().Truncate(time.Millisecond)
+	team, user, end := id("team"), id("user"), id("customer")
+	h := keys.HashSecret(id("sk"))
+	for _, err := range []error{
+		s.CreateKey(c, keys.Key{Hash: h, CreatedAt: given, UpdatedAt: given, ExpiresAt: given}),
+		s.CreateTeam(c, keys.Team{ID: team, CreatedAt: given, UpdatedAt: given}),
+		s.CreateUser(c, keys.User{ID: user, CreatedAt: given, UpdatedAt: given}),
+		s.AddMember(c, keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser, CreatedAt: given}),
+		s.CreateEndUser(c, keys.EndUser{ID: end, CreatedAt: given, UpdatedAt: given}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err1 := s.GetKey(c, h)
+	tm, err2 := s.GetTeam(c, team)
+	u, err3 := s.GetUser(c, user)
+	m, err4 := s.GetMember(c, team, user)
+	e, err5 := s.GetEndUser(c, end)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]time.Time{
+		"key created": k.CreatedAt, "key updated": k.UpdatedAt, "key expires": k.ExpiresAt,
+		"team created": tm.CreatedAt, "team updated": tm.UpdatedAt, "user created": u.CreatedAt, "user updated": u.UpdatedAt,
+		"member created": m.CreatedAt, "end user created": e.CreatedAt, "end user updated": e.UpdatedAt,
+	} {
+		if got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package keystest
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -11,14 +12,14 @@ import (
 // testSpendPeriods: spend in a budget_duration period counts against the
 // budget; the first spend after the boundary starts a new period; a late
 // delta of an earlier period only adds to the lifetime spend.
-func testSpendPeriods(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testSpendPeriods(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	h := keys.HashSecret(id("sk"))
 	team := id("team")
-	if err := s.CreateKey(c, keys.Key{Hash: h, Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}}); err != nil {
+	if err := s.CreateKey(c, keys.Key{Hash: h, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateTeam(c, keys.Team{ID: team, Budget: keys.Budget{MaxBudget: usd(2)}}); err != nil {
+	if err := s.CreateTeam(c, keys.Team{ID: team, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(2)}}}); err != nil {
 		t.Fatal(err)
 	}
 	kref, tref := keys.Ref{Kind: keys.KindKey, ID: h}, keys.Ref{Kind: keys.KindTeam, ID: team}
@@ -61,10 +62,10 @@ func testSpendPeriods(t *testing.T, newStore func(t *testing.T) keys.Store) {
 }
 
 // testSoftBudget: crossing a soft budget is reported once per period.
-func testSoftBudget(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testSoftBudget(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	h := keys.HashSecret(id("sk"))
-	if err := s.CreateKey(c, keys.Key{Hash: h, Budget: keys.Budget{SoftBudget: usd(1), Duration: "7d"}}); err != nil {
+	if err := s.CreateKey(c, keys.Key{Hash: h, Settings: keys.Settings{Budget: keys.Budget{SoftBudget: usd(1), Duration: "7d"}}}); err != nil {
 		t.Fatal(err)
 	}
 	ref := keys.Ref{Kind: keys.KindKey, ID: h}
@@ -93,7 +94,7 @@ func testSoftBudget(t *testing.T, newStore func(t *testing.T) keys.Store) {
 // the gateway can skip end-user lookups while there are none. The store is
 // shared with other tests, so only the change this test makes is checked
 // when other end users may exist.
-func testEndUserPresence(t *testing.T, newStore func(t *testing.T) keys.Store) {
+func testEndUserPresence(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	before, err := s.HasEndUsers(c)
 	if err != nil {
@@ -109,13 +110,74 @@ func testEndUserPresence(t *testing.T, newStore func(t *testing.T) keys.Store) {
 	if has, err := newStore(t).HasEndUsers(c); err != nil || !has {
 		t.Fatalf("HasEndUsers after a create = %v, %v; want true", has, err)
 	}
-	if err := s.DeleteEndUser(c, e); err != nil {
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindEndUser, ID: e}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteEndUser(c, e); err == nil {
-		t.Fatal("second DeleteEndUser succeeded")
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindEndUser, ID: e}); err == nil {
+		t.Fatal("second Delete of the end user succeeded")
 	}
 	if has, err := newStore(t).HasEndUsers(c); err != nil || has != before {
 		t.Fatalf("HasEndUsers after the delete = %v, %v; want %v as before", has, err, before)
+	}
+}
+
+// testRegeneratedKeySpend: spend still carrying a regenerated key's old
+// hash (events in flight or redelivered) goes to the key it became, through
+// a chain of regenerations; the old secrets stay invalid.
+func testRegeneratedKeySpend(t *testing.T, newStore func(t *testing.T) Store) {
+	s, c := newStore(t), ctx(t)
+	k := keys.Key{Hash: keys.HashSecret(id("sk")), Alias: id("alias"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(5), Duration: "30d"}}}
+	if err := s.CreateKey(c, k); err != nil {
+		t.Fatal(err)
+	}
+	hashes := []string{k.Hash}
+	for range 2 {
+		nk := k
+		nk.Hash = keys.HashSecret(id("sk"))
+		if _, err := s.RegenerateKey(c, k.Hash, nk); err != nil {
+			t.Fatal(err)
+		}
+		k = nk
+		hashes = append(hashes, nk.Hash)
+	}
+	at := time.Now().UTC()
+	ref := func(h string) keys.Ref { return keys.Ref{Kind: keys.KindKey, ID: h} }
+	// Both old hashes and the new one in one call: all three land on one record.
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{
+		{Ref: ref(hashes[0]), Nanos: 1_000, At: at},
+		{Ref: ref(hashes[1]), Nanos: 20_000, At: at},
+		{Ref: ref(hashes[2]), Nanos: 300_000, At: at},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := newStore(t).GetKey(c, k.Hash)
+	if err != nil || keys.Nanos(got.Spend) != 321_000 || keys.Nanos(got.PeriodSpend) != 321_000 {
+		t.Fatalf("regenerated key = %+v, %v; want spend 321000 nano-USD from its old hashes and its own", got, err)
+	}
+	for _, h := range hashes[:2] {
+		if _, err := newStore(t).GetKey(c, h); !errors.Is(err, keys.ErrNotFound) {
+			t.Errorf("old hash %.8s authenticates: %v", h, err)
+		}
+		if ks, err := s.ListKeys(c, keys.KeyFilter{}); err != nil || slices.ContainsFunc(ks, func(x keys.Key) bool { return x.Hash == h }) {
+			t.Errorf("old hash %.8s listed: %v", h, err)
+		}
+	}
+	// A deleted key takes nothing, through its old hashes either.
+	if err := s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: ref(hashes[0]), Nanos: 5, At: at}}); err != nil {
+		t.Fatalf("spend for a deleted key's old hash: %v", err)
+	}
+	// A key created again at an old hash (the same secret) is that key.
+	again := keys.Key{Hash: hashes[1]}
+	if err := s.CreateKey(c, again); err != nil {
+		t.Fatalf("creating a key at a regenerated key's old hash: %v", err)
+	}
+	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: ref(hashes[1]), Nanos: 7, At: at}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetKey(c, hashes[1]); err != nil || keys.Nanos(got.Spend) != 7 {
+		t.Errorf("key created at an old hash = %+v, %v; want spend 7 nano-USD", got, err)
 	}
 }

@@ -23,7 +23,7 @@ type Harness struct {
 	// instance; the memory store returns itself).
 	Other func(t *testing.T) spend.Store
 	// Keys holds the records the store adds spend to.
-	Keys keys.Store
+	Keys keys.Admin
 	// Strict, if set, runs the strict-budget tests (strict.go) on the
 	// store, whose events settle the holds Strict.Limits admits.
 	Strict *Strict
@@ -379,7 +379,7 @@ func testInvalid(t *testing.T, h Harness) {
 func testBudgetPeriods(t *testing.T, h Harness) {
 	c := ctx(t)
 	soft := 0.5
-	k := keys.Key{Hash: keys.HashSecret(ID("sk")), Budget: keys.Budget{SoftBudget: &soft, Duration: "1d"}}
+	k := keys.Key{Hash: keys.HashSecret(ID("sk")), Settings: keys.Settings{Budget: keys.Budget{SoftBudget: &soft, Duration: "1d"}}}
 	if err := h.Keys.CreateKey(c, k); err != nil {
 		t.Fatal(err)
 	}

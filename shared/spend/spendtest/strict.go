@@ -29,9 +29,9 @@ type Strict struct {
 
 var strictNow = time.Date(2030, 3, 4, 5, 6, 7, 0, time.UTC)
 
-func budgetKey(t *testing.T, ks keys.Store, maxUSD float64) keys.Key {
+func budgetKey(t *testing.T, ks keys.Admin, maxUSD float64) keys.Key {
 	t.Helper()
-	k := keys.Key{Hash: keys.HashSecret(ID("sk")), Alias: ID("strict"), Budget: keys.Budget{MaxBudget: &maxUSD}}
+	k := keys.Key{Hash: keys.HashSecret(ID("sk")), Alias: ID("strict"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &maxUSD}}}
 	if err := ks.CreateKey(context.Background(), k); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ type World struct {
 
 // NewWorld creates nKeys keys (key i in team i%2 and of user i%3) and
 // nEndUsers end users in ks.
-func NewWorld(t testing.TB, ks keys.Store, nKeys, nEndUsers int) *World {
+func NewWorld(t testing.TB, ks keys.Admin, nKeys, nEndUsers int) *World {
 	t.Helper()
 	c := context.Background()
 	w := &World{}
@@ -161,7 +161,7 @@ func Sum(evs []spend.Event) Want {
 
 // RecordSpend reads the lifetime spend of a record in nano-USD; -1 when
 // the record does not exist.
-func RecordSpend(t testing.TB, ks keys.Store, r keys.Ref) int64 {
+func RecordSpend(t testing.TB, ks keys.Admin, r keys.Ref) int64 {
 	t.Helper()
 	c := context.Background()
 	team, user, _ := strings.Cut(r.ID, "#") // a member's id
@@ -186,7 +186,7 @@ func RecordSpend(t testing.TB, ks keys.Store, r keys.Ref) int64 {
 }
 
 // Check compares everything the store holds for w's events with want.
-func Check(t testing.TB, st spend.Store, ks keys.Store, want Want, from, to time.Time) {
+func Check(t testing.TB, st spend.Store, ks keys.Admin, want Want, from, to time.Time) {
 	t.Helper()
 	c := context.Background()
 	for r, n := range want.Refs {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/keys/keystest"
 )
 
 // TestCached: reads are served from the cache for the TTL (on an injected
@@ -22,7 +23,7 @@ func TestCached(t *testing.T) {
 	if _, err := c.GetKey(ctx, h); !errors.Is(err, keys.ErrNotFound) {
 		t.Fatalf("GetKey = %v, want ErrNotFound", err)
 	}
-	if err := shared.CreateKey(ctx, keys.Key{Hash: h, RPMLimit: 1}); err != nil {
+	if err := shared.CreateKey(ctx, keys.Key{Hash: h, Settings: keys.Settings{RPMLimit: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {
@@ -35,13 +36,13 @@ func TestCached(t *testing.T) {
 		{"not found is cached", 4 * time.Second, nil, keys.ErrNotFound, 0},
 		{"TTL passed", time.Second, nil, nil, 1},
 		{"settings changed elsewhere: cached", 0, func() error {
-			_, err := shared.UpdateKey(ctx, keys.Key{Hash: h, RPMLimit: 2})
+			_, err := shared.UpdateKey(ctx, keys.Key{Hash: h, Settings: keys.Settings{RPMLimit: 2}})
 			return err
 		}, nil, 1},
 		{"just before TTL", 5*time.Second - time.Nanosecond, nil, nil, 1},
 		{"at TTL", time.Nanosecond, nil, nil, 2},
 		{"write through the cache drops the entry", 0, func() error {
-			_, err := c.UpdateKey(ctx, keys.Key{Hash: h, RPMLimit: 3})
+			_, err := c.UpdateKey(ctx, keys.Key{Hash: h, Settings: keys.Settings{RPMLimit: 3}})
 			return err
 		}, nil, 3},
 	}
@@ -66,11 +67,24 @@ func TestCached(t *testing.T) {
 		if _, err := c.GetTeam(ctx, "t"); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.BlockTeam(ctx, "t", true); err != nil {
+		if err := c.Block(ctx, keys.Ref{Kind: keys.KindTeam, ID: "t"}, true); err != nil {
 			t.Fatal(err)
 		}
 		if tm, err := c.GetTeam(ctx, "t"); err != nil || !tm.Blocked {
-			t.Fatalf("GetTeam after BlockTeam = %+v, %v", tm, err)
+			t.Fatalf("GetTeam after Block = %+v, %v", tm, err)
 		}
+	})
+}
+
+// TestMemory runs the conformance suites on the memory store.
+func TestMemory(t *testing.T) {
+	stores := map[*testing.T]*keys.Memory{}
+	keystest.Run(t, func(t *testing.T) keystest.Store {
+		if m, ok := stores[t]; ok {
+			return m
+		}
+		m := keys.NewMemory()
+		stores[t] = m
+		return m
 	})
 }

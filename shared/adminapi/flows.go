@@ -1,0 +1,158 @@
+package adminapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// record is how the shared flows below handle one kind of record.
+type record[T any] struct {
+	noun     string // "team", "user", "end user" in messages
+	idParam  string // the body field that names it
+	parse    func(p *params) patch[T]
+	settings func(*T) *keys.Settings
+	stamp    func(v *T, now time.Time) // sets UpdatedAt
+	get      func(s keys.Admin, ctx context.Context, id string) (T, error)
+	update   func(s keys.Admin, ctx context.Context, v T) (T, error)
+	create   func(s keys.Admin, ctx context.Context, v T) error
+}
+
+// load reads the record id, a 404 naming param when it does not exist.
+func (rk record[T]) load(h *Handler, ctx context.Context, param, id string) (T, error) {
+	var zero T
+	if id == "" {
+		return zero, badParam(param, "required")
+	}
+	v, err := rk.get(h.keys, ctx, id)
+	if errors.Is(err, keys.ErrNotFound) {
+		return zero, notFound(param, "%s: no %s %q", param, rk.noun, id)
+	}
+	return v, err
+}
+
+// decode reads a proxy admin's write of a record: its id (idParam), its
+// settings patch and what more reads of the route's own fields, all from
+// one parse of the body.
+func (rk record[T]) decode(r *http.Request, c *caller, more func(p *params)) (string, patch[T], error) {
+	if err := needAdmin(c); err != nil {
+		return "", patch[T]{}, err
+	}
+	p, err := readParams(r)
+	if err != nil {
+		return "", patch[T]{}, err
+	}
+	id, _ := p.str(rk.idParam)
+	pt := rk.parse(p)
+	if more != nil {
+		more(p)
+	}
+	return id, pt, p.done()
+}
+
+// updated is the update flow: decode, find (resolve: the id, from what
+// the body gives), load, apply the patch, stamp, store.
+func (rk record[T]) updated(h *Handler, r *http.Request, c *caller, resolve func(id string, pt patch[T]) (string, error)) (T, error) {
+	var zero T
+	id, pt, err := rk.decode(r, c, nil)
+	if err != nil {
+		return zero, err
+	}
+	if resolve != nil {
+		if id, err = resolve(id, pt); err != nil {
+			return zero, err
+		}
+	}
+	v, err := rk.load(h, r.Context(), rk.idParam, id)
+	if err != nil {
+		return zero, err
+	}
+	pt.apply(&v, rk.settings(&v))
+	rk.stamp(&v, h.now())
+	return rk.update(h.keys, r.Context(), v)
+}
+
+// The record kinds the shared flows serve.
+var (
+	teams = record[keys.Team]{noun: "team", idParam: "team_id", parse: teamPatch, get: keys.Admin.GetTeam, create: keys.Admin.CreateTeam, update: keys.Admin.UpdateTeam,
+		settings: func(t *keys.Team) *keys.Settings { return &t.Settings }, stamp: func(t *keys.Team, now time.Time) { t.UpdatedAt = now }}
+	users = record[keys.User]{noun: "user", idParam: "user_id", parse: userPatch, get: keys.Admin.GetUser, create: keys.Admin.CreateUser, update: keys.Admin.UpdateUser,
+		settings: func(u *keys.User) *keys.Settings { return &u.Settings }, stamp: func(u *keys.User, now time.Time) { u.UpdatedAt = now }}
+	endUsers = record[keys.EndUser]{noun: "end user", idParam: "user_id", parse: endUserPatch, get: keys.Admin.GetEndUser, create: keys.Admin.CreateEndUser, update: keys.Admin.UpdateEndUser,
+		settings: func(e *keys.EndUser) *keys.Settings { return &e.Settings }, stamp: func(e *keys.EndUser, now time.Time) { e.UpdatedAt = now }}
+)
+
+// created stores the new record v whose id is id (a taken id is the
+// client's error naming idParam), runs then (nil: nothing), and reads the
+// record back as stored.
+func (rk record[T]) created(h *Handler, ctx context.Context, id string, v T, then func() error) (T, error) {
+	var zero T
+	if err := rk.create(h.keys, ctx, v); err != nil {
+		if errors.Is(err, keys.ErrExists) {
+			return zero, apierr.Taken(rk.noun, rk.idParam, "%s %q exists already", rk.noun, id)
+		}
+		return zero, err
+	}
+	if then != nil {
+		if err := then(); err != nil {
+			return zero, err
+		}
+	}
+	return rk.get(h.keys, ctx, id)
+}
+
+// ids reads a proxy admin's list of record ids (param) and checks each
+// with check (that it exists).
+func (h *Handler) ids(r *http.Request, c *caller, param string, check func(ctx context.Context, id string) error) ([]string, error) {
+	if err := needAdmin(c); err != nil {
+		return nil, err
+	}
+	p, err := readParams(r)
+	if err != nil {
+		return nil, err
+	}
+	ids, _ := p.strs(param)
+	if err := p.done(); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, badParam(param, "required")
+	}
+	for _, id := range ids {
+		if err := check(r.Context(), id); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// deleteOwned deletes records of kind and their keys (kept as deleted-key
+// audit copies, naming c), as /team/delete and /user/delete do; it returns
+// how many keys it deleted.
+func (h *Handler) deleteOwned(ctx context.Context, c *caller, kind keys.Kind, ids []string) (int, error) {
+	deleted := 0
+	for _, id := range ids {
+		f := keys.KeyFilter{TeamID: id}
+		if kind == keys.KindUser {
+			f = keys.KeyFilter{UserID: id}
+		}
+		ks, err := h.keys.ListKeys(ctx, f)
+		if err != nil {
+			return deleted, err
+		}
+		for _, k := range ks {
+			if _, err := h.keys.ArchiveKey(ctx, k.Hash, c.name()); err != nil && !errors.Is(err, keys.ErrNotFound) {
+				return deleted, err
+			}
+			deleted++
+		}
+		if err := h.keys.Delete(ctx, keys.Ref{Kind: kind, ID: id}); err != nil && !errors.Is(err, keys.ErrNotFound) {
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}

@@ -1,0 +1,169 @@
+package adminapi
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// patch is what a request body changes on a record of type T, parsed and
+// validated once, before the record is read: one setter per field the
+// body gives, for the record's Settings and for its own fields. Applied
+// onto the record as stored, it changes nothing else.
+type patch[T any] struct {
+	settings []func(*keys.Settings)
+	fields   []func(*T)
+	email    string // user_email, which also finds a user to update
+	duration string // a key's duration, as given ("" when not)
+}
+
+func (pt *patch[T]) apply(v *T, s *keys.Settings) {
+	for _, set := range pt.settings {
+		set(s)
+	}
+	for _, set := range pt.fields {
+		set(v)
+	}
+}
+
+func (pt *patch[T]) setting(given bool, set func(*keys.Settings)) {
+	if given {
+		pt.settings = append(pt.settings, set)
+	}
+}
+
+func (pt *patch[T]) field(given bool, set func(*T)) {
+	if given {
+		pt.fields = append(pt.fields, set)
+	}
+}
+
+// str reads a string field onto the record: null or "" clears it.
+func (pt *patch[T]) str(p *params, name string, f func(*T) *string) {
+	v, ok := p.str(name)
+	pt.field(ok || p.has(name), func(r *T) { *f(r) = v })
+}
+
+// setting reads the field name with read onto the Settings, when the body
+// gives it (null included: it clears the setting). A field read with an
+// error adds a setter too, never applied: the body is refused.
+func setting[T, V any](pt *patch[T], p *params, name string, read func(*params, string) (V, bool), set func(*keys.Settings, V)) {
+	v, ok := read(p, name)
+	pt.setting(ok || p.has(name), func(s *keys.Settings) { set(s, v) })
+}
+
+func (pt *patch[T]) models(p *params) {
+	setting(pt, p, "models", (*params).strs, func(s *keys.Settings, v []string) { s.Models = v })
+}
+
+// budgetAndLimits reads max_budget, soft_budget, budget_duration, then
+// rpm_limit and tpm_limit.
+func (pt *patch[T]) budgetAndLimits(p *params) {
+	pt.budget(p)
+	pt.limits(p)
+}
+
+func (pt *patch[T]) budget(p *params) {
+	setting(pt, p, "max_budget", (*params).money, func(s *keys.Settings, v *float64) { s.MaxBudget = v })
+	setting(pt, p, "soft_budget", (*params).money, func(s *keys.Settings, v *float64) { s.SoftBudget = v })
+	setting(pt, p, "budget_duration", (*params).period, func(s *keys.Settings, v string) { s.Duration = v })
+}
+
+func (pt *patch[T]) limits(p *params) {
+	setting(pt, p, "rpm_limit", (*params).limit, func(s *keys.Settings, v int64) { s.RPMLimit = v })
+	setting(pt, p, "tpm_limit", (*params).limit, func(s *keys.Settings, v int64) { s.TPMLimit = v })
+}
+
+func (pt *patch[T]) blocked(p *params) {
+	setting(pt, p, "blocked", (*params).boolean, func(s *keys.Settings, v bool) { s.Blocked = v })
+}
+
+func (pt *patch[T]) metadata(p *params) {
+	setting(pt, p, "metadata", (*params).object, func(s *keys.Settings, v json.RawMessage) { s.Metadata = v })
+}
+
+// keyPatch reads the settings of a key; now is when a duration starts.
+func keyPatch(p *params, now time.Time) patch[keys.Key] {
+	var pt patch[keys.Key]
+	pt.str(p, "key_alias", func(k *keys.Key) *string { return &k.Alias })
+	if d, s, ok := p.duration("duration"); ok {
+		pt.duration = s
+		pt.field(true, func(k *keys.Key) {
+			k.ExpiresAt = time.Time{}
+			if d > 0 {
+				k.ExpiresAt = now.Add(d)
+			}
+		})
+	}
+	pt.models(p)
+	pt.budget(p)
+	pt.str(p, "user_id", func(k *keys.Key) *string { return &k.UserID })
+	pt.str(p, "team_id", func(k *keys.Key) *string { return &k.TeamID })
+	pt.limits(p)
+	pt.metadata(p)
+	tags, ok := p.strs("tags")
+	pt.field(ok || p.has("tags"), func(k *keys.Key) { k.Tags = tags })
+	pt.blocked(p)
+	p.refuse(whyAliases, "aliases")
+	p.refuse(whyRotation, "auto_rotate", "rotation_interval")
+	p.refuseCommon()
+	p.ignore("key_type", "send_invite_email", "soft_budget_cooldown")
+	return pt
+}
+
+// teamPatch reads the settings of a team.
+func teamPatch(p *params) patch[keys.Team] {
+	var pt patch[keys.Team]
+	pt.str(p, "team_alias", func(t *keys.Team) *string { return &t.Alias })
+	pt.models(p)
+	pt.budgetAndLimits(p)
+	pt.blocked(p)
+	pt.metadata(p)
+	p.refuse(whyTags, "tags")
+	p.refuse(whyAliases, "model_aliases")
+	p.refuse(whyMemberLimit, "team_member_budget", "team_member_rpm_limit", "team_member_tpm_limit",
+		"team_member_key_duration", "team_member_permissions", "default_team_member_models")
+	p.refuse(whyRotation, "secret_manager_settings")
+	p.refuseCommon()
+	return pt
+}
+
+// userPatch reads the settings of a user.
+func userPatch(p *params) patch[keys.User] {
+	var pt patch[keys.User]
+	email, ok := p.str("user_email")
+	pt.email = email
+	pt.field(ok || p.has("user_email"), func(u *keys.User) { u.Email = email })
+	pt.str(p, "user_alias", func(u *keys.User) *string { return &u.Alias })
+	if v, ok := p.str("user_role"); ok {
+		if !keys.UserRole(v).Valid() {
+			p.fail(badParam("user_role", "want proxy_admin, proxy_admin_viewer, internal_user or internal_user_viewer, got %q", v))
+		}
+		pt.field(true, func(u *keys.User) { u.Role = keys.UserRole(v) })
+	}
+	pt.models(p)
+	pt.budgetAndLimits(p)
+	pt.metadata(p)
+	p.refuse(whyAliases, "aliases")
+	p.refuse(whyOrg, "organizations")
+	p.refuse("blocking a user is not built; block its keys", "blocked")
+	p.refuseCommon()
+	p.ignore("send_invite_email", "sso_user_id", "key_alias", "duration", "tags")
+	return pt
+}
+
+// endUserPatch reads the settings of an end user.
+func endUserPatch(p *params) patch[keys.EndUser] {
+	var pt patch[keys.EndUser]
+	pt.str(p, "alias", func(e *keys.EndUser) *string { return &e.Alias })
+	pt.blocked(p)
+	pt.budgetAndLimits(p)
+	p.refuse(whyRegion, "allowed_model_region", "default_model")
+	p.refuse(whyBudgetID, "budget_id")
+	p.refuse(whyParallel, "max_parallel_requests")
+	p.refuse(whyModelLimit, "model_max_budget")
+	p.refuse(whySpend, "spend")
+	p.refuse(whyPermissions, "object_permission")
+	return pt
+}

@@ -1,0 +1,56 @@
+package apierr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Store errors: the one vocabulary of what went wrong in a store, whatever
+// the backend (go-cloud's gcerrors codes). Every store's errors wrap one
+// of these (package keys names them too); Store maps them to the client's
+// error once.
+var (
+	ErrNotFound    = errors.New("not found")      // no such record
+	ErrExists      = errors.New("already exists") // the record's id (or alias) is taken
+	ErrInvalid     = errors.New("invalid")        // the write or query is malformed
+	ErrUnavailable = errors.New("unavailable")    // the store did not answer: try again
+	ErrConflict    = errors.New("conflict")       // changed concurrently past the retries
+)
+
+// Store returns the client's error for err from a store: an *Error passes
+// through; ErrUnavailable is a 503, ErrNotFound a 404, ErrInvalid a 400
+// carrying the store's message (it names the field and never a secret),
+// ErrConflict a 409, and anything else a 500. ErrExists is answered by the
+// route that knows the record, with Taken; reaching here it is a 500.
+func Store(err error) *Error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, ErrUnavailable):
+		return &Error{Kind: Unavailable, Message: "the store did not answer; try again", Cause: err}
+	case errors.Is(err, ErrNotFound):
+		return &Error{Kind: NotFound, Message: "not found", Cause: err}
+	case errors.Is(err, ErrInvalid):
+		return &Error{Kind: InvalidRequest, Message: err.Error()}
+	case errors.Is(err, ErrConflict):
+		return &Error{Kind: Conflict, Message: "the record changed concurrently; try again", Cause: err}
+	}
+	return &Error{Kind: Internal, Message: "internal error", Cause: err}
+}
+
+// Taken is the client's error for a record whose id (or alias) is taken
+// (ErrExists), naming the request parameter that gave it. The status
+// differs by record kind because LiteLLM's does, and this API has always
+// answered as it: a user is a 409 (LiteLLM's /user/new raises 409, "User
+// with id ... already exists"), every other record a 400 (its /team/new
+// raises 400, "Team id = ... already exists"; keys, memberships and
+// customers report the taken value as a bad parameter). record is "key",
+// "team", "member", "end user" or "user".
+func Taken(record, param, format string, args ...any) *Error {
+	k := InvalidRequest
+	if record == "user" {
+		k = Conflict
+	}
+	return &Error{Kind: k, Message: param + ": " + fmt.Sprintf(format, args...), Param: param}
+}

@@ -1,0 +1,201 @@
+// Package keyauth authenticates a virtual key: the one check the gateway
+// and the admin API share. It reads the key of a secret and its records
+// and decides whether they may be used; each caller renders the refusal it
+// gets (a *Denied) as it always has.
+package keyauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// Reader is what authentication reads (keys.Reader, and keys.Cached in
+// production, satisfy it).
+type Reader interface {
+	GetKey(ctx context.Context, hash string) (keys.Key, error)
+	GetTeam(ctx context.Context, id string) (keys.Team, error)
+	GetUser(ctx context.Context, id string) (keys.User, error)
+	GetMember(ctx context.Context, team, user string) (keys.Member, error)
+}
+
+var _ Reader = keys.Reader(nil)
+
+// Reason is why a key is refused.
+type Reason uint8
+
+// Reasons.
+const (
+	Unknown     Reason = iota + 1 // no key has this secret
+	Unavailable                   // the store did not answer
+	Blocked                       // the key or its team is blocked
+	Expired                       // the key has expired
+	TeamGone                      // the key's team no longer exists
+	OverBudget                    // a budget of Scope is spent
+)
+
+// Denied is a refused key: the reason, and the client's error as both the
+// gateway and the admin API answer it.
+type Denied struct {
+	Reason Reason
+	// Scope is the record a refusal is about: "key", "team", "user" or
+	// "team_member" (the gateway counts over-budget refusals by it).
+	Scope string
+	Err   *apierr.Error
+}
+
+func (d *Denied) Error() string { return d.Err.Error() }
+func (d *Denied) Unwrap() error { return d.Err }
+
+func deny(r Reason, scope string, err *apierr.Error) *Denied {
+	return &Denied{Reason: r, Scope: scope, Err: err}
+}
+
+func unavailable(scope, what string, err error) *Denied {
+	return deny(Unavailable, scope, &apierr.Error{Kind: apierr.Unavailable, Message: "could not check " + what + "; try again", Cause: err})
+}
+
+// Records are what a key authenticates as.
+type Records struct {
+	Hash   string       // keys.HashSecret of the secret
+	Key    keys.Key     //
+	Team   *keys.Team   // the key's team, if it has one
+	User   *keys.User   // the key's user, if it has one and the user exists
+	Member *keys.Member // the user's membership of the key's team, if it exists
+}
+
+// Authenticator checks keys against Keys at Now.
+type Authenticator struct {
+	Keys Reader
+	Now  func() time.Time // nil: time.Now
+}
+
+func (a *Authenticator) now() time.Time {
+	if a.Now == nil {
+		return time.Now()
+	}
+	return a.Now()
+}
+
+// Key reads the key of secret and checks that it may be used at all: it
+// exists, is not blocked and has not expired. The admin API's check.
+func (a *Authenticator) Key(ctx context.Context, secret string) (keys.Key, error) {
+	k, _, err := a.key(ctx, secret)
+	return k, err
+}
+
+// key is Key, and the time it checked the key at.
+func (a *Authenticator) key(ctx context.Context, secret string) (keys.Key, time.Time, error) {
+	k, err := a.Keys.GetKey(ctx, keys.HashSecret(secret))
+	switch {
+	case errors.Is(err, keys.ErrNotFound):
+		return keys.Key{}, time.Time{}, deny(Unknown, "key", apierr.New(apierr.Unauthorized, "invalid API key"))
+	case err != nil:
+		return keys.Key{}, time.Time{}, unavailable("key", "the API key", err)
+	}
+	now := a.now()
+	switch {
+	case k.Blocked:
+		return keys.Key{}, now, deny(Blocked, "key", apierr.New(apierr.Unauthorized, "this key is blocked"))
+	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
+		return keys.Key{}, now, deny(Expired, "key", apierr.New(apierr.Unauthorized, "this key has expired"))
+	}
+	return k, now, nil
+}
+
+// User reads the key's user: nil when the key names none, or a user with
+// no record.
+func (a *Authenticator) User(ctx context.Context, k keys.Key) (*keys.User, error) {
+	if k.UserID == "" {
+		return nil, nil
+	}
+	u, err := a.Keys.GetUser(ctx, k.UserID)
+	switch {
+	case errors.Is(err, keys.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, unavailable("user", "the API key's user", err)
+	}
+	return &u, nil
+}
+
+// Authenticate is the gateway's check of a request's key: Key, then the
+// key's budget, its team (it exists, is not blocked, its budget), its
+// user's budget and its membership's budget, in that order. The records
+// come back by value: a request pays no allocation for them beyond its
+// own.
+func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Records, error) {
+	k, now, err := a.key(ctx, secret)
+	if err != nil {
+		return Records{}, err
+	}
+	r := Records{Hash: keys.HashSecret(secret), Key: k}
+	if err := overBudget("key", "key", k.Budget, now); err != nil {
+		return Records{}, err
+	}
+	if k.TeamID != "" {
+		t, err := a.Keys.GetTeam(ctx, k.TeamID)
+		switch {
+		case errors.Is(err, keys.ErrNotFound):
+			return Records{}, deny(TeamGone, "team", apierr.New(apierr.Unauthorized, "the key's team %q no longer exists", k.TeamID))
+		case err != nil:
+			return Records{}, unavailable("team", "the API key's team", err)
+		}
+		if t.Blocked {
+			return Records{}, deny(Blocked, "team", apierr.New(apierr.Unauthorized, "team %s is blocked", t.ID))
+		}
+		if err := overBudget("team", "team "+t.ID, t.Budget, now); err != nil {
+			return Records{}, err
+		}
+		r.Team = &t
+	}
+	if r.User, err = a.User(ctx, k); err != nil {
+		return Records{}, err
+	}
+	if r.User != nil {
+		if err := overBudget("user", "user "+r.User.ID, r.User.Budget, now); err != nil {
+			return Records{}, err
+		}
+	}
+	if r.User != nil && r.Team != nil {
+		m, err := a.Keys.GetMember(ctx, k.TeamID, k.UserID)
+		switch {
+		case err == nil:
+			if err := overBudget("team_member", "team member "+m.UserID+" of team "+m.TeamID, m.Budget, now); err != nil {
+				return Records{}, err
+			}
+			r.Member = &m
+		case !errors.Is(err, keys.ErrNotFound):
+			return Records{}, unavailable("team_member", "the API key's team membership", err)
+		}
+	}
+	return r, nil
+}
+
+func overBudget(scope, what string, b keys.Budget, now time.Time) error {
+	if e := BudgetError(what, b, now); e != nil {
+		return deny(OverBudget, scope, e)
+	}
+	return nil
+}
+
+// BudgetError is the client's error when b is spent at now, nil when it
+// is not: a 400 of type budget_exceeded naming the budget, its spend and
+// its limit (LiteLLM blocks at spend >= max_budget).
+func BudgetError(what string, b keys.Budget, now time.Time) *apierr.Error {
+	if !b.Exceeded(now) {
+		return nil
+	}
+	msg := fmt.Sprintf("Budget has been exceeded: %s has spent $%s of its max_budget of $%s", what, usd(b.Current(now)), usd(*b.MaxBudget))
+	if b.Duration != "" {
+		msg += fmt.Sprintf(" in the current %s period, which resets at %s", b.Duration, b.ResetAt(now).Format(time.RFC3339))
+	}
+	return apierr.New(apierr.BudgetExceeded, "%s", msg)
+}
+
+func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

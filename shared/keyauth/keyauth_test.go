@@ -1,0 +1,122 @@
+package keyauth_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/keyauth"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// failing is a store that cannot answer for one record kind.
+type failing struct {
+	keys.Reader
+	kind keys.Kind
+}
+
+var errDown = errors.New("down")
+
+func (f failing) GetKey(ctx context.Context, h string) (keys.Key, error) {
+	if f.kind == keys.KindKey {
+		return keys.Key{}, errDown
+	}
+	return f.Reader.GetKey(ctx, h)
+}
+
+func (f failing) GetTeam(ctx context.Context, id string) (keys.Team, error) {
+	if f.kind == keys.KindTeam {
+		return keys.Team{}, errDown
+	}
+	return f.Reader.GetTeam(ctx, id)
+}
+
+func (f failing) GetUser(ctx context.Context, id string) (keys.User, error) {
+	if f.kind == keys.KindUser {
+		return keys.User{}, errDown
+	}
+	return f.Reader.GetUser(ctx, id)
+}
+
+func (f failing) GetMember(ctx context.Context, team, user string) (keys.Member, error) {
+	if f.kind == keys.KindMember {
+		return keys.Member{}, errDown
+	}
+	return f.Reader.GetMember(ctx, team, user)
+}
+
+func TestAuthenticate(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	ms := keys.NewMemory()
+	usd := func(v float64) keys.Settings { return keys.Settings{Budget: keys.Budget{MaxBudget: &v}} }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(ms.CreateTeam(ctx, keys.Team{ID: "t"}))
+	must(ms.CreateTeam(ctx, keys.Team{ID: "t-blocked", Settings: keys.Settings{Blocked: true}}))
+	must(ms.CreateTeam(ctx, keys.Team{ID: "t-broke", Settings: usd(0)}))
+	must(ms.CreateUser(ctx, keys.User{ID: "u"}))
+	must(ms.CreateUser(ctx, keys.User{ID: "u-broke", Settings: usd(0)}))
+	must(ms.AddMember(ctx, keys.Member{TeamID: "t", UserID: "u", Role: keys.MemberUser}))
+	must(ms.AddMember(ctx, keys.Member{TeamID: "t", UserID: "u-member-broke", Role: keys.MemberUser, Settings: usd(0)}))
+	key := func(secret string, k keys.Key) string {
+		k.Hash = keys.HashSecret(secret)
+		must(ms.CreateKey(ctx, k))
+		return secret
+	}
+	for _, tt := range []struct {
+		name       string
+		secret     string
+		down       keys.Kind
+		reason     keyauth.Reason
+		scope, msg string
+		kind       apierr.Kind
+	}{
+		{"ok", key("sk-ok", keys.Key{TeamID: "t", UserID: "u"}), "", 0, "", "", 0},
+		{"user without record", key("sk-ghost", keys.Key{UserID: "nobody"}), "", 0, "", "", 0},
+		{"unknown", "sk-unknown", "", keyauth.Unknown, "key", "invalid API key", apierr.Unauthorized},
+		{"key store down", "sk-ok", keys.KindKey, keyauth.Unavailable, "key", "could not check the API key; try again", apierr.Unavailable},
+		{"blocked", key("sk-blocked", keys.Key{Settings: keys.Settings{Blocked: true}}), "", keyauth.Blocked, "key", "this key is blocked", apierr.Unauthorized},
+		{"expired", key("sk-expired", keys.Key{ExpiresAt: now}), "", keyauth.Expired, "key", "this key has expired", apierr.Unauthorized},
+		{"key budget", key("sk-broke", keys.Key{Settings: usd(0)}), "", keyauth.OverBudget, "key",
+			"Budget has been exceeded: key has spent $0 of its max_budget of $0", apierr.BudgetExceeded},
+		{"team gone", key("sk-orphan", keys.Key{TeamID: "gone"}), "", keyauth.TeamGone, "team", `the key's team "gone" no longer exists`, apierr.Unauthorized},
+		{"team down", "sk-ok", keys.KindTeam, keyauth.Unavailable, "team", "could not check the API key's team; try again", apierr.Unavailable},
+		{"team blocked", key("sk-tb", keys.Key{TeamID: "t-blocked"}), "", keyauth.Blocked, "team", "team t-blocked is blocked", apierr.Unauthorized},
+		{"team budget", key("sk-tbroke", keys.Key{TeamID: "t-broke"}), "", keyauth.OverBudget, "team",
+			"Budget has been exceeded: team t-broke has spent $0 of its max_budget of $0", apierr.BudgetExceeded},
+		{"user down", "sk-ok", keys.KindUser, keyauth.Unavailable, "user", "could not check the API key's user; try again", apierr.Unavailable},
+		{"user budget", key("sk-ubroke", keys.Key{UserID: "u-broke"}), "", keyauth.OverBudget, "user",
+			"Budget has been exceeded: user u-broke has spent $0 of its max_budget of $0", apierr.BudgetExceeded},
+		{"member down", "sk-ok", keys.KindMember, keyauth.Unavailable, "team_member", "could not check the API key's team membership; try again", apierr.Unavailable},
+		{"member budget", key("sk-mbroke", keys.Key{TeamID: "t", UserID: "u-member-broke"}), "", keyauth.OverBudget, "team_member",
+			"Budget has been exceeded: team member u-member-broke of team t has spent $0 of its max_budget of $0", apierr.BudgetExceeded},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := keyauth.Authenticator{Keys: failing{ms, tt.down}, Now: func() time.Time { return now }}
+			r, err := a.Authenticate(ctx, tt.secret)
+			if tt.reason == 0 {
+				if err != nil || r.Hash != keys.HashSecret(tt.secret) || r.Key.Hash != r.Hash {
+					t.Fatalf("Authenticate = %+v, %v", r, err)
+				}
+				if k := r.Key; (k.TeamID != "") != (r.Team != nil) || (k.UserID == "u") != (r.User != nil) || (r.Team != nil && r.User != nil) != (r.Member != nil) {
+					t.Fatalf("records %+v", r)
+				}
+				return
+			}
+			var d *keyauth.Denied
+			if !errors.As(err, &d) || d.Reason != tt.reason || d.Scope != tt.scope || d.Err.Message != tt.msg || d.Err.Kind != tt.kind {
+				t.Fatalf("Authenticate = %+v, %#v; want %v %s %q (%v)", r, d, tt.reason, tt.scope, tt.msg, tt.kind)
+			}
+			if apierr.From(err) != d.Err {
+				t.Fatal("the client's error is not what the refusal wraps")
+			}
+		})
+	}
+}

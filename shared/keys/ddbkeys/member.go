@@ -1,0 +1,170 @@
+package ddbkeys
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// A membership's item: pk "member#<team>#<user>", kind "member", its
+// settings (settings.go: only the budget is used) and team_id, user_id,
+// role (S), created_at (N, epoch ms).
+//
+// Membership is written in three places (the member item, the team's
+// members, the user's teams), always in one TransactWriteItems.
+
+// memberAttrs encodes the settings of m (created_at aside).
+func memberAttrs(m keys.Member) attrs {
+	a := settingsAttrs(m.Settings)
+	a.set[attrTeamID] = ddb.S(m.TeamID)
+	a.set[attrUserID] = ddb.S(m.UserID)
+	a.set[attrRole] = ddb.S(m.Role)
+	return a
+}
+
+func decodeMember(item ddb.Item) keys.Member {
+	return keys.Member{
+		TeamID: ddb.String(item, attrTeamID), UserID: ddb.String(item, attrUserID), Role: ddb.String(item, attrRole),
+		CreatedAt: getTime(item, attrCreated), Settings: decodeSettings(item),
+	}
+}
+
+// GetMember implements keys.Reader.
+func (st *Store) GetMember(ctx context.Context, team, user string) (keys.Member, error) {
+	return read(ctx, st, keys.Ref{Kind: keys.KindMember, ID: keys.MemberID(team, user)}, true, func(_ string, item ddb.Item) keys.Member { return decodeMember(item) })
+}
+
+// AddMember implements keys.Admin: the member item, the team's members
+// (conditioned on the list read) and the user's teams (or a new user) in
+// one transaction.
+func (st *Store) AddMember(ctx context.Context, m keys.Member) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	what := "member " + keys.MemberID(m.TeamID, m.UserID)
+	for attempt := 0; ; attempt++ {
+		t, err := st.GetTeam(ctx, m.TeamID)
+		if err != nil {
+			return err
+		}
+		if t.Role(m.UserID) != "" {
+			return fmt.Errorf("%s: %w", what, keys.ErrExists)
+		}
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = time.Now()
+		}
+		items := []types.TransactWriteItem{
+			put(st.table, newItem(memberAttrs(m), m.Ref().String(), keys.KindMember, m.CreatedAt), "attribute_not_exists(pk)", nil),
+			st.teamMembersUpdate(m.TeamID, append(t.Members, keys.TeamMember{UserID: m.UserID, Role: m.Role}), len(t.Members)),
+		}
+		u, err := st.GetUser(ctx, m.UserID)
+		switch {
+		case errors.Is(err, keys.ErrNotFound):
+			items = append(items, put(st.table, newUserItem(keys.User{ID: m.UserID, Role: keys.RoleInternalUser}, m.TeamID), "attribute_not_exists(pk)", nil))
+		case err != nil:
+			return err
+		default:
+			items = append(items, st.userTeamsUpdate(m.UserID, append(u.Teams, m.TeamID), len(u.Teams)))
+		}
+		err = st.transact(ctx, what, items)
+		i, ok := failedAt(err)
+		switch {
+		case ok && i == 0:
+			return fmt.Errorf("%s: %w", what, keys.ErrExists)
+		case ok && attempt < 5:
+			continue // the team or the user changed meanwhile
+		case ok:
+			return fmt.Errorf("%s: %w: changed concurrently", what, keys.ErrUnavailable)
+		}
+		return err
+	}
+}
+
+// UpdateMember implements keys.Admin.
+func (st *Store) UpdateMember(ctx context.Context, m keys.Member) (keys.Member, error) {
+	if err := m.Validate(); err != nil {
+		return keys.Member{}, err
+	}
+	what := "member " + keys.MemberID(m.TeamID, m.UserID)
+	if _, err := st.GetMember(ctx, m.TeamID, m.UserID); err != nil {
+		return keys.Member{}, err
+	}
+	t, err := st.GetTeam(ctx, m.TeamID)
+	if err != nil {
+		return keys.Member{}, err
+	}
+	members := slices.Clone(t.Members)
+	for i := range members {
+		if members[i].UserID == m.UserID {
+			members[i].Role = m.Role
+		}
+	}
+	err = st.transact(ctx, what, []types.TransactWriteItem{
+		updateItem(st.table, m.Ref().String(), memberAttrs(m)),
+		st.teamMembersUpdate(m.TeamID, members, len(t.Members)),
+	})
+	if _, ok := failedAt(err); ok {
+		return keys.Member{}, fmt.Errorf("%s: changed concurrently or gone: %w", what, keys.ErrNotFound)
+	}
+	if err != nil {
+		return keys.Member{}, err
+	}
+	return st.GetMember(ctx, m.TeamID, m.UserID)
+}
+
+// RemoveMember implements keys.Admin.
+func (st *Store) RemoveMember(ctx context.Context, team, user string) error {
+	what := "member " + keys.MemberID(team, user)
+	t, err := st.GetTeam(ctx, team)
+	if err != nil {
+		return err
+	}
+	if _, err := st.GetMember(ctx, team, user); err != nil {
+		return err
+	}
+	items := []types.TransactWriteItem{
+		del(st.table, refPK(keys.KindMember, keys.MemberID(team, user)), "attribute_exists(pk)", nil),
+		st.teamMembersUpdate(team, slices.DeleteFunc(slices.Clone(t.Members), func(m keys.TeamMember) bool { return m.UserID == user }), len(t.Members)),
+	}
+	if u, err := st.GetUser(ctx, user); err == nil {
+		items = append(items, st.userTeamsUpdate(user, slices.DeleteFunc(u.Teams, func(x string) bool { return x == team }), -1))
+	}
+	err = st.transact(ctx, what, items)
+	if _, ok := failedAt(err); ok {
+		return fmt.Errorf("%s: changed concurrently or gone: %w", what, keys.ErrNotFound)
+	}
+	return err
+}
+
+// listSet returns the transaction Update that SETs the list attribute name
+// of the item pk to v, on the condition that the item exists and, when
+// readLen >= 0, that the list still has the length read (optimistic
+// concurrency for read-modify-write of membership lists).
+func (st *Store) listSet(pk, name string, v types.AttributeValue, readLen int) types.TransactWriteItem {
+	values := map[string]types.AttributeValue{":v": v}
+	cond := "attribute_exists(pk)"
+	switch {
+	case readLen == 0:
+		cond += " AND (attribute_not_exists(#a) OR size(#a) = :n)"
+		values[":n"] = ddb.N(0)
+	case readLen > 0:
+		cond += " AND size(#a) = :n"
+		values[":n"] = ddb.N(int64(readLen))
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(st.table),
+		Key:                       ddb.PK(pk),
+		UpdateExpression:          aws.String("SET #a = :v"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#a": name},
+		ExpressionAttributeValues: values,
+	}}
+}

@@ -1,0 +1,163 @@
+package ddbkeys
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// The attributes of keys.Settings, on every record item.
+//
+//	models                   L of S; empty: every model
+//	rpm_limit, tpm_limit     N; 0: none
+//	blocked                  BOOL
+//	metadata                 S (a JSON object); absent: none
+//	max_budget, soft_budget  N (USD); absent: none
+//	budget_duration          S; absent: no period
+//	spend                    N (USD, exact decimal of nano-dollars); only ever ADDed
+//	period_start             N (epoch ms) start of the period period_spend counts
+//	period_spend             N (USD)
+//	soft_alerted             N (epoch ms) the period whose soft budget crossing was logged
+const (
+	attrModels      = "models"
+	attrRPM         = "rpm_limit"
+	attrTPM         = "tpm_limit"
+	attrBlocked     = "blocked"
+	attrMetadata    = "metadata"
+	attrMaxBudget   = "max_budget"
+	attrSoftBudget  = "soft_budget"
+	attrDuration    = "budget_duration"
+	attrSpend       = "spend"
+	attrPeriodStart = "period_start"
+	attrPeriodSpend = "period_spend"
+	attrSoftAlerted = "soft_alerted"
+)
+
+// attrs are the attributes of a record's settings to SET, and the names
+// of its absent optional ones to REMOVE. Spend attributes are never among
+// them.
+type attrs struct {
+	set    ddb.Item
+	remove []string
+}
+
+// opt SETs name to v when present, else REMOVEs it.
+func (a *attrs) opt(name string, v types.AttributeValue, present bool) {
+	if present {
+		a.set[name] = v
+	} else {
+		a.remove = append(a.remove, name)
+	}
+}
+
+func (a *attrs) time(name string, t time.Time) { a.opt(name, ddb.N(t.UnixMilli()), !t.IsZero()) }
+
+// settingsAttrs encodes s.
+func settingsAttrs(s keys.Settings) attrs {
+	a := attrs{set: ddb.Item{
+		attrModels:  ddb.List(s.Models),
+		attrRPM:     ddb.N(s.RPMLimit),
+		attrTPM:     ddb.N(s.TPMLimit),
+		attrBlocked: ddb.Bool(s.Blocked),
+	}}
+	a.opt(attrMetadata, ddb.S(string(s.Metadata)), len(s.Metadata) > 0)
+	b := s.Budget
+	a.opt(attrMaxBudget, usdAttr(b.MaxBudget), b.MaxBudget != nil)
+	a.opt(attrSoftBudget, usdAttr(b.SoftBudget), b.SoftBudget != nil)
+	a.opt(attrDuration, ddb.S(b.Duration), b.Duration != "")
+	return a
+}
+
+func usdAttr(v *float64) types.AttributeValue {
+	if v == nil {
+		return nil
+	}
+	return ddb.F(*v)
+}
+
+// decodeSettings reads the settings and spend of a record item.
+func decodeSettings(item ddb.Item) keys.Settings {
+	s := keys.Settings{
+		Models: ddb.Strings(item, attrModels), RPMLimit: ddb.Int0(item, attrRPM), TPMLimit: ddb.Int0(item, attrTPM),
+		Blocked: ddb.BoolOf(item, attrBlocked), Metadata: getJSON(item, attrMetadata),
+		Budget: keys.Budget{Duration: ddb.String(item, attrDuration)},
+	}
+	if v, ok := ddb.Float(item, attrMaxBudget); ok {
+		s.MaxBudget = &v
+	}
+	if v, ok := ddb.Float(item, attrSoftBudget); ok {
+		s.SoftBudget = &v
+	}
+	st := decodeSpendState(item)
+	s.Spend, s.PeriodStart, s.PeriodSpend, s.SoftAlerted = keys.USD(st.Total), st.PeriodStart, keys.USD(st.Period), st.SoftAlerted
+	return s
+}
+
+func decodeSpendState(item ddb.Item) keys.SpendState {
+	return keys.SpendState{
+		Total: getNanos(item, attrSpend), Period: getNanos(item, attrPeriodSpend),
+		PeriodStart: getTime(item, attrPeriodStart), SoftAlerted: getTime(item, attrSoftAlerted),
+	}
+}
+
+// newItem is the item of a new record: its settings and own attributes
+// (a), key, kind, no spend yet and its creation time.
+func newItem(a attrs, pk string, kind keys.Kind, created time.Time) ddb.Item {
+	item := a.set
+	item[attrPK] = ddb.S(pk)
+	item[attrKind] = ddb.S(string(kind))
+	item[attrSpend] = money(0)
+	item[attrCreated] = ddb.N(created.UnixMilli())
+	return item
+}
+
+// getNanos reads a money attribute exactly.
+func getNanos(item ddb.Item, name string) int64 {
+	v, ok := item[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0
+	}
+	n, err := keys.ParseDecimalUSD(v.Value)
+	if err != nil { // written by something else: fall back to the float
+		x, _ := ddb.Float(item, name)
+		return keys.Nanos(x)
+	}
+	return n
+}
+
+func money(nanos int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: keys.DecimalUSD(nanos)}
+}
+
+// getTime reads an epoch-milliseconds attribute; zero when absent.
+func getTime(item ddb.Item, name string) time.Time {
+	if ms, ok := ddb.Int(item, name); ok {
+		return time.UnixMilli(ms).UTC()
+	}
+	return time.Time{}
+}
+
+func getJSON(item ddb.Item, name string) json.RawMessage {
+	if v := ddb.String(item, name); v != "" {
+		return json.RawMessage(v)
+	}
+	return nil
+}
+
+func sortedNames(m ddb.Item) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return sortedStrings(out)
+}
+
+func sortedStrings(s []string) []string {
+	slices.Sort(s)
+	return s
+}

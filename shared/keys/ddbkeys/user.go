@@ -1,0 +1,108 @@
+package ddbkeys
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// A user's item: pk "user#<id>", kind "user", its settings (settings.go)
+// and email, alias (user_alias), user_role (S), created_at and updated_at
+// (N, epoch ms), teams (L of S; written only by the membership methods,
+// member.go).
+const (
+	attrEmail    = "email"
+	attrUserRole = "user_role"
+	attrTeams    = "teams"
+)
+
+func userPK(id string) string { return refPK(keys.KindUser, id) }
+
+// userAttrs encodes the settings of u (created_at and teams aside).
+func userAttrs(u keys.User) attrs {
+	a := settingsAttrs(u.Settings)
+	a.set[attrEmail] = ddb.S(u.Email)
+	a.set[attrAlias] = ddb.S(u.Alias)
+	a.set[attrUserRole] = ddb.S(string(u.Role))
+	a.time(attrUpdated, u.UpdatedAt)
+	return a
+}
+
+func decodeUser(id string, item ddb.Item) keys.User {
+	return keys.User{
+		ID: id, Email: ddb.String(item, attrEmail), Alias: ddb.String(item, attrAlias),
+		Role: keys.UserRole(ddb.String(item, attrUserRole)), Teams: ddb.Strings(item, attrTeams),
+		CreatedAt: getTime(item, attrCreated), UpdatedAt: getTime(item, attrUpdated), Settings: decodeSettings(item),
+	}
+}
+
+// newUserItem is the item of a new user in teams.
+func newUserItem(u keys.User, teams ...string) ddb.Item {
+	if u.CreatedAt.IsZero() {
+		u.CreatedAt = time.Now()
+	}
+	if u.Role == "" {
+		u.Role = keys.RoleInternalUser
+	}
+	item := newItem(userAttrs(u), userPK(u.ID), keys.KindUser, u.CreatedAt)
+	item[attrTeams] = ddb.List(teams)
+	return item
+}
+
+// GetUser implements keys.Reader.
+func (st *Store) GetUser(ctx context.Context, id string) (keys.User, error) {
+	return read(ctx, st, keys.Ref{Kind: keys.KindUser, ID: id}, keys.ValidID("user id", id) == nil, decodeUser)
+}
+
+// CreateUser implements keys.Admin.
+func (st *Store) CreateUser(ctx context.Context, u keys.User) error {
+	if err := u.Validate(); err != nil {
+		return err
+	}
+	return st.create(ctx, newUserItem(u), "user "+u.ID)
+}
+
+// UpdateUser implements keys.Admin.
+func (st *Store) UpdateUser(ctx context.Context, u keys.User) (keys.User, error) {
+	a := userAttrs(u)
+	if u.Role == "" {
+		delete(a.set, attrUserRole)
+	}
+	return write(ctx, st, u, keys.Ref{Kind: keys.KindUser, ID: u.ID}, a, decodeUser)
+}
+
+// ListUsers implements keys.Admin.
+func (st *Store) ListUsers(ctx context.Context) ([]keys.User, error) {
+	return list(ctx, st, keys.KindUser, decodeUser)
+}
+
+// deleteUser deletes a user, its member items and its entries in its
+// teams' members, in one transaction.
+func (st *Store) deleteUser(ctx context.Context, id string) error {
+	u, err := st.GetUser(ctx, id)
+	if err != nil {
+		return err
+	}
+	items := []types.TransactWriteItem{del(st.table, userPK(id), "attribute_exists(pk)", nil)}
+	for _, team := range u.Teams {
+		items = append(items, del(st.table, refPK(keys.KindMember, keys.MemberID(team, id)), "", nil))
+		if t, err := st.GetTeam(ctx, team); err == nil {
+			items = append(items, st.teamMembersUpdate(team, slices.DeleteFunc(t.Members, func(m keys.TeamMember) bool { return m.UserID == id }), -1))
+		}
+	}
+	err = st.transact(ctx, "user "+id, items)
+	if _, ok := failedAt(err); ok {
+		return fmt.Errorf("user %s: changed concurrently or gone: %w", id, keys.ErrNotFound)
+	}
+	return err
+}
+
+func (st *Store) userTeamsUpdate(user string, teams []string, readLen int) types.TransactWriteItem {
+	return st.listSet(userPK(user), attrTeams, ddb.List(teams), readLen)
+}
