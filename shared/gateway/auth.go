@@ -4,14 +4,13 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -87,26 +86,23 @@ func (m masterKey) Authenticate(_ context.Context, token string) (*Principal, er
 	return &Principal{Master: true}, nil
 }
 
-// KeyReader reads virtual keys, teams, users, memberships and end users;
-// keys.Cached in production, so that the common request reads them from
-// this instance's memory.
-type KeyReader interface {
-	GetKey(ctx context.Context, hash string) (keys.Key, error)
-	GetTeam(ctx context.Context, id string) (keys.Team, error)
-	GetUser(ctx context.Context, id string) (keys.User, error)
-	GetMember(ctx context.Context, team, user string) (keys.Member, error)
-	GetEndUser(ctx context.Context, id string) (keys.EndUser, error)
-	// HasEndUsers reports whether any end user record exists (cached like
-	// the records), so that requests pay no lookup while none does.
-	HasEndUsers(ctx context.Context) (bool, error)
-}
+// KeyReader reads virtual keys, teams, users, memberships and end users
+// (keys.Reader); keys.Cached in production, so that the common request
+// reads them from this instance's memory.
+type KeyReader = keys.Reader
 
-// access authenticates with the master key or a virtual key. With no master
-// key the gateway is open (LiteLLM's behaviour) and virtual keys are not read.
+// access authenticates with the master key or a virtual key (keyauth, the
+// check the admin API shares). With no master key the gateway is open
+// (LiteLLM's behaviour) and virtual keys are not read.
 type access struct {
 	master masterKey
 	keys   KeyReader // nil: master key only
+	auth   keyauth.Authenticator
 	now    func() time.Time
+}
+
+func newAccess(master string, ks KeyReader, now func() time.Time) *access {
+	return &access{master: masterKey(master), keys: ks, auth: keyauth.Authenticator{Keys: ks, Now: now}, now: now}
 }
 
 func (a *access) Authenticate(ctx context.Context, token string) (*Principal, error) {
@@ -118,66 +114,19 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 	} else if token == "" {
 		return nil, err
 	}
-	hash := keys.HashSecret(token)
-	k, err := a.keys.GetKey(ctx, hash)
-	switch {
-	case errors.Is(err, keys.ErrNotFound):
-		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
-	case err != nil:
-		return nil, unavailable("the API key", err)
-	}
-	p := &Principal{KeyHash: hash, Key: &k}
-	now := a.now()
-	switch {
-	case k.Blocked:
-		return nil, apierr.New(apierr.Unauthorized, "this key is blocked")
-	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
-		return nil, apierr.New(apierr.Unauthorized, "this key has expired")
-	}
-	if err := budgetError("key", k.Budget, now); err != nil {
-		return nil, scoped("key", err)
-	}
-	if k.TeamID != "" {
-		t, err := a.keys.GetTeam(ctx, k.TeamID)
-		switch {
-		case errors.Is(err, keys.ErrNotFound):
-			return nil, apierr.New(apierr.Unauthorized, "the key's team %q no longer exists", k.TeamID)
-		case err != nil:
-			return nil, unavailable("the API key's team", err)
+	r, err := a.auth.Authenticate(ctx, token)
+	if err != nil {
+		var d *keyauth.Denied
+		if !errors.As(err, &d) {
+			return nil, err
 		}
-		if t.Blocked {
-			return nil, apierr.New(apierr.Unauthorized, "team %s is blocked", t.ID)
+		if d.Reason == keyauth.OverBudget {
+			return nil, scoped(d.Scope, d.Err)
 		}
-		if err := budgetError("team "+t.ID, t.Budget, now); err != nil {
-			return nil, scoped("team", err)
-		}
-		p.Team = &t
+		return nil, d.Err
 	}
-	if k.UserID != "" {
-		u, err := a.keys.GetUser(ctx, k.UserID)
-		switch {
-		case err == nil:
-			if err := budgetError("user "+u.ID, u.Budget, now); err != nil {
-				return nil, scoped("user", err)
-			}
-			p.User = &u
-		case !errors.Is(err, keys.ErrNotFound): // a key may name a user with no record
-			return nil, unavailable("the API key's user", err)
-		}
-	}
-	if p.User != nil && p.Team != nil {
-		m, err := a.keys.GetMember(ctx, k.TeamID, k.UserID)
-		switch {
-		case err == nil:
-			if err := budgetError("team member "+m.UserID+" of team "+m.TeamID, m.Budget, now); err != nil {
-				return nil, scoped("team_member", err)
-			}
-			p.Member = &m
-		case !errors.Is(err, keys.ErrNotFound):
-			return nil, unavailable("the API key's team membership", err)
-		}
-	}
-	return p, nil
+	k := r.Key
+	return &Principal{KeyHash: r.Hash, Key: &k, Team: r.Team, User: r.User, Member: r.Member}, nil
 }
 
 // EndUser checks the request's end user (its "user" field) against its
@@ -204,7 +153,7 @@ func (a *access) EndUser(ctx context.Context, p *Principal, id string) error {
 		err.Param = "user"
 		return err
 	}
-	if err := budgetError("end user "+id, e.Budget, a.now()); err != nil {
+	if err := keyauth.BudgetError("end user "+id, e.Budget, a.now()); err != nil {
 		return scoped("end_user", err)
 	}
 	p.EndUser = &e
@@ -214,22 +163,6 @@ func (a *access) EndUser(ctx context.Context, p *Principal, id string) error {
 func unavailable(what string, err error) error {
 	return &apierr.Error{Kind: apierr.Unavailable, Message: "could not check " + what + "; try again", Cause: err}
 }
-
-// budgetError is the client's error when b is spent at now: a 400 of type
-// budget_exceeded naming the budget, its spend and its limit (LiteLLM
-// blocks at spend >= max_budget).
-func budgetError(what string, b keys.Budget, now time.Time) error {
-	if !b.Exceeded(now) {
-		return nil
-	}
-	msg := fmt.Sprintf("Budget has been exceeded: %s has spent $%s of its max_budget of $%s", what, usd(b.Current(now)), usd(*b.MaxBudget))
-	if b.Duration != "" {
-		msg += fmt.Sprintf(" in the current %s period, which resets at %s", b.Duration, b.ResetAt(now).Format(time.RFC3339))
-	}
-	return apierr.New(apierr.BudgetExceeded, "%s", msg)
-}
-
-func usd(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // checkPrincipal checks what a request's body decides: the model access of
 // p's key, team and user, for the model and for every per-request fallback

@@ -169,7 +169,7 @@ func New(o Options) *Handler {
 		h.maxBody = DefaultMaxBody
 	}
 	if h.auth == nil {
-		h.auth = &access{master: masterKey(o.Config.General.MasterKey), keys: o.Keys, now: h.now}
+		h.auth = newAccess(o.Config.General.MasterKey, o.Keys, h.now)
 	}
 	h.models = modelsJSON(o.Router.Models())
 	if o.Config.General.StrictBudgets {

@@ -85,13 +85,13 @@ func (a *Authenticator) now() time.Time {
 // Key reads the key of secret and checks that it may be used at all: it
 // exists, is not blocked and has not expired. The admin API's check.
 func (a *Authenticator) Key(ctx context.Context, secret string) (keys.Key, error) {
-	k, _, err := a.key(ctx, secret)
+	k, _, err := a.key(ctx, keys.HashSecret(secret))
 	return k, err
 }
 
-// key is Key, and the time it checked the key at.
-func (a *Authenticator) key(ctx context.Context, secret string) (keys.Key, time.Time, error) {
-	k, err := a.Keys.GetKey(ctx, keys.HashSecret(secret))
+// key is Key by the secret's hash, and the time it checked the key at.
+func (a *Authenticator) key(ctx context.Context, hash string) (keys.Key, time.Time, error) {
+	k, err := a.Keys.GetKey(ctx, hash)
 	switch {
 	case errors.Is(err, keys.ErrNotFound):
 		return keys.Key{}, time.Time{}, deny(Unknown, "key", apierr.New(apierr.Unauthorized, "invalid API key"))
@@ -130,11 +130,12 @@ func (a *Authenticator) User(ctx context.Context, k keys.Key) (*keys.User, error
 // come back by value: a request pays no allocation for them beyond its
 // own.
 func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Records, error) {
-	k, now, err := a.key(ctx, secret)
+	hash := keys.HashSecret(secret)
+	k, now, err := a.key(ctx, hash)
 	if err != nil {
 		return Records{}, err
 	}
-	r := Records{Hash: keys.HashSecret(secret), Key: k}
+	r := Records{Hash: hash, Key: k}
 	if err := overBudget("key", "key", k.Budget, now); err != nil {
 		return Records{}, err
 	}
