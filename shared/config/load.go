@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-gw/sluice/shared/providers/catalog"
 )
 
 // Error is a config value that cannot be used.
@@ -739,14 +740,14 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 	// LiteLLM-ism seen in real configs: limits and timeout under model_info.
 	d.RPM, d.TPM, d.Timeout = firstNonZero(rpm, infoRPM), firstNonZero(tpm, infoTPM), firstNonZero(timeout, infoTimeout)
 
-	spec := providers[d.Provider]
+	spec, _ := catalog.Lookup(d.Provider)
 	switch {
 	case !d.Implemented:
 		l.warn(paramsPath+".model", modelNode, "provider %q is not implemented yet: deployment %q is left out of routing", d.Provider, d.ModelName)
-	case d.APIBase == "" && spec.needsBase && d.MockResponse == nil:
+	case d.APIBase == "" && spec.NeedsBase && d.MockResponse == nil:
 		return nil, errAt(paramsPath+".api_base", params, "is required for provider %q", d.Provider)
 	case d.APIBase == "":
-		d.APIBase = spec.defaultBase
+		d.APIBase = spec.DefaultBase
 	}
 	if d.ID == "" {
 		d.ID = stableID(d)
@@ -802,27 +803,22 @@ func (l *loader) parseModel(path string, n *yaml.Node, s string, d *Deployment) 
 	if !ok { // LiteLLM infers OpenAI for bare model names
 		provider, model = "openai", s
 	}
-	spec, known := providers[provider]
+	spec, known := catalog.Lookup(provider)
 	if !known {
 		return errAt(path, n, "unknown provider %q%s", provider, suggest(provider))
 	}
 	if model == "" {
 		return errAt(path, n, "missing model name after %q", provider+"/")
 	}
-	d.Provider, d.Model, d.Protocol = provider, model, spec.protocol
-	d.Implemented = spec.protocol != ProtocolNone
+	d.Provider, d.Model, d.Protocol = provider, model, spec.Protocol
+	d.Implemented = spec.Implemented()
 	return nil
 }
 
 // suggest names the closest known provider, for typos like "opnai".
 func suggest(p string) string {
 	best, bestD := "", 3
-	names := make([]string, 0, len(providers))
-	for name := range providers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range catalog.Prefixes() {
 		if d := editDistance(p, name); d < bestD {
 			best, bestD = name, d
 		}

@@ -155,7 +155,7 @@ func FuzzResponse(f *testing.F) {
 			call.Body = []byte(`{"model":"claude","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`)
 		}
 		client := &http.Client{Transport: upstream{200, data}}
-		resp, err := anthropic.Do(context.Background(), client, d, call)
+		resp, err := anthropic.New(client).Do(context.Background(), d, call)
 		if err != nil {
 			if resp != nil {
 				t.Fatalf("both a response and an error: %v", err)

@@ -17,16 +17,26 @@ import (
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
+// Provider sends calls to Anthropic deployments.
+type Provider struct{ client *http.Client }
+
+// New returns a Provider sending through client.
+func New(client *http.Client) *Provider { return &Provider{client: client} }
+
+// StreamUsage reports that a stream may always be asked for its usage: the
+// translation counts it from message_start and message_delta.
+func (*Provider) StreamUsage(*config.Deployment) bool { return true }
+
 // Do sends call to d and returns Anthropic's answer as an OpenAI-shaped
 // response: a chat completion, or OpenAI SSE chunks. A non-2xx response is
 // returned as it came, for the caller to classify; so is an error event that
 // arrives before anything else in a stream (as the status it stands for).
-func Do(ctx context.Context, client *http.Client, d *config.Deployment, call wire.Call) (*http.Response, error) {
+func (p *Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
 	req, jsonMode, err := newRequest(ctx, d, call)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := client.Do(req)
+	resp, err := p.client.Do(req)
 	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp, err
 	}
@@ -81,29 +91,6 @@ func FinishReason(stop string) string {
 		return "content_filter"
 	default: // end_turn, stop_sequence, pause_turn
 		return "stop"
-	}
-}
-
-// ErrorStatus is the HTTP status an Anthropic error type stands for (for an
-// error that arrives inside a 200 stream).
-func ErrorStatus(typ string) int {
-	switch typ {
-	case "invalid_request_error":
-		return http.StatusBadRequest
-	case "authentication_error":
-		return http.StatusUnauthorized
-	case "permission_error":
-		return http.StatusForbidden
-	case "not_found_error":
-		return http.StatusNotFound
-	case "request_too_large":
-		return http.StatusRequestEntityTooLarge
-	case "rate_limit_error":
-		return http.StatusTooManyRequests
-	case "overloaded_error":
-		return 529
-	default: // api_error
-		return http.StatusInternalServerError
 	}
 }
 
