@@ -189,26 +189,14 @@ func (s *decoder) blockDelta(ev gjson.Result) {
 	case "thinking_delta":
 		// The text as reasoning_content, and as a thinking block (as
 		// LiteLLM streams it) for clients that rebuild thinking_blocks.
-		t := d.Get("thinking").String()
-		if t == "" {
-			return
+		if t := d.Get("thinking").String(); t != "" {
+			s.thinking(t, "")
 		}
-		b := append(s.Scratch[:0], `{"reasoning_content":`...)
-		b = wire.AppendString(b, t)
-		b = append(b, `,"thinking_blocks":[`...)
-		b = appendThinkingBlock(b, t, "")
-		s.Scratch = append(b, "]}"...)
-		s.Chunk(s.Scratch)
 	case "signature_delta":
 		// The signature Anthropic wants back with the thinking.
-		sig := d.Get("signature").String()
-		if sig == "" {
-			return
+		if sig := d.Get("signature").String(); sig != "" {
+			s.thinking("", sig)
 		}
-		b := append(s.Scratch[:0], `{"thinking_blocks":[`...)
-		b = appendThinkingBlock(b, "", sig)
-		s.Scratch = append(b, "]}"...)
-		s.Chunk(s.Scratch)
 	case "input_json_delta":
 		part := d.Get("partial_json").String()
 		if part == "" {
@@ -221,6 +209,21 @@ func (s *decoder) blockDelta(ev gjson.Result) {
 		}
 		s.ToolCallArgs(i, part)
 	}
+}
+
+// thinking appends a chunk with one thinking block, and its text (if any)
+// as reasoning_content.
+func (s *decoder) thinking(text, signature string) {
+	b := append(s.Scratch[:0], '{')
+	if text != "" {
+		b = append(b, `"reasoning_content":`...)
+		b = wire.AppendString(b, text)
+		b = append(b, ',')
+	}
+	b = append(b, `"thinking_blocks":[`...)
+	b = appendThinkingBlock(b, text, signature)
+	s.Scratch = append(b, "]}"...)
+	s.Chunk(s.Scratch)
 }
 
 func (s *decoder) readUsage(u gjson.Result) {
