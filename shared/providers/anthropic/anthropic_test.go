@@ -20,7 +20,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
-	"github.com/sluice-gw/sluice/shared/sse"
+	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -211,28 +211,11 @@ func streamed(t *testing.T) func(*http.Response, error) []string {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		evs, err := events(t, resp.Body)
+		evs, err := chunkstest.Events(resp.Body)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return evs
-	}
-}
-
-func events(t *testing.T, r io.Reader) ([]string, error) {
-	t.Helper()
-	rd := sse.NewReader(r)
-	defer rd.Release()
-	var out []string
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, string(sse.Data(ev)))
 	}
 }
 
