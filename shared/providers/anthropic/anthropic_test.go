@@ -202,23 +202,6 @@ func do(t *testing.T, f *fake, stream, includeUsage bool) (*http.Response, error
 }
 
 // events reads an OpenAI SSE body into its data payloads.
-// streamed returns the SSE events of a streamed answer, failing the test on
-// an error: streamed(t)(do(t, f, true, false)).
-func streamed(t *testing.T) func(*http.Response, error) []string {
-	return func(resp *http.Response, err error) []string {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		evs, err := chunkstest.Events(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return evs
-	}
-}
-
 func TestDoNonStream(t *testing.T) {
 	f := newFake(t)
 	f.set(200, "message_tool.json")
@@ -242,7 +225,7 @@ func TestDoNonStream(t *testing.T) {
 func TestDoStreamText(t *testing.T) {
 	f := newFake(t)
 	f.set(200, "stream_text.sse")
-	evs := streamed(t)(do(t, f, true, true))
+	evs := chunkstest.Streamed(t)(do(t, f, true, true))
 	var text strings.Builder
 	for _, ev := range evs[:len(evs)-2] {
 		text.WriteString(gjson.Get(ev, "choices.0.delta.content").String())
@@ -272,7 +255,7 @@ func TestDoStreamText(t *testing.T) {
 func TestDoStreamToolAndReasoning(t *testing.T) {
 	f := newFake(t)
 	f.set(200, "stream_tool.sse")
-	evs := streamed(t)(do(t, f, true, false))
+	evs := chunkstest.Streamed(t)(do(t, f, true, false))
 	var reasoning, content, args strings.Builder
 	var id, name, finish string
 	for _, ev := range evs {
@@ -311,7 +294,7 @@ func TestDoStreamToolAndReasoning(t *testing.T) {
 func TestDoStreamErrorAfterContent(t *testing.T) {
 	f := newFake(t)
 	f.set(200, "stream_error_after_content.sse")
-	evs := streamed(t)(do(t, f, true, true))
+	evs := chunkstest.Streamed(t)(do(t, f, true, true))
 	if len(evs) != 3 || gjson.Get(evs[1], "choices.0.delta.content").String() != "Hello" {
 		t.Fatalf("events %q", evs)
 	}

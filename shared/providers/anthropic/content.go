@@ -29,23 +29,18 @@ func thinkingBlocks(out []byte, tbs gjson.Result) ([]byte, error) {
 				err = badRequest("messages: a thinking block in thinking_blocks needs its signature")
 				return false
 			}
-			out = append(out, `{"type":"thinking","thinking":`...)
-			out = wire.AppendString(out, tb.Get("thinking").String())
-			out = append(out, `,"signature":`...)
-			out = wire.AppendString(out, sig.Str)
+			out = appendThinkingBlock(out, tb.Get("thinking").String(), sig.Str)
 		case "redacted_thinking":
 			data := tb.Get("data")
 			if data.Type != gjson.String || data.Str == "" {
 				err = badRequest("messages: a redacted_thinking block in thinking_blocks needs its data")
 				return false
 			}
-			out = append(out, `{"type":"redacted_thinking","data":`...)
-			out = wire.AppendString(out, data.Str)
+			out = appendRedactedBlock(out, data.Str)
 		default:
 			err = badRequest("messages: thinking_blocks type %q is not supported (thinking, redacted_thinking)", typ)
 			return false
 		}
-		out = append(out, '}')
 		return true
 	})
 	return out, err

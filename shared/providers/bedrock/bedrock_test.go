@@ -72,15 +72,7 @@ func TestConverse(t *testing.T) {
 
 func TestConverseStream(t *testing.T) {
 	srv, p, d := setup(t)
-	resp, err := do(t, p, d, chat("", true), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	evs, err := chunkstest.Events(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := chunkstest.Streamed(t)(do(t, p, d, chat("", true), true))
 	var text strings.Builder
 	for _, ev := range evs {
 		text.WriteString(gjson.Get(ev, "choices.0.delta.content").String())

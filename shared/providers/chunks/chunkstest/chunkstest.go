@@ -5,6 +5,7 @@ package chunkstest
 import (
 	"encoding/json"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -28,6 +29,23 @@ func Events(r io.Reader) ([]string, error) {
 			return out, err
 		}
 		out = append(out, string(sse.Data(ev)))
+	}
+}
+
+// Streamed returns the events' data of a streamed answer, failing t on an
+// error, to be called on what a Do returns: Streamed(t)(p.Do(...)).
+func Streamed(t testing.TB) func(*http.Response, error) []string {
+	return func(resp *http.Response, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		evs, err := Events(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs
 	}
 }
 
