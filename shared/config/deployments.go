@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,8 +85,29 @@ type entry struct {
 	paramsPath, infoPath string
 	model                *yaml.Node // litellm_params.model
 
-	rpm, tpm, infoRPM, infoTPM int64
-	timeout, infoTimeout       time.Duration
+	ownLimits, infoLimits limits // set in litellm_params, in model_info
+}
+
+// limits are the rpm, tpm and timeout one section sets.
+type limits struct {
+	rpm, tpm int64
+	timeout  time.Duration
+}
+
+// limit reads key into lim when it is rpm, tpm or one of timeoutKeys, and
+// says whether it was.
+func (l *loader) limit(lim *limits, key, p string, v *yaml.Node, timeoutKeys ...string) (ok bool, err error) {
+	switch {
+	case key == "rpm":
+		lim.rpm, err = l.intv(p, v)
+	case key == "tpm":
+		lim.tpm, err = l.intv(p, v)
+	case slices.Contains(timeoutKeys, key):
+		lim.timeout, err = l.seconds(p, v)
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 // deployment loads one model_list item.
@@ -107,7 +129,7 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 	if err := l.modelInfo(e, d); err != nil {
 		return nil, err
 	}
-	d.RPM, d.TPM, d.Timeout = firstNonZero(e.rpm, e.infoRPM), firstNonZero(e.tpm, e.infoTPM), firstNonZero(e.timeout, e.infoTimeout)
+	d.RPM, d.TPM, d.Timeout = firstNonZero(e.ownLimits.rpm, e.infoLimits.rpm), firstNonZero(e.ownLimits.tpm, e.infoLimits.tpm), firstNonZero(e.ownLimits.timeout, e.infoLimits.timeout)
 	if err := l.endpoint(e, d); err != nil {
 		return nil, err
 	}
@@ -156,6 +178,9 @@ func (l *loader) sections(path string, n *yaml.Node, d *Deployment) (*entry, err
 // how to reach it, limits, prices, and the params passed on to requests.
 func (l *loader) litellmParams(e *entry, d *Deployment) error {
 	return pairs(e.paramsPath, e.params, func(key string, v *yaml.Node, p string) error {
+		if ok, err := l.limit(&e.ownLimits, key, p, v, "timeout", "request_timeout"); ok {
+			return err
+		}
 		var err error
 		switch key {
 		case "model":
@@ -180,14 +205,8 @@ func (l *loader) litellmParams(e *entry, d *Deployment) error {
 			}
 		case "api_version":
 			d.APIVersion, err = l.scalar(p, v)
-		case "timeout", "request_timeout":
-			e.timeout, err = l.seconds(p, v)
 		case "stream_timeout":
 			d.StreamTimeout, err = l.seconds(p, v)
-		case "rpm":
-			e.rpm, err = l.intv(p, v)
-		case "tpm":
-			e.tpm, err = l.intv(p, v)
 		case "weight":
 			d.Weight, err = l.floatv(p, v)
 			d.HasWeight = true
@@ -263,18 +282,15 @@ func (l *loader) otherParam(key, p string, v *yaml.Node, d *Deployment) error {
 // /v1/models.
 func (l *loader) modelInfo(e *entry, d *Deployment) error {
 	return pairs(e.infoPath, e.info, func(key string, v *yaml.Node, p string) error {
+		if ok, err := l.limit(&e.infoLimits, key, p, v, "timeout"); ok {
+			return err
+		}
 		var err error
 		switch key {
 		case "id":
 			d.ID, err = l.scalar(p, v)
 		case "blocked":
 			d.Blocked, err = l.boolv(p, v)
-		case "rpm":
-			e.infoRPM, err = l.intv(p, v)
-		case "tpm":
-			e.infoTPM, err = l.intv(p, v)
-		case "timeout":
-			e.infoTimeout, err = l.seconds(p, v)
 		case "max_input_tokens", "max_tokens":
 			var m int
 			if m, err = l.count(p, v); err == nil && (key == "max_input_tokens" || d.MaxInputTokens == 0) {
