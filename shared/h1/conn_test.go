@@ -210,17 +210,11 @@ func TestLeftoverBytesDropConnection(t *testing.T) {
 	tr, _ := newTransport()
 	c := &http.Client{Transport: tr}
 	for range 2 {
-		resp, err := post(t, c, context.Background(), u, "{}")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := readAll(t, resp); got != "ok" {
+		if got := send(t, c, u, "{}"); got != "ok" {
 			t.Fatalf("body %q", got)
 		}
 	}
-	if tr.Dials() != 2 {
-		t.Errorf("Dials = %d, want 2: a connection with unread bytes after the response is not reused", tr.Dials())
-	}
+	wantDials(t, tr, 2, "a connection with unread bytes after the response is not reused")
 }
 
 func TestHeaderLimit(t *testing.T) {

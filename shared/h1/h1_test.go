@@ -93,6 +93,14 @@ func wantConns(t *testing.T, conns *atomic.Int64, n int64, why string) {
 	}
 }
 
+// wantDials fails t unless tr dialled n connections, as why says.
+func wantDials(t *testing.T, tr *h1.Transport, n int64, why string) {
+	t.Helper()
+	if got := tr.Dials(); got != n {
+		t.Errorf("Dials = %d, want %d: %s", got, n, why)
+	}
+}
+
 func TestRoundTripReusesConnection(t *testing.T) {
 	s, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -178,16 +186,10 @@ func TestBodyClosedEarlyDropsConnection(t *testing.T) {
 		t.Fatalf("first half %q %v", buf, err)
 	}
 	resp.Body.Close() // before the end of the body
-	resp, err = post(t, c, context.Background(), u, "{}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := readAll(t, resp); got != "ok" {
+	if got := send(t, c, u, "{}"); got != "ok" {
 		t.Fatalf("second response %q", got)
 	}
-	if tr.Dials() != 2 {
-		t.Errorf("Dials = %d, want 2: a body closed before its end must not leave its connection for the next request", tr.Dials())
-	}
+	wantDials(t, tr, 2, "a body closed before its end must not leave its connection for the next request")
 }
 
 func TestContextEndsWait(t *testing.T) {

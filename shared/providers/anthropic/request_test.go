@@ -1,10 +1,8 @@
 package anthropic_test
 
 import (
-	"context"
 	"errors"
 	"io"
-	"net/http"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -12,19 +10,10 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
-
-// doBody sends body through the provider to the fake upstream deployment d.
-func doBody(t *testing.T, d *config.Deployment, body string) (*http.Response, error) {
-	t.Helper()
-	stream := gjson.Get(body, "stream").Bool()
-	return providers.New(http.DefaultClient).Do(context.Background(), d, wire.Call{Op: wire.OpChat, Body: []byte(body), Stream: stream})
-}
 
 const schemaFormat = `"response_format":{"type":"json_schema","json_schema":{"name":"weather","schema":{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"number"}},"required":["city"]}}}`
 
