@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/sluice-gw/sluice/shared/providers/openai"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -80,13 +81,9 @@ func contentBlocks(out []byte, content gjson.Result, images bool) ([]byte, error
 			out = append(out, `{"type":"text","text":`...)
 			out = wire.AppendString(out, t)
 		case "image_url":
-			if !images {
-				err = badRequest("images are allowed in user messages only")
+			var url string
+			if url, err = openai.ImageURL(p, images); err != nil {
 				return false
-			}
-			url := p.Get("image_url.url").String()
-			if url == "" {
-				url = p.Get("image_url").String()
 			}
 			if out, err = appendImage(out, url); err != nil {
 				return false

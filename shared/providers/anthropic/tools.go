@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/sluice-gw/sluice/shared/providers/openai"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -144,29 +145,25 @@ func appendTools(out []byte, r gjson.Result, jsonSchema []byte, force bool) ([]b
 		// tool_choice cannot stand beside it.
 		return append(out, `,"tool_choice":{"type":"tool","name":"`+JSONToolName+`"}`...), nil
 	}
-	tc := r.Get("tool_choice")
+	tc, err := openai.ParseToolChoice(r.Get("tool_choice"))
+	if err != nil {
+		return nil, err
+	}
 	noParallel := r.Get("parallel_tool_calls").Type == gjson.False
 	var choice string
-	switch {
-	case tc.Type == gjson.String:
-		switch tc.Str {
-		case "auto":
-			choice = `{"type":"auto"`
-		case "required":
-			choice = `{"type":"any"`
-		case "none":
-			choice = `{"type":"none"`
-		default:
-			return nil, badRequest("tool_choice %q is not supported", tc.Str)
-		}
-	case tc.IsObject():
-		name := tc.Get("function.name").String()
-		if name == "" {
-			return nil, badRequest("tool_choice: function.name is required")
-		}
-		choice = `{"type":"tool","name":` + string(wire.AppendString(nil, name))
-	case noParallel && n > 0:
+	switch tc.Mode {
+	case "auto":
 		choice = `{"type":"auto"`
+	case "required":
+		choice = `{"type":"any"`
+	case "none":
+		choice = `{"type":"none"`
+	case "function":
+		choice = `{"type":"tool","name":` + string(wire.AppendString(nil, tc.Name))
+	default:
+		if noParallel && n > 0 {
+			choice = `{"type":"auto"`
+		}
 	}
 	if choice != "" && n > 0 {
 		out = append(out, `,"tool_choice":`...)
