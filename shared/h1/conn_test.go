@@ -35,6 +35,20 @@ func rawServer(t *testing.T, serve func(n int, c net.Conn)) string {
 	return "http://" + ln.Addr().String()
 }
 
+// serveRequests serves the requests of every connection in turn with
+// answer, until answer says the connection is done or the client ends it.
+func serveRequests(t *testing.T, answer func(c net.Conn, req *http.Request, body string) (more bool)) string {
+	return rawServer(t, func(n int, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, body, err := readRequest(br)
+			if err != nil || !answer(c, req, body) {
+				return
+			}
+		}
+	})
+}
+
 // readRequest reads one request and its body from br.
 func readRequest(br *bufio.Reader) (*http.Request, string, error) {
 	req, err := http.ReadRequest(br)
@@ -108,21 +122,15 @@ func TestIdleConnectionChecked(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sent := make(chan struct{}, 4)
-			u := rawServer(t, func(n int, c net.Conn) {
-				br := bufio.NewReader(c)
-				for {
-					_, body, err := readRequest(br)
-					if err != nil {
-						return
-					}
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-					time.Sleep(5 * time.Millisecond) // the response is read
-					c.Write([]byte(tt.after))
-					if tt.close {
-						c.(*net.TCPConn).CloseWrite()
-					}
-					sent <- struct{}{}
+			u := serveRequests(t, func(c net.Conn, _ *http.Request, body string) bool {
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+				time.Sleep(5 * time.Millisecond) // the response is read
+				c.Write([]byte(tt.after))
+				if tt.close {
+					c.(*net.TCPConn).CloseWrite()
 				}
+				sent <- struct{}{}
+				return true
 			})
 			tr, _ := newTransport()
 			c := &http.Client{Transport: tr}
@@ -147,28 +155,22 @@ func TestIdleConnectionChecked(t *testing.T) {
 }
 
 func TestConnectionCloseAndReadToEOF(t *testing.T) {
-	u := rawServer(t, func(n int, c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			req, _, err := readRequest(br)
-			if err != nil {
-				return
-			}
-			switch req.URL.Path {
-			case "/close":
-				fmt.Fprint(c, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nclose")
-				return
-			case "/eof": // neither a length nor chunks: the body ends with the connection
-				fmt.Fprint(c, "HTTP/1.1 200 OK\r\n\r\nuntil the end")
-				return
-			case "/http10":
-				fmt.Fprint(c, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n10")
-			case "/early":
-				fmt.Fprint(c, "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfinal")
-			case "/empty":
-				fmt.Fprint(c, "HTTP/1.1 204 No Content\r\n\r\n")
-			}
+	u := serveRequests(t, func(c net.Conn, req *http.Request, _ string) bool {
+		switch req.URL.Path {
+		case "/close":
+			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nclose")
+			return false
+		case "/eof": // neither a length nor chunks: the body ends with the connection
+			fmt.Fprint(c, "HTTP/1.1 200 OK\r\n\r\nuntil the end")
+			return false
+		case "/http10":
+			fmt.Fprint(c, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n10")
+		case "/early":
+			fmt.Fprint(c, "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfinal")
+		case "/empty":
+			fmt.Fprint(c, "HTTP/1.1 204 No Content\r\n\r\n")
 		}
+		return true
 	})
 	tr, _ := newTransport()
 	c := &http.Client{Transport: tr}
@@ -197,15 +199,10 @@ func TestConnectionCloseAndReadToEOF(t *testing.T) {
 }
 
 func TestLeftoverBytesDropConnection(t *testing.T) {
-	u := rawServer(t, func(n int, c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			if _, _, err := readRequest(br); err != nil {
-				return
-			}
-			// One response and the start of another nobody asked for.
-			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n")
-		}
+	u := serveRequests(t, func(c net.Conn, _ *http.Request, _ string) bool {
+		// One response and the start of another nobody asked for.
+		fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n")
+		return true
 	})
 	tr, _ := newTransport()
 	c := &http.Client{Transport: tr}

@@ -158,22 +158,16 @@ func TestStreamedBodyIncremental(t *testing.T) {
 }
 
 func TestBodyClosedEarlyDropsConnection(t *testing.T) {
-	u := rawServer(t, func(n int, c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			req, _, err := readRequest(br)
-			if err != nil {
-				return
-			}
-			if req.URL.Path == "/half" {
-				// Half of the body; the rest would follow later. Every
-				// byte sent is read by the client, so nothing is left in
-				// its buffer: only Close can tell the connection is unfit.
-				fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345")
-				continue
-			}
-			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	u := serveRequests(t, func(c net.Conn, req *http.Request, _ string) bool {
+		if req.URL.Path == "/half" {
+			// Half of the body; the rest would follow later. Every
+			// byte sent is read by the client, so nothing is left in
+			// its buffer: only Close can tell the connection is unfit.
+			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345")
+			return true
 		}
+		fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
 	})
 	tr, _ := newTransport()
 	c := &http.Client{Transport: tr}

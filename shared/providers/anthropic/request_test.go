@@ -15,6 +15,75 @@ import (
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
+func TestTranslateRequest(t *testing.T) {
+	in := `{"model":"claude-sonnet-4-20250514","messages":[
+	  {"role":"system","content":"You are terse."},
+	  {"role":"developer","content":[{"type":"text","text":"Answer in English.","cache_control":{"type":"ephemeral"}}]},
+	  {"role":"user","content":[{"type":"text","text":"What is in this image, and the weather?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]},
+	  {"role":"assistant","content":null,"tool_calls":[
+	    {"id":"toolu_1","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris\"}"}},
+	    {"id":"toolu_2","type":"function","function":{"name":"get_time","arguments":""}}]},
+	  {"role":"tool","tool_call_id":"toolu_1","content":"18C"},
+	  {"role":"tool","tool_call_id":"toolu_2","content":"noon"},
+	  {"role":"assistant","content":"A cat. 18C at noon."},
+	  {"role":"user","content":"Thanks\n\"bye\""}],
+	 "tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"location":{"type":"string"}}}}},
+	          {"type":"function","function":{"name":"get_time"}}],
+	 "tool_choice":"required","parallel_tool_calls":false,
+	 "stop":"END","temperature":0.2,"top_p":0.9,"stream":true,"stream_options":{"include_usage":true},
+	 "user":"u-1","n":1}`
+	got, err := anthropic.TranslateRequest([]byte(in), 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, got, `{"model":"claude-sonnet-4-20250514",
+	 "system":[{"type":"text","text":"You are terse."},{"type":"text","text":"Answer in English.","cache_control":{"type":"ephemeral"}}],
+	 "messages":[
+	  {"role":"user","content":[{"type":"text","text":"What is in this image, and the weather?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},
+	  {"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"location":"Paris"}},{"type":"tool_use","id":"toolu_2","name":"get_time","input":{}}]},
+	  {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"18C"},{"type":"tool_result","tool_use_id":"toolu_2","content":"noon"}]},
+	  {"role":"assistant","content":[{"type":"text","text":"A cat. 18C at noon."}]},
+	  {"role":"user","content":[{"type":"text","text":"Thanks\n\"bye\""}]}],
+	 "max_tokens":4096,"temperature":0.2,"top_p":0.9,"stop_sequences":["END"],"stream":true,
+	 "metadata":{"user_id":"u-1"},
+	 "tools":[{"name":"get_weather","description":"Weather","input_schema":{"type":"object","properties":{"location":{"type":"string"}}}},
+	          {"name":"get_time","input_schema":{"type":"object","properties":{}}}],
+	 "tool_choice":{"type":"any","disable_parallel_tool_use":true}}`)
+}
+
+func TestTranslateRequestOptions(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"max_tokens kept, named tool, stop list", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":50,"tool_choice":{"type":"function","function":{"name":"f"}},"tools":[{"type":"function","function":{"name":"f"}}],"stop":["a","b"]}`,
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":50,"stop_sequences":["a","b"],"tools":[{"name":"f","input_schema":{"type":"object","properties":{}}}],"tool_choice":{"type":"tool","name":"f"}}`},
+		{"max_completion_tokens wins", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":50,"max_completion_tokens":70}`,
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":70}`},
+		{"reasoning_effort becomes thinking", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":1000,"reasoning_effort":"low"}`,
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":5120,"thinking":{"type":"enabled","budget_tokens":1024}}`},
+		{"http image passed as a url source", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}]}`,
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}}]}],"max_tokens":4096}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := anthropic.TranslateRequest([]byte(tc.in), 4096)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jsonEqual(t, got, tc.want)
+		})
+	}
+	for _, bad := range []string{
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:text/plain;base64,aGk="}}]}]}`,
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{}}]}]}`,
+		`{"model":"m","messages":[{"role":"function","content":"x"}]}`,
+		`{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"sometimes"}`,
+	} {
+		_, err := anthropic.TranslateRequest([]byte(bad), 4096)
+		var e *apierr.Error
+		if !errors.As(err, &e) || e.Kind != apierr.InvalidRequest {
+			t.Errorf("%s: err %v, want an invalid request", bad, err)
+		}
+	}
+}
+
 const schemaFormat = `"response_format":{"type":"json_schema","json_schema":{"name":"weather","schema":{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"number"}},"required":["city"]}}}`
 
 // response_format json_schema becomes a forced json_tool_call tool (as in
