@@ -12,17 +12,9 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/providers/anthropic"
-	"github.com/sluice-gw/sluice/shared/providers/azure"
-	"github.com/sluice-gw/sluice/shared/providers/catalog"
-	"github.com/sluice-gw/sluice/shared/providers/openai"
 )
 
 const maxErrorBody = 64 << 10
-
-// words are every vendor's words for the failures a status does not tell
-// apart (catalog.ErrorWords says why all of them, for every deployment).
-var words = catalog.Merge(openai.Errors, azure.Errors, anthropic.Errors)
 
 // StatusError classifies a non-2xx upstream response, reading at most 64 KiB
 // of its body. It recognises the providers' real signals (their ErrorWords:

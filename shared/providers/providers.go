@@ -20,46 +20,9 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/h1"
-	"github.com/sluice-gw/sluice/shared/providers/anthropic"
-	"github.com/sluice-gw/sluice/shared/providers/azure"
-	"github.com/sluice-gw/sluice/shared/providers/bedrock"
 	"github.com/sluice-gw/sluice/shared/providers/catalog"
-	"github.com/sluice-gw/sluice/shared/providers/mock"
-	"github.com/sluice-gw/sluice/shared/providers/openai"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
-
-// Vendor speaks one protocol (Bifrost's Provider): each package under
-// providers/ has one, and vendors lists them by the protocol they serve.
-type Vendor interface {
-	// Do sends call to d. A non-2xx response comes back as it is, for the
-	// dispatcher to classify; so does a failure to get one.
-	Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error)
-	// StreamUsage says whether a stream to d may be asked for its usage
-	// even when the client did not ask (to account tokens).
-	StreamUsage(d *config.Deployment) bool
-}
-
-var (
-	_ Vendor = (*openai.Provider)(nil)
-	_ Vendor = (*azure.Provider)(nil)
-	_ Vendor = mock.Provider{}
-	_ Vendor = (*anthropic.Provider)(nil)
-	_ Vendor = (*bedrock.Clients)(nil)
-)
-
-// vendors returns the vendor of each implemented protocol, sending through
-// client. A new vendor is a package under providers/ with a Vendor and its
-// ErrorWords, its prefixes in catalog, and a line here and in words.
-func vendors(client *http.Client) [catalog.Protocols]Vendor {
-	return [catalog.Protocols]Vendor{
-		catalog.OpenAI:    openai.New(client),
-		catalog.Azure:     azure.New(client),
-		catalog.Mock:      mock.Provider{},
-		catalog.Anthropic: anthropic.New(client),
-		catalog.Bedrock:   bedrock.NewClients(client),
-	}
-}
 
 // Dispatcher sends calls to deployments by their protocol.
 type Dispatcher struct {

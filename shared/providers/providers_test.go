@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/catalog"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -187,4 +188,16 @@ func TestDispatcherMockErrors(t *testing.T) {
 			t.Errorf("kind = %v, want %v", k, apierr.UpstreamRateLimited)
 		}
 	})
+}
+
+// TestEveryPrefixHasItsVendor checks the catalog against the registry: a
+// prefix is implemented exactly when a vendor serves its protocol.
+func TestEveryPrefixHasItsVendor(t *testing.T) {
+	p := New(nil)
+	for _, prefix := range catalog.Prefixes() {
+		e, _ := catalog.Lookup(prefix)
+		if served := p.vendors[e.Protocol] != nil; served != e.Implemented() {
+			t.Errorf("%s: protocol %d served %v, implemented %v", prefix, e.Protocol, served, e.Implemented())
+		}
+	}
 }
