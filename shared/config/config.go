@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/pricing"
+	"github.com/sluice-gw/sluice/shared/providers/catalog"
 )
 
 // Config is a loaded, validated gateway configuration.
@@ -114,16 +115,17 @@ type AWSParams struct {
 	SessionName     string // aws_session_name
 }
 
-// Protocol is the wire protocol a deployment speaks.
-type Protocol uint8
+// Protocol is the wire protocol a deployment speaks (catalog.Protocol).
+type Protocol = catalog.Protocol
 
+// The protocols, under the names the gateway and the router's tests use.
 const (
-	ProtocolNone      Protocol = iota // provider not implemented
-	ProtocolOpenAI                    // OpenAI's REST API (and compatible servers)
-	ProtocolAzure                     // Azure OpenAI: deployment URLs, api-version, api-key header
-	ProtocolMock                      // in-process canned replies (no network)
-	ProtocolAnthropic                 // Anthropic's Messages API, translated from and to OpenAI chat
-	ProtocolBedrock                   // Amazon Bedrock's Converse API (AWS SDK, SigV4)
+	ProtocolNone      = catalog.None      // provider not implemented
+	ProtocolOpenAI    = catalog.OpenAI    // OpenAI's REST API (and compatible servers)
+	ProtocolAzure     = catalog.Azure     // Azure OpenAI: deployment URLs, api-version, api-key header
+	ProtocolMock      = catalog.Mock      // in-process canned replies (no network)
+	ProtocolAnthropic = catalog.Anthropic // Anthropic's Messages API, translated from and to OpenAI chat
+	ProtocolBedrock   = catalog.Bedrock   // Amazon Bedrock's Converse API (AWS SDK, SigV4)
 )
 
 // RouterSettings holds router_settings merged with the routing keys of

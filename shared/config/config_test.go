@@ -1,7 +1,8 @@
 package config
 
 import (
-	"os"
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -246,18 +247,8 @@ func TestMatch(t *testing.T) {
 
 func TestLoadFileMissing(t *testing.T) {
 	_, err := LoadFile(filepath.Join(t.TempDir(), "nope.yaml"), nil)
-	if err == nil || !os.IsNotExist(unwrapAll(err)) {
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("err = %v", err)
-	}
-}
-
-func unwrapAll(err error) error {
-	for {
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return err
-		}
-		err = u.Unwrap()
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sluice-gw/sluice/shared/providers/catalog"
 )
 
 // fuzzSecret is what every os.environ/ variable whose name says it holds a
@@ -100,7 +102,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 			t.Fatalf("deployment %d: weight %v", i, d.Weight)
 		case d.Timeout < 0 || d.StreamTimeout < 0:
 			t.Fatalf("deployment %d: negative timeout %v / %v", i, d.Timeout, d.StreamTimeout)
-		case d.Implemented && d.APIBase == "" && d.MockResponse == nil && providers[d.Provider].needsBase:
+		case d.Implemented && d.APIBase == "" && d.MockResponse == nil && needsBase(d.Provider):
 			t.Fatalf("deployment %d: no api_base for %s", i, d.Provider)
 		}
 		for _, p := range []float64{d.InputCostPerToken, d.OutputCostPerToken, d.CacheReadCostPerToken, d.CacheWriteCostPerToken} {
@@ -251,4 +253,9 @@ model_list:
 	if err == nil || !strings.Contains(err.Error(), "merged mappings") {
 		t.Errorf("merge bomb: %v", err)
 	}
+}
+
+func needsBase(provider string) bool {
+	e, _ := catalog.Lookup(provider)
+	return e.NeedsBase
 }

@@ -75,6 +75,32 @@ func readAll(t *testing.T, resp *http.Response) string {
 	return string(b)
 }
 
+// send posts body to u and reads the answer, failing t on an error.
+func send(t *testing.T, c *http.Client, u, body string) string {
+	t.Helper()
+	resp, err := post(t, c, context.Background(), u, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readAll(t, resp)
+}
+
+// wantConns fails t unless the server accepted n connections, as why says.
+func wantConns(t *testing.T, conns *atomic.Int64, n int64, why string) {
+	t.Helper()
+	if got := conns.Load(); got != n {
+		t.Errorf("connections = %d, want %d: %s", got, n, why)
+	}
+}
+
+// wantDials fails t unless tr dialled n connections, as why says.
+func wantDials(t *testing.T, tr *h1.Transport, n int64, why string) {
+	t.Helper()
+	if got := tr.Dials(); got != n {
+		t.Errorf("Dials = %d, want %d: %s", got, n, why)
+	}
+}
+
 func TestRoundTripReusesConnection(t *testing.T) {
 	s, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -92,9 +118,7 @@ func TestRoundTripReusesConnection(t *testing.T) {
 			t.Fatalf("response %d: %d %q %v, want 200 %q", i, resp.StatusCode, got, resp.Header, want)
 		}
 	}
-	if n := conns.Load(); n != 1 {
-		t.Errorf("server saw %d connections for 5 sequential requests, want 1 (keep-alive)", n)
-	}
+	wantConns(t, conns, 1, "5 sequential requests share one connection (keep-alive)")
 	if tr.Dials() != 1 {
 		t.Errorf("Dials = %d, want 1", tr.Dials())
 	}
@@ -129,33 +153,21 @@ func TestStreamedBodyIncremental(t *testing.T) {
 		t.Fatalf("rest %q %v", rest, err)
 	}
 	resp.Body.Close()
-	resp2, err := post(t, c, context.Background(), s.URL, "{}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readAll(t, resp2)
-	if n := conns.Load(); n != 1 {
-		t.Errorf("connections = %d, want 1: a chunked body read to its end leaves the connection", n)
-	}
+	send(t, c, s.URL, "{}")
+	wantConns(t, conns, 1, "a chunked body read to its end leaves the connection")
 }
 
 func TestBodyClosedEarlyDropsConnection(t *testing.T) {
-	u := rawServer(t, func(n int, c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			req, _, err := readRequest(br)
-			if err != nil {
-				return
-			}
-			if req.URL.Path == "/half" {
-				// Half of the body; the rest would follow later. Every
-				// byte sent is read by the client, so nothing is left in
-				// its buffer: only Close can tell the connection is unfit.
-				fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345")
-				continue
-			}
-			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	u := serveRequests(t, func(c net.Conn, req *http.Request, _ string) bool {
+		if req.URL.Path == "/half" {
+			// Half of the body; the rest would follow later. Every
+			// byte sent is read by the client, so nothing is left in
+			// its buffer: only Close can tell the connection is unfit.
+			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345")
+			return true
 		}
+		fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
 	})
 	tr, _ := newTransport()
 	c := &http.Client{Transport: tr}
@@ -168,253 +180,10 @@ func TestBodyClosedEarlyDropsConnection(t *testing.T) {
 		t.Fatalf("first half %q %v", buf, err)
 	}
 	resp.Body.Close() // before the end of the body
-	resp, err = post(t, c, context.Background(), u, "{}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := readAll(t, resp); got != "ok" {
+	if got := send(t, c, u, "{}"); got != "ok" {
 		t.Fatalf("second response %q", got)
 	}
-	if tr.Dials() != 2 {
-		t.Errorf("Dials = %d, want 2: a body closed before its end must not leave its connection for the next request", tr.Dials())
-	}
-}
-
-// rawServer accepts connections and hands each to serve.
-func rawServer(t *testing.T, serve func(n int, c net.Conn)) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for n := 0; ; n++ {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				serve(n, c)
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
-}
-
-// readRequest reads one request and its body from br.
-func readRequest(br *bufio.Reader) (*http.Request, string, error) {
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		return nil, "", err
-	}
-	b, err := io.ReadAll(req.Body)
-	return req, string(b), err
-}
-
-// dropSecond answers the first request on each connection and closes the
-// connection on reading the second one: a server that gave up on an idle
-// connection while the request was on its way, which a look at the idle
-// connection cannot foresee.
-func dropSecond(t *testing.T) string {
-	return rawServer(t, func(n int, c net.Conn) {
-		br := bufio.NewReader(c)
-		_, body, err := readRequest(br)
-		if err != nil {
-			return
-		}
-		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-		readRequest(br) // and close without an answer
-	})
-}
-
-func TestStaleIdleConnectionRetried(t *testing.T) {
-	u := dropSecond(t)
-	tr, _ := newTransport()
-	c := &http.Client{Transport: tr}
-	for i := range 3 {
-		resp, err := post(t, c, context.Background(), u, fmt.Sprintf("body-%d", i))
-		if err != nil {
-			t.Fatalf("request %d: %v (a request the server dropped unanswered on a reused connection is sent again)", i, err)
-		}
-		if got := readAll(t, resp); got != fmt.Sprintf("body-%d", i) {
-			t.Fatalf("request %d answered %q", i, got)
-		}
-	}
-	if tr.Dials() != 3 {
-		t.Errorf("Dials = %d, want 3", tr.Dials())
-	}
-}
-
-func TestStaleConnectionNotRetriedWithoutGetBody(t *testing.T) {
-	u := dropSecond(t)
-	tr, _ := newTransport()
-	c := &http.Client{Transport: tr}
-	resp, err := post(t, c, context.Background(), u, "first")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readAll(t, resp)
-	req, _ := http.NewRequest(http.MethodPost, u, io.NopCloser(strings.NewReader("once")))
-	req.ContentLength = 4
-	if _, err := c.Do(req); err == nil {
-		t.Fatal("a body that cannot be rewound was sent again on a new connection")
-	}
-	if tr.Dials() != 1 {
-		t.Errorf("Dials = %d, want 1", tr.Dials())
-	}
-}
-
-// TestIdleConnectionChecked: what arrives on an idle connection (an end of
-// stream, a 408 some servers send before closing one, stray bytes) makes it
-// unfit; the next request goes on a new connection and gets its own answer.
-func TestIdleConnectionChecked(t *testing.T) {
-	for _, tt := range []struct {
-		name, after string
-		close       bool
-	}{
-		{"closed", "", true},
-		{"408", "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", true},
-		{"stray bytes", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray", false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			sent := make(chan struct{}, 4)
-			u := rawServer(t, func(n int, c net.Conn) {
-				br := bufio.NewReader(c)
-				for {
-					_, body, err := readRequest(br)
-					if err != nil {
-						return
-					}
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-					time.Sleep(5 * time.Millisecond) // the response is read
-					c.Write([]byte(tt.after))
-					if tt.close {
-						c.(*net.TCPConn).CloseWrite()
-					}
-					sent <- struct{}{}
-				}
-			})
-			tr, _ := newTransport()
-			c := &http.Client{Transport: tr}
-			for i := range 2 {
-				req, _ := http.NewRequest(http.MethodPost, u, io.NopCloser(strings.NewReader(fmt.Sprint("req-", i))))
-				req.ContentLength = 5 // no GetBody: a resend could not hide a bad pick
-				resp, err := c.Do(req)
-				if err != nil {
-					t.Fatalf("request %d: %v", i, err)
-				}
-				if got := readAll(t, resp); resp.StatusCode != 200 || got != fmt.Sprint("req-", i) {
-					t.Fatalf("request %d: %d %q, want its own answer", i, resp.StatusCode, got)
-				}
-				<-sent
-				time.Sleep(20 * time.Millisecond) // what the server sent after it arrives
-			}
-			if tr.Dials() != 2 {
-				t.Errorf("Dials = %d, want 2", tr.Dials())
-			}
-		})
-	}
-}
-
-func TestConnectionCloseAndReadToEOF(t *testing.T) {
-	u := rawServer(t, func(n int, c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			req, _, err := readRequest(br)
-			if err != nil {
-				return
-			}
-			switch req.URL.Path {
-			case "/close":
-				fmt.Fprint(c, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nclose")
-				return
-			case "/eof": // neither a length nor chunks: the body ends with the connection
-				fmt.Fprint(c, "HTTP/1.1 200 OK\r\n\r\nuntil the end")
-				return
-			case "/http10":
-				fmt.Fprint(c, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n10")
-			case "/early":
-				fmt.Fprint(c, "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfinal")
-			case "/empty":
-				fmt.Fprint(c, "HTTP/1.1 204 No Content\r\n\r\n")
-			}
-		}
-	})
-	tr, _ := newTransport()
-	c := &http.Client{Transport: tr}
-	for _, tt := range []struct {
-		path, want string
-		dials      int64 // after the request
-	}{
-		{"/close", "close", 1},
-		{"/eof", "until the end", 2},
-		{"/http10", "10", 3},
-		{"/empty", "", 4},      // the HTTP/1.0 answer closed its connection
-		{"/early", "final", 4}, // after the 204, the connection was kept
-		{"/empty", "", 4},
-	} {
-		resp, err := post(t, c, context.Background(), u+tt.path, "{}")
-		if err != nil {
-			t.Fatalf("%s: %v", tt.path, err)
-		}
-		if got := readAll(t, resp); got != tt.want {
-			t.Errorf("%s: body %q, want %q", tt.path, got, tt.want)
-		}
-		if tr.Dials() != tt.dials {
-			t.Errorf("%s: Dials = %d, want %d", tt.path, tr.Dials(), tt.dials)
-		}
-	}
-}
-
-func TestLeftoverBytesDropConnection(t *testing.T) {
-	u := rawServer(t, func(n int, c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			if _, _, err := readRequest(br); err != nil {
-				return
-			}
-			// One response and the start of another nobody asked for.
-			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n")
-		}
-	})
-	tr, _ := newTransport()
-	c := &http.Client{Transport: tr}
-	for range 2 {
-		resp, err := post(t, c, context.Background(), u, "{}")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := readAll(t, resp); got != "ok" {
-			t.Fatalf("body %q", got)
-		}
-	}
-	if tr.Dials() != 2 {
-		t.Errorf("Dials = %d, want 2: a connection with unread bytes after the response is not reused", tr.Dials())
-	}
-}
-
-func TestHeaderLimit(t *testing.T) {
-	u := rawServer(t, func(n int, c net.Conn) {
-		br := bufio.NewReader(c)
-		if _, _, err := readRequest(br); err != nil {
-			return
-		}
-		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Big: %s\r\nContent-Length: 0\r\n\r\n", strings.Repeat("a", 4000))
-	})
-	tr, _ := newTransport()
-	tr.MaxResponseHeaderBytes = 1000
-	_, err := post(t, &http.Client{Transport: tr}, context.Background(), u, "{}")
-	if err == nil || !strings.Contains(err.Error(), "headers above 1000 bytes") {
-		t.Fatalf("err = %v, want the header bound", err)
-	}
-	tr.MaxResponseHeaderBytes = 8000
-	resp, err := post(t, &http.Client{Transport: tr}, context.Background(), u, "{}")
-	if err != nil {
-		t.Fatalf("within the bound: %v", err)
-	}
-	resp.Body.Close()
+	wantDials(t, tr, 2, "a body closed before its end must not leave its connection for the next request")
 }
 
 func TestContextEndsWait(t *testing.T) {
@@ -517,15 +286,9 @@ func TestIdleTimeout(t *testing.T) {
 	tr.IdleTimeout = time.Nanosecond
 	c := &http.Client{Transport: tr}
 	for range 3 {
-		resp, err := post(t, c, context.Background(), s.URL, "{}")
-		if err != nil {
-			t.Fatal(err)
-		}
-		readAll(t, resp)
+		send(t, c, s.URL, "{}")
 	}
-	if n := conns.Load(); n != 3 {
-		t.Errorf("connections = %d, want 3: connections idle past IdleTimeout are closed, not reused", n)
-	}
+	wantConns(t, conns, 3, "connections idle past IdleTimeout are closed, not reused")
 }
 
 func TestConcurrent(t *testing.T) {

@@ -2,8 +2,9 @@ package pricing
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -211,17 +212,7 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("Parse(%q) succeeded", bad)
 		}
 	}
-	if _, err := LoadFile(filepath.Join(t.TempDir(), "missing.json")); err == nil || !os.IsNotExist(unwrapAll(err)) {
+	if _, err := LoadFile(filepath.Join(t.TempDir(), "missing.json")); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
-	}
-}
-
-func unwrapAll(err error) error {
-	for {
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return err
-		}
-		err = u.Unwrap()
 	}
 }

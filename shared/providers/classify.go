@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,8 +17,9 @@ import (
 const maxErrorBody = 64 << 10
 
 // StatusError classifies a non-2xx upstream response, reading at most 64 KiB
-// of its body. It recognises the providers' real signals: OpenAI's
-// context_length_exceeded, Azure's content_filter, status codes, Retry-After.
+// of its body. It recognises the providers' real signals (their ErrorWords:
+// OpenAI's context_length_exceeded, Azure's content_filter, ...), status
+// codes and Retry-After.
 func StatusError(d *config.Deployment, resp *http.Response) *apierr.Error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	return Classify(d, resp.StatusCode, resp.Header, body)
@@ -43,15 +41,11 @@ func Classify(d *config.Deployment, status int, h http.Header, body []byte) *api
 		// retried elsewhere and cooled, never a context-window error.
 		e.Kind = apierr.UpstreamRateLimited
 		e.RetryAfter = RetryAfter(h, time.Now())
-	case code == "context_length_exceeded" || strings.Contains(lower, "maximum context length") ||
-		strings.Contains(lower, "context_length_exceeded") || strings.Contains(lower, "context window") ||
-		strings.Contains(lower, "too many tokens") || strings.Contains(lower, "prompt is too long"):
+	case words.ContextWindow.Match(status, code, typ, lower):
 		e.Kind = apierr.ContextWindowExceeded
-	case code == "content_filter" || code == "content_policy_violation" ||
-		strings.Contains(lower, "content_filter") || strings.Contains(lower, "responsibleaipolicyviolation") ||
-		strings.Contains(lower, "content management policy") || strings.Contains(lower, "content policy"):
+	case words.ContentPolicy.Match(status, code, typ, lower):
 		e.Kind = apierr.ContentPolicy
-	case status == 529 || typ == "overloaded_error": // Anthropic: overloaded, retry elsewhere
+	case words.Overloaded.Match(status, code, typ, lower): // retry elsewhere
 		e.Kind = apierr.UpstreamServer
 		e.Status = http.StatusServiceUnavailable
 		e.RetryAfter = RetryAfter(h, time.Now())
@@ -103,56 +97,4 @@ func errorFields(body []byte) (msg, code, typ string) {
 		code = "content_filter"
 	}
 	return msg, code, r[2].String()
-}
-
-var keyLike = regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_\-*]{6,}`)
-
-// Redact removes the deployment's credentials (its API key, AWS secret key
-// and session token) and anything that looks like an API key from a
-// provider message.
-func Redact(msg string, d *config.Deployment) string {
-	if d != nil {
-		for _, s := range [...]string{d.APIKey, d.AWS.SecretAccessKey, d.AWS.SessionToken} {
-			if len(s) >= 4 {
-				msg = strings.ReplaceAll(msg, s, "[redacted]")
-			}
-		}
-	}
-	return keyLike.ReplaceAllString(msg, "[redacted]")
-}
-
-// RetryAfter reads retry-after-ms, then Retry-After (seconds or HTTP date).
-// Hints beyond a day are capped there (and then refused by the router's
-// max_retry_after); non-numbers and non-positive values mean no hint.
-func RetryAfter(h http.Header, now time.Time) time.Duration {
-	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil {
-			if d := capHint(ms * float64(time.Millisecond)); d > 0 {
-				return d
-			}
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		return capHint(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return capHint(float64(t.Sub(now)))
-	}
-	return 0
-}
-
-const maxHint = 24 * time.Hour
-
-func capHint(ns float64) time.Duration {
-	switch {
-	case math.IsNaN(ns) || ns <= 0:
-		return 0
-	case ns >= float64(maxHint):
-		return maxHint
-	}
-	return time.Duration(ns)
 }

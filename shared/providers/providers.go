@@ -1,9 +1,12 @@
 // Package providers sends one attempt to one deployment and turns the
 // provider's failures into the gateway's error vocabulary.
 //
-// Every protocol produces a plain *http.Response, so the gateway copies bodies
-// and streams the same way whatever the provider: OpenAI-compatible servers
-// and Azure through the shared keep-alive client, the mock in-process.
+// Each protocol's package (a Vendor) produces a plain *http.Response, so
+// the gateway copies bodies and streams the same way whatever the provider:
+// OpenAI-compatible servers and Azure through the shared keep-alive client,
+// Anthropic and Bedrock translated to OpenAI's shapes, the mock in-process.
+// The Dispatcher finds a deployment's vendor by its protocol (a table index,
+// set when the config was loaded); catalog lists the prefixes of each.
 package providers
 
 import (
@@ -17,24 +20,19 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/h1"
-	"github.com/sluice-gw/sluice/shared/providers/anthropic"
-	"github.com/sluice-gw/sluice/shared/providers/azure"
-	"github.com/sluice-gw/sluice/shared/providers/bedrock"
-	"github.com/sluice-gw/sluice/shared/providers/mock"
-	"github.com/sluice-gw/sluice/shared/providers/openai"
+	"github.com/sluice-gw/sluice/shared/providers/catalog"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
 // Dispatcher sends calls to deployments by their protocol.
 type Dispatcher struct {
-	client  *http.Client
-	bedrock *bedrock.Clients
+	vendors [catalog.Protocols]Vendor // nil: not implemented
 }
 
 // New returns a Dispatcher over client. The client must not set Timeout
 // (it would cut long streams): deadlines come from each call's context.
 func New(client *http.Client) *Dispatcher {
-	return &Dispatcher{client: client, bedrock: bedrock.NewClients(client)}
+	return &Dispatcher{vendors: vendors(client)}
 }
 
 // NewHTTPClient returns the shared keep-alive client for upstream calls.
@@ -64,46 +62,35 @@ func NewHTTPClient() *http.Client {
 // Do sends call to d. A non-nil response has status 2xx and a body the caller
 // must close; every failure is an *apierr.Error of an upstream kind.
 func (p *Dispatcher) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
-	var (
-		req *http.Request
-		err error
-	)
-	switch {
-	case d.MockResponse != nil || d.Protocol == config.ProtocolMock:
-		resp := mock.Respond(ctx, d, call)
-		return check(ctx, d, resp, nil)
-	case d.Protocol == config.ProtocolOpenAI:
-		req, err = openai.NewRequest(ctx, d, call)
-	case d.Protocol == config.ProtocolAzure:
-		req, err = azure.NewRequest(ctx, d, call)
-	case d.Protocol == config.ProtocolAnthropic:
-		resp, err := anthropic.Do(ctx, p.client, d, call)
-		return check(ctx, d, resp, err)
-	case d.Protocol == config.ProtocolBedrock:
-		resp, err := p.bedrock.Do(ctx, d, call)
-		return check(ctx, d, resp, err)
-	default:
+	v := p.vendors[catalog.Mock] // mock_response answers in place of any provider
+	if d.MockResponse == nil {
+		v = p.vendor(d)
+	}
+	if v == nil {
 		return nil, apierr.New(apierr.NotImplemented, "provider %q is not implemented yet", d.Provider)
 	}
-	if err != nil {
-		return nil, &apierr.Error{Kind: apierr.Internal, Message: "could not build the upstream request", Cause: err}
-	}
-	resp, err := p.client.Do(req)
+	resp, err := v.Do(ctx, d, call)
 	return check(ctx, d, resp, err)
+}
+
+func (p *Dispatcher) vendor(d *config.Deployment) Vendor {
+	if int(d.Protocol) < len(p.vendors) {
+		return p.vendors[d.Protocol]
+	}
+	return nil
 }
 
 // StreamUsage says whether a stream to d may be asked for its usage even
 // when the client did not ask (to account tokens); the extra chunk is not
 // forwarded.
 func StreamUsage(d *config.Deployment) bool {
-	switch d.Protocol {
-	case config.ProtocolOpenAI, config.ProtocolMock, config.ProtocolAnthropic, config.ProtocolBedrock:
-		return true
-	case config.ProtocolAzure:
-		return azure.SupportsStreamUsage(d.APIVersion)
-	}
-	return false
+	v := capabilities.vendor(d)
+	return v != nil && v.StreamUsage(d)
 }
+
+// capabilities answers StreamUsage, which the gateway asks without a
+// Dispatcher at hand; what a vendor can do does not depend on its client.
+var capabilities = New(nil)
 
 func check(ctx context.Context, d *config.Deployment, resp *http.Response, err error) (*http.Response, error) {
 	if err != nil {

@@ -2,6 +2,8 @@ package providers
 
 import (
 	"encoding/json"
+	"regexp"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -44,4 +46,20 @@ func ErrorEvent(data []byte, d *config.Deployment) []byte {
 	out = append(out, "data: "...)
 	out = append(out, b...)
 	return append(out, "\n\n"...)
+}
+
+var keyLike = regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_\-*]{6,}`)
+
+// Redact removes the deployment's credentials (its API key, AWS secret key
+// and session token) and anything that looks like an API key from a
+// provider message.
+func Redact(msg string, d *config.Deployment) string {
+	if d != nil {
+		for _, s := range [...]string{d.APIKey, d.AWS.SecretAccessKey, d.AWS.SessionToken} {
+			if len(s) >= 4 {
+				msg = strings.ReplaceAll(msg, s, "[redacted]")
+			}
+		}
+	}
+	return keyLike.ReplaceAllString(msg, "[redacted]")
 }

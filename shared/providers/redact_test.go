@@ -66,3 +66,45 @@ func TestErrorEvent(t *testing.T) {
 		})
 	}
 }
+
+func TestRedact(t *testing.T) {
+	tests := []struct {
+		name string
+		key  string
+		msg  string
+		want string
+	}{
+		{"nothing to redact", "", "plain message", "plain message"},
+		{"openai key", "", "key sk-abcdef123 is bad", "key [redacted] is bad"},
+		{"project key with stars", "", "Incorrect API key provided: sk-proj-Ab_C-d****1234.", "Incorrect API key provided: [redacted]."},
+		{"pk and rk prefixes", "", "pk-ABCDEF1 and rk-123456", "[redacted] and [redacted]"},
+		{"key at start and end", "", "sk-aaaaaa sk-bbbbbb", "[redacted] [redacted]"},
+		{"too short to be a key", "", "sk-abcde", "sk-abcde"},
+		{"not at a word boundary", "", "task-manager disk-abcdefgh", "task-manager disk-abcdefgh"},
+		{"deployment key without prefix", azureKey, "bad key " + azureKey + ", again " + azureKey, "bad key [redacted], again [redacted]"},
+		{"short deployment key left alone", "abc", "abc abcdef", "abc abcdef"},
+		{"four-character deployment key", "wxyz", "got wxyz", "got [redacted]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Redact(tt.msg, &config.Deployment{APIKey: tt.key}); got != tt.want {
+				t.Errorf("Redact(%q) = %q, want %q", tt.msg, got, tt.want)
+			}
+		})
+	}
+	t.Run("nil deployment", func(t *testing.T) {
+		if got, want := Redact("x sk-abcdefgh y", nil), "x [redacted] y"; got != want {
+			t.Errorf("Redact = %q, want %q", got, want)
+		}
+	})
+}
+
+// A key cut in half by the message limit must not survive in part.
+func TestRedactBeforeCut(t *testing.T) {
+	d := &config.Deployment{ID: "d1", APIKey: "0123456789abcdef0123456789abcdef"}
+	body := []byte(strings.Repeat("x", 270) + d.APIKey + " trailing")
+	e := Classify(d, 500, nil, body)
+	if strings.Contains(e.Message, "0123456789abcdef0123") {
+		t.Fatalf("part of the key leaked: %q", e.Message)
+	}
+}

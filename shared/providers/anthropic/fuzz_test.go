@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
+	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
 	"github.com/sluice-gw/sluice/shared/sse"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -155,7 +156,7 @@ func FuzzResponse(f *testing.F) {
 			call.Body = []byte(`{"model":"claude","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`)
 		}
 		client := &http.Client{Transport: upstream{200, data}}
-		resp, err := anthropic.Do(context.Background(), client, d, call)
+		resp, err := anthropic.New(client).Do(context.Background(), d, call)
 		if err != nil {
 			if resp != nil {
 				t.Fatalf("both a response and an error: %v", err)
@@ -209,50 +210,10 @@ func checkCompletion(t *testing.T, resp *http.Response) {
 
 func checkStream(t *testing.T, body io.Reader, upstream []byte, includeUsage bool) {
 	t.Helper()
-	rd := sse.NewReader(body)
-	defer rd.Release()
+	events, _ := chunkstest.Read(t, body)
 	var text, reasoning strings.Builder
-	var events []string
-	ended := false // [DONE] or an error event came
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			if err == io.EOF && !ended {
-				t.Fatalf("a clean end without [DONE] or an error event; events %q", events)
-			}
-			if err != io.EOF && ended {
-				t.Fatalf("error %v after the end", err)
-			}
-			break
-		}
-		if ended {
-			t.Fatalf("event after the end: %q", ev)
-		}
-		s := string(ev)
-		if !strings.HasPrefix(s, "data: ") || !strings.HasSuffix(s, "\n\n") || strings.Count(s, "\n") != 2 {
-			t.Fatalf("not one data line: %q", s)
-		}
-		data := sse.Data(ev)
-		events = append(events, string(data))
-		if sse.IsDone(data) {
-			ended = true
-			continue
-		}
-		if !json.Valid(data) {
-			t.Fatalf("not JSON: %s", data)
-		}
-		c := gjson.ParseBytes(data)
-		if e := c.Get("error"); e.Exists() {
-			if e.Get("message").Type != gjson.String {
-				t.Fatalf("error event %s", data)
-			}
-			ended = true
-			continue
-		}
-		if c.Get("object").String() != "chat.completion.chunk" || !c.Get("choices").IsArray() {
-			t.Fatalf("chunk %s", data)
-		}
-		d := c.Get("choices.0.delta")
+	for _, data := range events {
+		d := gjson.Get(data, "choices.0.delta")
 		text.WriteString(d.Get("content").String())
 		reasoning.WriteString(d.Get("reasoning_content").String())
 	}

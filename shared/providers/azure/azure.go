@@ -1,20 +1,36 @@
-// Package azure builds requests for Azure OpenAI deployments:
+// Package azure speaks Azure OpenAI: OpenAI's API at
 // {api_base}/openai/deployments/{deployment}/{operation}?api-version=...,
 // authenticated with the api-key header.
 package azure
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/url"
 
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/openai"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
 // DefaultAPIVersion is used when a deployment sets no api_version.
 const DefaultAPIVersion = "2024-10-21"
+
+// Provider sends calls to Azure OpenAI deployments.
+type Provider struct{ client *http.Client }
+
+// New returns a Provider sending through client.
+func New(client *http.Client) *Provider { return &Provider{client: client} }
+
+// Do sends call to d; the response comes back as Azure sent it.
+func (p *Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	req, err := NewRequest(ctx, d, call)
+	return openai.Send(p.client, req, err)
+}
+
+// StreamUsage reports whether d's api-version accepts
+// stream_options.include_usage.
+func (*Provider) StreamUsage(d *config.Deployment) bool { return SupportsStreamUsage(d.APIVersion) }
 
 // NewRequest returns the upstream request for call on deployment d.
 func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Request, error) {
@@ -23,18 +39,11 @@ func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 		version = DefaultAPIVersion
 	}
 	u := d.APIBase + "/openai/deployments/" + url.PathEscape(d.Model) + call.Op.Path() + "?api-version=" + url.QueryEscape(version)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(call.Body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header["Content-Type"] = []string{"application/json"}
-	if call.Stream {
-		req.Header["Accept"] = []string{"text/event-stream"}
-	}
-	if d.APIKey != "" {
+	req, err := openai.Post(ctx, u, call)
+	if err == nil && d.APIKey != "" {
 		req.Header["Api-Key"] = []string{d.APIKey}
 	}
-	return req, nil
+	return req, err
 }
 
 // SupportsStreamUsage reports whether the api-version accepts

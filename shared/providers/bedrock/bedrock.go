@@ -11,7 +11,6 @@ package bedrock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -23,10 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/awsconf"
 	"github.com/sluice-gw/sluice/shared/config"
 )
@@ -93,6 +89,10 @@ func (c *Clients) Client(ctx context.Context, d *config.Deployment) (*bedrockrun
 	return cl, nil
 }
 
+// StreamUsage reports that a stream may always be asked for its usage: the
+// translation takes it from the stream's metadata event.
+func (*Clients) StreamUsage(*config.Deployment) bool { return true }
+
 // ModelID is the Bedrock model id of a deployment's model name: the
 // converse/ and invoke/ route prefixes of LiteLLM are dropped.
 func ModelID(model string) string {
@@ -102,66 +102,4 @@ func ModelID(model string) string {
 		}
 	}
 	return model
-}
-
-// Classify turns a Bedrock error into the gateway's vocabulary. Errors that
-// are not Bedrock's (transport, deadlines) are returned as they are.
-func Classify(d *config.Deployment, err error) error {
-	var e *apierr.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	var ae smithy.APIError
-	if !errors.As(err, &ae) {
-		return err
-	}
-	code, msg := ae.ErrorCode(), ae.ErrorMessage()
-	status := 0
-	var re *smithyhttp.ResponseError
-	if errors.As(err, &re) {
-		status = re.HTTPStatusCode()
-	}
-	out := &apierr.Error{Message: fmt.Sprintf("%s: %s (deployment %s)", code, msg, d.ID), Cause: err}
-	lower := strings.ToLower(msg)
-	switch code {
-	case "ThrottlingException", "ServiceQuotaExceededException", "TooManyRequestsException":
-		out.Kind = apierr.UpstreamRateLimited
-	case "ServiceUnavailableException", "ModelNotReadyException":
-		out.Kind, out.Status = apierr.UpstreamServer, http.StatusServiceUnavailable
-	case "InternalServerException", "ModelErrorException", "ModelStreamErrorException":
-		out.Kind = apierr.UpstreamServer
-	case "ModelTimeoutException":
-		out.Kind = apierr.UpstreamTimeout
-	case "AccessDeniedException", "UnrecognizedClientException", "ExpiredTokenException",
-		"InvalidSignatureException", "IncompleteSignature", "MissingAuthenticationToken":
-		out.Kind = apierr.UpstreamAuth
-	case "ResourceNotFoundException":
-		out.Kind = apierr.UpstreamNotFound
-	case "ValidationException":
-		switch {
-		case strings.Contains(lower, "too long") || strings.Contains(lower, "too many tokens") ||
-			strings.Contains(lower, "context window") || strings.Contains(lower, "context length") ||
-			strings.Contains(lower, "maximum context") || strings.Contains(lower, "exceeds the maximum"):
-			out.Kind = apierr.ContextWindowExceeded
-		default:
-			out.Kind = apierr.UpstreamBadRequest
-		}
-	default:
-		switch {
-		case status == http.StatusTooManyRequests:
-			out.Kind = apierr.UpstreamRateLimited
-		case status == http.StatusUnauthorized || status == http.StatusForbidden:
-			out.Kind = apierr.UpstreamAuth
-		case status == http.StatusNotFound:
-			out.Kind = apierr.UpstreamNotFound
-		case status >= 500 || status == 0:
-			out.Kind = apierr.UpstreamServer
-		default:
-			out.Kind = apierr.UpstreamBadRequest
-		}
-	}
-	if strings.Contains(lower, "guardrail") || strings.Contains(lower, "content filter") {
-		out.Kind = apierr.ContentPolicy
-	}
-	return out
 }

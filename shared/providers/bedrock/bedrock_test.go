@@ -15,7 +15,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
-	"github.com/sluice-gw/sluice/shared/sse"
+	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -39,23 +39,6 @@ func do(t *testing.T, p *providers.Dispatcher, d *config.Deployment, body string
 
 func chat(extra string, stream bool) string {
 	return fmt.Sprintf(`{"model":"claude","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}],"stream":%v,"stream_options":{"include_usage":true}%s}`, stream, extra)
-}
-
-func events(t *testing.T, r io.Reader) ([]string, error) {
-	t.Helper()
-	rd := sse.NewReader(r)
-	defer rd.Release()
-	var out []string
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, string(sse.Data(ev)))
-	}
 }
 
 var wantUsage = wire.Usage{PromptTokens: 32, CompletionTokens: 6, TotalTokens: 38, CachedTokens: 8, CacheCreationTokens: 4}
@@ -89,15 +72,7 @@ func TestConverse(t *testing.T) {
 
 func TestConverseStream(t *testing.T) {
 	srv, p, d := setup(t)
-	resp, err := do(t, p, d, chat("", true), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	evs, err := events(t, resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := chunkstest.Streamed(t)(do(t, p, d, chat("", true), true))
 	var text strings.Builder
 	for _, ev := range evs {
 		text.WriteString(gjson.Get(ev, "choices.0.delta.content").String())
@@ -134,7 +109,7 @@ func TestToolsAndReasoning(t *testing.T) {
 				t.Errorf("content %s, want null beside tool calls", r.Get("choices.0.message.content").Raw)
 			}
 		} else {
-			evs, err := events(t, resp.Body)
+			evs, err := chunkstest.Events(resp.Body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +232,7 @@ func TestStreamBrokenAfterContent(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			evs, err := events(t, resp.Body)
+			evs, err := chunkstest.Events(resp.Body)
 			if err == nil || len(evs) < 2 || gjson.Get(evs[1], "choices.0.delta.content").String() != "Hello " {
 				t.Fatalf("events %q, err %v", evs, err)
 			}

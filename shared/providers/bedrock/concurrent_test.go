@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
 )
 
 // Streams of one deployment at once share its client: each must decode
@@ -32,7 +34,7 @@ func TestConcurrentStreams(t *testing.T) {
 					errs <- err
 					continue
 				}
-				evs, err := events(t, resp.Body)
+				evs, err := chunkstest.Events(resp.Body)
 				resp.Body.Close()
 				if err != nil {
 					errs <- fmt.Errorf("stream %s: %w", id, err)

@@ -23,7 +23,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock"
-	"github.com/sluice-gw/sluice/shared/sse"
+	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -333,36 +333,12 @@ var finishReasons = map[string]bool{"stop": true, "length": true, "tool_calls": 
 // readStream checks an OpenAI SSE body and returns its deltas' text.
 func readStream(t *testing.T, body io.Reader) string {
 	t.Helper()
-	rd := sse.NewReader(body)
-	defer rd.Release()
+	events, _ := chunkstest.Read(t, body)
 	var text strings.Builder
-	ended := false
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			if err == io.EOF && !ended {
-				t.Fatal("a clean end without [DONE]")
-			}
-			return text.String()
-		}
-		if ended {
-			t.Fatalf("event after [DONE]: %q", ev)
-		}
-		s := string(ev)
-		if !strings.HasPrefix(s, "data: ") || !strings.HasSuffix(s, "\n\n") || strings.Count(s, "\n") != 2 {
-			t.Fatalf("not one data line: %q", s)
-		}
-		data := sse.Data(ev)
-		if sse.IsDone(data) {
-			ended = true
-			continue
-		}
-		c := gjson.ParseBytes(data)
-		if !json.Valid(data) || c.Get("object").String() != "chat.completion.chunk" || !c.Get("choices").IsArray() {
-			t.Fatalf("chunk %s", data)
-		}
+	for _, data := range events {
+		c := gjson.Parse(data)
 		if u := c.Get("usage"); u.Exists() {
-			if _, ok := wire.UsageOf(data); !ok {
+			if _, ok := wire.UsageOf([]byte(data)); !ok {
 				t.Fatalf("usage chunk not read: %s", data)
 			}
 		}
@@ -371,4 +347,5 @@ func readStream(t *testing.T, body io.Reader) string {
 		}
 		text.WriteString(c.Get("choices.0.delta.content").String())
 	}
+	return text.String()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/providers/openai"
 )
 
 func badRequest(format string, args ...any) error {
@@ -190,22 +191,17 @@ func TranslateRequest(body []byte, modelID string) (*Request, error) {
 	}
 	if len(tools) > 0 {
 		tc := &types.ToolConfiguration{Tools: tools}
-		switch choice := r.Get("tool_choice"); {
-		case choice.Type == gjson.String:
-			switch choice.Str {
-			case "auto", "none": // Converse has no "none": the model may still call
-				tc.ToolChoice = &types.ToolChoiceMemberAuto{}
-			case "required":
-				tc.ToolChoice = &types.ToolChoiceMemberAny{}
-			default:
-				return nil, badRequest("tool_choice %q is not supported", choice.Str)
-			}
-		case choice.IsObject():
-			name := choice.Get("function.name").String()
-			if name == "" {
-				return nil, badRequest("tool_choice: function.name is required")
-			}
-			tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(name)}}
+		choice, err := openai.ParseToolChoice(r.Get("tool_choice"))
+		if err != nil {
+			return nil, err
+		}
+		switch choice.Mode {
+		case "auto", "none": // Converse has no "none": the model may still call
+			tc.ToolChoice = &types.ToolChoiceMemberAuto{}
+		case "required":
+			tc.ToolChoice = &types.ToolChoiceMemberAny{}
+		case "function":
+			tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(choice.Name)}}
 		}
 		in.ToolConfig = tc
 	}
@@ -300,13 +296,9 @@ func contentBlocks(content gjson.Result, images bool) ([]types.ContentBlock, err
 				out = append(out, &types.ContentBlockMemberText{Value: t})
 			}
 		case "image_url":
-			if !images {
-				err = badRequest("images are allowed in user messages only")
+			var url string
+			if url, err = openai.ImageURL(p, images); err != nil {
 				return false
-			}
-			url := p.Get("image_url.url").String()
-			if url == "" {
-				url = p.Get("image_url").String()
 			}
 			var b types.ContentBlock
 			if b, err = image(url); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/catalog"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -46,13 +47,25 @@ var injected = map[string]struct {
 	"litellm.ContentPolicyViolationError": {400, "content_filter", "mock content policy violation"},
 }
 
+// Provider answers calls in-process. The dispatcher also sends it every
+// deployment that sets mock_response, whatever its provider.
+type Provider struct{}
+
+// Do answers call as d would; it never fails to answer.
+func (Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	return Respond(ctx, d, call), nil
+}
+
+// StreamUsage reports that a mock stream always counts its usage.
+func (Provider) StreamUsage(*config.Deployment) bool { return true }
+
 // Respond answers call as deployment d would.
 func Respond(ctx context.Context, d *config.Deployment, call wire.Call) *http.Response {
 	reply := ""
 	if d.MockResponse != nil {
 		reply = *d.MockResponse
 	}
-	if call.MockResponse != nil && d.Protocol == config.ProtocolMock {
+	if call.MockResponse != nil && d.Protocol == catalog.Mock {
 		reply = *call.MockResponse
 	}
 	if e, ok := injected[strings.TrimSpace(reply)]; ok {

@@ -1,0 +1,94 @@
+// Package anthropic speaks Anthropic's Messages API (POST /v1/messages) for
+// deployments named anthropic/<model>. The gateway speaks OpenAI's chat
+// format on both sides: the request is translated to a Messages request, and
+// the answer (JSON or Anthropic's event stream) back to an OpenAI chat
+// completion or OpenAI SSE chunks, presented as a plain *http.Response so the
+// gateway reads it as it reads any OpenAI upstream.
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// Version is the anthropic-version header sent with every request.
+const Version = "2023-06-01"
+
+// DefaultBase is Anthropic's API base URL.
+const DefaultBase = "https://api.anthropic.com"
+
+// DefaultMaxTokens is max_tokens when the client sends none (Anthropic
+// requires it) and the deployment's output limit is unknown.
+const DefaultMaxTokens = 4096
+
+// Provider sends calls to Anthropic deployments.
+type Provider struct{ client *http.Client }
+
+// New returns a Provider sending through client.
+func New(client *http.Client) *Provider { return &Provider{client: client} }
+
+// StreamUsage reports that a stream may always be asked for its usage: the
+// translation counts it from message_start and message_delta.
+func (*Provider) StreamUsage(*config.Deployment) bool { return true }
+
+// Do sends call to d and returns Anthropic's answer as an OpenAI-shaped
+// response: a chat completion, or OpenAI SSE chunks. A non-2xx response is
+// returned as it came, for the caller to classify; so is an error event that
+// arrives before anything else in a stream (as the status it stands for).
+func (p *Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	req, jsonMode, err := newRequest(ctx, d, call)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp, err
+	}
+	if !call.Stream {
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		out, err := translateResponse(raw, time.Now().Unix(), jsonMode)
+		if err != nil {
+			return nil, err
+		}
+		return replace(resp, "application/json", out), nil
+	}
+	includeUsage := gjson.GetBytes(call.Body, "stream_options.include_usage").Bool()
+	st := newDecoder(resp.Body, includeUsage, time.Now().Unix())
+	st.jsonMode = jsonMode
+	if status, body, ok := st.leadingError(); ok {
+		st.Close()
+		return replace(resp, "application/json", body, status), nil
+	}
+	out := replace(resp, "text/event-stream", nil)
+	out.Body = &st.Stream
+	out.ContentLength = -1
+	return out, nil
+}
+
+// replace returns resp with a new body (and status).
+func replace(resp *http.Response, contentType string, body []byte, status ...int) *http.Response {
+	out := *resp
+	out.Header = resp.Header.Clone()
+	out.Header["Content-Type"] = []string{contentType}
+	out.Header.Del("Content-Length")
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.ContentLength = int64(len(body))
+	if len(status) > 0 {
+		out.StatusCode = status[0]
+		out.Status = strconv.Itoa(status[0]) + " " + http.StatusText(status[0])
+	}
+	return &out
+}

@@ -1,0 +1,193 @@
+package anthropic_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/providers/anthropic"
+	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+func TestTranslateResponse(t *testing.T) {
+	raw, err := os.ReadFile("testdata/message_tool.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := anthropic.TranslateResponse(raw, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, got, `{"id":"msg_01Aq9w938a90dw8q","object":"chat.completion","created":7,"model":"claude-sonnet-4-20250514",
+	 "choices":[{"index":0,"message":{"role":"assistant","content":"I'll check the weather.","reasoning_content":"Need weather.",
+	   "tool_calls":[{"index":0,"id":"toolu_01A09q90qw90lq917835lq9","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"San Francisco, CA\",\"unit\":\"celsius\"}"}}],
+	   "thinking_blocks":[{"type":"thinking","thinking":"Need weather.","signature":"zbbJhbGciOiJFU8zI1NiIsImtakcjsu38219c0"}]},
+	   "finish_reason":"tool_calls"}],
+	 "usage":{"prompt_tokens":3119,"completion_tokens":503,"total_tokens":3622,"prompt_tokens_details":{"cached_tokens":1024},"cache_read_input_tokens":1024,"cache_creation_input_tokens":0}}`)
+	u, ok := wire.UsageOf(got)
+	if !ok || u.PromptTokens != 3119 || u.CachedTokens != 1024 || u.CompletionTokens != 503 {
+		t.Fatalf("usage as the gateway reads it: %+v", u)
+	}
+	for stop, want := range map[string]string{"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
+		"model_context_window_exceeded": "length", "tool_use": "tool_calls", "refusal": "content_filter"} {
+		if got := anthropic.FinishReason(stop); got != want {
+			t.Errorf("FinishReason(%s) = %s, want %s", stop, got, want)
+		}
+	}
+}
+
+func TestDoNonStream(t *testing.T) {
+	f := newFake(t)
+	f.set(200, "message_tool.json")
+	resp, err := do(t, f, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.Header.Get("Content-Type") != "application/json" || int64(len(b)) != resp.ContentLength {
+		t.Fatalf("headers %v, length %d of %d", resp.Header, resp.ContentLength, len(b))
+	}
+	if gjson.GetBytes(b, "choices.0.message.tool_calls.0.function.name").String() != "get_weather" {
+		t.Fatalf("body %s", b)
+	}
+	if sent := f.bodies[0]; gjson.Get(sent, "max_tokens").Int() != 4096 || gjson.Get(sent, "stream").Exists() {
+		t.Fatalf("sent %s", sent)
+	}
+}
+
+func TestDoStreamText(t *testing.T) {
+	f := newFake(t)
+	f.set(200, "stream_text.sse")
+	evs := chunkstest.Streamed(t)(do(t, f, true, true))
+	var text strings.Builder
+	for _, ev := range evs[:len(evs)-2] {
+		text.WriteString(gjson.Get(ev, "choices.0.delta.content").String())
+		if gjson.Get(ev, "object").String() != "chat.completion.chunk" || gjson.Get(ev, "id").String() != "msg_01XFDUDYJgAACzvnptvVoYEL" {
+			t.Fatalf("chunk %s", ev)
+		}
+	}
+	if text.String() != "Hello there!\n\"quoted\"" {
+		t.Fatalf("text %q", text.String())
+	}
+	if gjson.Get(evs[0], "choices.0.delta.role").String() != "assistant" {
+		t.Fatalf("first chunk %s", evs[0])
+	}
+	if fr := gjson.Get(evs[len(evs)-3], "choices.0.finish_reason").String(); fr != "stop" {
+		t.Fatalf("finish chunk %s", evs[len(evs)-3])
+	}
+	usage := evs[len(evs)-2]
+	u, ok := wire.UsageOf([]byte(usage))
+	if !ok || gjson.Get(usage, "choices.#").Int() != 0 || u != (wire.Usage{PromptTokens: 135, CompletionTokens: 15, TotalTokens: 150, CachedTokens: 100, CacheCreationTokens: 10}) {
+		t.Fatalf("usage chunk %s: %+v", usage, u)
+	}
+	if evs[len(evs)-1] != "[DONE]" {
+		t.Fatalf("last event %s", evs[len(evs)-1])
+	}
+}
+
+func TestDoStreamToolAndReasoning(t *testing.T) {
+	f := newFake(t)
+	f.set(200, "stream_tool.sse")
+	evs := chunkstest.Streamed(t)(do(t, f, true, false))
+	var reasoning, content, args strings.Builder
+	var id, name, finish string
+	for _, ev := range evs {
+		if strings.Contains(ev, `"usage"`) {
+			t.Fatalf("usage chunk without include_usage: %s", ev)
+		}
+		d := gjson.Get(ev, "choices.0.delta")
+		reasoning.WriteString(d.Get("reasoning_content").String())
+		content.WriteString(d.Get("content").String())
+		if tc := d.Get("tool_calls.0"); tc.Exists() {
+			if tc.Get("index").Int() != 0 {
+				t.Fatalf("tool index %s", ev)
+			}
+			if v := tc.Get("id").String(); v != "" {
+				id, name = v, tc.Get("function.name").String()
+			}
+			args.WriteString(tc.Get("function.arguments").String())
+		}
+		if v := gjson.Get(ev, "choices.0.finish_reason").String(); v != "" {
+			finish = v
+		}
+	}
+	if reasoning.String() != "The user wants the weather." || content.String() != "Okay, let me check." {
+		t.Fatalf("reasoning %q content %q", reasoning.String(), content.String())
+	}
+	if id != "toolu_01T1x1fJ34qAmk2tNTrN7Up6" || name != "get_weather" || args.String() != `{"location": "San Francisco, CA"}` || finish != "tool_calls" {
+		t.Fatalf("tool call %s %s %s, finish %s", id, name, args.String(), finish)
+	}
+	if evs[len(evs)-1] != "[DONE]" {
+		t.Fatalf("last event %s", evs[len(evs)-1])
+	}
+}
+
+// An error event after content ends the stream with an OpenAI error event
+// (the gateway forwards it and ends the stream); no [DONE].
+func TestDoStreamErrorAfterContent(t *testing.T) {
+	f := newFake(t)
+	f.set(200, "stream_error_after_content.sse")
+	evs := chunkstest.Streamed(t)(do(t, f, true, true))
+	if len(evs) != 3 || gjson.Get(evs[1], "choices.0.delta.content").String() != "Hello" {
+		t.Fatalf("events %q", evs)
+	}
+	last := evs[2]
+	if gjson.Get(last, "error.type").String() != "overloaded_error" || gjson.Get(last, "error.message").String() != "Overloaded" {
+		t.Fatalf("last event %s", last)
+	}
+}
+
+// A stream cut without message_stop is an unexpected EOF, not a clean end.
+func TestStreamCut(t *testing.T) {
+	data, _ := os.ReadFile("testdata/stream_text.sse")
+	cut := data[:strings.Index(string(data), "event: message_delta")]
+	s := anthropic.NewStream(io.NopCloser(strings.NewReader(string(cut))), true, 1)
+	_, err := io.ReadAll(s)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err %v, want unexpected EOF", err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		stream bool
+		kind   apierr.Kind
+		code   int // the client's status
+	}{
+		{"429", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, false, apierr.UpstreamRateLimited, 429},
+		{"529 overloaded", 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, false, apierr.UpstreamServer, 503},
+		{"prompt too long", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`, false, apierr.ContextWindowExceeded, 400},
+		{"401", 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, false, apierr.UpstreamAuth, 502},
+		{"403", 403, `{"type":"error","error":{"type":"permission_error","message":"no access"}}`, true, apierr.UpstreamAuth, 502},
+		{"500", 500, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, true, apierr.UpstreamServer, 502},
+		{"400", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages: field required"}}`, false, apierr.UpstreamBadRequest, 400},
+		{"overloaded as the first stream event", 200, "stream_error_first.sse", true, apierr.UpstreamServer, 503},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t)
+			f.set(tc.status, tc.body)
+			resp, err := do(t, f, tc.stream, false)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatal("no error")
+			}
+			var e *apierr.Error
+			if !errors.As(err, &e) || e.Kind != tc.kind || e.HTTPStatus() != tc.code {
+				t.Fatalf("err %#v, want kind %v status %d", err, tc.kind, tc.code)
+			}
+			if strings.Contains(e.Message, "sk-ant-test") {
+				t.Fatalf("key in message %q", e.Message)
+			}
+		})
+	}
+}

@@ -1,0 +1,12 @@
+package azure
+
+import "github.com/sluice-gw/sluice/shared/providers/catalog"
+
+// Errors are Azure's words for a refusal by its content filter (code
+// content_filter, or innererror.code ResponsibleAIPolicyViolation).
+var Errors = catalog.ErrorWords{
+	ContentPolicy: catalog.Signal{
+		Codes:   []string{"content_filter"},
+		Phrases: []string{"content_filter", "responsibleaipolicyviolation", "content management policy"},
+	},
+}

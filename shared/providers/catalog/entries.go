@@ -1,0 +1,56 @@
+package catalog
+
+// entries lists every provider prefix the gateway recognises: those below,
+// the OpenAI-compatible ones and those not implemented yet (their
+// deployments load, are reported, and stay out of routing). Any other
+// prefix is a typo and fails the load.
+var entries = table(map[string]Entry{
+	"azure":     {Protocol: Azure, NeedsBase: true},
+	"mock":      {Protocol: Mock},
+	"anthropic": {Protocol: Anthropic, DefaultBase: "https://api.anthropic.com"},
+	// Bedrock: api_base (or aws_bedrock_runtime_endpoint) overrides the
+	// regional endpoint; none is needed.
+	"bedrock":          {Protocol: Bedrock},
+	"bedrock_converse": {Protocol: Bedrock},
+})
+
+// openAIBases are the providers that speak OpenAI's API, by their API base
+// ("": self-hosted, the config must give api_base).
+var openAIBases = map[string]string{
+	"openai":       "https://api.openai.com/v1",
+	"hosted_vllm":  "",
+	"openai_like":  "",
+	"lm_studio":    "http://localhost:1234/v1",
+	"ollama_chat":  "http://localhost:11434/v1",
+	"groq":         "https://api.groq.com/openai/v1",
+	"deepseek":     "https://api.deepseek.com/v1",
+	"mistral":      "https://api.mistral.ai/v1",
+	"together_ai":  "https://api.together.xyz/v1",
+	"fireworks_ai": "https://api.fireworks.ai/inference/v1",
+	"openrouter":   "https://openrouter.ai/api/v1",
+	"xai":          "https://api.x.ai/v1",
+	"deepinfra":    "https://api.deepinfra.com/v1/openai",
+	"perplexity":   "https://api.perplexity.ai",
+}
+
+// notImplemented are known LiteLLM providers the gateway cannot call yet.
+var notImplemented = []string{
+	"vertex_ai", "vertex_ai_beta",
+	"gemini", "cohere", "cohere_chat", "sagemaker", "huggingface",
+	"replicate", "watsonx", "databricks", "cloudflare", "azure_ai",
+	"ai21", "voyage", "ollama", "text-completion-openai", "nvidia_nim",
+	"cerebras", "sambanova", "predibase", "triton", "clarifai",
+	"anyscale", "friendliai", "github", "jina_ai", "nlp_cloud",
+	"aleph_alpha", "petals", "palm", "baseten", "vllm", "dashscope",
+	"moonshot", "volcengine", "litellm_proxy",
+}
+
+func table(m map[string]Entry) map[string]Entry {
+	for name, base := range openAIBases {
+		m[name] = Entry{Protocol: OpenAI, DefaultBase: base, NeedsBase: base == ""}
+	}
+	for _, name := range notImplemented {
+		m[name] = Entry{}
+	}
+	return m
+}

@@ -1,0 +1,104 @@
+// Package chunkstest reads translated streams in tests as an OpenAI client
+// reads them, checking the framing package chunks promises.
+package chunkstest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/sse"
+)
+
+// Events returns the data of each event of an SSE body, until its end or
+// the error that ended it.
+func Events(r io.Reader) ([]string, error) {
+	rd := sse.NewReader(r)
+	defer rd.Release()
+	var out []string
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, string(sse.Data(ev)))
+	}
+}
+
+// Streamed returns the events' data of a streamed answer, failing t on an
+// error, to be called on what a Do returns: Streamed(t)(p.Do(...)).
+func Streamed(t testing.TB) func(*http.Response, error) []string {
+	return func(resp *http.Response, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		evs, err := Events(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+}
+
+// Read reads a translated stream and returns its events' data. It fails t
+// on an event that is not one data line, a chunk that is not a JSON
+// chat.completion.chunk with choices, an event or an error after the end
+// ([DONE], or an error event with a message), or a clean end before it.
+// A stream cut by an error before its end is no failure: err says why.
+func Read(t testing.TB, body io.Reader) (events []string, err error) {
+	t.Helper()
+	rd := sse.NewReader(body)
+	defer rd.Release()
+	ended := false
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if err == io.EOF && !ended {
+				t.Fatalf("a clean end without [DONE] or an error event; events %q", events)
+			}
+			if err != io.EOF && ended {
+				t.Fatalf("error %v after the end", err)
+			}
+			if err == io.EOF {
+				err = nil
+			}
+			return events, err
+		}
+		if ended {
+			t.Fatalf("event after the end: %q", ev)
+		}
+		s := string(ev)
+		if !strings.HasPrefix(s, "data: ") || !strings.HasSuffix(s, "\n\n") || strings.Count(s, "\n") != 2 {
+			t.Fatalf("not one data line: %q", s)
+		}
+		data := sse.Data(ev)
+		events = append(events, string(data))
+		if sse.IsDone(data) {
+			ended = true
+			continue
+		}
+		if !json.Valid(data) {
+			t.Fatalf("not JSON: %s", data)
+		}
+		c := gjson.ParseBytes(data)
+		if e := c.Get("error"); e.Exists() {
+			if e.Get("message").Type != gjson.String {
+				t.Fatalf("error event %s", data)
+			}
+			ended = true
+			continue
+		}
+		if c.Get("object").String() != "chat.completion.chunk" || !c.Get("choices").IsArray() {
+			t.Fatalf("chunk %s", data)
+		}
+	}
+}
