@@ -91,12 +91,7 @@ const schemaFormat = `"response_format":{"type":"json_schema","json_schema":{"na
 func TestResponseFormatJSONSchema(t *testing.T) {
 	f := newFake(t)
 	f.set(200, "message_json.json")
-	resp, err := doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],`+schemaFormat+`}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b := chunkstest.Body(t)(doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],`+schemaFormat+`}`))
 	sent := f.bodies[0]
 	jsonEqual(t, []byte(gjson.Get(sent, "tools").Raw), `[{"name":"json_tool_call","input_schema":{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"number"}},"required":["city"]}}]`)
 	jsonEqual(t, []byte(gjson.Get(sent, "tool_choice").Raw), `{"type":"tool","name":"json_tool_call"}`)
@@ -246,12 +241,7 @@ func TestUnsupportedParams(t *testing.T) {
 func TestThinkingBlocksResponse(t *testing.T) {
 	f := newFake(t)
 	f.set(200, "message_thinking.json")
-	resp, err := doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],"reasoning_effort":"low"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b := chunkstest.Body(t)(doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],"reasoning_effort":"low"}`))
 	m := gjson.GetBytes(b, "choices.0.message")
 	jsonEqual(t, []byte(m.Get("thinking_blocks").Raw), `[{"type":"thinking","thinking":"Need the weather.","signature":"EqQBCgIYAhIMsig1"},
 	  {"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj"}]`)

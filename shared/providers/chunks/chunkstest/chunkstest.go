@@ -49,6 +49,23 @@ func Streamed(t testing.TB) func(*http.Response, error) []string {
 	}
 }
 
+// Body returns the body of a unary answer, failing t on an error, to be
+// called on what a Do returns: Body(t)(p.Do(...)). The body is closed.
+func Body(t testing.TB) func(*http.Response, error) []byte {
+	return func(resp *http.Response, err error) []byte {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+}
+
 // Read reads a translated stream and returns its events' data. It fails t
 // on an event that is not one data line, a chunk that is not a JSON
 // chat.completion.chunk with choices, an event or an error after the end
