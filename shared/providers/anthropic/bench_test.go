@@ -11,10 +11,7 @@ import (
 )
 
 func BenchmarkTranslateRequest(b *testing.B) {
-	providerstest.BenchTranslateRequest(b, "claude-sonnet-4-20250514", func(body []byte) error {
-		_, err := anthropic.TranslateRequest(body, 4096)
-		return err
-	})
+	providerstest.BenchTranslateRequest(b, "claude-sonnet-4-20250514", func(body []byte) ([]byte, error) { return anthropic.TranslateRequest(body, 4096) })
 }
 
 func BenchmarkTranslateResponse(b *testing.B) {

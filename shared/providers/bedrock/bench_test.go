@@ -14,10 +14,7 @@ import (
 )
 
 func BenchmarkTranslateRequest(b *testing.B) {
-	providerstest.BenchTranslateRequest(b, "claude", func(body []byte) error {
-		_, err := bedrock.TranslateRequest(body, modelID)
-		return err
-	})
+	providerstest.BenchTranslateRequest(b, "claude", func(body []byte) (*bedrock.Request, error) { return bedrock.TranslateRequest(body, modelID) })
 }
 
 func BenchmarkTranslateOutput(b *testing.B) {

@@ -19,11 +19,11 @@ func BenchRequest(model string) string {
 
 // BenchTranslateRequest benchmarks translate on BenchRequest(model), the
 // body converted to bytes in each iteration as a handler receives it anew.
-func BenchTranslateRequest(b *testing.B, model string, translate func(body []byte) error) {
+func BenchTranslateRequest[T any](b *testing.B, model string, translate func(body []byte) (T, error)) {
 	req := BenchRequest(model)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := translate([]byte(req)); err != nil {
+		if _, err := translate([]byte(req)); err != nil {
 			b.Fatal(err)
 		}
 	}
