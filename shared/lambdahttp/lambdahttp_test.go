@@ -154,6 +154,19 @@ func TestNotAFunctionURLEvent(t *testing.T) {
 	}
 }
 
+// writesThenPanics is a handler that starts a body of contentType with
+// written, flushed when flush is set, and then panics with v.
+func writesThenPanics(contentType, written string, flush bool, v any) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		io.WriteString(w, written)
+		if flush {
+			w.(http.Flusher).Flush()
+		}
+		panic(v)
+	}
+}
+
 func TestPanics(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -186,25 +199,16 @@ func TestPanics(t *testing.T) {
 			wantLog:    "invalid WriteHeader code 42",
 		},
 		{
-			name: "after an SSE stream started",
-			handler: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-				io.WriteString(w, "data: {\"n\":1}\n\n")
-				w.(http.Flusher).Flush()
-				panic(errors.New("upstream exploded"))
-			},
+			name:       "after an SSE stream started",
+			handler:    writesThenPanics("text/event-stream; charset=utf-8", "data: {\"n\":1}\n\n", true, errors.New("upstream exploded")),
 			wantStatus: 200,
 			wantType:   "text/event-stream; charset=utf-8",
 			wantBody:   "data: {\"n\":1}\n\ndata: " + internalError + "\n\n",
 			wantLog:    "upstream exploded",
 		},
 		{
-			name: "in the middle of an SSE event",
-			handler: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				io.WriteString(w, "data: {\"n\":1}\n\ndata: {\"a\":")
-				panic("cut short")
-			},
+			name:       "in the middle of an SSE event",
+			handler:    writesThenPanics("text/event-stream", "data: {\"n\":1}\n\ndata: {\"a\":", false, "cut short"),
 			wantStatus: 200,
 			wantType:   "text/event-stream",
 			// The open event is ended first: the error is an event of its own.
@@ -212,12 +216,8 @@ func TestPanics(t *testing.T) {
 			wantLog:  "cut short",
 		},
 		{
-			name: "after a JSON body started",
-			handler: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				io.WriteString(w, `{"partial":`)
-				panic("half way")
-			},
+			name:        "after a JSON body started",
+			handler:     writesThenPanics("application/json", `{"partial":`, false, "half way"),
 			wantStatus:  200,
 			wantType:    "application/json",
 			wantBody:    `{"partial":`,
@@ -225,12 +225,8 @@ func TestPanics(t *testing.T) {
 			wantLog:     "half way",
 		},
 		{
-			name: "ErrAbortHandler cuts an SSE stream",
-			handler: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				io.WriteString(w, "data: 1\n\n")
-				panic(http.ErrAbortHandler)
-			},
+			name:        "ErrAbortHandler cuts an SSE stream",
+			handler:     writesThenPanics("text/event-stream", "data: 1\n\n", false, http.ErrAbortHandler),
 			wantStatus:  200,
 			wantType:    "text/event-stream",
 			wantBody:    "data: 1\n\n",

@@ -7,17 +7,11 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 )
 
-const benchRequest = `{"model":"claude-sonnet-4-20250514","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Write a haiku about the sea, and tell me the weather in Paris."}],"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"location":{"type":"string"}}}}}],"tool_choice":"auto","temperature":0.7,"stream":true,"stream_options":{"include_usage":true}}`
-
 func BenchmarkTranslateRequest(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := anthropic.TranslateRequest([]byte(benchRequest), 4096); err != nil {
-			b.Fatal(err)
-		}
-	}
+	providerstest.BenchTranslateRequest(b, "claude-sonnet-4-20250514", func(body []byte) ([]byte, error) { return anthropic.TranslateRequest(body, 4096) })
 }
 
 func BenchmarkTranslateResponse(b *testing.B) {

@@ -35,24 +35,25 @@ func jsonEqual(t *testing.T, got []byte, want string) {
 }
 
 // fake is a fake Anthropic API: it checks the headers, records the
-// translated requests and answers with a status and a body (a recorded
+// translated requests and answers with its status and a body (a recorded
 // event stream for streams).
 type fake struct {
 	mu     sync.Mutex
 	bodies []string
-	status int
-	file   string // testdata file to answer with
+	status int    // the status to answer with
+	file   string // the testdata file to answer with; the error body when status is not 200
 	srv    *httptest.Server
 }
 
-func newFake(t *testing.T) *fake {
-	f := &fake{status: 200}
+// newFake starts a fake answering every request with status and file.
+func newFake(t *testing.T, status int, file string) *fake {
+	f := &fake{status: status, file: file}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		f.mu.Lock()
 		f.bodies = append(f.bodies, string(b))
-		status, file := f.status, f.file
 		f.mu.Unlock()
+		status, file := f.status, f.file
 		if r.URL.Path != "/v1/messages" || r.Header.Get("x-api-key") != "sk-ant-test" || r.Header.Get("anthropic-version") != "2023-06-01" {
 			w.WriteHeader(http.StatusTeapot)
 			fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad path or headers: %s"}}`, r.URL.Path)
@@ -82,12 +83,6 @@ func newFake(t *testing.T) *fake {
 	}))
 	t.Cleanup(f.srv.Close)
 	return f
-}
-
-func (f *fake) set(status int, file string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.status, f.file = status, file
 }
 
 func (f *fake) deployment() *config.Deployment {

@@ -89,14 +89,8 @@ const schemaFormat = `"response_format":{"type":"json_schema","json_schema":{"na
 // response_format json_schema becomes a forced json_tool_call tool (as in
 // LiteLLM), and the tool's input comes back as the message content.
 func TestResponseFormatJSONSchema(t *testing.T) {
-	f := newFake(t)
-	f.set(200, "message_json.json")
-	resp, err := doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],`+schemaFormat+`}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	f := newFake(t, 200, "message_json.json")
+	b := chunkstest.Body(t)(doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],`+schemaFormat+`}`))
 	sent := f.bodies[0]
 	jsonEqual(t, []byte(gjson.Get(sent, "tools").Raw), `[{"name":"json_tool_call","input_schema":{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"number"}},"required":["city"]}}]`)
 	jsonEqual(t, []byte(gjson.Get(sent, "tool_choice").Raw), `{"type":"tool","name":"json_tool_call"}`)
@@ -111,8 +105,7 @@ func TestResponseFormatJSONSchema(t *testing.T) {
 }
 
 func TestResponseFormatJSONSchemaStream(t *testing.T) {
-	f := newFake(t)
-	f.set(200, "stream_json.sse")
+	f := newFake(t, 200, "stream_json.sse")
 	evs := chunkstest.Streamed(t)(doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],"stream":true,`+schemaFormat+`}`))
 	var content strings.Builder
 	var finish string
@@ -217,8 +210,7 @@ func TestUnsupportedParams(t *testing.T) {
 		}
 	}
 
-	f := newFake(t)
-	f.set(200, "message_tool.json")
+	f := newFake(t, 200, "message_tool.json")
 	body := `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"hi"}],"seed":7,"presence_penalty":1}`
 	_, err := doBody(t, f.deployment(), body)
 	var e *apierr.Error
@@ -244,14 +236,8 @@ func TestUnsupportedParams(t *testing.T) {
 // reasoning_content (as in LiteLLM), so that a tool loop with thinking on can
 // send them back.
 func TestThinkingBlocksResponse(t *testing.T) {
-	f := newFake(t)
-	f.set(200, "message_thinking.json")
-	resp, err := doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],"reasoning_effort":"low"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	f := newFake(t, 200, "message_thinking.json")
+	b := chunkstest.Body(t)(doBody(t, f.deployment(), `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":"weather?"}],"reasoning_effort":"low"}`))
 	m := gjson.GetBytes(b, "choices.0.message")
 	jsonEqual(t, []byte(m.Get("thinking_blocks").Raw), `[{"type":"thinking","thinking":"Need the weather.","signature":"EqQBCgIYAhIMsig1"},
 	  {"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj"}]`)
@@ -261,8 +247,7 @@ func TestThinkingBlocksResponse(t *testing.T) {
 }
 
 func TestThinkingBlocksStream(t *testing.T) {
-	f := newFake(t)
-	f.set(200, "stream_tool.sse")
+	f := newFake(t, 200, "stream_tool.sse")
 	evs := chunkstest.Streamed(t)(do(t, f, true, false))
 	var thinking, signature strings.Builder
 	for _, ev := range evs {

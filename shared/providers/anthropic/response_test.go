@@ -43,8 +43,7 @@ func TestTranslateResponse(t *testing.T) {
 }
 
 func TestDoNonStream(t *testing.T) {
-	f := newFake(t)
-	f.set(200, "message_tool.json")
+	f := newFake(t, 200, "message_tool.json")
 	resp, err := do(t, f, false, false)
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +62,7 @@ func TestDoNonStream(t *testing.T) {
 }
 
 func TestDoStreamText(t *testing.T) {
-	f := newFake(t)
-	f.set(200, "stream_text.sse")
+	f := newFake(t, 200, "stream_text.sse")
 	evs := chunkstest.Streamed(t)(do(t, f, true, true))
 	var text strings.Builder
 	for _, ev := range evs[:len(evs)-2] {
@@ -93,8 +91,7 @@ func TestDoStreamText(t *testing.T) {
 }
 
 func TestDoStreamToolAndReasoning(t *testing.T) {
-	f := newFake(t)
-	f.set(200, "stream_tool.sse")
+	f := newFake(t, 200, "stream_tool.sse")
 	evs := chunkstest.Streamed(t)(do(t, f, true, false))
 	var reasoning, content, args strings.Builder
 	var id, name, finish string
@@ -132,8 +129,7 @@ func TestDoStreamToolAndReasoning(t *testing.T) {
 // An error event after content ends the stream with an OpenAI error event
 // (the gateway forwards it and ends the stream); no [DONE].
 func TestDoStreamErrorAfterContent(t *testing.T) {
-	f := newFake(t)
-	f.set(200, "stream_error_after_content.sse")
+	f := newFake(t, 200, "stream_error_after_content.sse")
 	evs := chunkstest.Streamed(t)(do(t, f, true, true))
 	if len(evs) != 3 || gjson.Get(evs[1], "choices.0.delta.content").String() != "Hello" {
 		t.Fatalf("events %q", evs)
@@ -174,8 +170,7 @@ func TestErrors(t *testing.T) {
 		{"overloaded as the first stream event", 200, "stream_error_first.sse", true, apierr.UpstreamServer, 503},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t)
-			f.set(tc.status, tc.body)
+			f := newFake(t, tc.status, tc.body)
 			resp, err := do(t, f, tc.stream, false)
 			if err == nil {
 				resp.Body.Close()

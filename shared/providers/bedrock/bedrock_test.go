@@ -45,12 +45,7 @@ var wantUsage = wire.Usage{PromptTokens: 32, CompletionTokens: 6, TotalTokens: 3
 
 func TestConverse(t *testing.T) {
 	srv, p, d := setup(t)
-	resp, err := do(t, p, d, chat(`,"max_tokens":50,"temperature":0.5,"stop":["END"]`, false), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := chunkstest.Body(t)(do(t, p, d, chat(`,"max_tokens":50,"temperature":0.5,"stop":["END"]`, false), false))
 	if gjson.GetBytes(b, "choices.0.message.content").String() != "Hello from b1." || gjson.GetBytes(b, "choices.0.finish_reason").String() != "stop" ||
 		gjson.GetBytes(b, "model").String() != modelID || gjson.GetBytes(b, "object").String() != "chat.completion" {
 		t.Fatalf("body %s", b)
@@ -142,12 +137,7 @@ func TestToolsAndReasoning(t *testing.T) {
 	body := `{"model":"claude","messages":[{"role":"user","content":"weather?"},
 	  {"role":"assistant","content":null,"tool_calls":[{"id":"tooluse_fake1","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris\"}"}}]},
 	  {"role":"tool","tool_call_id":"tooluse_fake1","content":"18C"}]` + tools + `}`
-	resp, err := do(t, p, d, body, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := chunkstest.Body(t)(do(t, p, d, body, false))
 	if got := gjson.GetBytes(b, "choices.0.message.content").String(); got != "It is 18C in Paris." {
 		t.Fatalf("reply %s", b)
 	}
@@ -163,16 +153,11 @@ func TestImages(t *testing.T) {
 	img := func(url string) string {
 		return `{"model":"claude","messages":[{"role":"user","content":[{"type":"text","text":"what?"},{"type":"image_url","image_url":{"url":"` + url + `"}}]}]}`
 	}
-	resp, err := do(t, p, d, img("data:image/png;base64,iVBORw0KGgo="), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := chunkstest.Body(t)(do(t, p, d, img("data:image/png;base64,iVBORw0KGgo="), false))
 	if got := gjson.GetBytes(b, "choices.0.message.content").String(); got != "A png image of 12 base64 bytes." {
 		t.Fatalf("reply %s", b)
 	}
-	_, err = do(t, p, d, img("https://example.com/cat.png"), false)
+	_, err := do(t, p, d, img("https://example.com/cat.png"), false)
 	var e *apierr.Error
 	if !errors.As(err, &e) || e.HTTPStatus() != 400 || !strings.Contains(e.Message, "data URL") {
 		t.Fatalf("http image: %v", err)
@@ -249,12 +234,7 @@ func TestEmbeddings(t *testing.T) {
 			`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.03,0.04,0.05]}],"model":"cohere.embed-english-v3"}`},
 	} {
 		d.Model = tc.model
-		resp, err := p.Do(context.Background(), d, wire.Call{Op: wire.OpEmbeddings, Body: []byte(tc.body)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		b := chunkstest.Body(t)(p.Do(context.Background(), d, wire.Call{Op: wire.OpEmbeddings, Body: []byte(tc.body)}))
 		if string(b) != tc.want {
 			t.Fatalf("%s:\n got  %s\n want %s", tc.model, b, tc.want)
 		}
@@ -266,17 +246,12 @@ func TestEmbeddings(t *testing.T) {
 	}
 	// base64, as the OpenAI Python SDK asks by default: little-endian float32.
 	d.Model = "amazon.titan-embed-text-v2:0"
-	resp, err := p.Do(context.Background(), d, wire.Call{Op: wire.OpEmbeddings, Body: []byte(`{"model":"e","input":"hi","dimensions":1,"encoding_format":"base64"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := chunkstest.Body(t)(p.Do(context.Background(), d, wire.Call{Op: wire.OpEmbeddings, Body: []byte(`{"model":"e","input":"hi","dimensions":1,"encoding_format":"base64"}`)}))
 	if got := gjson.GetBytes(b, "data.0.embedding").String(); got != "CtejPA==" { // float32(0.02)
 		t.Fatalf("base64 embedding %s", b)
 	}
 	d.Model = "anthropic.claude-3-haiku-20240307-v1:0"
-	_, err = p.Do(context.Background(), d, wire.Call{Op: wire.OpEmbeddings, Body: []byte(`{"model":"e","input":"hi"}`)})
+	_, err := p.Do(context.Background(), d, wire.Call{Op: wire.OpEmbeddings, Body: []byte(`{"model":"e","input":"hi"}`)})
 	var e *apierr.Error
 	if !errors.As(err, &e) || e.HTTPStatus() != 400 {
 		t.Fatalf("a chat model for embeddings: %v", err)

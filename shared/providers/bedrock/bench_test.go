@@ -10,17 +10,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/sluice-gw/sluice/shared/providers/bedrock"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 )
 
-const benchRequest = `{"model":"claude","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Write a haiku about the sea, and tell me the weather in Paris."}],"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"location":{"type":"string"}}}}}],"tool_choice":"auto","temperature":0.7,"stream":true,"stream_options":{"include_usage":true}}`
-
 func BenchmarkTranslateRequest(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := bedrock.TranslateRequest([]byte(benchRequest), modelID); err != nil {
-			b.Fatal(err)
-		}
-	}
+	providerstest.BenchTranslateRequest(b, "claude", func(body []byte) (*bedrock.Request, error) { return bedrock.TranslateRequest(body, modelID) })
 }
 
 func BenchmarkTranslateOutput(b *testing.B) {

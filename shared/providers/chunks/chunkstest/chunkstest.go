@@ -35,17 +35,29 @@ func Events(r io.Reader) ([]string, error) {
 // Streamed returns the events' data of a streamed answer, failing t on an
 // error, to be called on what a Do returns: Streamed(t)(p.Do(...)).
 func Streamed(t testing.TB) func(*http.Response, error) []string {
-	return func(resp *http.Response, err error) []string {
+	return answer(t, Events)
+}
+
+// Body returns the body of a unary answer, failing t on an error, to be
+// called on what a Do returns: Body(t)(p.Do(...)).
+func Body(t testing.TB) func(*http.Response, error) []byte {
+	return answer(t, io.ReadAll)
+}
+
+// answer returns what read makes of an answer's body, failing t on the
+// error of the call or of read. The body is closed.
+func answer[T any](t testing.TB, read func(io.Reader) (T, error)) func(*http.Response, error) T {
+	return func(resp *http.Response, err error) T {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		evs, err := Events(resp.Body)
+		v, err := read(resp.Body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return evs
+		return v
 	}
 }
 

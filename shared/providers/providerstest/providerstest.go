@@ -1,0 +1,45 @@
+// Package providerstest holds test support the provider translations
+// share: the chat request their benchmarks translate, and the check that a
+// translation's refusal is a 400.
+package providerstest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+)
+
+// BenchRequest is the OpenAI chat request the translation benchmarks
+// translate, asking for model: a system prompt, a user turn, a tool,
+// tool_choice, a temperature and a stream with usage.
+func BenchRequest(model string) string {
+	return `{"model":"` + model + `","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Write a haiku about the sea, and tell me the weather in Paris."}],"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"location":{"type":"string"}}}}}],"tool_choice":"auto","temperature":0.7,"stream":true,"stream_options":{"include_usage":true}}`
+}
+
+// BenchTranslateRequest benchmarks translate on BenchRequest(model), the
+// body converted to bytes in each iteration as a handler receives it anew.
+func BenchTranslateRequest[T any](b *testing.B, model string, translate func(body []byte) (T, error)) {
+	req := BenchRequest(model)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := translate([]byte(req)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Refused reports whether a translation refused its input (err != nil),
+// failing t unless the refusal is a 400: an *apierr.Error of kind
+// InvalidRequest with a message.
+func Refused(t testing.TB, err error) bool {
+	t.Helper()
+	if err == nil {
+		return false
+	}
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.Kind != apierr.InvalidRequest || e.Message == "" {
+		t.Fatalf("error %v is not a 400", err)
+	}
+	return true
+}
