@@ -175,6 +175,57 @@ func updateItem(table, pk string, a attrs) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: u}
 }
 
+// count reads the counter item pk ("n", changed by createCounted and
+// deleteCounted) with a strongly consistent read; absent: 0.
+func (st *Store) count(ctx context.Context, pk, what string) (int64, error) {
+	ctx, cancel := st.call(ctx)
+	defer cancel()
+	out, err := st.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(st.table), Key: ddb.PK(pk), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return 0, wrap("count", what, err)
+	}
+	return ddb.Int0(out.Item, "n"), nil
+}
+
+// addCount ADDs delta to the counter item pk.
+func addCount(table, pk string, delta int64) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(table),
+		Key:                       ddb.PK(pk),
+		UpdateExpression:          aws.String("ADD #n :d"),
+		ExpressionAttributeNames:  map[string]string{"#n": "n"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": ddb.N(delta)},
+	}}
+}
+
+// createCounted puts a new item unless its pk exists and counts it in
+// the counter item countPK, in one transaction.
+func (st *Store) createCounted(ctx context.Context, item ddb.Item, countPK, what string) error {
+	err := st.transact(ctx, what, []types.TransactWriteItem{
+		put(st.table, item, "attribute_not_exists(pk)", nil),
+		addCount(st.table, countPK, 1),
+	})
+	if _, ok := failedAt(err); ok {
+		return fmt.Errorf("%s: %w", what, keys.ErrExists)
+	}
+	return err
+}
+
+// deleteCounted deletes the existing item pk and counts it out of the
+// counter item countPK, in one transaction.
+func (st *Store) deleteCounted(ctx context.Context, pk, countPK, what string) error {
+	err := st.transact(ctx, what, []types.TransactWriteItem{
+		del(st.table, pk, "attribute_exists(pk)", nil),
+		addCount(st.table, countPK, -1),
+	})
+	if _, ok := failedAt(err); ok {
+		return fmt.Errorf("%s: %w", what, keys.ErrNotFound)
+	}
+	return err
+}
+
 // transact runs a TransactWriteItems. A cancelled transaction returns
 // *cancelled with the index of the first failed condition.
 func (st *Store) transact(ctx context.Context, what string, items []types.TransactWriteItem) error {
