@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
@@ -22,10 +21,6 @@ import (
 // members, the user's teams), always in one TransactWriteItems; deleting
 // a team or a user removes its memberships from all three in the same
 // transaction (deleteTeam, deleteUser).
-const (
-	attrMembers = "members" // the team's: L of M {user_id, role}
-	attrRole    = "role"
-)
 
 // memberAttrs encodes the settings of m (created_at aside).
 func memberAttrs(m keys.Member) attrs {
@@ -150,30 +145,11 @@ func (st *Store) RemoveMember(ctx context.Context, team, user string) error {
 	return err
 }
 
-// listSet returns the transaction Update that SETs the list attribute name
-// of the item pk to v, on the condition that the item exists and, when
-// readLen >= 0, that the list still has the length read (optimistic
-// concurrency for read-modify-write of membership lists).
-func (st *Store) listSet(pk, name string, v types.AttributeValue, readLen int) types.TransactWriteItem {
-	values := map[string]types.AttributeValue{":v": v}
-	cond := "attribute_exists(pk)"
-	switch {
-	case readLen == 0:
-		cond += " AND (attribute_not_exists(#a) OR size(#a) = :n)"
-		values[":n"] = ddb.N(0)
-	case readLen > 0:
-		cond += " AND size(#a) = :n"
-		values[":n"] = ddb.N(int64(readLen))
-	}
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName:                 aws.String(st.table),
-		Key:                       ddb.PK(pk),
-		UpdateExpression:          aws.String("SET #a = :v"),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  map[string]string{"#a": name},
-		ExpressionAttributeValues: values,
-	}}
-}
+// A team item's members: L of M {user_id, role}; a member item's role.
+const (
+	attrMembers = "members"
+	attrRole    = "role"
+)
 
 // decodeMembers reads a team item's members.
 func decodeMembers(item ddb.Item) []keys.TeamMember {
