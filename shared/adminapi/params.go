@@ -53,6 +53,16 @@ func readParams(r *http.Request) (*params, error) {
 	return p, nil
 }
 
+// readParam reads a body whose one field is the string name (absent: "").
+func readParam(r *http.Request, name string) (string, error) {
+	p, err := readParams(r)
+	if err != nil {
+		return "", err
+	}
+	v, _ := p.str(name)
+	return v, p.done()
+}
+
 func jsonErr(err error) string {
 	if err == nil {
 		return "null"

@@ -87,6 +87,15 @@ func budgetFields(o obj, b keys.Budget, now time.Time) {
 	o["budget_reset_at"] = ts(b.ResetAt(now))
 }
 
+// objectsAt renders vs with show at now: a JSON list, [] when empty.
+func objectsAt[T any](vs []T, now time.Time, show func(v T, now time.Time) obj) []obj {
+	out := make([]obj, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, show(v, now))
+	}
+	return out
+}
+
 // keyObject is a key as /key/info and /key/list show it (LiteLLM's
 // LiteLLM_VerificationToken); the secret is never in it.
 func keyObject(k keys.Key, now time.Time) obj {
