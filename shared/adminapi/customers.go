@@ -27,11 +27,7 @@ func (h *Handler) customerNew(w http.ResponseWriter, r *http.Request, c *caller)
 }
 
 func (h *Handler) customerUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	e, err := endUsers.updated(h, r, c, nil)
-	if err != nil {
-		return err
-	}
-	return ok(w, endUserObject(e, h.now()))
+	return endUsers.updateAndShow(h, w, r, c, nil, func(e keys.EndUser) obj { return endUserObject(e, h.now()) })
 }
 
 // endUserIDs reads {"user_ids": [...]} and checks every id exists.
@@ -96,10 +92,5 @@ func (h *Handler) customerList(w http.ResponseWriter, r *http.Request, c *caller
 	if err != nil {
 		return err
 	}
-	now := h.now()
-	out := []obj{}
-	for _, e := range es {
-		out = append(out, endUserObject(e, now))
-	}
-	return ok(w, out)
+	return ok(w, objectsAt(es, h.now(), endUserObject))
 }

@@ -76,6 +76,16 @@ func (rk record[T]) updated(h *Handler, r *http.Request, c *caller, resolve func
 	return rk.update(h.keys, r.Context(), v)
 }
 
+// updateAndShow is an update route: the update flow, answered with show of
+// the record as stored (rendered after the write).
+func (rk record[T]) updateAndShow(h *Handler, w http.ResponseWriter, r *http.Request, c *caller, resolve func(id string, pt patch[T]) (string, error), show func(v T) obj) error {
+	v, err := rk.updated(h, r, c, resolve)
+	if err != nil {
+		return err
+	}
+	return ok(w, show(v))
+}
+
 // The record kinds the shared flows serve.
 var (
 	teams = record[keys.Team]{noun: "team", idParam: "team_id", parse: teamPatch, get: keys.Admin.GetTeam, create: keys.Admin.CreateTeam, update: keys.Admin.UpdateTeam,

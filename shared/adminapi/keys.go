@@ -224,12 +224,8 @@ func (h *Handler) keyUnblock(w http.ResponseWriter, r *http.Request, c *caller) 
 // setKeyBlocked blocks or unblocks a key: a proxy admin, or a team admin
 // for its team's keys.
 func (h *Handler) setKeyBlocked(w http.ResponseWriter, r *http.Request, c *caller, blocked bool) error {
-	p, err := readParams(r)
+	ref, err := readParam(r, "key")
 	if err != nil {
-		return err
-	}
-	ref, _ := p.str("key")
-	if err := p.done(); err != nil {
 		return err
 	}
 	k, err := h.loadKey(r.Context(), "key", ref)

@@ -53,6 +53,16 @@ func readParams(r *http.Request) (*params, error) {
 	return p, nil
 }
 
+// readParam reads a body whose one field is the string name (absent: "").
+func readParam(r *http.Request, name string) (string, error) {
+	p, err := readParams(r)
+	if err != nil {
+		return "", err
+	}
+	v, _ := p.str(name)
+	return v, p.done()
+}
+
 func jsonErr(err error) string {
 	if err == nil {
 		return "null"
@@ -82,58 +92,41 @@ func (p *params) has(name string) bool {
 	return ok
 }
 
-func (p *params) str(name string) (string, bool) {
-	v, ok := p.raw(name)
+// decoded reads the field name as a T: absent or null, false; not a T,
+// the 400 "name: want".
+func decoded[T any](p *params, name, want string) (T, bool) {
+	var zero T
+	raw, ok := p.raw(name)
 	if !ok {
-		return "", false
+		return zero, false
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		p.fail(badParam(name, "want a string"))
-		return "", false
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		p.fail(badParam(name, "%s", want))
+		return zero, false
 	}
-	return s, true
+	return v, true
 }
 
+func (p *params) str(name string) (string, bool) { return decoded[string](p, name, "want a string") }
+
 func (p *params) strs(name string) ([]string, bool) {
-	v, ok := p.raw(name)
-	if !ok {
-		return nil, false
-	}
-	var s []string
-	if err := json.Unmarshal(v, &s); err != nil {
-		p.fail(badParam(name, "want a list of strings"))
-		return nil, false
-	}
-	if slices.Contains(s, "") {
+	s, ok := decoded[[]string](p, name, "want a list of strings")
+	if ok && slices.Contains(s, "") {
 		p.fail(badParam(name, "empty string in the list"))
 		return nil, false
 	}
-	return s, true
+	return s, ok
 }
 
 func (p *params) boolean(name string) (bool, bool) {
-	v, ok := p.raw(name)
-	if !ok {
-		return false, false
-	}
-	var b bool
-	if err := json.Unmarshal(v, &b); err != nil {
-		p.fail(badParam(name, "want true or false"))
-		return false, false
-	}
-	return b, true
+	return decoded[bool](p, name, "want true or false")
 }
 
 // limit reads a non-negative whole number (rpm_limit, tpm_limit).
 func (p *params) limit(name string) (int64, bool) {
-	v, ok := p.raw(name)
+	f, ok := decoded[float64](p, name, "want a number")
 	if !ok {
-		return 0, false
-	}
-	var f float64
-	if err := json.Unmarshal(v, &f); err != nil {
-		p.fail(badParam(name, "want a number"))
 		return 0, false
 	}
 	if f < 0 || f != math.Trunc(f) || f > math.MaxInt64/2 {

@@ -45,6 +45,14 @@ func (pt *patch[T]) str(p *params, name string, f func(*T) *string) {
 	pt.field(ok || p.has(name), func(r *T) { *f(r) = v })
 }
 
+// aliasedPatch starts the patch of a record whose alias is the field
+// name (read with str), as keys, teams and end users are.
+func aliasedPatch[T any](p *params, name string, alias func(*T) *string) patch[T] {
+	var pt patch[T]
+	pt.str(p, name, alias)
+	return pt
+}
+
 // setting reads the field name with read onto the Settings, when the body
 // gives it (null included: it clears the setting). A field read with an
 // error adds a setter too, never applied: the body is refused.
@@ -85,8 +93,7 @@ func (pt *patch[T]) metadata(p *params) {
 
 // keyPatch reads the settings of a key; now is when a duration starts.
 func keyPatch(p *params, now time.Time) patch[keys.Key] {
-	var pt patch[keys.Key]
-	pt.str(p, "key_alias", func(k *keys.Key) *string { return &k.Alias })
+	pt := aliasedPatch(p, "key_alias", func(k *keys.Key) *string { return &k.Alias })
 	if d, s, ok := p.duration("duration"); ok {
 		pt.duration = s
 		pt.field(true, func(k *keys.Key) {
@@ -114,8 +121,7 @@ func keyPatch(p *params, now time.Time) patch[keys.Key] {
 
 // teamPatch reads the settings of a team.
 func teamPatch(p *params) patch[keys.Team] {
-	var pt patch[keys.Team]
-	pt.str(p, "team_alias", func(t *keys.Team) *string { return &t.Alias })
+	pt := aliasedPatch(p, "team_alias", func(t *keys.Team) *string { return &t.Alias })
 	pt.models(p)
 	pt.budgetAndLimits(p)
 	pt.blocked(p)
@@ -155,8 +161,7 @@ func userPatch(p *params) patch[keys.User] {
 
 // endUserPatch reads the settings of an end user.
 func endUserPatch(p *params) patch[keys.EndUser] {
-	var pt patch[keys.EndUser]
-	pt.str(p, "alias", func(e *keys.EndUser) *string { return &e.Alias })
+	pt := aliasedPatch(p, "alias", func(e *keys.EndUser) *string { return &e.Alias })
 	pt.blocked(p)
 	pt.budgetAndLimits(p)
 	p.refuse(whyRegion, "allowed_model_region", "default_model")

@@ -87,6 +87,15 @@ func budgetFields(o obj, b keys.Budget, now time.Time) {
 	o["budget_reset_at"] = ts(b.ResetAt(now))
 }
 
+// objectsAt renders vs with show at now: a JSON list, [] when empty.
+func objectsAt[T any](vs []T, now time.Time, show func(v T, now time.Time) obj) []obj {
+	out := make([]obj, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, show(v, now))
+	}
+	return out
+}
+
 // keyObject is a key as /key/info and /key/list show it (LiteLLM's
 // LiteLLM_VerificationToken); the secret is never in it.
 func keyObject(k keys.Key, now time.Time) obj {
@@ -116,6 +125,13 @@ func keyObject(k keys.Key, now time.Time) obj {
 	return settingsFields(o, k.Settings, now)
 }
 
+// recordObject is what team, user and end user objects share: the id
+// and alias (null when empty) under their fields' names, created_at and
+// updated_at.
+func recordObject(idField, id, aliasField, alias string, created, updated time.Time) obj {
+	return obj{idField: id, aliasField: orNil(alias), "created_at": ts(created), "updated_at": ts(updated)}
+}
+
 func teamObject(t keys.Team, now time.Time) obj {
 	members := make([]obj, 0, len(t.Members))
 	admins, users := []string{}, []string{}
@@ -127,31 +143,19 @@ func teamObject(t keys.Team, now time.Time) obj {
 			users = append(users, m.UserID)
 		}
 	}
-	o := obj{
-		"team_id":            t.ID,
-		"team_alias":         orNil(t.Alias),
-		"organization_id":    nil,
-		"admins":             admins,
-		"members":            users,
-		"members_with_roles": members,
-		"blocked":            t.Blocked,
-		"model_aliases":      nil,
-		"created_at":         ts(t.CreatedAt),
-		"updated_at":         ts(t.UpdatedAt),
-	}
+	o := recordObject("team_id", t.ID, "team_alias", t.Alias, t.CreatedAt, t.UpdatedAt)
+	o["organization_id"] = nil
+	o["admins"], o["members"], o["members_with_roles"] = admins, users, members
+	o["blocked"] = t.Blocked
+	o["model_aliases"] = nil
 	return settingsFields(o, t.Settings, now)
 }
 
 func userObject(u keys.User, now time.Time) obj {
-	o := obj{
-		"user_id":    u.ID,
-		"user_email": orNil(u.Email),
-		"user_alias": orNil(u.Alias),
-		"user_role":  string(u.Role),
-		"teams":      strList(u.Teams),
-		"created_at": ts(u.CreatedAt),
-		"updated_at": ts(u.UpdatedAt),
-	}
+	o := recordObject("user_id", u.ID, "user_alias", u.Alias, u.CreatedAt, u.UpdatedAt)
+	o["user_email"] = orNil(u.Email)
+	o["user_role"] = string(u.Role)
+	o["teams"] = strList(u.Teams)
 	return settingsFields(o, u.Settings, now)
 }
 
@@ -179,15 +183,10 @@ func budgetTable(b keys.Budget, now time.Time) obj {
 func endUserObject(e keys.EndUser, now time.Time) obj {
 	budget := budgetTable(e.Budget, now)
 	budget["tpm_limit"], budget["rpm_limit"] = limitOrNil(e.TPMLimit), limitOrNil(e.RPMLimit)
-	return obj{
-		"user_id":              e.ID,
-		"alias":                orNil(e.Alias),
-		"blocked":              e.Blocked,
-		"spend":                e.Spend,
-		"allowed_model_region": nil,
-		"default_model":        nil,
-		"created_at":           ts(e.CreatedAt),
-		"updated_at":           ts(e.UpdatedAt),
-		"litellm_budget_table": budget,
-	}
+	o := recordObject("user_id", e.ID, "alias", e.Alias, e.CreatedAt, e.UpdatedAt)
+	o["blocked"] = e.Blocked
+	o["spend"] = e.Spend
+	o["allowed_model_region"], o["default_model"] = nil, nil
+	o["litellm_budget_table"] = budget
+	return o
 }

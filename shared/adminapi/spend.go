@@ -42,6 +42,20 @@ func ownSpendOnly(c *caller, user string) (string, error) {
 	return c.userID, nil
 }
 
+// spendQuery checks a per-user spend query before it runs: q read well,
+// user narrowed by ownSpendOnly, a spend store configured.
+func (h *Handler) spendQuery(q *query, c *caller, user *string) error {
+	if q.err != nil {
+		return q.err
+	}
+	u, err := ownSpendOnly(c, *user)
+	if err != nil {
+		return err
+	}
+	*user = u
+	return h.needSpend()
+}
+
 func (h *Handler) spendLogs(w http.ResponseWriter, r *http.Request, c *caller) error {
 	q := &query{r: r}
 	lq := spend.LogQuery{RequestID: q.str("request_id"), UserID: q.str("user_id")}
@@ -49,14 +63,7 @@ func (h *Handler) spendLogs(w http.ResponseWriter, r *http.Request, c *caller) e
 		lq.KeyHash = keyHash(k)
 	}
 	lq.From, lq.To = dateRange(q)
-	if q.err != nil {
-		return q.err
-	}
-	var err error
-	if lq.UserID, err = ownSpendOnly(c, lq.UserID); err != nil {
-		return err
-	}
-	if err := h.needSpend(); err != nil {
+	if err := h.spendQuery(q, c, &lq.UserID); err != nil {
 		return err
 	}
 	logs, err := h.spend.Logs(r.Context(), lq)
@@ -302,14 +309,7 @@ func (h *Handler) userDailyActivity(w http.ResponseWriter, r *http.Request, c *c
 	q := &query{r: r}
 	dq, page, size := activityQuery(q)
 	dq.UserID = q.str("user_id")
-	if q.err != nil {
-		return q.err
-	}
-	var err error
-	if dq.UserID, err = ownSpendOnly(c, dq.UserID); err != nil {
-		return err
-	}
-	if err := h.needSpend(); err != nil {
+	if err := h.spendQuery(q, c, &dq.UserID); err != nil {
 		return err
 	}
 	rows, err := h.spend.Daily(r.Context(), dq)

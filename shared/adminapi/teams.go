@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -146,11 +147,7 @@ func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) err
 }
 
 func (h *Handler) teamUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	t, err := teams.updated(h, r, c, nil)
-	if err != nil {
-		return err
-	}
-	return ok(w, obj{"team_id": t.ID, "data": teamObject(t, h.now())})
+	return teams.updateAndShow(h, w, r, c, nil, func(t keys.Team) obj { return obj{"team_id": t.ID, "data": teamObject(t, h.now())} })
 }
 
 // teamDelete deletes teams, their keys (kept as deleted-key audit copies)
@@ -337,12 +334,8 @@ func (h *Handler) setTeamBlocked(w http.ResponseWriter, r *http.Request, c *call
 	if err := needAdmin(c); err != nil {
 		return err
 	}
-	p, err := readParams(r)
+	id, err := readParam(r, "team_id")
 	if err != nil {
-		return err
-	}
-	id, _ := p.str("team_id")
-	if err := p.done(); err != nil {
 		return err
 	}
 	if _, err := h.loadTeam(r.Context(), id); err != nil {
@@ -414,12 +407,6 @@ func (h *Handler) teamList(w http.ResponseWriter, r *http.Request, c *caller) er
 	if err != nil {
 		return err
 	}
-	now := h.now()
-	out := []obj{}
-	for _, t := range ts {
-		if user == "" || t.Role(user) != "" {
-			out = append(out, teamObject(t, now))
-		}
-	}
-	return ok(w, out)
+	ts = slices.DeleteFunc(ts, func(t keys.Team) bool { return user != "" && t.Role(user) == "" })
+	return ok(w, objectsAt(ts, h.now(), teamObject))
 }

@@ -78,16 +78,13 @@ func (h *Handler) loadUser(r *http.Request, id string) (keys.User, error) {
 }
 
 func (h *Handler) userUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	u, err := users.updated(h, r, c, func(id string, pt patch[keys.User]) (string, error) {
+	resolve := func(id string, pt patch[keys.User]) (string, error) {
 		if id == "" && pt.email != "" {
 			return h.userByEmail(r.Context(), pt.email)
 		}
 		return id, nil
-	})
-	if err != nil {
-		return err
 	}
-	return ok(w, obj{"user_id": u.ID, "data": userObject(u, h.now())})
+	return users.updateAndShow(h, w, r, c, resolve, func(u keys.User) obj { return obj{"user_id": u.ID, "data": userObject(u, h.now())} })
 }
 
 // userDelete deletes users, their keys (kept as deleted-key audit copies)

@@ -77,12 +77,15 @@ func TestKinds(t *testing.T) {
 	})
 }
 
+// bodyCase is an error and the body it is written as.
+type bodyCase struct {
+	name string
+	err  error
+	want string
+}
+
 func TestJSON(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want string
-	}{
+	tests := []bodyCase{
 		{
 			"param null when empty",
 			New(InvalidRequest, "missing %s", "model"),
@@ -247,11 +250,7 @@ func TestWriteReplacesRetryAfter(t *testing.T) {
 }
 
 func TestSSE(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want string
-	}{
+	tests := []bodyCase{
 		{
 			"stream broken",
 			&Error{Kind: StreamBroken, Message: "upstream closed"},

@@ -123,19 +123,28 @@ func (st *Store) create(ctx context.Context, item ddb.Item, what string) error {
 
 // update SETs a.set (and REMOVEs a.remove) on an existing item and returns it.
 func (st *Store) update(ctx context.Context, pk, what string, a attrs) (ddb.Item, error) {
-	in := updateItem(st.table, pk, a).Update
-	ctx, cancel := st.call(ctx)
-	defer cancel()
-	out, err := st.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: in.TableName, Key: in.Key, UpdateExpression: in.UpdateExpression,
-		ConditionExpression: in.ConditionExpression, ExpressionAttributeNames: in.ExpressionAttributeNames,
-		ExpressionAttributeValues: in.ExpressionAttributeValues, ReturnValues: types.ReturnValueAllNew,
-	})
+	item, err := st.runUpdate(ctx, updateItem(st.table, pk, a).Update, types.ReturnValueAllNew)
 	if ddb.ConditionFailed(err) {
 		return nil, fmt.Errorf("%s: %w", what, keys.ErrNotFound)
 	}
 	if err != nil {
 		return nil, wrap("update", what, err)
+	}
+	return item, nil
+}
+
+// runUpdate runs the transaction Update in as one UpdateItem that returns
+// rv of the item.
+func (st *Store) runUpdate(ctx context.Context, in *types.Update, rv types.ReturnValue) (ddb.Item, error) {
+	ctx, cancel := st.call(ctx)
+	defer cancel()
+	out, err := st.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: in.TableName, Key: in.Key, UpdateExpression: in.UpdateExpression,
+		ConditionExpression: in.ConditionExpression, ExpressionAttributeNames: in.ExpressionAttributeNames,
+		ExpressionAttributeValues: in.ExpressionAttributeValues, ReturnValues: rv,
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out.Attributes, nil
 }
@@ -175,12 +184,86 @@ func updateItem(table, pk string, a attrs) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: u}
 }
 
+// count reads the counter item pk ("n", changed by createCounted and
+// deleteCounted) with a strongly consistent read; absent: 0.
+func (st *Store) count(ctx context.Context, pk, what string) (int64, error) {
+	ctx, cancel := st.call(ctx)
+	defer cancel()
+	out, err := st.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(st.table), Key: ddb.PK(pk), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return 0, wrap("count", what, err)
+	}
+	return ddb.Int0(out.Item, "n"), nil
+}
+
+// addCount ADDs delta to the counter item pk.
+func addCount(table, pk string, delta int64) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(table),
+		Key:                       ddb.PK(pk),
+		UpdateExpression:          aws.String("ADD #n :d"),
+		ExpressionAttributeNames:  map[string]string{"#n": "n"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": ddb.N(delta)},
+	}}
+}
+
+// createCounted puts a new item unless its pk exists and counts it in
+// the counter item countPK, in one transaction.
+func (st *Store) createCounted(ctx context.Context, item ddb.Item, countPK, what string) error {
+	err := st.transact(ctx, what, []types.TransactWriteItem{
+		put(st.table, item, "attribute_not_exists(pk)", nil),
+		addCount(st.table, countPK, 1),
+	})
+	if _, ok := failedAt(err); ok {
+		return fmt.Errorf("%s: %w", what, keys.ErrExists)
+	}
+	return err
+}
+
+// deleteCounted deletes the existing item pk and counts it out of the
+// counter item countPK, in one transaction.
+func (st *Store) deleteCounted(ctx context.Context, pk, countPK, what string) error {
+	err := st.transact(ctx, what, []types.TransactWriteItem{
+		del(st.table, pk, "attribute_exists(pk)", nil),
+		addCount(st.table, countPK, -1),
+	})
+	if _, ok := failedAt(err); ok {
+		return fmt.Errorf("%s: %w", what, keys.ErrNotFound)
+	}
+	return err
+}
+
+// listSet returns the transaction Update that SETs the list attribute name
+// of the item pk to v, on the condition that the item exists and, when
+// readLen >= 0, that the list still has the length read (optimistic
+// concurrency for read-modify-write of membership lists).
+func (st *Store) listSet(pk, name string, v types.AttributeValue, readLen int) types.TransactWriteItem {
+	values := map[string]types.AttributeValue{":v": v}
+	cond := "attribute_exists(pk)"
+	switch {
+	case readLen == 0:
+		cond += " AND (attribute_not_exists(#a) OR size(#a) = :n)"
+		values[":n"] = ddb.N(0)
+	case readLen > 0:
+		cond += " AND size(#a) = :n"
+		values[":n"] = ddb.N(int64(readLen))
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(st.table),
+		Key:                       ddb.PK(pk),
+		UpdateExpression:          aws.String("SET #a = :v"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#a": name},
+		ExpressionAttributeValues: values,
+	}}
+}
+
 // transact runs a TransactWriteItems. A cancelled transaction returns
 // *cancelled with the index of the first failed condition.
 func (st *Store) transact(ctx context.Context, what string, items []types.TransactWriteItem) error {
-	ctx, cancel := st.call(ctx)
-	defer cancel()
-	_, err := st.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	err := st.transactItems(ctx, items)
 	var tc *types.TransactionCanceledException
 	if errors.As(err, &tc) {
 		for i, r := range tc.CancellationReasons {
@@ -194,6 +277,14 @@ func (st *Store) transact(ctx context.Context, what string, items []types.Transa
 		return wrap("write", what, err)
 	}
 	return nil
+}
+
+// transactItems runs a TransactWriteItems and returns its error as it is.
+func (st *Store) transactItems(ctx context.Context, items []types.TransactWriteItem) error {
+	ctx, cancel := st.call(ctx)
+	defer cancel()
+	_, err := st.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	return err
 }
 
 // cancelled is a transaction whose condition at index failed.
@@ -225,6 +316,38 @@ func del(table, pk, cond string, values map[string]types.AttributeValue) types.T
 		d.ExpressionAttributeValues = values
 	}
 	return types.TransactWriteItem{Delete: d}
+}
+
+// batchGet reads the items of pks that exist, with strongly consistent
+// reads (BatchGetItem, 100 at a time, unprocessed keys retried).
+func (st *Store) batchGet(ctx context.Context, pks []string) ([]ddb.Item, error) {
+	var out []ddb.Item
+	for len(pks) > 0 {
+		n := min(len(pks), 100)
+		chunk := pks[:n]
+		pks = pks[n:]
+		ks := make([]ddb.Item, len(chunk))
+		for i, pk := range chunk {
+			ks[i] = ddb.PK(pk)
+		}
+		req := map[string]types.KeysAndAttributes{st.table: {Keys: ks, ConsistentRead: aws.Bool(true)}}
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt > 0 {
+				if err := backoff(ctx, attempt); err != nil {
+					return nil, err
+				}
+			}
+			cctx, cancel := st.call(ctx)
+			res, err := st.client.BatchGetItem(cctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, res.Responses[st.table]...)
+			req = res.UnprocessedKeys
+		}
+	}
+	return out, nil
 }
 
 // scan returns every item of kind (a paged, consistent Scan).

@@ -2,12 +2,7 @@ package ddbkeys
 
 import (
 	"context"
-	"fmt"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -25,12 +20,7 @@ const endUsersPK = "meta#endusers"
 func endUserPK(id string) string { return refPK(keys.KindEndUser, id) }
 
 // endUserAttrs encodes the settings of e (created_at aside).
-func endUserAttrs(e keys.EndUser) attrs {
-	a := settingsAttrs(e.Settings)
-	a.set[attrAlias] = ddb.S(e.Alias)
-	a.time(attrUpdated, e.UpdatedAt)
-	return a
-}
+func endUserAttrs(e keys.EndUser) attrs { return aliasedAttrs(e.Settings, e.Alias, e.UpdatedAt) }
 
 func decodeEndUser(id string, item ddb.Item) keys.EndUser {
 	return keys.EndUser{
@@ -39,28 +29,11 @@ func decodeEndUser(id string, item ddb.Item) keys.EndUser {
 	}
 }
 
-func (st *Store) endUserCount(delta int64) types.TransactWriteItem {
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName:                 aws.String(st.table),
-		Key:                       ddb.PK(endUsersPK),
-		UpdateExpression:          aws.String("ADD #n :d"),
-		ExpressionAttributeNames:  map[string]string{"#n": "n"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":d": ddb.N(delta)},
-	}}
-}
-
 // HasEndUsers implements keys.Reader: one strongly consistent read of the
 // count.
 func (st *Store) HasEndUsers(ctx context.Context) (bool, error) {
-	ctx, cancel := st.call(ctx)
-	defer cancel()
-	out, err := st.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(st.table), Key: ddb.PK(endUsersPK), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return false, wrap("count", "end users", err)
-	}
-	return ddb.Int0(out.Item, "n") > 0, nil
+	n, err := st.count(ctx, endUsersPK, "end users")
+	return n > 0, err
 }
 
 // GetEndUser implements keys.Reader.
@@ -77,15 +50,7 @@ func (st *Store) CreateEndUser(ctx context.Context, e keys.EndUser) error {
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = time.Now()
 	}
-	what := "end user " + e.ID
-	err := st.transact(ctx, what, []types.TransactWriteItem{
-		put(st.table, newItem(endUserAttrs(e), endUserPK(e.ID), keys.KindEndUser, e.CreatedAt), "attribute_not_exists(pk)", nil),
-		st.endUserCount(1),
-	})
-	if _, ok := failedAt(err); ok {
-		return fmt.Errorf("%s: %w", what, keys.ErrExists)
-	}
-	return err
+	return st.createCounted(ctx, newItem(endUserAttrs(e), endUserPK(e.ID), keys.KindEndUser, e.CreatedAt), endUsersPK, "end user "+e.ID)
 }
 
 // UpdateEndUser implements keys.Admin.
@@ -100,13 +65,5 @@ func (st *Store) ListEndUsers(ctx context.Context) ([]keys.EndUser, error) {
 
 // deleteEndUser deletes the item and counts it out, in one transaction.
 func (st *Store) deleteEndUser(ctx context.Context, id string) error {
-	what := "end user " + id
-	err := st.transact(ctx, what, []types.TransactWriteItem{
-		del(st.table, endUserPK(id), "attribute_exists(pk)", nil),
-		st.endUserCount(-1),
-	})
-	if _, ok := failedAt(err); ok {
-		return fmt.Errorf("%s: %w", what, keys.ErrNotFound)
-	}
-	return err
+	return st.deleteCounted(ctx, endUserPK(id), endUsersPK, "end user "+id)
 }

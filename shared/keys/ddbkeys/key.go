@@ -84,6 +84,12 @@ func (st *Store) aliasDelete(alias, hash string) types.TransactWriteItem {
 	return del(st.table, aliasPK(alias), "attribute_not_exists(pk) OR key_hash = :h", map[string]types.AttributeValue{":h": ddb.S(hash)})
 }
 
+// keyItem reads the item of the key hash, as it is; a hash that is not one
+// is ErrNotFound without a read.
+func (st *Store) keyItem(ctx context.Context, hash string) (ddb.Item, error) {
+	return read(ctx, st, keys.Ref{Kind: keys.KindKey, ID: hash}, keys.ValidHash(hash), func(_ string, item ddb.Item) ddb.Item { return item })
+}
+
 // GetKey implements keys.Reader.
 func (st *Store) GetKey(ctx context.Context, hash string) (keys.Key, error) {
 	return read(ctx, st, keys.Ref{Kind: keys.KindKey, ID: hash}, keys.ValidHash(hash), decodeKey)
@@ -184,11 +190,8 @@ func sameSpend(table, pk string, item ddb.Item) types.TransactWriteItem {
 // item, and writes the audit copy.
 func (st *Store) ArchiveKey(ctx context.Context, hash, by string) (keys.Key, error) {
 	what := keyWhat(hash)
-	if !keys.ValidHash(hash) {
-		return keys.Key{}, fmt.Errorf("key: %w", keys.ErrNotFound)
-	}
 	for attempt := 0; ; attempt++ {
-		item, err := st.get(ctx, keyPK(hash), what)
+		item, err := st.keyItem(ctx, hash)
 		if err != nil {
 			return keys.Key{}, err
 		}
@@ -228,11 +231,8 @@ func (st *Store) RegenerateKey(ctx context.Context, oldHash string, k keys.Key) 
 		return keys.Key{}, err
 	}
 	what := keyWhat(oldHash)
-	if !keys.ValidHash(oldHash) {
-		return keys.Key{}, fmt.Errorf("key: %w", keys.ErrNotFound)
-	}
 	for attempt := 0; ; attempt++ {
-		old, err := st.get(ctx, keyPK(oldHash), what)
+		old, err := st.keyItem(ctx, oldHash)
 		if err != nil {
 			return keys.Key{}, err
 		}

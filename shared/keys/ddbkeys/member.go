@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
@@ -19,7 +18,9 @@ import (
 // role (S), created_at (N, epoch ms).
 //
 // Membership is written in three places (the member item, the team's
-// members, the user's teams), always in one TransactWriteItems.
+// members, the user's teams), always in one TransactWriteItems; deleting
+// a team or a user removes its memberships from all three in the same
+// transaction (deleteTeam, deleteUser).
 
 // memberAttrs encodes the settings of m (created_at aside).
 func memberAttrs(m keys.Member) attrs {
@@ -144,27 +145,85 @@ func (st *Store) RemoveMember(ctx context.Context, team, user string) error {
 	return err
 }
 
-// listSet returns the transaction Update that SETs the list attribute name
-// of the item pk to v, on the condition that the item exists and, when
-// readLen >= 0, that the list still has the length read (optimistic
-// concurrency for read-modify-write of membership lists).
-func (st *Store) listSet(pk, name string, v types.AttributeValue, readLen int) types.TransactWriteItem {
-	values := map[string]types.AttributeValue{":v": v}
-	cond := "attribute_exists(pk)"
-	switch {
-	case readLen == 0:
-		cond += " AND (attribute_not_exists(#a) OR size(#a) = :n)"
-		values[":n"] = ddb.N(0)
-	case readLen > 0:
-		cond += " AND size(#a) = :n"
-		values[":n"] = ddb.N(int64(readLen))
+// A team item's members: L of M {user_id, role}; a member item's role.
+const (
+	attrMembers = "members"
+	attrRole    = "role"
+)
+
+// decodeMembers reads a team item's members.
+func decodeMembers(item ddb.Item) []keys.TeamMember {
+	var out []keys.TeamMember
+	if l, ok := item[attrMembers].(*types.AttributeValueMemberL); ok {
+		for _, e := range l.Value {
+			if m, ok := e.(*types.AttributeValueMemberM); ok {
+				out = append(out, keys.TeamMember{UserID: ddb.String(m.Value, attrUserID), Role: ddb.String(m.Value, attrRole)})
+			}
+		}
 	}
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName:                 aws.String(st.table),
-		Key:                       ddb.PK(pk),
-		UpdateExpression:          aws.String("SET #a = :v"),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  map[string]string{"#a": name},
-		ExpressionAttributeValues: values,
-	}}
+	return out
+}
+
+// deleteTeam deletes a team, its member items and its id in its members'
+// teams lists, in one transaction (a team of more than 48 members takes
+// several: the team item goes last).
+func (st *Store) deleteTeam(ctx context.Context, id string) error {
+	what := "team " + id
+	item, err := st.get(ctx, teamPK(id), what)
+	if err != nil {
+		return err
+	}
+	t := decodeTeam(id, item)
+	var items []types.TransactWriteItem
+	for _, m := range t.Members {
+		items = append(items, del(st.table, refPK(keys.KindMember, keys.MemberID(id, m.UserID)), "", nil))
+		if u, err := st.GetUser(ctx, m.UserID); err == nil {
+			items = append(items, st.userTeamsUpdate(u.ID, slices.DeleteFunc(u.Teams, func(x string) bool { return x == id }), -1))
+		}
+		if len(items) >= 96 {
+			if err := st.transact(ctx, what, items); err != nil {
+				return err
+			}
+			items = nil
+		}
+	}
+	items = append(items, del(st.table, teamPK(id), "attribute_exists(pk)", nil))
+	err = st.transact(ctx, what, items)
+	if _, ok := failedAt(err); ok {
+		return fmt.Errorf("%s: %w", what, keys.ErrNotFound)
+	}
+	return err
+}
+
+func (st *Store) teamMembersUpdate(team string, members []keys.TeamMember, readLen int) types.TransactWriteItem {
+	l := make([]types.AttributeValue, len(members))
+	for i, m := range members {
+		l[i] = &types.AttributeValueMemberM{Value: ddb.Item{attrUserID: ddb.S(m.UserID), attrRole: ddb.S(m.Role)}}
+	}
+	return st.listSet(teamPK(team), attrMembers, &types.AttributeValueMemberL{Value: l}, readLen)
+}
+
+// deleteUser deletes a user, its member items and its entries in its
+// teams' members, in one transaction.
+func (st *Store) deleteUser(ctx context.Context, id string) error {
+	u, err := st.GetUser(ctx, id)
+	if err != nil {
+		return err
+	}
+	items := []types.TransactWriteItem{del(st.table, userPK(id), "attribute_exists(pk)", nil)}
+	for _, team := range u.Teams {
+		items = append(items, del(st.table, refPK(keys.KindMember, keys.MemberID(team, id)), "", nil))
+		if t, err := st.GetTeam(ctx, team); err == nil {
+			items = append(items, st.teamMembersUpdate(team, slices.DeleteFunc(t.Members, func(m keys.TeamMember) bool { return m.UserID == id }), -1))
+		}
+	}
+	err = st.transact(ctx, "user "+id, items)
+	if _, ok := failedAt(err); ok {
+		return fmt.Errorf("user %s: changed concurrently or gone: %w", id, keys.ErrNotFound)
+	}
+	return err
+}
+
+func (st *Store) userTeamsUpdate(user string, teams []string, readLen int) types.TransactWriteItem {
+	return st.listSet(userPK(user), attrTeams, ddb.List(teams), readLen)
 }

@@ -73,6 +73,15 @@ func settingsAttrs(s keys.Settings) attrs {
 	return a
 }
 
+// aliasedAttrs encodes s with the alias and updated_at that team, user
+// and end user items have too.
+func aliasedAttrs(s keys.Settings, alias string, updated time.Time) attrs {
+	a := settingsAttrs(s)
+	a.set[attrAlias] = ddb.S(alias)
+	a.time(attrUpdated, updated)
+	return a
+}
+
 func usdAttr(v *float64) types.AttributeValue {
 	if v == nil {
 		return nil

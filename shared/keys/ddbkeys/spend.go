@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
@@ -36,38 +35,6 @@ func (st *Store) SpendStates(ctx context.Context, refs []keys.Ref) (map[keys.Ref
 			continue
 		}
 		out[r] = keys.RecordSpend{Budget: decodeSettings(item).Budget, State: decodeSpendState(item)}
-	}
-	return out, nil
-}
-
-// batchGet reads the items of pks that exist, with strongly consistent
-// reads (BatchGetItem, 100 at a time, unprocessed keys retried).
-func (st *Store) batchGet(ctx context.Context, pks []string) ([]ddb.Item, error) {
-	var out []ddb.Item
-	for len(pks) > 0 {
-		n := min(len(pks), 100)
-		chunk := pks[:n]
-		pks = pks[n:]
-		ks := make([]ddb.Item, len(chunk))
-		for i, pk := range chunk {
-			ks[i] = ddb.PK(pk)
-		}
-		req := map[string]types.KeysAndAttributes{st.table: {Keys: ks, ConsistentRead: aws.Bool(true)}}
-		for attempt := 0; len(req) > 0; attempt++ {
-			if attempt > 0 {
-				if err := backoff(ctx, attempt); err != nil {
-					return nil, err
-				}
-			}
-			cctx, cancel := st.call(ctx)
-			res, err := st.client.BatchGetItem(cctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-			cancel()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, res.Responses[st.table]...)
-			req = res.UnprocessedKeys
-		}
 	}
 	return out, nil
 }
@@ -139,16 +106,14 @@ func SpendUpdate(table string, ref keys.Ref, from keys.RecordSpend, to keys.Spen
 // at mark, unless it is marked already; it reports whether this call marked
 // it, so that exactly one caller logs the crossing.
 func (st *Store) MarkSoft(ctx context.Context, ref keys.Ref, mark time.Time) (bool, error) {
-	ctx, cancel := st.call(ctx)
-	defer cancel()
-	_, err := st.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err := st.runUpdate(ctx, &types.Update{
 		TableName:                 aws.String(st.table),
 		Key:                       ddb.PK(ref.String()),
 		UpdateExpression:          aws.String("SET #sa = :m"),
 		ConditionExpression:       aws.String("attribute_exists(#pk) AND (attribute_not_exists(#sa) OR #sa <> :m)"),
 		ExpressionAttributeNames:  map[string]string{"#sa": attrSoftAlerted, "#pk": attrPK},
 		ExpressionAttributeValues: ddb.Item{":m": ddb.N(mark.UnixMilli())},
-	})
+	}, types.ReturnValueNone)
 	if ddb.ConditionFailed(err) {
 		return false, nil
 	}
@@ -197,9 +162,7 @@ func (st *Store) ApplySpend(ctx context.Context, deltas []keys.SpendDelta) ([]ke
 				items = append(items, SpendUpdate(st.table, r, states[r], to))
 			}
 		}
-		cctx, cancel := st.call(ctx)
-		_, err = st.client.TransactWriteItems(cctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		cancel()
+		err = st.transactItems(ctx, items)
 		var canceled *types.TransactionCanceledException
 		if errors.As(err, &canceled) && attempt < 30 {
 			if err := backoff(ctx, attempt+1); err != nil {

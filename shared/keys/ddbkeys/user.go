@@ -2,11 +2,7 @@ package ddbkeys
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -26,11 +22,9 @@ func userPK(id string) string { return refPK(keys.KindUser, id) }
 
 // userAttrs encodes the settings of u (created_at and teams aside).
 func userAttrs(u keys.User) attrs {
-	a := settingsAttrs(u.Settings)
+	a := aliasedAttrs(u.Settings, u.Alias, u.UpdatedAt)
 	a.set[attrEmail] = ddb.S(u.Email)
-	a.set[attrAlias] = ddb.S(u.Alias)
 	a.set[attrUserRole] = ddb.S(string(u.Role))
-	a.time(attrUpdated, u.UpdatedAt)
 	return a
 }
 
@@ -80,29 +74,4 @@ func (st *Store) UpdateUser(ctx context.Context, u keys.User) (keys.User, error)
 // ListUsers implements keys.Admin.
 func (st *Store) ListUsers(ctx context.Context) ([]keys.User, error) {
 	return list(ctx, st, keys.KindUser, decodeUser)
-}
-
-// deleteUser deletes a user, its member items and its entries in its
-// teams' members, in one transaction.
-func (st *Store) deleteUser(ctx context.Context, id string) error {
-	u, err := st.GetUser(ctx, id)
-	if err != nil {
-		return err
-	}
-	items := []types.TransactWriteItem{del(st.table, userPK(id), "attribute_exists(pk)", nil)}
-	for _, team := range u.Teams {
-		items = append(items, del(st.table, refPK(keys.KindMember, keys.MemberID(team, id)), "", nil))
-		if t, err := st.GetTeam(ctx, team); err == nil {
-			items = append(items, st.teamMembersUpdate(team, slices.DeleteFunc(t.Members, func(m keys.TeamMember) bool { return m.UserID == id }), -1))
-		}
-	}
-	err = st.transact(ctx, "user "+id, items)
-	if _, ok := failedAt(err); ok {
-		return fmt.Errorf("user %s: changed concurrently or gone: %w", id, keys.ErrNotFound)
-	}
-	return err
-}
-
-func (st *Store) userTeamsUpdate(user string, teams []string, readLen int) types.TransactWriteItem {
-	return st.listSet(userPK(user), attrTeams, ddb.List(teams), readLen)
 }

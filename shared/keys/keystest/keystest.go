@@ -153,12 +153,7 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 	if got, _ := s.GetKey(c, k.Hash); got.Blocked {
 		t.Fatal("Block(false): key still blocked")
 	}
-	if err := s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.GetKey(c, k.Hash); !errors.Is(err, keys.ErrNotFound) {
-		t.Fatalf("GetKey after delete: %v, want ErrNotFound", err)
-	}
+	mustDelete(t, c, s, keys.Ref{Kind: keys.KindKey, ID: k.Hash}, func() error { return errOf(s.GetKey(c, k.Hash)) })
 	if err := s.Delete(c, keys.Ref{Kind: keys.KindKey, ID: k.Hash}); !errors.Is(err, keys.ErrNotFound) {
 		t.Fatalf("second Delete of the key: %v, want ErrNotFound", err)
 	}
@@ -210,12 +205,7 @@ func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 	if got, _ := s.GetTeam(c, tm.ID); !got.Blocked {
 		t.Fatal("team not blocked")
 	}
-	if err := s.Delete(c, keys.Ref{Kind: keys.KindTeam, ID: tm.ID}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.GetTeam(c, tm.ID); !errors.Is(err, keys.ErrNotFound) {
-		t.Fatalf("GetTeam after delete: %v", err)
-	}
+	mustDelete(t, c, s, keys.Ref{Kind: keys.KindTeam, ID: tm.ID}, func() error { return errOf(s.GetTeam(c, tm.ID)) })
 }
 
 func testNotFound(t *testing.T, newStore func(t *testing.T) Store) {
@@ -237,23 +227,36 @@ func testNotFound(t *testing.T, newStore func(t *testing.T) Store) {
 		{"DeleteTeam", func() error { return s.Delete(c, keys.Ref{Kind: keys.KindTeam, ID: team}) }},
 		{"BlockTeam", func() error { return s.Block(c, keys.Ref{Kind: keys.KindTeam, ID: team}, true) }},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.call(); !errors.Is(err, keys.ErrNotFound) {
-				t.Fatalf("%v, want ErrNotFound", err)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { absent(t, tt.name, tt.call()) })
 	}
 	// Spend for records that do not exist is skipped, and creates nothing.
 	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: h}, Nanos: 1}, {Ref: keys.Ref{Kind: keys.KindTeam, ID: team}, Nanos: 1}}); err != nil {
 		t.Fatalf("ApplySpend for missing records: %v", err)
 	}
 	// Nothing was created by the failed writes.
-	if _, err := s.GetKey(c, h); !errors.Is(err, keys.ErrNotFound) {
-		t.Fatalf("failed writes created the key: %v", err)
+	absent(t, "failed writes created the key", errOf(s.GetKey(c, h)))
+	absent(t, "failed writes created the team", errOf(s.GetTeam(c, team)))
+}
+
+// errOf is the error of a two-valued call.
+func errOf[T any](_ T, err error) error { return err }
+
+// absent fails t unless err, of reading a record (what), is ErrNotFound.
+func absent(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("%s: %v, want ErrNotFound", what, err)
 	}
-	if _, err := s.GetTeam(c, team); !errors.Is(err, keys.ErrNotFound) {
-		t.Fatalf("failed writes created the team: %v", err)
+}
+
+// mustDelete deletes the record r and checks that get, reading it, then
+// finds nothing.
+func mustDelete(t *testing.T, c context.Context, s Store, r keys.Ref, get func() error) {
+	t.Helper()
+	if err := s.Delete(c, r); err != nil {
+		t.Fatal(err)
 	}
+	absent(t, "read after deleting "+r.String(), get())
 }
 
 func testInvalid(t *testing.T, newStore func(t *testing.T) Store) {
