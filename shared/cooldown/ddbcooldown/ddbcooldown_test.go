@@ -2,14 +2,10 @@ package ddbcooldown_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/cooldown/cooldowntest"
@@ -122,14 +118,7 @@ func TestSharedBetweenInstances(t *testing.T) {
 // TestSharedStoreDown: with DynamoDB unreachable, a failure this instance
 // sees still cools the deployment here, and no call hangs.
 func TestSharedStoreDown(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + l.Addr().String()
-	l.Close() // nothing listens: connection refused
-	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", ""), BaseEndpoint: aws.String(url)}
-	shared := ddbcooldown.New(ddb.NewClient(cfg, ddb.ClientOptions{MaxAttempts: 1}), "counters", ddbcooldown.Options{Timeout: time.Second})
+	shared := ddbcooldown.New(ddb.NewClient(ddblocal.ConfigAt(ddblocal.Refused(t)), ddb.ClientOptions{MaxAttempts: 1}), "counters", ddbcooldown.Options{Timeout: time.Second})
 	c := cooldown.NewCached(shared, cooldown.CachedOptions{TTL: time.Second})
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
