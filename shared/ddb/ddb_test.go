@@ -3,7 +3,6 @@ package ddb_test
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -16,8 +15,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
-
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
 
 func TestCallCount(t *testing.T) {
 	client := ddblocal.Client(t)

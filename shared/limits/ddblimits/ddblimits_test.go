@@ -3,7 +3,6 @@ package ddblimits_test
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -17,8 +16,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/limits/limitstest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
-
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
 
 func TestConformance(t *testing.T) {
 	limitstest.Run(t, func(t *testing.T) limitstest.Harness {

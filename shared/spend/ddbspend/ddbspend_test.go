@@ -2,7 +2,6 @@ package ddbspend_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -14,8 +13,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/spend/spendtest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
-
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
 
 // TestConformance runs the suite on DynamoDB Local, the strict-budget tests
 // included: holds admitted by ddblimits (each client its own SDK client),
