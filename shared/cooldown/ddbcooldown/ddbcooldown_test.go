@@ -2,8 +2,6 @@ package ddbcooldown_test
 
 import (
 	"context"
-	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,31 +12,11 @@ import (
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
 
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
-
 func TestConformance(t *testing.T) {
 	cooldowntest.Run(t, func(t *testing.T) func() cooldown.Store {
 		table := ddblocal.Tables(t).Counters
 		return func() cooldown.Store { return ddbcooldown.New(ddblocal.Client(t), table, ddbcooldown.Options{}) }
 	})
-}
-
-// clock is an injected clock tests move by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
 }
 
 // TestSharedBetweenInstances: two gateway instances, each with its own SDK
@@ -48,7 +26,7 @@ func (c *clock) Add(d time.Duration) {
 // call.
 func TestSharedBetweenInstances(t *testing.T) {
 	table := ddblocal.Tables(t).Counters
-	clk := &clock{now: time.Date(2030, 1, 2, 3, 4, 10, 0, time.UTC)}
+	clk := cooldowntest.NewClock(time.Date(2030, 1, 2, 3, 4, 10, 0, time.UTC))
 	const ttl = 2 * time.Second
 	newInstance := func() *cooldown.Cached {
 		return cooldown.NewCached(ddbcooldown.New(ddblocal.Client(t), table, ddbcooldown.Options{}),
@@ -97,17 +75,17 @@ func TestSharedBetweenInstances(t *testing.T) {
 	}
 
 	// B still serves its cached read until the TTL has passed.
-	clk.Add(ttl - time.Millisecond)
+	clk.Advance(ttl - time.Millisecond)
 	if got, calls := read(b); len(got) != 0 || calls != 0 {
 		t.Fatalf("B within TTL: %v with %d calls, want its cached answer", got, calls)
 	}
-	clk.Add(time.Millisecond)
+	clk.Advance(time.Millisecond)
 	if got, calls := read(b); !got["dep-1"].Equal(until) || len(got) != 1 || calls != 1 {
 		t.Fatalf("B after TTL: %v with %d calls, want dep-1 until %v with 1 call", got, calls, until)
 	}
 
 	// Expiry is compared on read: past until, nobody cools it.
-	clk.Add(31 * time.Second)
+	clk.Advance(31 * time.Second)
 	for name, s := range map[string]cooldown.Store{"A": a, "B": b} {
 		if got, _ := read(s); len(got) != 0 {
 			t.Errorf("%s after the cooldown: %v", name, got)
