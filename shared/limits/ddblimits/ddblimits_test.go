@@ -15,36 +15,10 @@ import (
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/limits/limitstest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
+	"github.com/sluice-gw/sluice/test/ddblocal/ddbharness"
 )
 
-func TestConformance(t *testing.T) {
-	limitstest.Run(t, func(t *testing.T) limitstest.Harness {
-		names := ddblocal.Tables(t)
-		newStore := func(t *testing.T) *ddblimits.Store {
-			return ddblimits.New(ddblocal.Client(t), names.Counters, ddblimits.Options{HoldsTable: names.Spend, Timeout: 20 * time.Second})
-		}
-		reader := newStore(t)
-		return limitstest.Harness{
-			NewStore: func(t *testing.T) limits.Store { return newStore(t) },
-			Count: func(t *testing.T, kind limits.Kind, id string, shard int, now time.Time) (int64, int64) {
-				t.Helper()
-				req, tok, err := reader.Count(context.Background(), kind, id, shard, now)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return req, tok
-			},
-			Committed: func(t *testing.T, c string) int64 {
-				t.Helper()
-				v, _, err := reader.Committed(context.Background(), c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return v
-			},
-		}
-	})
-}
+func TestConformance(t *testing.T) { limitstest.Run(t, ddbharness.Limits) }
 
 // localStore returns a store on a fresh counters table of DynamoDB Local,
 // with its client and the table's name.
