@@ -3,23 +3,18 @@ package ddb_test
 import (
 	"context"
 	"errors"
-	"net"
-	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
-
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
 
 func TestCallCount(t *testing.T) {
 	client := ddblocal.Client(t)
@@ -78,41 +73,13 @@ func TestCallCount(t *testing.T) {
 }
 
 func TestUnavailable(t *testing.T) {
-	// A port with nothing listening: connection refused, at once.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedURL := "http://" + l.Addr().String()
-	l.Close()
-
-	// A listener that accepts and never answers: only the deadline ends the call.
-	hang, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hang.Close()
-	go func() {
-		for {
-			c, err := hang.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-
 	client := func(url string) *dynamodb.Client {
-		cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}
-		return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-			o.BaseEndpoint = aws.String(url)
-			o.RetryMaxAttempts = 1
-		})
+		return dynamodb.NewFromConfig(ddblocal.ConfigAt(url), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	}
 	for _, tt := range []struct {
 		name string
 		url  string
-	}{{"connection refused", closedURL}, {"no answer", "http://" + hang.Addr().String()}} {
+	}{{"connection refused", ddblocal.Refused(t)}, {"no answer", ddblocal.Unanswered(t)}} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
@@ -143,17 +110,9 @@ func TestUnavailable(t *testing.T) {
 // TestOnUnavailable: the store-error hook hears of each operation
 // DynamoDB did not answer (after the SDK's retries), not of its answers.
 func TestOnUnavailable(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedURL := "http://" + l.Addr().String()
-	l.Close()
-
 	var n atomic.Int64
 	count := func() { n.Add(1) }
-	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", ""), BaseEndpoint: aws.String(closedURL)}
-	down := ddb.NewClient(cfg, ddb.ClientOptions{MaxAttempts: 2, OnUnavailable: count})
+	down := ddb.NewClient(ddblocal.ConfigAt(ddblocal.Refused(t)), ddb.ClientOptions{MaxAttempts: 2, OnUnavailable: count})
 	if _, err := down.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err == nil {
 		t.Fatal("want an error")
 	}

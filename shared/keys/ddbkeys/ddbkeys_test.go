@@ -2,7 +2,6 @@ package ddbkeys_test
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -16,8 +15,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys/keystest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
-
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
 
 func TestConformance(t *testing.T) {
 	tables := map[*testing.T]string{}

@@ -3,13 +3,10 @@ package ddblimits_test
 import (
 	"context"
 	"errors"
-	"net"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
@@ -18,38 +15,10 @@ import (
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/limits/limitstest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
+	"github.com/sluice-gw/sluice/test/ddblocal/ddbharness"
 )
 
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
-
-func TestConformance(t *testing.T) {
-	limitstest.Run(t, func(t *testing.T) limitstest.Harness {
-		names := ddblocal.Tables(t)
-		newStore := func(t *testing.T) *ddblimits.Store {
-			return ddblimits.New(ddblocal.Client(t), names.Counters, ddblimits.Options{HoldsTable: names.Spend, Timeout: 20 * time.Second})
-		}
-		reader := newStore(t)
-		return limitstest.Harness{
-			NewStore: func(t *testing.T) limits.Store { return newStore(t) },
-			Count: func(t *testing.T, kind limits.Kind, id string, shard int, now time.Time) (int64, int64) {
-				t.Helper()
-				req, tok, err := reader.Count(context.Background(), kind, id, shard, now)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return req, tok
-			},
-			Committed: func(t *testing.T, c string) int64 {
-				t.Helper()
-				v, _, err := reader.Committed(context.Background(), c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return v
-			},
-		}
-	})
-}
+func TestConformance(t *testing.T) { limitstest.Run(t, ddbharness.Limits) }
 
 // localStore returns a store on a fresh counters table of DynamoDB Local,
 // with its client and the table's name.
@@ -110,23 +79,7 @@ func TestOneRoundTrip(t *testing.T) {
 // TestUnreachable checks the fail-open/fail-closed policy, and that a
 // DynamoDB that never answers cannot hang a request past its deadline.
 func TestUnreachable(t *testing.T) {
-	hang, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hang.Close()
-	go func() {
-		for {
-			c, err := hang.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}
-	cfg.BaseEndpoint = aws.String("http://" + hang.Addr().String())
-	st := ddblimits.New(ddb.NewClient(cfg, ddb.ClientOptions{Emulator: true, MaxAttempts: 1}), "counters",
+	st := ddblimits.New(ddb.NewClient(ddblocal.ConfigAt(ddblocal.Unanswered(t)), ddb.ClientOptions{Emulator: true, MaxAttempts: 1}), "counters",
 		ddblimits.Options{Timeout: 200 * time.Millisecond})
 
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
