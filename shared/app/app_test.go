@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
@@ -27,19 +25,12 @@ const okBody = `{"id":"x","object":"chat.completion","choices":[{"index":0,"mess
 
 // upstream answers with status and counts its hits.
 func upstream(t *testing.T, status int) (*httptest.Server, *atomic.Int64) {
-	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		hits.Add(1)
-		w.WriteHeader(status)
-		if status == 200 {
-			io.WriteString(w, okBody)
-		} else {
-			io.WriteString(w, `{"error":{"message":"boom"}}`)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &hits
+	body := `{"error":{"message":"boom"}}`
+	if status == 200 {
+		body = okBody
+	}
+	u := gatewaytest.Answering(t, status, "", body)
+	return u.Server, &u.Calls
 }
 
 // instance builds one gateway on the shared DynamoDB tables, as one Lambda
@@ -51,7 +42,7 @@ func instance(t *testing.T, yaml string, s app.Settings) *app.Gateway {
 	s.Store = app.StoreDynamoDB
 	s.AWS = &cfg
 	s.Emulator = true
-	s.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s.Logger = gatewaytest.Quiet()
 	gw, err := app.Build(context.Background(), s)
 	if err != nil {
 		t.Fatalf("build: %v", err)
@@ -61,13 +52,7 @@ func instance(t *testing.T, yaml string, s app.Settings) *app.Gateway {
 
 func call(t *testing.T, h http.Handler, ctx context.Context, key, body string) *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body)).WithContext(ctx)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
+	return gatewaytest.Do(h, gatewaytest.Request(http.MethodPost, "/v1/chat/completions", key, body).WithContext(ctx))
 }
 
 // oneModel is a model m on one deployment at url, behind the master key
@@ -303,10 +288,7 @@ func TestRevocationAcrossInstances(t *testing.T) {
 
 	admin := func(path, body string) map[string]any {
 		t.Helper()
-		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-		r.Header.Set("Authorization", "Bearer sk-admin-master")
-		w := httptest.NewRecorder()
-		a.HTTP.ServeHTTP(w, r)
+		w := gatewaytest.Do(a.HTTP, gatewaytest.Request(http.MethodPost, path, "sk-admin-master", body))
 		if w.Code != 200 {
 			t.Fatalf("%s %s: %d %s", path, body, w.Code, w.Body)
 		}
@@ -315,11 +297,7 @@ func TestRevocationAcrossInstances(t *testing.T) {
 		return m
 	}
 	chat := func(key, model string) int {
-		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`))
-		r.Header.Set("Authorization", "Bearer "+key)
-		w := httptest.NewRecorder()
-		b.HTTP.ServeHTTP(w, r)
-		return w.Code
+		return gatewaytest.Do(b.HTTP, gatewaytest.Request(http.MethodPost, "/v1/chat/completions", key, `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`)).Code
 	}
 	// takesEffect checks b still answers before (cached) and after the TTL.
 	takesEffect := func(name, key, model string, change func(), want int) {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
@@ -116,12 +115,11 @@ func burst(t *testing.T, h http.Handler, secret string, n int) int {
 
 // slowUpstream answers like upstream after d.
 func slowUpstream(t *testing.T, d time.Duration) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		time.Sleep(d)
 		io.WriteString(w, okBody)
-	}))
-	t.Cleanup(srv.Close)
+	})
 	return srv.URL
 }
 
@@ -146,7 +144,7 @@ func TestBudgetOvershoot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := slowUpstream(t, 20*time.Millisecond)
-			s := app.Settings{ConfigYAML: []byte(strictYAML(url, "", tc.strict)), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			s := app.Settings{ConfigYAML: []byte(strictYAML(url, "", tc.strict)), Logger: gatewaytest.Quiet()}
 			var gw *app.Gateway
 			if tc.store == app.StoreDynamoDB {
 				gw = instance(t, string(s.ConfigYAML), app.Settings{Tables: ddblocal.Tables(t)})

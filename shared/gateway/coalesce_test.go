@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 )
 
 // flushCounter counts the flushes the gateway asks for.
@@ -86,7 +88,7 @@ func TestStreamCoalescesBurst(t *testing.T) {
 	})
 	for range 3 { // a new upstream connection, then reused ones
 		resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}`)
-		if body := readAll(t, resp.Body); body != burst.String() {
+		if body := gatewaytest.ReadAll(t, resp.Body); body != burst.String() {
 			t.Fatalf("the client got %d bytes, not the upstream's %d as sent", len(body), burst.Len())
 		}
 	}
@@ -207,7 +209,7 @@ func TestStreamFlushesBeforeWaitingMidEvent(t *testing.T) {
 		}
 	}
 	close(next) // only now does the upstream finish the second event
-	if rest := readAll(t, rd); rest != second+"data: [DONE]\n\n" {
+	if rest := gatewaytest.ReadAll(t, rd); rest != second+"data: [DONE]\n\n" {
 		t.Fatalf("rest = %q", rest)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -20,6 +19,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/gateway"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 )
@@ -197,7 +197,7 @@ func faultHandler(t *testing.T, yaml string, now func() time.Time) *gateway.Hand
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	log := slog.New(slog.DiscardHandler)
+	log := gatewaytest.Quiet()
 	rt := router.New(cfg, router.Options{
 		Cooldowns: cooldown.NewMemory(),
 		Sleep:     func(ctx context.Context, _ time.Duration) error { return ctx.Err() },

@@ -11,11 +11,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -58,7 +58,7 @@ func newFixture(t *testing.T, yaml string, env map[string]string) *fixture {
 // dispatcher, and discarded logs.
 func testHandler(o Options) *Handler {
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = gatewaytest.Quiet()
 	}
 	if o.Router == nil {
 		o.Router = router.New(o.Config, router.Options{Logger: o.Logger, Sleep: noWait})
@@ -83,9 +83,7 @@ func loadConfig(t *testing.T, yaml string) *config.Config {
 
 // serve serves h over HTTP until the test ends.
 func serve(t *testing.T, h http.Handler) *fixture {
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &fixture{srv: srv}
+	return &fixture{srv: gatewaytest.Upstream(t, h.ServeHTTP)}
 }
 
 func (f *fixture) post(t *testing.T, path, key, body string) *http.Response {
@@ -101,15 +99,6 @@ func (f *fixture) post(t *testing.T, path, key, body string) *http.Response {
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
-}
-
-func readAll(t *testing.T, r io.Reader) string {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	return string(b)
 }
 
 // openAIError decodes an OpenAI-style error body and checks its shape.
@@ -153,25 +142,6 @@ func completionFixture(t *testing.T, yaml string, onComplete func(context.Contex
 		}
 	}
 	return serve(t, testHandler(Options{Config: loadConfig(t, yaml), Keys: store, OnComplete: onComplete}))
-}
-
-// upstreamCounter is an OpenAI or Anthropic upstream that answers a fixed
-// body and counts its calls.
-type upstreamCounter struct {
-	srv   *httptest.Server
-	calls atomic.Int32
-}
-
-func newUpstreamCounter(t *testing.T, status int, contentType, body string) *upstreamCounter {
-	u := &upstreamCounter{}
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.calls.Add(1)
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}))
-	t.Cleanup(u.srv.Close)
-	return u
 }
 
 func TestHealthAndModels(t *testing.T) {
@@ -238,10 +208,10 @@ func TestPanicsBecomeCleanErrors(t *testing.T) {
 	for _, after := range []bool{false, true} {
 		t.Run(fmt.Sprintf("after first chunk=%v", after), func(t *testing.T) {
 			logs := &syncBuffer{}
-			rt := router.New(cfg, router.Options{Logger: slog.New(slog.DiscardHandler)})
+			rt := router.New(cfg, router.Options{Logger: gatewaytest.Quiet()})
 			resp := serve(t, testHandler(Options{Config: cfg, Router: rt, Provider: panicProvider{afterFirstChunk: after},
 				Logger: slog.New(slog.NewJSONHandler(logs, nil))})).post(t, "/v1/chat/completions", "", `{"model":"m","stream":true}`)
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if !after {
 				if resp.StatusCode != 500 {
 					t.Fatalf("status %d: %s", resp.StatusCode, out)

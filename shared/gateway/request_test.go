@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -51,7 +52,7 @@ general_settings: {master_key: sk-master}
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status = %d, want %d: %s", resp.StatusCode, tt.status, out)
 			}
@@ -78,7 +79,7 @@ func TestDeepBody(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := f.post(t, "/v1/chat/completions", "sk-master", tt.body)
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tt.status, out)
 			}
@@ -96,21 +97,21 @@ func TestDeepBody(t *testing.T) {
 // cheap model could call any. A repeated top-level key is now a 400 naming
 // it, before any upstream call.
 func TestDuplicateModelKey(t *testing.T) {
-	up := newUpstreamCounter(t, 200, "application/json", `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-20250514","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
+	up := gatewaytest.Answering(t, 200, "application/json", `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-20250514","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
 	f := keyedFixture(t, fmt.Sprintf(`model_list:
   - model_name: claude-cheap
     litellm_params: {model: "anthropic/*", api_base: %q, api_key: sk-ant}
 general_settings: {master_key: sk-master}
-`, up.srv.URL), keys.Key{Hash: keys.HashSecret("sk-cheap"), Settings: keys.Settings{Models: []string{"claude-cheap"}}})
+`, up.URL), keys.Key{Hash: keys.HashSecret("sk-cheap"), Settings: keys.Settings{Models: []string{"claude-cheap"}}})
 	resp := f.post(t, "/v1/chat/completions", "sk-cheap", `{"model":"claude-opus-4-20250514","model":"claude-cheap","messages":[{"role":"user","content":"hi"}]}`)
-	out := readAll(t, resp.Body)
+	out := gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 400 {
 		t.Fatalf("status %d, want 400: %s", resp.StatusCode, out)
 	}
 	if msg, typ, _ := openAIError(t, out); typ != "invalid_request_error" || !strings.Contains(msg, `duplicate key "model"`) {
 		t.Fatalf("error %s: %s", typ, msg)
 	}
-	if n := up.calls.Load(); n != 0 {
+	if n := up.Calls.Load(); n != 0 {
 		t.Fatalf("upstream called %d times", n)
 	}
 }
@@ -124,14 +125,14 @@ func TestMockErrorsAndEmbeddings(t *testing.T) {
 router_settings: {num_retries: 0, cooldown_time: 30}
 `, nil)
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"flaky","messages":[]}`)
-	out := readAll(t, resp.Body)
+	out := gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 429 {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
 	// The 429 cooled the only deployment: the next request is refused with
 	// the cooldown's end as Retry-After, without calling the provider.
 	resp = f.post(t, "/v1/chat/completions", "", `{"model":"flaky","messages":[]}`)
-	out = readAll(t, resp.Body)
+	out = gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("status %d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 	}
@@ -206,7 +207,7 @@ general_settings: {master_key: sk-master}
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := f.post(t, "/v1/chat/completions", "sk-master", tt.body)
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
 			}

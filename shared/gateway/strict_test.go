@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/providers"
@@ -36,11 +36,10 @@ func TestHoldOutlivesRedelivery(t *testing.T) {
 	if w := queueMaxReceives*queueVisibility + spendFnTimeout; limits.HoldGrace < w {
 		t.Fatalf("limits.HoldGrace %v shorter than the queue's redelivery window %v", limits.HoldGrace, w)
 	}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`)
-	}))
-	defer up.Close()
+	})
 	cfg, err := config.Load([]byte(`model_list:
   - model_name: m
     litellm_params: {model: openai/x, api_base: `+up.URL+`, input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
@@ -55,7 +54,7 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 		t.Fatal(err)
 	}
 	now := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
-	quiet := slog.New(slog.DiscardHandler)
+	quiet := gatewaytest.Quiet()
 	var holds []*limits.Hold
 	h := New(Options{
 		Config: cfg, Router: router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: quiet}),

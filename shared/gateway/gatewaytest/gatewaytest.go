@@ -1,0 +1,75 @@
+// Package gatewaytest is the HTTP plumbing the gateway's and the app's tests
+// share: fake upstreams served until the test ends, one request through a
+// handler, a body read whole, a logger that drops everything.
+package gatewaytest
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// Upstream serves fn over HTTP until the test ends.
+func Upstream(t testing.TB, fn http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(fn)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Counter is an upstream that answers a fixed body and counts its calls.
+type Counter struct {
+	*httptest.Server
+	Calls atomic.Int64
+}
+
+// Answering is an upstream that reads each request whole and answers status
+// with body, as contentType when that is set.
+func Answering(t testing.TB, status int, contentType, body string) *Counter {
+	t.Helper()
+	u := &Counter{}
+	u.Server = Upstream(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		u.Calls.Add(1)
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	})
+	return u
+}
+
+// Quiet is a logger that drops everything.
+func Quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// Request is a request for path with body and, when key is set, the key as
+// a bearer token, to serve with Do.
+func Request(method, path, key, body string) *http.Request {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return req
+}
+
+// Do serves req on h, with no network, and returns what h answered.
+func Do(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// ReadAll reads r to its end, failing the test on an error.
+func ReadAll(t testing.TB, r io.Reader) string {
+	t.Helper()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return string(b)
+}
