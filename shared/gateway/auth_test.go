@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -272,7 +271,7 @@ func TestBearerHeaders(t *testing.T) {
 		{"none", nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+			r := gatewaytest.Request(http.MethodPost, "/v1/chat/completions", "", "")
 			for k, v := range tt.headers {
 				r.Header.Set(k, v)
 			}

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -33,11 +31,10 @@ func newCostFixture(t *testing.T, yaml string, provider Provider) *costFixture {
 	t.Helper()
 	cfg := loadConfig(t, yaml)
 	cfg.ResolvePrices(pricing.Default())
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logs := &gatewaytest.Logs{}
 	f := &costFixture{calls: map[string]int{}, done: make(chan *Completion, 16)}
 	f.fixture = serve(t, testHandler(Options{
-		Config: cfg, Provider: provider, Logger: log, Prices: pricing.Default(),
+		Config: cfg, Provider: provider, Logger: logs.Logger(), Prices: pricing.Default(),
 		OnComplete: func(_ context.Context, c *Completion) {
 			f.mu.Lock()
 			f.calls[c.CallID]++
@@ -403,13 +400,10 @@ func TestCompletionPanics(t *testing.T) {
 // The embedded default config shows spend: its mock models cost something.
 func TestCompletionDefaultConfigCosts(t *testing.T) {
 	cfg := config.Default()
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	done := make(chan *Completion, 1)
-	h := testHandler(Options{Config: cfg, Logger: log, OnComplete: func(_ context.Context, c *Completion) { done <- c }})
+	h := testHandler(Options{Config: cfg, Logger: gatewaytest.Quiet(), OnComplete: func(_ context.Context, c *Completion) { done <- c }})
 	for _, stream := range []bool{false, true} {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(fmt.Sprintf(`{"model":"gpt-4o-mini","stream":%v,"messages":[{"role":"user","content":"hi"}]}`, stream)))
-		h.ServeHTTP(rec, req)
+		rec := gatewaytest.Do(h, gatewaytest.Request(http.MethodPost, "/v1/chat/completions", "", fmt.Sprintf(`{"model":"gpt-4o-mini","stream":%v,"messages":[{"role":"user","content":"hi"}]}`, stream)))
 		c := <-done
 		if rec.Code != 200 || !c.CostKnown || c.CostNanos <= 0 || c.UsageEstimated {
 			t.Errorf("stream=%v: status %d cost %d known %v estimated %v", stream, rec.Code, c.CostNanos, c.CostKnown, c.UsageEstimated)
@@ -422,10 +416,9 @@ func TestCompletionDefaultConfigCosts(t *testing.T) {
 // spend event or the metrics.
 func TestResponseOutBeforeOnComplete(t *testing.T) {
 	cfg := config.Default()
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	clientHasIt := make(chan struct{})
 	sawIt := make(chan bool, 1)
-	h := testHandler(Options{Config: cfg, Logger: log,
+	h := testHandler(Options{Config: cfg, Logger: gatewaytest.Quiet(),
 		OnComplete: func(context.Context, *Completion) {
 			select {
 			case <-clientHasIt:
@@ -434,8 +427,7 @@ func TestResponseOutBeforeOnComplete(t *testing.T) {
 				sawIt <- false
 			}
 		}})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := gatewaytest.Upstream(t, h.ServeHTTP)
 	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
 		strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
 	if err != nil {

@@ -1,16 +1,13 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,20 +22,8 @@ import (
 // fixture is a gateway in front of fake upstreams.
 type fixture struct {
 	srv  *httptest.Server
-	logs *syncBuffer
+	logs *gatewaytest.Logs
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func newFixture(t *testing.T, yaml string, env map[string]string) *fixture {
 	t.Helper()
@@ -46,9 +31,8 @@ func newFixture(t *testing.T, yaml string, env map[string]string) *fixture {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f := serve(t, testHandler(Options{Config: cfg, Logger: log, MaxBody: 1 << 20}))
+	logs := &gatewaytest.Logs{}
+	f := serve(t, testHandler(Options{Config: cfg, Logger: logs.Logger(), MaxBody: 1 << 20}))
 	f.logs = logs
 	return f
 }
@@ -207,10 +191,10 @@ func TestPanicsBecomeCleanErrors(t *testing.T) {
 	cfg := loadConfig(t, "model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: http://127.0.0.1:1}\n")
 	for _, after := range []bool{false, true} {
 		t.Run(fmt.Sprintf("after first chunk=%v", after), func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &gatewaytest.Logs{}
 			rt := router.New(cfg, router.Options{Logger: gatewaytest.Quiet()})
 			resp := serve(t, testHandler(Options{Config: cfg, Router: rt, Provider: panicProvider{afterFirstChunk: after},
-				Logger: slog.New(slog.NewJSONHandler(logs, nil))})).post(t, "/v1/chat/completions", "", `{"model":"m","stream":true}`)
+				Logger: logs.Logger()})).post(t, "/v1/chat/completions", "", `{"model":"m","stream":true}`)
 			out := gatewaytest.ReadAll(t, resp.Body)
 			if !after {
 				if resp.StatusCode != 500 {
