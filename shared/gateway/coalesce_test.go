@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
+	"github.com/sluice-gw/sluice/shared/h1/h1test"
 )
 
 // flushCounter counts the flushes the gateway asks for.
@@ -33,34 +34,19 @@ func (f flushCounter) Flush() {
 // once.
 func rawUpstream(t *testing.T, resp string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return h1test.Server(t, func(_ int, c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					if _, err := io.WriteString(c, resp); err != nil {
-						return
-					}
-				}
-			}()
+			_, _ = io.Copy(io.Discard, req.Body)
+			if _, err := io.WriteString(c, resp); err != nil {
+				return
+			}
 		}
-	}()
-	return "http://" + ln.Addr().String()
+	})
 }
 
 // A burst that arrived at once is forwarded without a flush before its
