@@ -55,6 +55,28 @@ func call(t *testing.T, h http.Handler, ctx context.Context, key, body string) *
 	return gatewaytest.Do(h, gatewaytest.Request(http.MethodPost, "/v1/chat/completions", key, body).WithContext(ctx))
 }
 
+// callCase is one request and what it should cost: its status and the
+// DynamoDB calls made while it is served.
+type callCase struct {
+	name, key, body string
+	status, calls   int
+}
+
+// countCalls serves tt's request on h and checks its status and its
+// DynamoDB calls.
+func countCalls(t *testing.T, h http.Handler, ctx context.Context, tt callCase) *httptest.ResponseRecorder {
+	t.Helper()
+	cctx, count := ddb.WithCallCount(ctx)
+	rec := call(t, h, cctx, tt.key, tt.body)
+	if rec.Code != tt.status {
+		t.Fatalf("%s: status %d: %s", tt.name, rec.Code, rec.Body)
+	}
+	if count.Calls() != tt.calls {
+		t.Errorf("%s: %d DynamoDB calls %v, want %d", tt.name, count.Calls(), count.Operations(), tt.calls)
+	}
+	return rec
+}
+
 // oneModel is a model m on one deployment at url, behind the master key
 // sk-master.
 func oneModel(url string) string {
@@ -151,12 +173,7 @@ general_settings: {master_key: sk-master}
 	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), Alias: "t", Settings: keys.Settings{RPMLimit: 100, Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name      string
-		key, body string
-		status    int
-		calls     int
-	}{
+	tests := []callCase{
 		// Cold: key read + cooldown read + admission.
 		{"cold", secret, `{"model":"m","messages":[]}`, 200, 3},
 		// Warm: the admission alone (rpm limits only: no TPM correction).
@@ -169,14 +186,7 @@ general_settings: {master_key: sk-master}
 		{"wrong key again", "sk-nope", `{"model":"m"}`, 401, 0},
 	}
 	for _, tt := range tests {
-		cctx, count := ddb.WithCallCount(ctx)
-		rec := call(t, gw.Handler, cctx, tt.key, tt.body)
-		if rec.Code != tt.status {
-			t.Fatalf("%s: status %d: %s", tt.name, rec.Code, rec.Body)
-		}
-		if count.Calls() != tt.calls {
-			t.Errorf("%s: %d DynamoDB calls %v, want %d", tt.name, count.Calls(), count.Operations(), tt.calls)
-		}
+		countCalls(t, gw.Handler, ctx, tt)
 	}
 	if hits.Load() != 4 {
 		t.Errorf("upstream hits = %d, want 4", hits.Load())

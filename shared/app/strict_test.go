@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/app"
-	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
@@ -52,10 +51,7 @@ func TestStrictBudgetCallsPerRequest(t *testing.T) {
 	for _, s := range []string{"sk-budget-rpm", "sk-budget", "sk-plain"} {
 		call(t, gw.Handler, ctx, s, body) // warm the caches
 	}
-	tests := []struct {
-		name, key, body string
-		status, calls   int
-	}{
+	tests := []callCase{
 		{"budget and rpm: the hold in the admission", "sk-budget-rpm", body, 200, 1},
 		{"budget only: the hold alone", "sk-budget", body, 200, 1},
 		{"no budget: the admission as before", "sk-plain", body, 200, 1},
@@ -63,14 +59,7 @@ func TestStrictBudgetCallsPerRequest(t *testing.T) {
 		{"no max_tokens and no known output limit", "sk-budget", `{"model":"m","messages":[]}`, 400, 0},
 	}
 	for _, tt := range tests {
-		cctx, count := ddb.WithCallCount(ctx)
-		rec := call(t, gw.Handler, cctx, tt.key, tt.body)
-		if rec.Code != tt.status {
-			t.Fatalf("%s: status %d: %s", tt.name, rec.Code, rec.Body)
-		}
-		if count.Calls() != tt.calls {
-			t.Errorf("%s: %d DynamoDB calls %v, want %d", tt.name, count.Calls(), count.Operations(), tt.calls)
-		}
+		rec := countCalls(t, gw.Handler, ctx, tt)
 		if tt.status == 400 && !strings.Contains(rec.Body.String(), "max_tokens") {
 			t.Errorf("%s: %s, want a message asking for max_tokens", tt.name, rec.Body)
 		}
