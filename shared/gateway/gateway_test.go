@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -96,8 +95,9 @@ func openAIError(t *testing.T, body string) (msg, typ, code string) {
 			Code    string  `json:"code"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Message == "" || e.Error.Type == "" {
-		t.Fatalf("not an OpenAI error body: %q (%v)", body, err)
+	gatewaytest.Decode(t, strings.NewReader(body), &e)
+	if e.Error.Message == "" || e.Error.Type == "" {
+		t.Fatalf("not an OpenAI error body: %q", body)
 	}
 	return e.Error.Message, e.Error.Type, e.Error.Code
 }
@@ -155,7 +155,7 @@ router_settings: {model_group_alias: {alias-a: a, secret: {model: b, hidden: tru
 			ID, Object string
 		} `json:"data"`
 	}
-	json.NewDecoder(resp.Body).Decode(&list)
+	gatewaytest.Decode(t, resp.Body, &list)
 	resp.Body.Close()
 	var ids []string
 	for _, m := range list.Data {

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -147,9 +146,10 @@ router_settings: {num_retries: 0, cooldown_time: 30}
 			Index     int       `json:"index"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("embeddings: %d %v", resp.StatusCode, err)
+	if resp.StatusCode != 200 {
+		t.Fatalf("embeddings: %d", resp.StatusCode)
 	}
+	gatewaytest.Decode(t, resp.Body, &e)
 	if len(e.Data) != 2 || len(e.Data[0].Embedding) != 4 || e.Data[1].Index != 1 {
 		t.Fatalf("embeddings = %+v", e.Data)
 	}

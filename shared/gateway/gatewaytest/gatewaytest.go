@@ -5,6 +5,7 @@ package gatewaytest
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -88,6 +89,14 @@ func (l *Logs) String() string {
 // Logger logs JSON lines at debug level into l.
 func (l *Logs) Logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// Decode reads the JSON r holds into v, failing the test when it cannot.
+func Decode(t testing.TB, r io.Reader, v any) {
+	t.Helper()
+	if err := json.NewDecoder(r).Decode(v); err != nil {
+		t.Fatalf("decode JSON: %v", err)
+	}
 }
 
 // ReadAll reads r to its end, failing the test on an error.
