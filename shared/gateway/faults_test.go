@@ -69,9 +69,7 @@ type upstreams struct {
 func newUpstreams(t *testing.T, groups map[string]string, serve func(u *upstreams, t *testing.T, id string, w http.ResponseWriter, r *http.Request)) *upstreams {
 	u := &upstreams{faults: map[string]fault{}, srvs: map[string]*httptest.Server{}, groups: groups}
 	for id := range groups {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(u, t, id, w, r) }))
-		t.Cleanup(srv.Close)
-		u.srvs[id] = srv
+		u.srvs[id] = gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) { serve(u, t, id, w, r) })
 	}
 	return u
 }

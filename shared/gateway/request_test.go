@@ -164,15 +164,14 @@ type bodyRecorder struct {
 
 func newBodyRecorder(t *testing.T, answer string) *bodyRecorder {
 	u := &bodyRecorder{}
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.srv = gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		u.mu.Lock()
 		u.bodies = append(u.bodies, string(b))
 		u.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, answer)
-	}))
-	t.Cleanup(u.srv.Close)
+	})
 	return u
 }
 
