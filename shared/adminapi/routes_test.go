@@ -1,7 +1,6 @@
 package adminapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,32 +9,17 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
 
 func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
 
 // logs collects every log line of a test's handlers.
-type logs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logs = gatewaytest.Logs
 
 const suiteConfig = `model_list:
   - model_name: gpt-4o

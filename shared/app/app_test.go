@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
@@ -27,19 +25,12 @@ const okBody = `{"id":"x","object":"chat.completion","choices":[{"index":0,"mess
 
 // upstream answers with status and counts its hits.
 func upstream(t *testing.T, status int) (*httptest.Server, *atomic.Int64) {
-	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		hits.Add(1)
-		w.WriteHeader(status)
-		if status == 200 {
-			io.WriteString(w, okBody)
-		} else {
-			io.WriteString(w, `{"error":{"message":"boom"}}`)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &hits
+	body := `{"error":{"message":"boom"}}`
+	if status == 200 {
+		body = okBody
+	}
+	u := gatewaytest.Answering(t, status, "", body)
+	return u.Server, &u.Calls
 }
 
 // instance builds one gateway on the shared DynamoDB tables, as one Lambda
@@ -51,7 +42,7 @@ func instance(t *testing.T, yaml string, s app.Settings) *app.Gateway {
 	s.Store = app.StoreDynamoDB
 	s.AWS = &cfg
 	s.Emulator = true
-	s.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s.Logger = gatewaytest.Quiet()
 	gw, err := app.Build(context.Background(), s)
 	if err != nil {
 		t.Fatalf("build: %v", err)
@@ -61,12 +52,28 @@ func instance(t *testing.T, yaml string, s app.Settings) *app.Gateway {
 
 func call(t *testing.T, h http.Handler, ctx context.Context, key, body string) *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body)).WithContext(ctx)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	return gatewaytest.Do(h, gatewaytest.Request(http.MethodPost, "/v1/chat/completions", key, body).WithContext(ctx))
+}
+
+// callCase is one request and what it should cost: its status and the
+// DynamoDB calls made while it is served.
+type callCase struct {
+	name, key, body string
+	status, calls   int
+}
+
+// countCalls serves tt's request on h and checks its status and its
+// DynamoDB calls.
+func countCalls(t *testing.T, h http.Handler, ctx context.Context, tt callCase) *httptest.ResponseRecorder {
+	t.Helper()
+	cctx, count := ddb.WithCallCount(ctx)
+	rec := call(t, h, cctx, tt.key, tt.body)
+	if rec.Code != tt.status {
+		t.Fatalf("%s: status %d: %s", tt.name, rec.Code, rec.Body)
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	if count.Calls() != tt.calls {
+		t.Errorf("%s: %d DynamoDB calls %v, want %d", tt.name, count.Calls(), count.Operations(), tt.calls)
+	}
 	return rec
 }
 
@@ -166,12 +173,7 @@ general_settings: {master_key: sk-master}
 	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), Alias: "t", Settings: keys.Settings{RPMLimit: 100, Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name      string
-		key, body string
-		status    int
-		calls     int
-	}{
+	tests := []callCase{
 		// Cold: key read + cooldown read + admission.
 		{"cold", secret, `{"model":"m","messages":[]}`, 200, 3},
 		// Warm: the admission alone (rpm limits only: no TPM correction).
@@ -184,14 +186,7 @@ general_settings: {master_key: sk-master}
 		{"wrong key again", "sk-nope", `{"model":"m"}`, 401, 0},
 	}
 	for _, tt := range tests {
-		cctx, count := ddb.WithCallCount(ctx)
-		rec := call(t, gw.Handler, cctx, tt.key, tt.body)
-		if rec.Code != tt.status {
-			t.Fatalf("%s: status %d: %s", tt.name, rec.Code, rec.Body)
-		}
-		if count.Calls() != tt.calls {
-			t.Errorf("%s: %d DynamoDB calls %v, want %d", tt.name, count.Calls(), count.Operations(), tt.calls)
-		}
+		countCalls(t, gw.Handler, ctx, tt)
 	}
 	if hits.Load() != 4 {
 		t.Errorf("upstream hits = %d, want 4", hits.Load())
@@ -303,10 +298,7 @@ func TestRevocationAcrossInstances(t *testing.T) {
 
 	admin := func(path, body string) map[string]any {
 		t.Helper()
-		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-		r.Header.Set("Authorization", "Bearer sk-admin-master")
-		w := httptest.NewRecorder()
-		a.HTTP.ServeHTTP(w, r)
+		w := gatewaytest.Do(a.HTTP, gatewaytest.Request(http.MethodPost, path, "sk-admin-master", body))
 		if w.Code != 200 {
 			t.Fatalf("%s %s: %d %s", path, body, w.Code, w.Body)
 		}
@@ -315,11 +307,7 @@ func TestRevocationAcrossInstances(t *testing.T) {
 		return m
 	}
 	chat := func(key, model string) int {
-		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`))
-		r.Header.Set("Authorization", "Bearer "+key)
-		w := httptest.NewRecorder()
-		b.HTTP.ServeHTTP(w, r)
-		return w.Code
+		return gatewaytest.Do(b.HTTP, gatewaytest.Request(http.MethodPost, "/v1/chat/completions", key, `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`)).Code
 	}
 	// takesEffect checks b still answers before (cached) and after the TTL.
 	takesEffect := func(name, key, model string, change func(), want int) {

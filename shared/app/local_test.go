@@ -7,15 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 )
 
 // The local-mode server (app.Gateway.Server) is tested over real TCP on
@@ -29,7 +28,7 @@ func localServer(t *testing.T, yaml, masterKey string, l app.LocalLimits) string
 	t.Helper()
 	gw, err := app.Build(context.Background(), app.Settings{
 		ConfigYAML: []byte(yaml), MasterKey: masterKey, Local: l,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: gatewaytest.Quiet(),
 	})
 	if err != nil {
 		t.Fatalf("build: %v", err)
@@ -233,7 +232,7 @@ func TestLocalHeaderLimit431(t *testing.T) {
 // away) before finishing; non-stream requests answer at once.
 func heldUpstream(t *testing.T) (url string, hold chan struct{}) {
 	hold = make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if !strings.Contains(string(b), `"stream":true`) {
 			w.Header().Set("Content-Type", "application/json")
@@ -249,11 +248,8 @@ func heldUpstream(t *testing.T) (url string, hold chan struct{}) {
 			return
 		}
 		io.WriteString(w, `data: {"id":"s","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`+"\n\ndata: [DONE]\n\n")
-	}))
-	t.Cleanup(func() {
-		close(hold) // ends the streams still held, before the server waits for them
-		srv.Close()
 	})
+	t.Cleanup(func() { close(hold) }) // ends the streams still held, before the server (cleaned up first) waits for them
 	return srv.URL, hold
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/metrics/metricstest"
 )
@@ -21,7 +21,7 @@ import (
 // metricsUpstream answers chat completions: 500 on /fail, else a JSON
 // completion, or an SSE stream when asked for one.
 func metricsUpstream(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if strings.HasPrefix(r.URL.Path, "/fail") {
 			w.WriteHeader(500)
@@ -43,8 +43,7 @@ func metricsUpstream(t *testing.T) *httptest.Server {
 			fmt.Fprintf(w, "data: %s\n\n", ev)
 			w.(http.Flusher).Flush()
 		}
-	}))
-	t.Cleanup(srv.Close)
+	})
 	return srv
 }
 
@@ -77,7 +76,7 @@ router_settings:
 func buildWithMetrics(t *testing.T, yaml string, s app.Settings) *app.Gateway {
 	t.Helper()
 	s.ConfigYAML = []byte(yaml)
-	s.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s.Logger = gatewaytest.Quiet()
 	gw, err := app.Build(context.Background(), s)
 	if err != nil {
 		t.Fatalf("build: %v", err)
@@ -87,13 +86,7 @@ func buildWithMetrics(t *testing.T, yaml string, s app.Settings) *app.Gateway {
 }
 
 func do(h http.Handler, method, path, key, body string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
+	return gatewaytest.Do(h, gatewaytest.Request(method, path, key, body))
 }
 
 // scrape reads /metrics with key and returns its samples.
@@ -321,7 +314,7 @@ func TestMetricsSSMError(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	t.Setenv("AWS_ENDPOINT_URL_SSM", closed)
 	reg := metrics.New(metrics.Options{Prometheus: true})
-	s := app.Settings{Metrics: reg, ConfigYAML: []byte(metricsYAML("http://127.0.0.1:1", "")), Logger: slog.New(slog.DiscardHandler),
+	s := app.Settings{Metrics: reg, ConfigYAML: []byte(metricsYAML("http://127.0.0.1:1", "")), Logger: gatewaytest.Quiet(),
 		MasterKeyParameter: "sluice/master-key"}
 	if err := s.ResolveAWS(context.Background()); err != nil {
 		t.Fatal(err)

@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/app"
-	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
@@ -53,10 +51,7 @@ func TestStrictBudgetCallsPerRequest(t *testing.T) {
 	for _, s := range []string{"sk-budget-rpm", "sk-budget", "sk-plain"} {
 		call(t, gw.Handler, ctx, s, body) // warm the caches
 	}
-	tests := []struct {
-		name, key, body string
-		status, calls   int
-	}{
+	tests := []callCase{
 		{"budget and rpm: the hold in the admission", "sk-budget-rpm", body, 200, 1},
 		{"budget only: the hold alone", "sk-budget", body, 200, 1},
 		{"no budget: the admission as before", "sk-plain", body, 200, 1},
@@ -64,14 +59,7 @@ func TestStrictBudgetCallsPerRequest(t *testing.T) {
 		{"no max_tokens and no known output limit", "sk-budget", `{"model":"m","messages":[]}`, 400, 0},
 	}
 	for _, tt := range tests {
-		cctx, count := ddb.WithCallCount(ctx)
-		rec := call(t, gw.Handler, cctx, tt.key, tt.body)
-		if rec.Code != tt.status {
-			t.Fatalf("%s: status %d: %s", tt.name, rec.Code, rec.Body)
-		}
-		if count.Calls() != tt.calls {
-			t.Errorf("%s: %d DynamoDB calls %v, want %d", tt.name, count.Calls(), count.Operations(), tt.calls)
-		}
+		rec := countCalls(t, gw.Handler, ctx, tt)
 		if tt.status == 400 && !strings.Contains(rec.Body.String(), "max_tokens") {
 			t.Errorf("%s: %s, want a message asking for max_tokens", tt.name, rec.Body)
 		}
@@ -116,12 +104,11 @@ func burst(t *testing.T, h http.Handler, secret string, n int) int {
 
 // slowUpstream answers like upstream after d.
 func slowUpstream(t *testing.T, d time.Duration) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		time.Sleep(d)
 		io.WriteString(w, okBody)
-	}))
-	t.Cleanup(srv.Close)
+	})
 	return srv.URL
 }
 
@@ -146,7 +133,7 @@ func TestBudgetOvershoot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := slowUpstream(t, 20*time.Millisecond)
-			s := app.Settings{ConfigYAML: []byte(strictYAML(url, "", tc.strict)), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			s := app.Settings{ConfigYAML: []byte(strictYAML(url, "", tc.strict)), Logger: gatewaytest.Quiet()}
 			var gw *app.Gateway
 			if tc.store == app.StoreDynamoDB {
 				gw = instance(t, string(s.ConfigYAML), app.Settings{Tables: ddblocal.Tables(t)})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -25,19 +25,18 @@ import (
 // waited for: the request is answered 429 at once, with Retry-After.
 func TestDeploymentLimitAcrossInstancesNoWait(t *testing.T) {
 	var hits atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		hits.Add(1)
 		io.WriteString(w, completion)
-	}))
-	defer up.Close()
+	})
 	cfg := loadConfig(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s, rpm: 2}\n", up.URL))
 	shared := limits.NewMemory()
 	var waits []time.Duration
 	var mu sync.Mutex
 	newInstance := func() *httptest.Server {
 		rt := router.New(cfg, router.Options{
-			Logger: slog.New(slog.DiscardHandler),
+			Logger: gatewaytest.Quiet(),
 			Sleep: func(ctx context.Context, d time.Duration) error {
 				mu.Lock()
 				waits = append(waits, d)
@@ -56,7 +55,7 @@ func TestDeploymentLimitAcrossInstancesNoWait(t *testing.T) {
 		}
 	}
 	resp := b.post(t, "/v1/chat/completions", "", `{"model":"m"}`)
-	out := readAll(t, resp.Body)
+	out := gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("third request: %d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 	}
@@ -88,7 +87,7 @@ func TestRateLimitStoreUnreachable(t *testing.T) {
 	awsCfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}
 	awsCfg.BaseEndpoint = aws.String("http://" + hang.Addr().String())
 	store := ddblimits.New(ddb.NewClient(awsCfg, ddb.ClientOptions{Emulator: true, MaxAttempts: 1}), "counters",
-		ddblimits.Options{Timeout: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		ddblimits.Options{Timeout: 100 * time.Millisecond, Logger: gatewaytest.Quiet()})
 	for _, tt := range []struct {
 		setting string
 		status  int
@@ -97,7 +96,7 @@ func TestRateLimitStoreUnreachable(t *testing.T) {
 			cfg := loadConfig(t, "model_list:\n  - model_name: m\n    litellm_params: {model: mock/m, rpm: 100}\n"+tt.setting)
 			f := serve(t, testHandler(Options{Config: cfg, Limits: store}))
 			resp := f.post(t, "/v1/chat/completions", "", `{"model":"m"}`)
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
 			}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 )
@@ -69,7 +69,7 @@ general_settings: {master_key: sk-master}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := f.post(t, "/v1/chat/completions", tt.key, `{"model":"`+tt.model+`"}`)
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
 			}
@@ -90,7 +90,7 @@ general_settings: {master_key: sk-master}
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := readAll(t, resp.Body)
+	body := gatewaytest.ReadAll(t, resp.Body)
 	resp.Body.Close()
 	if !strings.Contains(body, `"id":"a"`) || !strings.Contains(body, `"id":"alias-a"`) || strings.Contains(body, `"id":"b"`) {
 		t.Fatalf("models for a key limited to a: %s", body)
@@ -171,7 +171,7 @@ general_settings: {master_key: sk-master}
 				body += `,"user":"` + tt.user + `"`
 			}
 			resp := f.post(t, "/v1/chat/completions", tt.key, body+"}")
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
 			}
@@ -193,12 +193,12 @@ general_settings: {master_key: sk-master}
 	now = day1.Add(time.Second)
 	mu.Unlock()
 	resp := f.post(t, "/v1/chat/completions", "sk-daily", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
-	if out := readAll(t, resp.Body); resp.StatusCode != 200 {
+	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 200 {
 		t.Fatalf("after the daily boundary: status %d: %s", resp.StatusCode, out)
 	}
 	// The lifetime budget of the team does not reset.
 	resp = f.post(t, "/v1/chat/completions", "sk-team", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
-	if out := readAll(t, resp.Body); resp.StatusCode != 400 {
+	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 400 {
 		t.Fatalf("team without budget_duration after a day: status %d, want 400: %s", resp.StatusCode, out)
 	}
 }
@@ -207,8 +207,8 @@ general_settings: {master_key: sk-master}
 // allowed, as in LiteLLM; a key allowed only "limited" cannot reach "ok"
 // through them. The refusal comes before any upstream call.
 func TestFallbacksAccess(t *testing.T) {
-	limited := newUpstreamCounter(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`)
-	ok := newUpstreamCounter(t, 200, "application/json", completion)
+	limited := gatewaytest.Answering(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`)
+	ok := gatewaytest.Answering(t, 200, "application/json", completion)
 	f := keyedFixture(t, fmt.Sprintf(`model_list:
   - model_name: limited
     litellm_params: {model: openai/gpt-4o-mini, api_base: %q, api_key: sk-up}
@@ -216,7 +216,7 @@ func TestFallbacksAccess(t *testing.T) {
     litellm_params: {model: openai/gpt-4o, api_base: %q, api_key: sk-up}
 router_settings: {model_group_alias: {alias-ok: ok}}
 general_settings: {master_key: sk-master}
-`, limited.srv.URL+"/v1", ok.srv.URL+"/v1"),
+`, limited.URL+"/v1", ok.URL+"/v1"),
 		keys.Key{Hash: keys.HashSecret("sk-limited"), Settings: keys.Settings{Models: []string{"limited"}}},
 		keys.Key{Hash: keys.HashSecret("sk-both"), Settings: keys.Settings{Models: []string{"limited", "ok"}}})
 	for _, tt := range []struct {
@@ -233,9 +233,9 @@ general_settings: {master_key: sk-master}
 		{"master key", "sk-master", `["ok"]`, 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			before := limited.calls.Load() + ok.calls.Load()
+			before := limited.Calls.Load() + ok.Calls.Load()
 			resp := f.post(t, "/v1/chat/completions", tt.key, `{"model":"limited","messages":[{"role":"user","content":"hi"}],"fallbacks":`+tt.fallbacks+`}`)
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
 			}
@@ -245,7 +245,7 @@ general_settings: {master_key: sk-master}
 			if _, _, code := openAIError(t, out); code != "model_not_allowed" {
 				t.Fatalf("code %s, want model_not_allowed: %s", code, out)
 			}
-			if n := limited.calls.Load() + ok.calls.Load() - before; n != 0 {
+			if n := limited.Calls.Load() + ok.Calls.Load() - before; n != 0 {
 				t.Fatalf("%d upstream calls before the refusal", n)
 			}
 		})
@@ -271,7 +271,7 @@ func TestBearerHeaders(t *testing.T) {
 		{"none", nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+			r := gatewaytest.Request(http.MethodPost, "/v1/chat/completions", "", "")
 			for k, v := range tt.headers {
 				r.Header.Set(k, v)
 			}
@@ -291,7 +291,7 @@ func TestBearerHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if out := readAll(t, resp.Body); resp.StatusCode != 200 {
+	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 200 {
 		t.Fatalf("status %d with the master key in x-litellm-api-key: %s", resp.StatusCode, out)
 	}
 }

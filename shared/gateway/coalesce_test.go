@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
+	"github.com/sluice-gw/sluice/shared/h1/h1test"
 )
 
 // flushCounter counts the flushes the gateway asks for.
@@ -31,34 +34,19 @@ func (f flushCounter) Flush() {
 // once.
 func rawUpstream(t *testing.T, resp string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return h1test.Server(t, func(_ int, c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					if _, err := io.WriteString(c, resp); err != nil {
-						return
-					}
-				}
-			}()
+			_, _ = io.Copy(io.Discard, req.Body)
+			if _, err := io.WriteString(c, resp); err != nil {
+				return
+			}
 		}
-	}()
-	return "http://" + ln.Addr().String()
+	})
 }
 
 // A burst that arrived at once is forwarded without a flush before its
@@ -86,7 +74,7 @@ func TestStreamCoalescesBurst(t *testing.T) {
 	})
 	for range 3 { // a new upstream connection, then reused ones
 		resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}`)
-		if body := readAll(t, resp.Body); body != burst.String() {
+		if body := gatewaytest.ReadAll(t, resp.Body); body != burst.String() {
 			t.Fatalf("the client got %d bytes, not the upstream's %d as sent", len(body), burst.Len())
 		}
 	}
@@ -207,7 +195,7 @@ func TestStreamFlushesBeforeWaitingMidEvent(t *testing.T) {
 		}
 	}
 	close(next) // only now does the upstream finish the second event
-	if rest := readAll(t, rd); rest != second+"data: [DONE]\n\n" {
+	if rest := gatewaytest.ReadAll(t, rd); rest != second+"data: [DONE]\n\n" {
 		t.Fatalf("rest = %q", rest)
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -32,11 +31,10 @@ func newCostFixture(t *testing.T, yaml string, provider Provider) *costFixture {
 	t.Helper()
 	cfg := loadConfig(t, yaml)
 	cfg.ResolvePrices(pricing.Default())
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logs := &gatewaytest.Logs{}
 	f := &costFixture{calls: map[string]int{}, done: make(chan *Completion, 16)}
 	f.fixture = serve(t, testHandler(Options{
-		Config: cfg, Provider: provider, Logger: log, Prices: pricing.Default(),
+		Config: cfg, Provider: provider, Logger: logs.Logger(), Prices: pricing.Default(),
 		OnComplete: func(_ context.Context, c *Completion) {
 			f.mu.Lock()
 			f.calls[c.CallID]++
@@ -53,16 +51,6 @@ func newCostFixture(t *testing.T, yaml string, provider Provider) *costFixture {
 func pricedModel(t *testing.T, model, apiBase, settings string) *costFixture {
 	t.Helper()
 	return newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/%s, api_base: %s}\n%s", model, apiBase, settings), nil)
-}
-
-// answering is an upstream that answers every request with body.
-func answering(t *testing.T, body string) *httptest.Server {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(up.Close)
-	return up
 }
 
 // completion waits for the next Completion and checks it was reported once,
@@ -105,10 +93,10 @@ func price(t *testing.T, key string) pricing.Price {
 const cachedCompletion = `{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":200,"total_tokens":1200,"prompt_tokens_details":{"cached_tokens":600}}}`
 
 func TestCompletionJSON(t *testing.T) {
-	up := answering(t, cachedCompletion)
+	up := gatewaytest.Answering(t, 200, "", cachedCompletion)
 	f := pricedModel(t, "gpt-4o-mini", up.URL, "")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","messages":[],"user":"customer-1","metadata":{"tags":["a","b"]}}`)
-	if out := readAll(t, resp.Body); resp.StatusCode != 200 || out != cachedCompletion {
+	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 200 || out != cachedCompletion {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
 	c := f.completion(t, resp)
@@ -147,7 +135,7 @@ func TestCompletionStream(t *testing.T) {
 				body = `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}`
 			}
 			resp := f.post(t, "/v1/chat/completions", "", body)
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if got := strings.Contains(out, `"usage"`); got != asked {
 				t.Errorf("client saw the usage chunk = %v, want %v:\n%s", got, asked, out)
 			}
@@ -174,7 +162,7 @@ func TestCompletionStreamWithoutUsageEstimated(t *testing.T) {
 	defer up.Close()
 	f := pricedModel(t, "gpt-4o", up.URL, "")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
-	readAll(t, resp.Body)
+	gatewaytest.ReadAll(t, resp.Body)
 	c := f.completion(t, resp)
 	sent := wire.EstimateTokens(upBody)                                                           // the prompt as the upstream got it
 	u := wire.Usage{PromptTokens: int64(sent), CompletionTokens: 5, TotalTokens: int64(sent) + 5} // 19 bytes of text
@@ -187,15 +175,14 @@ func TestCompletionStreamWithoutUsageEstimated(t *testing.T) {
 }
 
 func TestCompletionUpstreamFailure(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(500)
 		io.WriteString(w, `{"error":{"message":"boom"}}`)
-	}))
-	defer up.Close()
+	})
 	f := pricedModel(t, "gpt-4o", up.URL, "router_settings: {num_retries: 1}\n")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","messages":[]}`)
-	readAll(t, resp.Body)
+	gatewaytest.ReadAll(t, resp.Body)
 	c := f.completion(t, resp)
 	if c.StatusCode != resp.StatusCode || c.StatusCode != 502 || apierr.KindOf(c.Err) != apierr.UpstreamServer {
 		t.Errorf("status %d (client saw %d) err %v", c.StatusCode, resp.StatusCode, c.Err)
@@ -213,7 +200,7 @@ func TestCompletionUpstreamFailure(t *testing.T) {
 func TestCompletionCostSumsBilledAttempts(t *testing.T) {
 	var mu sync.Mutex
 	calls := 0
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		mu.Lock()
 		calls++
@@ -228,11 +215,10 @@ func TestCompletionCostSumsBilledAttempts(t *testing.T) {
 		io.WriteString(w, chunk("ok"))
 		io.WriteString(w, `data: {"id":"c","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":1,"total_tokens":101}}`+"\n\n")
 		io.WriteString(w, "data: [DONE]\n\n")
-	}))
-	defer up.Close()
+	})
 	f := pricedModel(t, "gpt-4o", up.URL, "router_settings: {num_retries: 1}\n")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true,"messages":[]}`)
-	if out := readAll(t, resp.Body); !strings.Contains(out, `"ok"`) || strings.Contains(out, "usage") {
+	if out := gatewaytest.ReadAll(t, resp.Body); !strings.Contains(out, `"ok"`) || strings.Contains(out, "usage") {
 		t.Fatalf("stream = %s", out)
 	}
 	c := f.completion(t, resp)
@@ -263,7 +249,7 @@ func TestCompletionStreamBrokenByUpstream(t *testing.T) {
 	defer up.Close()
 	f := pricedModel(t, "gpt-4o", up.URL, "")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true,"messages":[]}`)
-	readAll(t, resp.Body)
+	gatewaytest.ReadAll(t, resp.Body)
 	c := f.completion(t, resp)
 	if apierr.KindOf(c.Err) != apierr.StreamBroken || c.StatusCode != 200 || c.ClientGone {
 		t.Errorf("err %v status %d gone %v", c.Err, c.StatusCode, c.ClientGone)
@@ -276,10 +262,10 @@ func TestCompletionStreamBrokenByUpstream(t *testing.T) {
 // A deployment with no price: the cost is unknown, not $0, and no cost
 // header is sent.
 func TestCompletionUnknownPrice(t *testing.T) {
-	up := answering(t, completion)
+	up := gatewaytest.Answering(t, 200, "", completion)
 	f := pricedModel(t, "house-model", up.URL, "")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","messages":[]}`)
-	readAll(t, resp.Body)
+	gatewaytest.ReadAll(t, resp.Body)
 	c := f.completion(t, resp)
 	if !c.HasUsage || c.CostKnown || c.CostNanos != 0 {
 		t.Errorf("usage %v known %v cost %d", c.HasUsage, c.CostKnown, c.CostNanos)
@@ -292,12 +278,12 @@ func TestCompletionUnknownPrice(t *testing.T) {
 // A wildcard deployment prices each model it serves, and warns once about
 // a model with no price.
 func TestCompletionWildcardPriced(t *testing.T) {
-	up := answering(t, completion) // 10 prompt, 2 completion tokens
+	up := gatewaytest.Answering(t, 200, "", completion) // 10 prompt, 2 completion tokens
 	f := newCostFixture(t, fmt.Sprintf("model_list:\n  - model_name: \"*\"\n    litellm_params: {model: openai/*, api_base: %s}\n", up.URL), nil)
 	u := wire.Usage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12}
 	for _, model := range []string{"gpt-4.1-mini", "o3-mini"} {
 		resp := f.post(t, "/v1/chat/completions", "", `{"model":"`+model+`","messages":[]}`)
-		readAll(t, resp.Body)
+		gatewaytest.ReadAll(t, resp.Body)
 		c := f.completion(t, resp)
 		if want := price(t, model).CostNanos(u); c.CostNanos != want || !c.CostKnown {
 			t.Errorf("%s: cost %d known %v, want %d", model, c.CostNanos, c.CostKnown, want)
@@ -305,7 +291,7 @@ func TestCompletionWildcardPriced(t *testing.T) {
 	}
 	for range 2 {
 		resp := f.post(t, "/v1/chat/completions", "", `{"model":"no-such-model","messages":[]}`)
-		readAll(t, resp.Body)
+		gatewaytest.ReadAll(t, resp.Body)
 		if c := f.completion(t, resp); c.CostKnown {
 			t.Error("an unknown model's cost is known")
 		}
@@ -319,14 +305,13 @@ func TestCompletionWildcardPriced(t *testing.T) {
 func TestCompletionJSONWithoutUsageEstimated(t *testing.T) {
 	const answer = `{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"twelve bytes"},"finish_reason":"stop"}]}`
 	var upBody []byte
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		upBody, _ = io.ReadAll(r.Body)
 		io.WriteString(w, answer)
-	}))
-	defer up.Close()
+	})
 	f := pricedModel(t, "gpt-4o", up.URL, "")
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","messages":[]}`)
-	readAll(t, resp.Body)
+	gatewaytest.ReadAll(t, resp.Body)
 	c := f.completion(t, resp)
 	prompt := int64(wire.EstimateTokens(upBody))
 	u := wire.Usage{PromptTokens: prompt, CompletionTokens: 3, TotalTokens: prompt + 3}
@@ -341,7 +326,7 @@ func TestCompletionJSONWithoutUsageEstimated(t *testing.T) {
 func TestCompletionEmbeddings(t *testing.T) {
 	f := newCostFixture(t, "model_list:\n  - model_name: emb\n    litellm_params: {model: mock/text-embedding-3-small}\n", nil)
 	resp := f.post(t, "/v1/embeddings", "", `{"model":"emb","input":["a","b"]}`)
-	readAll(t, resp.Body)
+	gatewaytest.ReadAll(t, resp.Body)
 	c := f.completion(t, resp)
 	if c.Operation != wire.OpEmbeddings || !c.HasUsage || c.UsageEstimated || c.Usage.PromptTokens == 0 || c.Usage.CompletionTokens != 0 {
 		t.Errorf("op %v usage %+v", c.Operation, c.Usage)
@@ -365,7 +350,7 @@ func TestCompletionEarlyErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := f.post(t, "/v1/chat/completions", "", tt.body)
-			readAll(t, resp.Body)
+			gatewaytest.ReadAll(t, resp.Body)
 			c := f.completion(t, resp)
 			if c.StatusCode != tt.status || resp.StatusCode != tt.status || c.Err == nil || c.HasUsage || !c.CostKnown || c.CostNanos != 0 {
 				t.Errorf("status %d (client %d) err %v usage %v", c.StatusCode, resp.StatusCode, c.Err, c.HasUsage)
@@ -375,7 +360,7 @@ func TestCompletionEarlyErrors(t *testing.T) {
 
 	locked := newCostFixture(t, "model_list:\n  - model_name: m\n    litellm_params: {model: mock/gpt-4o-mini}\ngeneral_settings: {master_key: sk-master}\n", nil)
 	resp := locked.post(t, "/v1/chat/completions", "sk-wrong", `{"model":"m"}`)
-	readAll(t, resp.Body)
+	gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 401 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -394,7 +379,7 @@ func TestCompletionPanics(t *testing.T) {
 			f := newCostFixture(t, "model_list:\n  - model_name: m\n    litellm_params: {model: openai/gpt-4o, api_base: http://127.0.0.1:1}\n",
 				panicProvider{afterFirstChunk: after})
 			resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true}`)
-			readAll(t, resp.Body)
+			gatewaytest.ReadAll(t, resp.Body)
 			c := f.completion(t, resp)
 			if c.Err == nil || apierr.KindOf(c.Err) != apierr.Internal || c.Attempt == nil || c.Attempt.Deployment.Model != "gpt-4o" {
 				t.Errorf("err %v attempt %+v", c.Err, c.Attempt)
@@ -415,13 +400,10 @@ func TestCompletionPanics(t *testing.T) {
 // The embedded default config shows spend: its mock models cost something.
 func TestCompletionDefaultConfigCosts(t *testing.T) {
 	cfg := config.Default()
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	done := make(chan *Completion, 1)
-	h := testHandler(Options{Config: cfg, Logger: log, OnComplete: func(_ context.Context, c *Completion) { done <- c }})
+	h := testHandler(Options{Config: cfg, Logger: gatewaytest.Quiet(), OnComplete: func(_ context.Context, c *Completion) { done <- c }})
 	for _, stream := range []bool{false, true} {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(fmt.Sprintf(`{"model":"gpt-4o-mini","stream":%v,"messages":[{"role":"user","content":"hi"}]}`, stream)))
-		h.ServeHTTP(rec, req)
+		rec := gatewaytest.Do(h, gatewaytest.Request(http.MethodPost, "/v1/chat/completions", "", fmt.Sprintf(`{"model":"gpt-4o-mini","stream":%v,"messages":[{"role":"user","content":"hi"}]}`, stream)))
 		c := <-done
 		if rec.Code != 200 || !c.CostKnown || c.CostNanos <= 0 || c.UsageEstimated {
 			t.Errorf("stream=%v: status %d cost %d known %v estimated %v", stream, rec.Code, c.CostNanos, c.CostKnown, c.UsageEstimated)
@@ -434,10 +416,9 @@ func TestCompletionDefaultConfigCosts(t *testing.T) {
 // spend event or the metrics.
 func TestResponseOutBeforeOnComplete(t *testing.T) {
 	cfg := config.Default()
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	clientHasIt := make(chan struct{})
 	sawIt := make(chan bool, 1)
-	h := testHandler(Options{Config: cfg, Logger: log,
+	h := testHandler(Options{Config: cfg, Logger: gatewaytest.Quiet(),
 		OnComplete: func(context.Context, *Completion) {
 			select {
 			case <-clientHasIt:
@@ -446,8 +427,7 @@ func TestResponseOutBeforeOnComplete(t *testing.T) {
 				sawIt <- false
 			}
 		}})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := gatewaytest.Upstream(t, h.ServeHTTP)
 	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
 		strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
 	if err != nil {

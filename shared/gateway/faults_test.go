@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -20,6 +19,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/gateway"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 )
@@ -69,9 +69,7 @@ type upstreams struct {
 func newUpstreams(t *testing.T, groups map[string]string, serve func(u *upstreams, t *testing.T, id string, w http.ResponseWriter, r *http.Request)) *upstreams {
 	u := &upstreams{faults: map[string]fault{}, srvs: map[string]*httptest.Server{}, groups: groups}
 	for id := range groups {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(u, t, id, w, r) }))
-		t.Cleanup(srv.Close)
-		u.srvs[id] = srv
+		u.srvs[id] = gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) { serve(u, t, id, w, r) })
 	}
 	return u
 }
@@ -197,7 +195,7 @@ func faultHandler(t *testing.T, yaml string, now func() time.Time) *gateway.Hand
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	log := slog.New(slog.DiscardHandler)
+	log := gatewaytest.Quiet()
 	rt := router.New(cfg, router.Options{
 		Cooldowns: cooldown.NewMemory(),
 		Sleep:     func(ctx context.Context, _ time.Duration) error { return ctx.Err() },

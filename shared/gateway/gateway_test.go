@@ -1,21 +1,17 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -25,20 +21,8 @@ import (
 // fixture is a gateway in front of fake upstreams.
 type fixture struct {
 	srv  *httptest.Server
-	logs *syncBuffer
+	logs *gatewaytest.Logs
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func newFixture(t *testing.T, yaml string, env map[string]string) *fixture {
 	t.Helper()
@@ -46,9 +30,8 @@ func newFixture(t *testing.T, yaml string, env map[string]string) *fixture {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f := serve(t, testHandler(Options{Config: cfg, Logger: log, MaxBody: 1 << 20}))
+	logs := &gatewaytest.Logs{}
+	f := serve(t, testHandler(Options{Config: cfg, Logger: logs.Logger(), MaxBody: 1 << 20}))
 	f.logs = logs
 	return f
 }
@@ -58,7 +41,7 @@ func newFixture(t *testing.T, yaml string, env map[string]string) *fixture {
 // dispatcher, and discarded logs.
 func testHandler(o Options) *Handler {
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = gatewaytest.Quiet()
 	}
 	if o.Router == nil {
 		o.Router = router.New(o.Config, router.Options{Logger: o.Logger, Sleep: noWait})
@@ -83,9 +66,7 @@ func loadConfig(t *testing.T, yaml string) *config.Config {
 
 // serve serves h over HTTP until the test ends.
 func serve(t *testing.T, h http.Handler) *fixture {
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &fixture{srv: srv}
+	return &fixture{srv: gatewaytest.Upstream(t, h.ServeHTTP)}
 }
 
 func (f *fixture) post(t *testing.T, path, key, body string) *http.Response {
@@ -103,15 +84,6 @@ func (f *fixture) post(t *testing.T, path, key, body string) *http.Response {
 	return resp
 }
 
-func readAll(t *testing.T, r io.Reader) string {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	return string(b)
-}
-
 // openAIError decodes an OpenAI-style error body and checks its shape.
 func openAIError(t *testing.T, body string) (msg, typ, code string) {
 	t.Helper()
@@ -123,8 +95,9 @@ func openAIError(t *testing.T, body string) (msg, typ, code string) {
 			Code    string  `json:"code"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Message == "" || e.Error.Type == "" {
-		t.Fatalf("not an OpenAI error body: %q (%v)", body, err)
+	gatewaytest.Decode(t, strings.NewReader(body), &e)
+	if e.Error.Message == "" || e.Error.Type == "" {
+		t.Fatalf("not an OpenAI error body: %q", body)
 	}
 	return e.Error.Message, e.Error.Type, e.Error.Code
 }
@@ -155,25 +128,6 @@ func completionFixture(t *testing.T, yaml string, onComplete func(context.Contex
 	return serve(t, testHandler(Options{Config: loadConfig(t, yaml), Keys: store, OnComplete: onComplete}))
 }
 
-// upstreamCounter is an OpenAI or Anthropic upstream that answers a fixed
-// body and counts its calls.
-type upstreamCounter struct {
-	srv   *httptest.Server
-	calls atomic.Int32
-}
-
-func newUpstreamCounter(t *testing.T, status int, contentType, body string) *upstreamCounter {
-	u := &upstreamCounter{}
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.calls.Add(1)
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}))
-	t.Cleanup(u.srv.Close)
-	return u
-}
-
 func TestHealthAndModels(t *testing.T) {
 	f := newFixture(t, `model_list:
   - model_name: b
@@ -201,7 +155,7 @@ router_settings: {model_group_alias: {alias-a: a, secret: {model: b, hidden: tru
 			ID, Object string
 		} `json:"data"`
 	}
-	json.NewDecoder(resp.Body).Decode(&list)
+	gatewaytest.Decode(t, resp.Body, &list)
 	resp.Body.Close()
 	var ids []string
 	for _, m := range list.Data {
@@ -237,11 +191,11 @@ func TestPanicsBecomeCleanErrors(t *testing.T) {
 	cfg := loadConfig(t, "model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: http://127.0.0.1:1}\n")
 	for _, after := range []bool{false, true} {
 		t.Run(fmt.Sprintf("after first chunk=%v", after), func(t *testing.T) {
-			logs := &syncBuffer{}
-			rt := router.New(cfg, router.Options{Logger: slog.New(slog.DiscardHandler)})
+			logs := &gatewaytest.Logs{}
+			rt := router.New(cfg, router.Options{Logger: gatewaytest.Quiet()})
 			resp := serve(t, testHandler(Options{Config: cfg, Router: rt, Provider: panicProvider{afterFirstChunk: after},
-				Logger: slog.New(slog.NewJSONHandler(logs, nil))})).post(t, "/v1/chat/completions", "", `{"model":"m","stream":true}`)
-			out := readAll(t, resp.Body)
+				Logger: logs.Logger()})).post(t, "/v1/chat/completions", "", `{"model":"m","stream":true}`)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if !after {
 				if resp.StatusCode != 500 {
 					t.Fatalf("status %d: %s", resp.StatusCode, out)

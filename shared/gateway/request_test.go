@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -51,7 +51,7 @@ general_settings: {master_key: sk-master}
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status = %d, want %d: %s", resp.StatusCode, tt.status, out)
 			}
@@ -78,7 +78,7 @@ func TestDeepBody(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := f.post(t, "/v1/chat/completions", "sk-master", tt.body)
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tt.status, out)
 			}
@@ -96,21 +96,21 @@ func TestDeepBody(t *testing.T) {
 // cheap model could call any. A repeated top-level key is now a 400 naming
 // it, before any upstream call.
 func TestDuplicateModelKey(t *testing.T) {
-	up := newUpstreamCounter(t, 200, "application/json", `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-20250514","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
+	up := gatewaytest.Answering(t, 200, "application/json", `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-20250514","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
 	f := keyedFixture(t, fmt.Sprintf(`model_list:
   - model_name: claude-cheap
     litellm_params: {model: "anthropic/*", api_base: %q, api_key: sk-ant}
 general_settings: {master_key: sk-master}
-`, up.srv.URL), keys.Key{Hash: keys.HashSecret("sk-cheap"), Settings: keys.Settings{Models: []string{"claude-cheap"}}})
+`, up.URL), keys.Key{Hash: keys.HashSecret("sk-cheap"), Settings: keys.Settings{Models: []string{"claude-cheap"}}})
 	resp := f.post(t, "/v1/chat/completions", "sk-cheap", `{"model":"claude-opus-4-20250514","model":"claude-cheap","messages":[{"role":"user","content":"hi"}]}`)
-	out := readAll(t, resp.Body)
+	out := gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 400 {
 		t.Fatalf("status %d, want 400: %s", resp.StatusCode, out)
 	}
 	if msg, typ, _ := openAIError(t, out); typ != "invalid_request_error" || !strings.Contains(msg, `duplicate key "model"`) {
 		t.Fatalf("error %s: %s", typ, msg)
 	}
-	if n := up.calls.Load(); n != 0 {
+	if n := up.Calls.Load(); n != 0 {
 		t.Fatalf("upstream called %d times", n)
 	}
 }
@@ -124,14 +124,14 @@ func TestMockErrorsAndEmbeddings(t *testing.T) {
 router_settings: {num_retries: 0, cooldown_time: 30}
 `, nil)
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"flaky","messages":[]}`)
-	out := readAll(t, resp.Body)
+	out := gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 429 {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
 	// The 429 cooled the only deployment: the next request is refused with
 	// the cooldown's end as Retry-After, without calling the provider.
 	resp = f.post(t, "/v1/chat/completions", "", `{"model":"flaky","messages":[]}`)
-	out = readAll(t, resp.Body)
+	out = gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("status %d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 	}
@@ -146,9 +146,10 @@ router_settings: {num_retries: 0, cooldown_time: 30}
 			Index     int       `json:"index"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("embeddings: %d %v", resp.StatusCode, err)
+	if resp.StatusCode != 200 {
+		t.Fatalf("embeddings: %d", resp.StatusCode)
 	}
+	gatewaytest.Decode(t, resp.Body, &e)
 	if len(e.Data) != 2 || len(e.Data[0].Embedding) != 4 || e.Data[1].Index != 1 {
 		t.Fatalf("embeddings = %+v", e.Data)
 	}
@@ -163,15 +164,14 @@ type bodyRecorder struct {
 
 func newBodyRecorder(t *testing.T, answer string) *bodyRecorder {
 	u := &bodyRecorder{}
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.srv = gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		u.mu.Lock()
 		u.bodies = append(u.bodies, string(b))
 		u.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, answer)
-	}))
-	t.Cleanup(u.srv.Close)
+	})
 	return u
 }
 
@@ -206,7 +206,7 @@ general_settings: {master_key: sk-master}
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := f.post(t, "/v1/chat/completions", "sk-master", tt.body)
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
 			}

@@ -12,12 +12,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 )
 
 // sseUpstream streams the given events; before each event after the first it
 // waits for a signal on next, so the test controls the pace.
 func sseUpstream(t *testing.T, events []string, next <-chan struct{}, cut bool, gotBody *[]byte) *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if gotBody != nil {
 			*gotBody = b
@@ -44,7 +46,7 @@ func sseUpstream(t *testing.T, events []string, next <-chan struct{}, cut bool, 
 			conn, _, _ := hj.Hijack()
 			conn.Close()
 		}
-	}))
+	})
 }
 
 func chunk(content string) string {
@@ -110,7 +112,7 @@ func TestStreamUsageChunk(t *testing.T) {
 			if asked {
 				body = `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}`
 			}
-			out := readAll(t, f.post(t, "/v1/chat/completions", "", body).Body)
+			out := gatewaytest.ReadAll(t, f.post(t, "/v1/chat/completions", "", body).Body)
 			if got := strings.Contains(out, `"usage"`); got != asked {
 				t.Errorf("client saw usage chunk = %v, want %v:\n%s", got, asked, out)
 			}
@@ -129,7 +131,7 @@ func TestStreamCutMidway(t *testing.T) {
 router_settings: {fallbacks: [{m: [other]}]}
 `, up.URL), nil)
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","stream":true,"messages":[]}`)
-	out := readAll(t, resp.Body)
+	out := gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -152,7 +154,7 @@ router_settings: {fallbacks: [{m: [other]}]}
 // test to end.
 func stalling(t *testing.T, content string, cancelled chan<- struct{}) *httptest.Server {
 	ended := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, chunk(content))
@@ -164,8 +166,7 @@ func stalling(t *testing.T, content string, cancelled chan<- struct{}) *httptest
 			}
 		case <-ended:
 		}
-	}))
-	t.Cleanup(up.Close)
+	})
 	t.Cleanup(func() { close(ended) }) // first: Close waits for the handler
 	return up
 }
@@ -205,20 +206,19 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 // headers reach the client as llm_provider-* on streams too, as on unary
 // responses.
 func TestUpstreamHeadersOnStreams(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Request-Id", "req_123")
 		w.Header().Set("X-Ratelimit-Remaining-Requests", "99")
 		w.Header().Set("Openai-Processing-Ms", "7")
 		w.Header().Set("X-Other", "not copied")
-		if strings.Contains(readAll(t, r.Body), `"stream":true`) {
+		if strings.Contains(gatewaytest.ReadAll(t, r.Body), `"stream":true`) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = io.WriteString(w, roleChunk+chunk("hi")+"data: [DONE]\n\n")
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, completion)
-	}))
-	t.Cleanup(up.Close)
+	})
 	f := keyedFixture(t, fmt.Sprintf(`model_list:
   - model_name: m
     litellm_params: {model: openai/gpt-4o, api_base: %q, api_key: sk-up}
@@ -227,7 +227,7 @@ general_settings: {master_key: sk-master}
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
 			resp := f.post(t, "/v1/chat/completions", "sk-master", fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":%v}`, stream))
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != 200 || !strings.Contains(out, "hi") {
 				t.Fatalf("status %d: %s", resp.StatusCode, out)
 			}
@@ -264,19 +264,17 @@ func (c *expiring) Err() error {
 // with an OpenAI-style error event, not silently: a deadline is not the
 // client going away, and a client would take the cut answer for a whole one.
 func TestStreamDeadlineAfterContent(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, chunk("Hello"))
 		w.(http.Flusher).Flush()
 		<-r.Context().Done() // then nothing more
-	}))
-	defer up.Close()
+	})
 	h := testHandler(Options{Config: loadConfig(t, fmt.Sprintf("model_list:\n  - model_name: slow\n    litellm_params: {model: openai/slow, api_base: %s/v1, api_key: k}\n", up.URL))})
 	ctx := &expiring{Context: context.Background(), done: make(chan struct{})}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(ctx))
-	}))
-	defer srv.Close()
+	})
 	defer ctx.expire()
 
 	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",

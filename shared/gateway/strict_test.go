@@ -2,16 +2,12 @@ package gateway
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/providers"
@@ -36,26 +32,19 @@ func TestHoldOutlivesRedelivery(t *testing.T) {
 	if w := queueMaxReceives*queueVisibility + spendFnTimeout; limits.HoldGrace < w {
 		t.Fatalf("limits.HoldGrace %v shorter than the queue's redelivery window %v", limits.HoldGrace, w)
 	}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`)
-	}))
-	defer up.Close()
-	cfg, err := config.Load([]byte(`model_list:
+	up := gatewaytest.Answering(t, http.StatusOK, "", `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`)
+	cfg := loadConfig(t, `model_list:
   - model_name: m
     litellm_params: {model: openai/x, api_base: `+up.URL+`, input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
 general_settings: {master_key: sk-master, strict_budgets: true}
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	ks := keys.NewMemory()
 	budget := 10.0
 	if err := ks.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret("sk-strict"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
-	quiet := slog.New(slog.DiscardHandler)
+	quiet := gatewaytest.Quiet()
 	var holds []*limits.Hold
 	h := New(Options{
 		Config: cfg, Router: router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: quiet}),
@@ -78,11 +67,8 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 			ctx, cancel = context.WithDeadline(ctx, now.Add(tc.deadline))
 			defer cancel()
 		}
-		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions",
-			strings.NewReader(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)).WithContext(ctx)
-		req.Header.Set("Authorization", "Bearer sk-strict")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
+		rec := gatewaytest.Do(h, gatewaytest.Request(http.MethodPost, "/v1/chat/completions", "sk-strict",
+			`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`).WithContext(ctx))
 		if rec.Code != http.StatusOK || len(holds) != 1 || holds[0] == nil {
 			t.Fatalf("%s: status %d, holds %v: %s", tc.name, rec.Code, holds, rec.Body)
 		}

@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 )
 
 func TestPassThroughOpenAI(t *testing.T) {
 	var got map[string]any
 	var auth string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" {
 			t.Errorf("upstream path = %s", r.URL.Path)
 		}
@@ -23,8 +24,7 @@ func TestPassThroughOpenAI(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Request-Id", "req-123")
 		io.WriteString(w, completion)
-	}))
-	defer up.Close()
+	})
 	f := newFixture(t, fmt.Sprintf(`model_list:
   - model_name: smart
     litellm_params: {model: openai/gpt-4o, api_base: %s/v1, api_key: os.environ/K, temperature: 0.3, input_cost_per_token: 0.001, output_cost_per_token: 0.002}
@@ -32,7 +32,7 @@ func TestPassThroughOpenAI(t *testing.T) {
 `, up.URL), map[string]string{"K": "sk-upstream-secret"})
 	body := `{"model":"smart","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{}}}],"response_format":{"type":"json_object"},"logprobs":true,"seed":7,"metadata":{"tags":["a"]},"fallbacks":[]}`
 	resp := f.post(t, "/v1/chat/completions", "", body)
-	out := readAll(t, resp.Body)
+	out := gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
@@ -75,17 +75,16 @@ func TestPassThroughOpenAI(t *testing.T) {
 
 func TestAzure(t *testing.T) {
 	var path, query, apiKey, authz string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		path, query, apiKey, authz = r.URL.Path, r.URL.RawQuery, r.Header.Get("Api-Key"), r.Header.Get("Authorization")
 		io.WriteString(w, completion)
-	}))
-	defer up.Close()
+	})
 	f := newFixture(t, fmt.Sprintf(`model_list:
   - model_name: gpt-4o
     litellm_params: {model: azure/my-gpt4o-deployment, api_base: %s/, api_key: az-secret, api_version: "2024-02-01"}
 `, up.URL), nil)
 	resp := f.post(t, "/chat/completions", "", `{"model":"gpt-4o","messages":[]}`)
-	if out := readAll(t, resp.Body); resp.StatusCode != 200 {
+	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
 	if path != "/openai/deployments/my-gpt4o-deployment/chat/completions" || query != "api-version=2024-02-01" {
@@ -117,21 +116,20 @@ func TestUpstreamErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 				for k, v := range tt.header {
 					w.Header().Set(k, v)
 				}
 				w.WriteHeader(tt.status)
 				io.WriteString(w, tt.body)
-			}))
-			defer up.Close()
+			})
 			f := newFixture(t, fmt.Sprintf(`model_list:
   - model_name: m
     litellm_params: {model: openai/x, api_base: %s, api_key: sk-upstream-secret}
 router_settings: {num_retries: 0}
 `, up.URL), nil)
 			resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","messages":[]}`)
-			out := readAll(t, resp.Body)
+			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("status = %d, want %d: %s", resp.StatusCode, tt.wantStatus, out)
 			}
@@ -150,18 +148,17 @@ router_settings: {num_retries: 0}
 }
 
 func TestAttemptTimeout(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body) // the server notices a gone client only after the body is read
 		<-r.Context().Done()        // never answers
-	}))
-	defer up.Close()
+	})
 	f := newFixture(t, fmt.Sprintf(`model_list:
   - model_name: m
     litellm_params: {model: openai/x, api_base: %s, timeout: 0.05}
 router_settings: {num_retries: 0}
 `, up.URL), nil)
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"m","messages":[]}`)
-	out := readAll(t, resp.Body)
+	out := gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 504 {
 		t.Fatalf("status = %d: %s", resp.StatusCode, out)
 	}
@@ -171,8 +168,8 @@ router_settings: {num_retries: 0}
 // provider's failure, a 502 that the router retries or falls back from, and
 // is not billed, as LiteLLM raises APIError for it.
 func TestUpstreamInvalidJSON(t *testing.T) {
-	bad := newUpstreamCounter(t, 200, "application/json", `{"id":"x","choices":[`)
-	good := newUpstreamCounter(t, 200, "application/json", completion)
+	bad := gatewaytest.Answering(t, 200, "application/json", `{"id":"x","choices":[`)
+	good := gatewaytest.Answering(t, 200, "application/json", completion)
 	done := make(chan *Completion, 1)
 	f := completionFixture(t, fmt.Sprintf(`model_list:
   - model_name: bad
@@ -181,23 +178,23 @@ func TestUpstreamInvalidJSON(t *testing.T) {
     litellm_params: {model: openai/gpt-4o, api_base: %q, api_key: sk-up}
 router_settings: {num_retries: 1, fallbacks: [{bad: [good]}]}
 general_settings: {master_key: sk-master}
-`, bad.srv.URL+"/v1", good.srv.URL+"/v1"), func(_ context.Context, c *Completion) { done <- c })
+`, bad.URL+"/v1", good.URL+"/v1"), func(_ context.Context, c *Completion) { done <- c })
 
 	resp := f.post(t, "/v1/chat/completions", "sk-master", `{"model":"bad","messages":[{"role":"user","content":"hi"}]}`)
-	out := readAll(t, resp.Body)
+	out := gatewaytest.ReadAll(t, resp.Body)
 	c := <-done
 	if resp.StatusCode != 200 || !strings.Contains(out, `"content":"hi"`) {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
-	if bad.calls.Load() != 2 || good.calls.Load() != 1 || c.Retries != 1 || c.Fallbacks != 1 {
-		t.Fatalf("calls bad %d good %d, retries %d fallbacks %d; want 2, 1, 1, 1", bad.calls.Load(), good.calls.Load(), c.Retries, c.Fallbacks)
+	if bad.Calls.Load() != 2 || good.Calls.Load() != 1 || c.Retries != 1 || c.Fallbacks != 1 {
+		t.Fatalf("calls bad %d good %d, retries %d fallbacks %d; want 2, 1, 1, 1", bad.Calls.Load(), good.Calls.Load(), c.Retries, c.Fallbacks)
 	}
 	if c.Usage.TotalTokens != 12 || c.UsageEstimated {
 		t.Fatalf("usage %+v (estimated %v): the invalid answers were billed", c.Usage, c.UsageEstimated)
 	}
 
 	resp = f.post(t, "/v1/chat/completions", "sk-master", `{"model":"bad","messages":[{"role":"user","content":"hi"}],"disable_fallbacks":true}`)
-	out = readAll(t, resp.Body)
+	out = gatewaytest.ReadAll(t, resp.Body)
 	c = <-done
 	if resp.StatusCode != 502 {
 		t.Fatalf("status %d, want 502: %s", resp.StatusCode, out)

@@ -10,35 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// rawServer accepts connections and hands each to serve.
-func rawServer(t *testing.T, serve func(n int, c net.Conn)) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for n := 0; ; n++ {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				serve(n, c)
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
-}
+	"github.com/sluice-gw/sluice/shared/h1/h1test"
+)
 
 // serveRequests serves the requests of every connection in turn with
 // answer, until answer says the connection is done or the client ends it.
 func serveRequests(t *testing.T, answer func(c net.Conn, req *http.Request, body string) (more bool)) string {
-	return rawServer(t, func(n int, c net.Conn) {
+	return h1test.Server(t, func(n int, c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
 			req, body, err := readRequest(br)
@@ -64,7 +43,7 @@ func readRequest(br *bufio.Reader) (*http.Request, string, error) {
 // connection while the request was on its way, which a look at the idle
 // connection cannot foresee.
 func dropSecond(t *testing.T) string {
-	return rawServer(t, func(n int, c net.Conn) {
+	return h1test.Server(t, func(n int, c net.Conn) {
 		br := bufio.NewReader(c)
 		_, body, err := readRequest(br)
 		if err != nil {
@@ -215,7 +194,7 @@ func TestLeftoverBytesDropConnection(t *testing.T) {
 }
 
 func TestHeaderLimit(t *testing.T) {
-	u := rawServer(t, func(n int, c net.Conn) {
+	u := h1test.Server(t, func(n int, c net.Conn) {
 		br := bufio.NewReader(c)
 		if _, _, err := readRequest(br); err != nil {
 			return

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/h1"
+	"github.com/sluice-gw/sluice/shared/h1/h1test"
 )
 
 // countingServer is an httptest server that counts the connections it
@@ -189,7 +190,7 @@ func TestBodyClosedEarlyDropsConnection(t *testing.T) {
 func TestContextEndsWait(t *testing.T) {
 	hold := make(chan struct{})
 	defer close(hold)
-	u := rawServer(t, func(n int, c net.Conn) {
+	u := h1test.Server(t, func(n int, c net.Conn) {
 		br := bufio.NewReader(c)
 		if _, _, err := readRequest(br); err != nil {
 			return
@@ -358,7 +359,7 @@ func TestLargeRequestBody(t *testing.T) {
 // before it reads it, and closes; the client gets that answer, not a
 // failure to write.
 func TestAnswerBeforeBody(t *testing.T) {
-	u := rawServer(t, func(n int, c net.Conn) {
+	u := h1test.Server(t, func(n int, c net.Conn) {
 		br := bufio.NewReader(c)
 		if _, err := http.ReadRequest(br); err != nil { // the head only
 			return

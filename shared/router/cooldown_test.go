@@ -32,6 +32,16 @@ func doAt(t *testing.T, rt *Router, clk *clock, at time.Time, model string, fn A
 	return hops(res), err
 }
 
+// servedAt is doAt for a request that must succeed.
+func servedAt(t *testing.T, rt *Router, clk *clock, at time.Time, model string, fn AttemptFunc) []hop {
+	t.Helper()
+	got, err := doAt(t, rt, clk, at, model, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func wantHops(t *testing.T, label string, got []hop, want ...hop) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -78,20 +88,42 @@ func TestCooldownAfterAllowedFails(t *testing.T) {
 	}
 }
 
-func TestCooldownBelowAllowedFailsKeepsDeployment(t *testing.T) {
-	clk := newClock()
-	rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now})
-	s := newScript(map[string][]error{"primary-a": repeat(e500, 2)})
-	for i := 0; i < 2; i++ {
-		if _, err := doAt(t, rt, clk, t0.Add(time.Duration(i)*time.Second), "primary", s.fn); err != e500 {
-			t.Fatalf("request %d: err = %v", i+1, err)
-		}
+// Failures of primary-a, each at its time and each the deployment's own
+// answer, then one more request: a deployment cools once it failed more
+// than allowed_fails times within a minute.
+func TestCooldownAllowedFails(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fails []error
+		at    []time.Time // of each failure
+		then  time.Time
+		want  string
+	}{
+		{"below allowed_fails keeps the deployment", repeat(e500, 2),
+			[]time.Time{t0, t0.Add(time.Second)}, t0.Add(2 * time.Second), "primary-a"},
+		// allowed_fails counts a deployment's failures in the minute, whatever
+		// their class (LiteLLM counts failed calls per deployment); only
+		// allowed_fails_policy sets per-class budgets.
+		{"failures of different classes count together", []error{e500, eTime, e500},
+			[]time.Time{t0, t0.Add(time.Second), t0.Add(2 * time.Second)}, t0.Add(3 * time.Second), "primary-b"},
+		// Three failures, but never more than two inside any minute window...
+		// the first two at t0, the third two minutes later.
+		{"failures outside the minute do not count", repeat(e500, 3),
+			[]time.Time{t0, t0.Add(time.Second), t0.Add(2 * time.Minute)}, t0.Add(2 * time.Minute), "primary-a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock()
+			rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now})
+			s := newScript(map[string][]error{"primary-a": tc.fails})
+			for i, at := range tc.at {
+				if got, err := doAt(t, rt, clk, at, "primary", s.fn); err != tc.fails[i] || got[0].Deployment != "primary-a" {
+					t.Fatalf("request %d: err = %v, went to %v", i+1, err, got)
+				}
+			}
+			got := servedAt(t, rt, clk, tc.then, "primary", s.fn)
+			wantHops(t, tc.name, got, hop{"primary", tc.want, ""})
+		})
 	}
-	got, err := doAt(t, rt, clk, t0.Add(2*time.Second), "primary", s.fn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantHops(t, "after allowed_fails failures", got, hop{"primary", "primary-a", ""})
 }
 
 func TestCooldownRateLimitIsImmediate(t *testing.T) {
@@ -109,10 +141,7 @@ func TestCooldownRateLimitIsImmediate(t *testing.T) {
 		{t0.Add(30*time.Second - time.Nanosecond), "primary-b"},
 		{t0.Add(30 * time.Second), "primary-a"},
 	} {
-		got, err := doAt(t, rt, clk, tc.at, "primary", s.fn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := servedAt(t, rt, clk, tc.at, "primary", s.fn)
 		wantHops(t, tc.at.Sub(t0).String(), got, hop{"primary", tc.want, ""})
 	}
 }
@@ -130,44 +159,6 @@ func TestCooldownAllowedFailsPolicyOverridesImmediate429(t *testing.T) {
 	wantHops(t, "one 429 tolerated", got, hop{"primary", "primary-a", "rate_limited"})
 	got, _ = doAt(t, rt, clk, t0, "primary", s.fn)
 	wantHops(t, "second 429 cools", got, hop{"primary", "primary-b", ""})
-}
-
-func TestCooldownFailuresOfDifferentClassesCountTogether(t *testing.T) {
-	// allowed_fails counts a deployment's failures in the minute, whatever
-	// their class (LiteLLM counts failed calls per deployment); only
-	// allowed_fails_policy sets per-class budgets.
-	clk := newClock()
-	rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now})
-	s := newScript(map[string][]error{"primary-a": {e500, eTime, e500}})
-	for i := 0; i < 3; i++ {
-		got, _ := doAt(t, rt, clk, t0.Add(time.Duration(i)*time.Second), "primary", s.fn)
-		if got[0].Deployment != "primary-a" {
-			t.Fatalf("request %d went to %v", i+1, got)
-		}
-	}
-	got, err := doAt(t, rt, clk, t0.Add(3*time.Second), "primary", s.fn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantHops(t, "after 3 mixed failures", got, hop{"primary", "primary-b", ""})
-}
-
-func TestCooldownFailuresOutsideTheMinuteDoNotCount(t *testing.T) {
-	clk := newClock()
-	rt := testRouter(t, load(t, twoDeployments), Options{Now: clk.Now})
-	s := newScript(map[string][]error{"primary-a": repeat(e500, 3)})
-	// Three failures, but never more than two inside any minute window... the
-	// first two at t0, the third two minutes later.
-	for _, at := range []time.Time{t0, t0.Add(time.Second), t0.Add(2 * time.Minute)} {
-		if _, err := doAt(t, rt, clk, at, "primary", s.fn); err != e500 {
-			t.Fatalf("err = %v", err)
-		}
-	}
-	got, err := doAt(t, rt, clk, t0.Add(2*time.Minute), "primary", s.fn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantHops(t, "old failures expired", got, hop{"primary", "primary-a", ""})
 }
 
 func TestCooldownWholeGroup429WithEarliestEnd(t *testing.T) {
@@ -197,10 +188,7 @@ func TestCooldownWholeGroup429WithEarliestEnd(t *testing.T) {
 		t.Fatalf("attempts = %d, want 2 (none while every deployment cools)", n)
 	}
 
-	got, err = doAt(t, rt, clk, t0.Add(30*time.Second), "primary", s.fn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got = servedAt(t, rt, clk, t0.Add(30*time.Second), "primary", s.fn)
 	wantHops(t, "a back at its end", got, hop{"primary", "primary-a", ""})
 }
 
@@ -210,10 +198,7 @@ func TestCooldownWholeGroupCoolingTakesFallbacks(t *testing.T) {
 	s := newScript(map[string][]error{"primary-a": {e429}, "primary-b": {e429}})
 	doAt(t, rt, clk, t0, "primary", s.fn)
 	doAt(t, rt, clk, t0, "primary", s.fn)
-	got, err := doAt(t, rt, clk, t0.Add(time.Second), "primary", s.fn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := servedAt(t, rt, clk, t0.Add(time.Second), "primary", s.fn)
 	wantHops(t, "cooling group falls back", got, hop{"primary", "", "rate_limit_exceeded"}, hop{"backup", "backup-a", ""})
 }
 
@@ -222,10 +207,7 @@ func TestCooldownDisabled(t *testing.T) {
 	rt := testRouter(t, load(t, twoDeployments+"  disable_cooldowns: true\n"), Options{Now: clk.Now})
 	s := newScript(map[string][]error{"primary-a": {e429}})
 	doAt(t, rt, clk, t0, "primary", s.fn)
-	got, err := doAt(t, rt, clk, t0, "primary", s.fn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := servedAt(t, rt, clk, t0, "primary", s.fn)
 	wantHops(t, "no cooldown", got, hop{"primary", "primary-a", ""})
 }
 
@@ -236,10 +218,7 @@ func TestCooldownNotForCallerErrors(t *testing.T) {
 	for _, e := range []error{eBad, eCtx, ePolicy} {
 		s := newScript(map[string][]error{"primary-a": {e}})
 		doAt(t, rt, clk, t0, "primary", s.fn)
-		got, err := doAt(t, rt, clk, t0, "primary", s.fn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := servedAt(t, rt, clk, t0, "primary", s.fn)
 		wantHops(t, apierr.KindOf(e).String(), got, hop{"primary", "primary-a", ""})
 	}
 }

@@ -92,45 +92,49 @@ func TestSeedExperimentAllZeroWeightsStillPicks(t *testing.T) {
 	}
 }
 
-func TestSeedExperimentOneRetryInGroup(t *testing.T) {
-	rt := testRouter(t, load(t, fmt.Sprintf(expGroups, 1)), Options{})
-	s := newScript(map[string][]error{"primary-a": {e500}})
-	res, err := rt.Do(context.Background(), req("primary"), s.fn)
-	if err != nil {
-		t.Fatalf("Do: %v", err)
-	}
-	assertTrace(t, res, hop{"primary", "primary-a", "server_error"}, hop{"primary", "primary-a", ""})
-	if res.Retries != 1 || res.Fallbacks != 0 {
-		t.Fatalf("retries=%d fallbacks=%d, want 1, 0", res.Retries, res.Fallbacks)
-	}
-	if got := [2]int{s.attempts[0].Retry, s.attempts[1].Retry}; got != [2]int{0, 1} {
-		t.Fatalf("Attempt.Retry = %v, want [0 1]", got)
-	}
-}
-
-func TestSeedExperimentGeneralFallback(t *testing.T) {
-	rt := testRouter(t, load(t, fmt.Sprintf(expGroups, 0)), Options{})
-	s := newScript(map[string][]error{"primary-a": {e500}})
-	res, err := rt.Do(context.Background(), req("primary"), s.fn)
-	if err != nil {
-		t.Fatalf("Do: %v", err)
-	}
-	assertTrace(t, res, hop{"primary", "primary-a", "server_error"}, hop{"backup", "backup-a", ""})
-	if res.Retries != 0 || res.Fallbacks != 1 || res.Final.Fallback != 1 {
-		t.Fatalf("retries=%d fallbacks=%d final.Fallback=%d, want 0, 1, 1", res.Retries, res.Fallbacks, res.Final.Fallback)
-	}
-}
-
-func TestSeedExperimentContextWindowFallback(t *testing.T) {
-	rt := testRouter(t, load(t, fmt.Sprintf(expGroups, 0)), Options{})
-	s := newScript(map[string][]error{"primary-a": {eCtx}})
-	res, err := rt.Do(context.Background(), req("primary"), s.fn)
-	if err != nil {
-		t.Fatalf("Do: %v", err)
-	}
-	assertTrace(t, res, hop{"primary", "primary-a", "context_window_exceeded"}, hop{"long", "long-a", ""})
-	if n := s.count("backup-a"); n != 0 {
-		t.Fatalf("backup called %d times, want 0", n)
+// The seed's retry and fallback experiments: primary-a fails once, and the
+// request is served by a retry in its group, by the general fallback, or by
+// the context-window fallback.
+func TestSeedExperimentRetryAndFallback(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		retries int
+		fail    error
+		want    []hop
+		check   func(t *testing.T, res *Result, s *script)
+	}{
+		{"one retry in group", 1, e500, []hop{{"primary", "primary-a", "server_error"}, {"primary", "primary-a", ""}},
+			func(t *testing.T, res *Result, s *script) {
+				if res.Retries != 1 || res.Fallbacks != 0 {
+					t.Fatalf("retries=%d fallbacks=%d, want 1, 0", res.Retries, res.Fallbacks)
+				}
+				if got := [2]int{s.attempts[0].Retry, s.attempts[1].Retry}; got != [2]int{0, 1} {
+					t.Fatalf("Attempt.Retry = %v, want [0 1]", got)
+				}
+			}},
+		{"general fallback", 0, e500, []hop{{"primary", "primary-a", "server_error"}, {"backup", "backup-a", ""}},
+			func(t *testing.T, res *Result, _ *script) {
+				if res.Retries != 0 || res.Fallbacks != 1 || res.Final.Fallback != 1 {
+					t.Fatalf("retries=%d fallbacks=%d final.Fallback=%d, want 0, 1, 1", res.Retries, res.Fallbacks, res.Final.Fallback)
+				}
+			}},
+		{"context window fallback", 0, eCtx, []hop{{"primary", "primary-a", "context_window_exceeded"}, {"long", "long-a", ""}},
+			func(t *testing.T, _ *Result, s *script) {
+				if n := s.count("backup-a"); n != 0 {
+					t.Fatalf("backup called %d times, want 0", n)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := testRouter(t, load(t, fmt.Sprintf(expGroups, tc.retries)), Options{})
+			s := newScript(map[string][]error{"primary-a": {tc.fail}})
+			res, err := rt.Do(context.Background(), req("primary"), s.fn)
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			assertTrace(t, res, tc.want...)
+			tc.check(t, res, s)
+		})
 	}
 }
 

@@ -94,48 +94,42 @@ var wildcardModels = modelList(
   num_retries: 0
 `
 
-// A fallback keyed by a model that a wildcard group serves (LiteLLM #12691,
-// PR#36058: fallbacks for wildcard-routed models never fire).
-func TestRegressionFallbackKeyServedByWildcardGroup(t *testing.T) {
-	rt := testRouter(t, load(t, wildcardModels+"  fallbacks: [{\"openai/gpt-4o-mini\": [backup]}]\n"), Options{})
-	s := newScript(map[string][]error{"openai-any": {e500}})
-	res, err := rt.Do(context.Background(), req("openai/gpt-4o-mini"), s.fn)
-	if err != nil {
-		t.Fatalf("Do: %v", err)
-	}
-	assertTrace(t, res, hop{"openai/*", "openai-any", "server_error"}, hop{"backup", "backup-a", ""})
-	if got := s.attempts[0].ProviderModel; got != "gpt-4o-mini" {
-		t.Fatalf("first attempt provider model = %q, want gpt-4o-mini", got)
-	}
-}
-
-// A fallback target that a wildcard group serves must be called with the
-// fallback's model, not the client's.
-func TestRegressionFallbackTargetServedByWildcardGroup(t *testing.T) {
-	rt := testRouter(t, load(t, wildcardModels+"  fallbacks: [{primary: [\"openai/gpt-4o-mini\"]}]\n"), Options{})
-	s := newScript(map[string][]error{"primary-a": {e500}})
-	res, err := rt.Do(context.Background(), req("primary"), s.fn)
-	if err != nil {
-		t.Fatalf("Do: %v", err)
-	}
-	assertTrace(t, res, hop{"primary", "primary-a", "server_error"}, hop{"openai/*", "openai-any", ""})
-	if got := s.attempts[1].ProviderModel; got != "gpt-4o-mini" {
-		t.Fatalf("fallback attempt provider model = %q, want gpt-4o-mini", got)
-	}
-}
-
-// Two models served by the same wildcard group are different models: one
-// can be the fallback of the other.
-func TestRegressionFallbackBetweenModelsOfOneWildcardGroup(t *testing.T) {
-	rt := testRouter(t, load(t, wildcardModels+"  fallbacks: [{\"openai/gpt-4o\": [\"openai/gpt-4o-mini\"]}]\n"), Options{})
-	s := newScript(map[string][]error{"openai-any": {e500}})
-	res, err := rt.Do(context.Background(), req("openai/gpt-4o"), s.fn)
-	if err != nil {
-		t.Fatalf("Do: %v", err)
-	}
-	assertTrace(t, res, hop{"openai/*", "openai-any", "server_error"}, hop{"openai/*", "openai-any", ""})
-	if a, b := s.attempts[0].ProviderModel, s.attempts[1].ProviderModel; a != "gpt-4o" || b != "gpt-4o-mini" {
-		t.Fatalf("provider models = %q, %q; want gpt-4o, gpt-4o-mini", a, b)
+// Fallbacks and wildcard groups: a fallback keyed by a model that a
+// wildcard group serves (LiteLLM #12691, PR#36058: fallbacks for
+// wildcard-routed models never fire); a fallback target that a wildcard
+// group serves, called with the fallback's model, not the client's; two
+// models served by the same wildcard group are different models, one can be
+// the fallback of the other.
+func TestRegressionFallbackWildcardGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name, fallbacks, failing, model string
+		want                            []hop
+		providerModels                  map[int]string // by attempt
+	}{
+		{"key served by wildcard group", `{"openai/gpt-4o-mini": [backup]}`, "openai-any", "openai/gpt-4o-mini",
+			[]hop{{"openai/*", "openai-any", "server_error"}, {"backup", "backup-a", ""}},
+			map[int]string{0: "gpt-4o-mini"}},
+		{"target served by wildcard group", `{primary: ["openai/gpt-4o-mini"]}`, "primary-a", "primary",
+			[]hop{{"primary", "primary-a", "server_error"}, {"openai/*", "openai-any", ""}},
+			map[int]string{1: "gpt-4o-mini"}},
+		{"between models of one wildcard group", `{"openai/gpt-4o": ["openai/gpt-4o-mini"]}`, "openai-any", "openai/gpt-4o",
+			[]hop{{"openai/*", "openai-any", "server_error"}, {"openai/*", "openai-any", ""}},
+			map[int]string{0: "gpt-4o", 1: "gpt-4o-mini"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := testRouter(t, load(t, wildcardModels+"  fallbacks: ["+tc.fallbacks+"]\n"), Options{})
+			s := newScript(map[string][]error{tc.failing: {e500}})
+			res, err := rt.Do(context.Background(), req(tc.model), s.fn)
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			assertTrace(t, res, tc.want...)
+			for i, want := range tc.providerModels {
+				if got := s.attempts[i].ProviderModel; got != want {
+					t.Errorf("attempt %d provider model = %q, want %q", i, got, want)
+				}
+			}
+		})
 	}
 }
 
