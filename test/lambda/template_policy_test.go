@@ -1,0 +1,184 @@
+package lambda_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// policy is one SAM policy template use, or one statement of an inline
+// policy: its name ("Statement:<service>" for a statement whose actions
+// are all of one service) and the resource it is scoped to.
+type policy struct {
+	name, target string
+	actions      []string // inline statements only
+}
+
+func (tpl *samTemplate) policies(fn string) []policy {
+	var out []policy
+	list, _ := at(tpl.resources(), fn, "Properties", "Policies").([]any)
+	for _, p := range list {
+		m, ok := p.(map[string]any)
+		if !ok {
+			out = append(out, policy{name: fmt.Sprint(p)})
+			continue
+		}
+		if stmts, ok := m["Statement"].([]any); ok {
+			out = append(out, statements(stmts)...)
+			continue
+		}
+		for name, args := range m {
+			var target string
+			for _, key := range []string{"TableName", "QueueName", "ParameterName"} {
+				if v := at(args, key); v != nil {
+					if r := refTarget(v); r != "" {
+						target = r
+					} else if r, attr := getAttTarget(v); r != "" && attr == "QueueName" {
+						target = r
+					}
+				}
+			}
+			out = append(out, policy{name: name, target: target})
+		}
+	}
+	return out
+}
+
+// statements reads inline policy statements: each Allow statement on one
+// resource (!GetAtt X.Arn) becomes a policy named by its actions' service.
+func statements(stmts []any) []policy {
+	var out []policy
+	for _, st := range stmts {
+		var actions []string
+		switch a := at(st, "Action").(type) {
+		case string:
+			actions = []string{a}
+		case []any:
+			for _, x := range a {
+				actions = append(actions, str(x))
+			}
+		}
+		service := ""
+		for _, a := range actions {
+			svc, _, _ := strings.Cut(a, ":")
+			if service == "" {
+				service = svc
+			} else if service != svc {
+				service = "mixed"
+			}
+		}
+		if str(at(st, "Effect")) != "Allow" || len(actions) == 0 || strings.Contains(strings.Join(actions, ","), "*") {
+			service = "broad"
+		}
+		target, attr := getAttTarget(at(st, "Resource"))
+		if attr != "Arn" {
+			target = ""
+		}
+		// Resources from a parameter, with a default when it is empty:
+		// !If [Cond, [defaults...], !Ref Param].
+		if cond, _ := at(st, "Resource", "Fn::If").([]any); len(cond) == 3 {
+			target = refTarget(cond[2])
+		}
+		out = append(out, policy{name: "Statement:" + service, target: target, actions: actions})
+	}
+	return out
+}
+
+func hasPolicy(ps []policy, target string, names ...string) bool {
+	return slices.ContainsFunc(ps, func(p policy) bool { return p.target == target && slices.Contains(names, p.name) })
+}
+
+func TestTemplatePoliciesCoverWhatEachFunctionUses(t *testing.T) {
+	tpl := loadTemplate(t)
+	pkgs := functionPackages(t, tpl)
+	dynamo := []string{"DynamoDBCrudPolicy", "DynamoDBReadPolicy", "DynamoDBWritePolicy", "Statement:dynamodb"}
+	for _, fn := range tpl.functions() {
+		t.Run(fn, func(t *testing.T) {
+			ps := tpl.policies(fn)
+			vars, _ := at(tpl.resources(), fn, "Properties", "Environment", "Variables").(map[string]any)
+			// The code reads no resource the template does not give it.
+			for _, name := range envVarsReadBy(t, pkgs[fn]) {
+				if _, ok := vars[name]; !ok {
+					t.Errorf("functions/%s reads %s, which the template does not set", pkgs[fn], name)
+				}
+			}
+			granted := map[string]bool{}
+			for name, v := range vars {
+				target := refTarget(v)
+				switch resourceEnvVars()[name] {
+				case "AWS::DynamoDB::Table":
+					if !hasPolicy(ps, target, dynamo...) {
+						t.Errorf("%s names table %s, but no DynamoDB policy is scoped to it", name, target)
+					}
+					granted[target] = true
+				case "AWS::SQS::Queue":
+					// A sender needs SQSSendMessagePolicy; the queue's own
+					// consumer names it too (it polls it outside Lambda).
+					if !hasPolicy(ps, target, "SQSSendMessagePolicy") && !(hasPolicy(ps, target, "SQSPollerPolicy") && slices.Contains(tpl.sqsEventQueues(fn), target)) {
+						t.Errorf("%s names queue %s, but no SQSSendMessagePolicy (or, for its consumer, SQSPollerPolicy) is scoped to it", name, target)
+					}
+					granted[target] = true
+				}
+				if name == "GATEWAY_MASTER_KEY_PARAMETER" {
+					if !hasPolicy(ps, "MasterKeyParameterName", "SSMParameterReadPolicy") {
+						t.Error("the function reads the master key parameter without SSMParameterReadPolicy on it")
+					}
+					granted["MasterKeyParameterName"] = true
+				}
+			}
+			if pkgs[fn] == "gateway" { // calls Bedrock with its role
+				if !hasPolicy(ps, "BedrockModelArns", "Statement:bedrock") {
+					t.Error("the gateway has no bedrock statement scoped by BedrockModelArns")
+				}
+				granted["BedrockModelArns"] = true
+			}
+			for _, q := range tpl.sqsEventQueues(fn) {
+				if !hasPolicy(ps, q, "SQSPollerPolicy") {
+					t.Errorf("SQS event source on %s without SQSPollerPolicy scoped to it", q)
+				}
+				granted[q] = true
+			}
+			// Least privilege: every policy is scoped to a resource the
+			// function is given.
+			for _, p := range ps {
+				if p.target == "" || !granted[p.target] {
+					t.Errorf("policy %s on %q: not scoped to a resource this function uses", p.name, p.target)
+				}
+			}
+		})
+	}
+}
+
+// The gateway may invoke Bedrock models (what Converse and ConverseStream
+// need, nothing more), on the ARNs of the BedrockModelArns parameter, by
+// default the region's inference profiles and the foundation models.
+func TestTemplateBedrockPolicy(t *testing.T) {
+	tpl := loadTemplate(t)
+	if at(tpl.raw, "Parameters", "BedrockModelArns", "Type") != "CommaDelimitedList" {
+		t.Fatal("no BedrockModelArns parameter (CommaDelimitedList)")
+	}
+	var found []policy
+	for _, p := range tpl.policies("GatewayFunction") {
+		if p.name == "Statement:bedrock" {
+			found = append(found, p)
+		}
+	}
+	if len(found) != 1 || found[0].target != "BedrockModelArns" {
+		t.Fatalf("bedrock statements %+v, want one scoped by BedrockModelArns", found)
+	}
+	want := []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
+	if got := found[0].actions; !slices.Equal(got, want) {
+		t.Errorf("actions %v, want %v", got, want)
+	}
+	if at(tpl.raw, "Conditions", "BedrockDefaultModels") == nil {
+		t.Error("no BedrockDefaultModels condition")
+	}
+	for _, fn := range []string{"AdminFunction", "SpendFunction"} {
+		for _, p := range tpl.policies(fn) {
+			if p.name == "Statement:bedrock" {
+				t.Errorf("%s may call Bedrock", fn)
+			}
+		}
+	}
+}
