@@ -1,27 +1,19 @@
 package stack_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"crypto/md5"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +24,6 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
-	"go.yaml.in/yaml/v3"
 )
 
 // stack is the deployed stack and what the test knows of it.
@@ -153,147 +144,6 @@ func (s *stack) startEmulator(tl tools) error {
 	s.upTook = time.Since(start)
 	return nil
 }
-
-// samFunctions returns template.yaml's serverless functions, in name
-// order, checking each is built by the Makefile (BuildMethod: makefile).
-func samFunctions(t *testing.T) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tpl struct {
-		Resources map[string]struct {
-			Type     string            `yaml:"Type"`
-			Metadata map[string]string `yaml:"Metadata"`
-		} `yaml:"Resources"`
-	}
-	if err := yaml.Unmarshal(b, &tpl); err != nil {
-		t.Fatalf("template.yaml: %v", err)
-	}
-	var out []string
-	for id, r := range tpl.Resources {
-		if r.Type != "AWS::Serverless::Function" {
-			continue
-		}
-		if r.Metadata["BuildMethod"] != "makefile" {
-			t.Fatalf("%s: BuildMethod %q: the test builds as `sam build` does with BuildMethod: makefile", id, r.Metadata["BuildMethod"])
-		}
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	if len(out) == 0 {
-		t.Fatal("template.yaml has no AWS::Serverless::Function")
-	}
-	return out
-}
-
-// buildTimeout bounds one function's build: a cold build takes tens of
-// seconds on a busy machine; one that takes longer is stuck.
-const buildTimeout = 4 * time.Minute
-
-// build does what `samlocal build` does for BuildMethod: makefile: runs
-// `make build-<LogicalId>` with ARTIFACTS_DIR set, one directory per
-// function. The one change: the Makefile's LAMBDA_ENV builds for this host
-// instead of arm64, so that the bootstrap runs here under aws-lambda-rie
-// (the template's arm64 is checked on the template). Each function's
-// artifacts are then zipped, the package `sam deploy` uploads.
-func (s *stack) build(t *testing.T, tl tools) {
-	fns := samFunctions(t)
-	root := repoRoot(t)
-	dir := t.TempDir()
-	var wg sync.WaitGroup
-	errs := make([]error, len(fns))
-	start := time.Now()
-	for i, fn := range fns {
-		p := &pkg{artifacts: filepath.Join(dir, fn)}
-		s.packages[fn] = p
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := os.MkdirAll(p.artifacts, 0o755)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			c, cancel := context.WithTimeout(context.Background(), buildTimeout)
-			defer cancel()
-			cmd := exec.CommandContext(c, tl.make, "--no-print-directory", "build-"+fn,
-				"ARTIFACTS_DIR="+p.artifacts,
-				fmt.Sprintf("LAMBDA_ENV=GOOS=linux GOARCH=%s CGO_ENABLED=0", runtime.GOARCH))
-			cmd.Dir = root
-			cmd.Env = hostEnv()
-			cmd.WaitDelay = time.Second
-			if out, err := cmd.CombinedOutput(); err != nil {
-				if c.Err() != nil {
-					err = fmt.Errorf("not done after %v (is go waiting for a module download or a lock?)", buildTimeout)
-				}
-				errs[i] = fmt.Errorf("make build-%s: %v\n%s", fn, err, out)
-				return
-			}
-			if fi, err := os.Stat(filepath.Join(p.artifacts, "bootstrap")); err != nil || fi.Mode()&0o111 == 0 {
-				errs[i] = fmt.Errorf("make build-%s made no executable bootstrap in ARTIFACTS_DIR: %v", fn, err)
-				return
-			}
-			// The package `sam deploy` uploads: the artifacts, zipped.
-			if p.zip, err = zipDir(p.artifacts); err != nil {
-				errs[i] = fmt.Errorf("package %s: %v", fn, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("built and packaged %d functions in %v", len(fns), time.Since(start).Round(time.Millisecond))
-}
-
-// zipDir zips a directory's files as `sam package` does, keeping their
-// modes (bootstrap must stay executable). The entries are stored, not
-// deflated: under the race detector deflating the bootstraps takes tens of
-// seconds, and Lambda takes either.
-func zipDir(dir string) ([]byte, error) {
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		h, err := zip.FileInfoHeader(info)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		h.Name = filepath.ToSlash(rel)
-		h.Method = zip.Store
-		w, err := zw.CreateHeader(h)
-		if err != nil {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		_, err = io.Copy(w, f)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// artifactBucket is the bucket the packages go to: `sam deploy
-// --resolve-s3` creates and uses a managed bucket of this kind.
-const artifactBucket = "aws-sam-cli-managed-default-samclisourcebucket-sluice"
 
 // deploy does what `samlocal deploy` does: lint (sam validate --lint), upload
 // each package to S3, point CodeUri at it, transform, create the stack.
@@ -432,100 +282,6 @@ func (s *stack) stackEvents(t *testing.T) string {
 	return b.String()
 }
 
-// notInMoto are the resource types moto's CloudFormation cannot create.
-// Moto (5.x) has no AWS::Lambda::Url: its CreateStack fails outright on an
-// output that reads one's FunctionUrl. It has no AWS::CloudWatch::Alarm
-// either: it skips one with a warning, so it never comes up and a GetAtt of
-// its Arn (the dashboard's alarm widget) fails the stack. Only these, the
-// resources that refer to them (the dashboard) and the outputs that refer to
-// any of those, are taken out; the test checks them on the transformed
-// template (checkStripped, and monitoring_test.go for the alarms and the
-// dashboard).
-var notInMoto = []string{"AWS::Lambda::Url", "AWS::CloudWatch::Alarm"}
-
-// stripForMoto returns a copy of the template without the resources moto
-// cannot create, the resources and outputs that refer to them, and what it
-// took out.
-func stripForMoto(tpl map[string]any) (map[string]any, []string) {
-	out := deepCopy(tpl).(map[string]any)
-	var stripped []string
-	gone := map[string]bool{}
-	res := mapAt(out, "Resources")
-	for _, id := range sortedKeys(res) {
-		if slices.Contains(notInMoto, str(at(res[id], "Type"))) {
-			gone[id] = true
-			delete(res, id)
-			stripped = append(stripped, "Resources."+id)
-		}
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, id := range sortedKeys(res) {
-			if slices.ContainsFunc(references(res[id]), func(r string) bool { return gone[r] }) {
-				gone[id], changed = true, true
-				delete(res, id)
-				stripped = append(stripped, "Resources."+id)
-			}
-		}
-	}
-	outs := mapAt(out, "Outputs")
-	for _, id := range sortedKeys(outs) {
-		for _, r := range references(outs[id]) {
-			if gone[r] {
-				delete(outs, id)
-				stripped = append(stripped, "Outputs."+id)
-				break
-			}
-		}
-	}
-	return out, stripped
-}
-
-// references returns the logical ids a template value refers to: Ref,
-// Fn::GetAtt, ${...} in Fn::Sub, DependsOn.
-func references(v any) []string {
-	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				switch k {
-				case "Ref":
-					out = append(out, str(e))
-				case "Fn::GetAtt":
-					if l, ok := e.([]any); ok && len(l) > 0 {
-						out = append(out, str(l[0]))
-					} else if s, ok := e.(string); ok {
-						out = append(out, strings.SplitN(s, ".", 2)[0])
-					}
-				case "Fn::Sub":
-					s := str(e)
-					if l, ok := e.([]any); ok && len(l) > 0 {
-						s = str(l[0])
-					}
-					for _, m := range subVar.FindAllStringSubmatch(s, -1) {
-						out = append(out, strings.SplitN(m[1], ".", 2)[0])
-					}
-				case "DependsOn":
-					if s, ok := e.(string); ok {
-						out = append(out, s)
-					}
-				}
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	return out
-}
-
-var subVar = regexp.MustCompile(`\$\{([^!}][^}]*)\}`)
-
 // readOutputs does what `awslocal cloudformation describe-stacks --query
 // Outputs[...]` does: reads the stack's outputs.
 func (s *stack) readOutputs(t *testing.T, st readmeStep) {
@@ -543,74 +299,4 @@ func (s *stack) readOutputs(t *testing.T, st readmeStep) {
 	if _, ok := s.outputs[st.outputKey]; !ok && !slices.Contains(s.stripped, "Outputs."+st.outputKey) {
 		t.Fatalf("the stack has no output %s: %v", st.outputKey, s.outputs)
 	}
-}
-
-// --- template data helpers
-
-func at(data any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := data.(map[string]any)
-		if !ok {
-			return nil
-		}
-		data = m[k]
-	}
-	return data
-}
-
-func mapAt(data any, keys ...string) map[string]any {
-	m, _ := at(data, keys...).(map[string]any)
-	return m
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = deepCopy(e)
-		}
-		return l
-	default:
-		return v
-	}
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// resourcesOfType returns the deployed template's resources of a type, in
-// name order.
-func (s *stack) resourcesOfType(typ string) []string {
-	var out []string
-	for id, r := range mapAt(s.deployed, "Resources") {
-		if str(at(r, "Type")) == typ {
-			out = append(out, id)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
