@@ -13,8 +13,8 @@ import (
 // its Arn (the dashboard's alarm widget) fails the stack. Only these, the
 // resources that refer to them (the dashboard) and the outputs that refer to
 // any of those, are taken out; the test checks them on the transformed
-// template (checkStripped, and monitoring_test.go for the alarms and the
-// dashboard).
+// template (checkStripped, and the monitoring_*_test.go files for the
+// alarms and the dashboard).
 var notInMoto = []string{"AWS::Lambda::Url", "AWS::CloudWatch::Alarm"}
 
 // stripForMoto returns a copy of the template without the resources moto

@@ -13,7 +13,7 @@
 //  2. checks that what came up is what template.yaml declares: tables with
 //     their keys and TTL, the queue with its redrive policy, the functions
 //     with their code, settings and environment, the SQS event source
-//     mapping (deploy_test.go);
+//     mapping (checks_test.go, checks_functions_test.go);
 //  3. runs each function's real bootstrap, taken from the package moto
 //     holds, under aws-lambda-rie with exactly the environment the stack
 //     gave it plus what Lambda itself sets, and AWS_ENDPOINT_URL pointing at
@@ -23,15 +23,15 @@
 //  5. follows the user's story: a team and a key from the admin API, chat
 //     and a stream through the gateway with that key, the spend through the
 //     queue to the key, the admin API reporting it, a poison message in the
-//     dead-letter queue (story_test.go).
+//     dead-letter queue (story_test.go, story_spend_test.go).
 //
 // Where moto falls short, the test says so and checks on the template
 // instead: moto has no SAM transform (aws-sam-translator runs here, as
 // CloudFormation would run it), no AWS::Lambda::Url and no
 // AWS::CloudWatch::Alarm (the function URLs, the alarms, the dashboard that
 // shows the alarms and the outputs that read them are taken out of the
-// stack; monitoring_test.go checks the alarms, the dashboard and the
-// gateway URL's CORS settings on the transformed template); its CloudFormation
+// stack; the monitoring_*_test.go files check the alarms, the dashboard and
+// the gateway URL's CORS settings on the transformed template); its CloudFormation
 // drops a function's Architectures and a table's TimeToLiveSpecification; it
 // cannot run functions (aws-lambda-rie does), and would try to for the event
 // source mapping, which the test disables once checked. The poller makes a

@@ -162,7 +162,7 @@ func (tr transformed) condition(t *testing.T, v any) bool {
 		case "Condition":
 			return tr.named(t, str(arg))
 		}
-		t.Fatalf("condition function %s: teach condition (monitoring_test.go)", fn)
+		t.Fatalf("condition function %s: teach condition (monitoring_transform_test.go)", fn)
 	}
 	return false
 }
@@ -196,7 +196,7 @@ func (tr transformed) value(t *testing.T, v any) any {
 		}
 		return strings.Join(parts, str(j[0]))
 	}
-	t.Fatalf("value %v: teach value (monitoring_test.go)", v)
+	t.Fatalf("value %v: teach value (monitoring_transform_test.go)", v)
 	return nil
 }
 

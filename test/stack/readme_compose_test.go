@@ -110,7 +110,7 @@ func initCommands(t *testing.T) []ssmPut {
 				}
 				out = append(out, p)
 			default:
-				t.Fatalf("%s: %q: the whole-stack test does not perform this command: teach it (readme_test.go)", f, c)
+				t.Fatalf("%s: %q: the whole-stack test does not perform this command: teach it (readme_compose_test.go)", f, c)
 			}
 		}
 	}
