@@ -47,7 +47,10 @@ func Spend(t *testing.T) spendtest.Harness {
 	names := ddblocal.Tables(t)
 	newStore := func(t *testing.T, maxItems int) *ddbspend.Store {
 		client := ddblocal.Client(t)
-		ks := ddbkeys.New(client, names.Keys, ddbkeys.Options{})
+		// The consumer's own reads of the records, bounded like its
+		// writes: DynamoDB Local under a loaded CI machine can take
+		// seconds, which the default 2 s per call would make a failure.
+		ks := ddbkeys.New(client, names.Keys, ddbkeys.Options{Timeout: 30 * time.Second})
 		return ddbspend.New(client, names.Spend, names.Keys, ks,
 			ddbspend.Options{MaxItems: maxItems, CountersTable: names.Counters, Timeout: 30 * time.Second})
 	}
