@@ -49,11 +49,13 @@ const MaxReserve = math.MaxInt64 / 2
 func (p Price) Reserve(bodyBytes, outTokens int64) int64 {
 	in := float64(AddSat(max(bodyBytes, 0), PromptSlack))
 	nanos := (in*max(p.Input, 0) + float64(max(outTokens, 0))*max(p.Output, 0)) * nanosPerUSD
-	nanos += nanos * 0x1p-50 // above the float64 rounding of the few operations above
+	// The few float64 operations above round by less than nanos * 2^-50
+	// in all: the slack (and the +1) keep the result above the exact cost.
+	nanos = math.Ceil(nanos) + 1 + math.Floor(nanos*0x1p-50)
 	if !(nanos < MaxReserve) { // NaN too
 		return MaxReserve
 	}
-	return int64(math.Ceil(nanos)) + 1
+	return int64(nanos)
 }
 
 // HoldGrace is how long a hold outlives its request (the request's
