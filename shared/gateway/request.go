@@ -340,7 +340,7 @@ func (x *exchange) bill(a *router.Attempt, u wire.Usage, estimated bool) int64 {
 	c.HasUsage = true
 	c.UsageEstimated = c.UsageEstimated || estimated
 	if p, ok := x.h.priceOf(a); ok {
-		c.CostNanos += p.CostNanos(u)
+		c.CostNanos = limits.AddSat(c.CostNanos, p.CostNanos(u)) // each is capped at MaxInt64
 	} else {
 		c.CostKnown = false
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/shared/limits"
 )
@@ -170,4 +171,14 @@ func FuzzReserve(f *testing.F) {
 			t.Fatalf("TokenEstimate(%d, %d, %d, %d) = %d", body, maxTokens, n, maxOutput, e)
 		}
 	})
+}
+
+// A hold's expiry saturates rather than wraps into the past.
+func TestHoldExpirySaturates(t *testing.T) {
+	now := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	for _, bound := range []time.Duration{-1, 0, time.Minute, math.MaxInt64} {
+		if got := limits.HoldExpiry(now, bound); got.Before(now.Add(limits.HoldGrace)) {
+			t.Errorf("HoldExpiry(now, %v) = %v, before now + HoldGrace", bound, got)
+		}
+	}
 }
