@@ -37,6 +37,9 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 		return router.Outcome{}, nil
 	}
 	p := x.c.Principal
+	if !x.admitted { // a max_tokens above the deployment's output limit counts as that limit
+		x.estimate = limits.TokenEstimate(x.prompt, x.req.MaxTokens, x.req.N, int64(a.Deployment.MaxOutputTokens))
+	}
 	req := limits.AdmitRequest{Now: h.now(), Tokens: x.estimate}
 	onErr := limits.FailOpen
 	if !h.cfg.General.RateLimitsFailOpen {

@@ -99,7 +99,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries,
 	}
-	x = &exchange{h: h, w: w, req: req, op: op, c: c, estimate: int64(prompt) + req.MaxTokens, hold: hold}
+	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), estimate: limits.TokenEstimate(int64(prompt), req.MaxTokens, req.N, 0), hold: hold}
 	res, err := h.router.Do(ctx, rreq, x.attempt)
 	x.end(ctx, res, err)
 }
@@ -221,8 +221,11 @@ type exchange struct {
 	// attempt that commits reports it to the router in its Outcome.
 	committed bool
 	// estimate is the token count admitted before the call (prompt estimate
-	// plus the max_tokens cap), corrected with the real usage afterwards.
+	// plus the max_tokens cap, limits.TokenEstimate; admit clamps it to the
+	// first deployment's output limit), corrected with the real usage
+	// afterwards.
 	estimate   int64
+	prompt     int64        // the prompt estimate
 	admitted   bool         // the key's and team's scopes were counted
 	hold       *limits.Hold // the strict-budget reservation to make with the first admission
 	admissions []limits.Admission
@@ -337,7 +340,7 @@ func (x *exchange) bill(a *router.Attempt, u wire.Usage, estimated bool) int64 {
 	c.HasUsage = true
 	c.UsageEstimated = c.UsageEstimated || estimated
 	if p, ok := x.h.priceOf(a); ok {
-		c.CostNanos += p.CostNanos(u)
+		c.CostNanos = limits.AddSat(c.CostNanos, p.CostNanos(u)) // each is capped at MaxInt64
 	} else {
 		c.CostKnown = false
 	}

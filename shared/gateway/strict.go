@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -28,7 +26,10 @@ import (
 // byte of text; the upstream body differs from the client's by the model
 // name and the gateway's own fields); the output's is max_tokens (or
 // max_completion_tokens) times n, or, when the client sends neither, the
-// largest output cap (max_output_tokens) of those deployments. A group with
+// largest output cap (max_output_tokens) of those deployments. A max_tokens
+// above that cap is clamped to it when every deployment has one
+// (limits.Price.OutputTokens says why clamp rather than refuse), and the
+// product saturates rather than wraps. A group with
 // a deployment without a price, or without an output cap when the client
 // sends no max_tokens, is refused with a 400 rather than guessed.
 //
@@ -145,20 +146,14 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 	}
 	out := int64(0)
 	if op != wire.OpEmbeddings {
-		out = req.MaxTokens
-		if out <= 0 {
-			if rp.NoCap != "" {
-				e := apierr.New(apierr.InvalidRequest,
-					"strict_budgets: this request has a budget and no max_tokens, and deployment %s has no known output limit; set max_tokens (or max_completion_tokens) so that its worst-case cost can be reserved",
-					rp.NoCap)
-				e.Param = "max_tokens"
-				return nil, e
-			}
-			out = rp.MaxOutput
+		if req.MaxTokens <= 0 && rp.NoCap != "" {
+			e := apierr.New(apierr.InvalidRequest,
+				"strict_budgets: this request has a budget and no max_tokens, and deployment %s has no known output limit; set max_tokens (or max_completion_tokens) so that its worst-case cost can be reserved",
+				rp.NoCap)
+			e.Param = "max_tokens"
+			return nil, e
 		}
-		if n := gjson.GetBytes(req.Body, "n").Int(); n > 1 {
-			out *= n
-		}
+		out = rp.OutputTokens(req.MaxTokens, req.N) // clamped and saturated (limits/sat.go)
 	}
 	timeout := h.cfg.Router.Timeout
 	if timeout <= 0 {

@@ -66,7 +66,7 @@ func (it Item) RoomFor(req, tok, tokens int64) Reason {
 	if it.RPMCap > 0 && req+1 > it.RPMCap {
 		return ReasonRPM
 	}
-	if it.TPMCap > 0 && tok+tokens > it.TPMCap {
+	if it.TPMCap > 0 && AddSat(tok, tokens) > it.TPMCap {
 		return ReasonTPM
 	}
 	return ""

@@ -116,7 +116,7 @@ func (b memBackend) Attempt(ctx context.Context, p *Plan) (Outcome, error) {
 	for _, it := range p.Items {
 		c := m.counter(memSlot{it.Slot, w}, p.Expires)
 		c.req++
-		c.tok += p.Req.Tokens
+		c.tok = AddSat(c.tok, p.Req.Tokens)
 	}
 	return AllowedOutcome, nil
 }

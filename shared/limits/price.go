@@ -37,16 +37,25 @@ const PromptSlack = 256
 // nanosPerUSD is the unit of every budget counter (keys.NanosPerUSD).
 const nanosPerUSD = 1_000_000_000
 
+// MaxReserve bounds a reservation, so that adding it to a counter cannot
+// overflow.
+const MaxReserve = math.MaxInt64 / 2
+
 // Reserve returns the nano-USD to hold for a request of bodyBytes bytes
-// that may produce outTokens tokens: its worst-case cost rounded up, plus
-// one, and at most MaxInt64/2 (so that adding it to a counter cannot
-// overflow).
+// that may produce outTokens tokens (see OutputTokens): its worst-case cost
+// rounded up, plus one, and at most MaxReserve: never below the exact
+// worst case when that is below MaxReserve. Negative sizes and prices
+// count as zero; a cost that is not a number saturates.
 func (p Price) Reserve(bodyBytes, outTokens int64) int64 {
-	nanos := (float64(bodyBytes+PromptSlack)*p.Input + float64(outTokens)*p.Output) * nanosPerUSD
-	if nanos >= math.MaxInt64/2 {
-		return math.MaxInt64 / 2
+	in := float64(AddSat(max(bodyBytes, 0), PromptSlack))
+	nanos := (in*max(p.Input, 0) + float64(max(outTokens, 0))*max(p.Output, 0)) * nanosPerUSD
+	// The few float64 operations above round by less than nanos * 2^-50
+	// in all: the slack (and the +1) keep the result above the exact cost.
+	nanos = math.Ceil(nanos) + 1 + math.Floor(nanos*0x1p-50)
+	if !(nanos < MaxReserve) { // NaN too
+		return MaxReserve
 	}
-	return int64(math.Ceil(nanos)) + 1
+	return int64(nanos)
 }
 
 // HoldGrace is how long a hold outlives its request (the request's
@@ -67,5 +76,5 @@ const HoldGrace = 20 * time.Minute
 // HoldExpiry is when the sweeper may release the hold of a request made at
 // now and bounded by bound (its deadline or timeout).
 func HoldExpiry(now time.Time, bound time.Duration) time.Time {
-	return now.Add(max(bound, 0) + HoldGrace)
+	return now.Add(time.Duration(AddSat(int64(max(bound, 0)), int64(HoldGrace))))
 }

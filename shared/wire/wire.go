@@ -8,6 +8,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/tidwall/gjson"
 )
@@ -58,9 +59,10 @@ type Request struct {
 	optsStart     int // byte offsets of the last stream_options value in Body
 	optsEnd       int
 	Stream        bool
-	IncludeUsage  bool // stream_options.include_usage
-	streamOptions bool // the body has a stream_options key
-	MaxTokens     int64
+	IncludeUsage  bool     // stream_options.include_usage
+	streamOptions bool     // the body has a stream_options key
+	MaxTokens     int64    // the larger of max_tokens and max_completion_tokens (0: neither)
+	N             int64    // n, the number of choices (0: not given); at most MaxN
 	Fallbacks     []string // per-request fallbacks
 	FallbacksSet  bool
 	DropParams    bool     // "drop_params": true
@@ -132,8 +134,16 @@ func Parse(body []byte) (*Request, error) {
 				return true
 			})
 		case "max_tokens", "max_completion_tokens":
-			if n := v.Int(); n > r.MaxTokens {
+			if n := intSat(v); n > r.MaxTokens {
 				r.MaxTokens = n
+			}
+		case "n":
+			// OpenAI refuses n above 128; so does the gateway, rather than
+			// reserve (strict budgets) for a request the upstream refuses.
+			if v.Type == gjson.Number {
+				if r.N = intSat(v); r.N > MaxN {
+					ferr = &FieldError{Param: "n", Msg: fmt.Sprintf("Invalid 'n': integer above maximum value. Expected a value <= %d, but got %s instead.", MaxN, v.Raw)}
+				}
 			}
 		case "fallbacks":
 			r.gatewayFields = true
@@ -181,6 +191,23 @@ func Parse(body []byte) (*Request, error) {
 		return nil, ferr
 	}
 	return r, nil
+}
+
+// MaxN is the largest n a request may ask for, as at OpenAI.
+const MaxN = 128
+
+// intSat reads a JSON number as an int64, saturating a value beyond its
+// range (gjson's Int turns 1e300 or 2^63 into math.MinInt64).
+func intSat(v gjson.Result) int64 {
+	switch {
+	case v.Type != gjson.Number:
+		return v.Int()
+	case v.Num >= math.MaxInt64:
+		return math.MaxInt64
+	case v.Num <= math.MinInt64:
+		return math.MinInt64
+	}
+	return v.Int()
 }
 
 // keySet holds the keys of the request object as Parse reads them. A
