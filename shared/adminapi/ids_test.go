@@ -48,6 +48,7 @@ func TestHostileIDs(t *testing.T) {
 					{"POST", "/team/member_delete", `{"team_id":"p","user_id":` + v + `}`, "user_id"},
 					{"GET", "/team/info?team_id=" + q, "", "team_id"},
 					{"POST", "/user/new", `{"user_id":` + v + `}`, "user_id"},
+					{"POST", "/user/new", `{"user_id":"v","teams":[` + v + `]}`, "teams"},
 					{"POST", "/user/update", `{"user_id":` + v + `,"max_budget":1}`, "user_id"},
 					{"POST", "/user/delete", `{"user_ids":[` + v + `]}`, "user_ids"},
 					{"GET", "/user/info?user_id=" + q, "", "user_id"},

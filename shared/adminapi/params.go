@@ -113,7 +113,7 @@ func decoded[T any](p *params, name, want string) (T, bool) {
 // hostile id is a 400 naming the field before any record is read.
 var idParams = map[string]bool{
 	"team_id": true, "user_id": true, "key_alias": true, "end_user_id": true,
-	"team_ids": true, "user_ids": true, "key_aliases": true,
+	"team_ids": true, "user_ids": true, "key_aliases": true, "teams": true,
 }
 
 // validID checks v, the value of the id field name (or an entry of it).
