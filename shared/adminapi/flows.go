@@ -22,11 +22,15 @@ type record[T any] struct {
 	create   func(s keys.Admin, ctx context.Context, v T) error
 }
 
-// load reads the record id, a 404 naming param when it does not exist.
+// load reads the record id, a 404 naming param when it does not exist
+// (a 400 naming it when no record can have that id).
 func (rk record[T]) load(h *Handler, ctx context.Context, param, id string) (T, error) {
 	var zero T
 	if id == "" {
 		return zero, badParam(param, "required")
+	}
+	if err := keys.ValidID(param, id); err != nil {
+		return zero, err
 	}
 	v, err := rk.get(h.keys, ctx, id)
 	if errors.Is(err, keys.ErrNotFound) {

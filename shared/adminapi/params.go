@@ -108,13 +108,44 @@ func decoded[T any](p *params, name, want string) (T, bool) {
 	return v, true
 }
 
-func (p *params) str(name string) (string, bool) { return decoded[string](p, name, "want a string") }
+// idParams are the fields whose values become part of a record's
+// DynamoDB key: keys.ValidID checks them as the body is read, so that a
+// hostile id is a 400 naming the field before any record is read.
+var idParams = map[string]bool{
+	"team_id": true, "user_id": true, "key_alias": true, "end_user_id": true,
+	"team_ids": true, "user_ids": true, "key_aliases": true, "teams": true,
+}
+
+// validID checks v, the value of the id field name (or an entry of it).
+func (p *params) validID(name, v string) bool {
+	if !idParams[name] || v == "" {
+		return true
+	}
+	if err := keys.ValidID(name, v); err != nil {
+		p.fail(apierr.Store(err))
+		return false
+	}
+	return true
+}
+
+func (p *params) str(name string) (string, bool) {
+	s, ok := decoded[string](p, name, "want a string")
+	if ok && !p.validID(name, s) {
+		return "", false
+	}
+	return s, ok
+}
 
 func (p *params) strs(name string) ([]string, bool) {
 	s, ok := decoded[[]string](p, name, "want a list of strings")
 	if ok && slices.Contains(s, "") {
 		p.fail(badParam(name, "empty string in the list"))
 		return nil, false
+	}
+	for _, v := range s {
+		if !p.validID(name, v) {
+			return nil, false
+		}
 	}
 	return s, ok
 }

@@ -64,6 +64,12 @@ func readMembers(p *params, name string) ([]memberSpec, bool) {
 			p.fail(badParam(name, "each member needs a user_id or a user_email"))
 			return nil, false
 		}
+		if m.UserID != "" {
+			if err := keys.ValidID("user_id", m.UserID); err != nil {
+				p.fail(badParam(name, "%v", err))
+				return nil, false
+			}
+		}
 	}
 	return list, true
 }

@@ -17,16 +17,33 @@ var (
 	ErrConflict    = errors.New("conflict")       // changed concurrently past the retries
 )
 
+// InvalidParam is an ErrInvalid that names the request parameter at
+// fault (LiteLLM's and OpenAI's "param"): a store's validation error for
+// a field the admin API reads under that name.
+type InvalidParam struct {
+	Param  string // "team_id", "metadata", ...
+	Reason string // why, with the limit: "want at most 65536 bytes of JSON, got 512000"
+}
+
+func (e *InvalidParam) Error() string { return e.Param + ": invalid: " + e.Reason }
+
+// Is makes an InvalidParam an ErrInvalid.
+func (e *InvalidParam) Is(target error) bool { return target == ErrInvalid }
+
 // Store returns the client's error for err from a store: an *Error passes
 // through; ErrUnavailable is a 503, ErrNotFound a 404, ErrInvalid a 400
-// carrying the store's message (it names the field and never a secret),
+// carrying the store's message (it names the field and never a secret)
+// and, from an InvalidParam, its param,
 // ErrConflict a 409, and anything else a 500. ErrExists is answered by the
 // route that knows the record, with Taken; reaching here it is a 500.
 func Store(err error) *Error {
 	var e *Error
+	var p *InvalidParam
 	switch {
 	case errors.As(err, &e):
 		return e
+	case errors.As(err, &p):
+		return &Error{Kind: InvalidRequest, Message: err.Error(), Param: p.Param}
 	case errors.Is(err, ErrUnavailable):
 		return &Error{Kind: Unavailable, Message: "the store did not answer; try again", Cause: err}
 	case errors.Is(err, ErrNotFound):

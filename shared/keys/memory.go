@@ -74,22 +74,22 @@ func (m *Memory) GetKey(_ context.Context, hash string) (Key, error) {
 
 // GetTeam implements Reader.
 func (m *Memory) GetTeam(_ context.Context, id string) (Team, error) {
-	return locked(m, func() (Team, error) { return m.teams.get(m, id) })
+	return locked(m, func() (Team, error) { return m.teams.get(m, id, ValidTeamID(id)) })
 }
 
 // GetUser implements Reader.
 func (m *Memory) GetUser(_ context.Context, id string) (User, error) {
-	return locked(m, func() (User, error) { return m.users.get(m, id) })
+	return locked(m, func() (User, error) { return m.users.get(m, id, ValidID("user_id", id)) })
 }
 
 // GetMember implements Reader.
 func (m *Memory) GetMember(_ context.Context, team, user string) (Member, error) {
-	return locked(m, func() (Member, error) { return m.members.get(m, MemberID(team, user)) })
+	return locked(m, func() (Member, error) { return m.members.get(m, MemberID(team, user), ValidMember(team, user)) })
 }
 
 // GetEndUser implements Reader.
 func (m *Memory) GetEndUser(_ context.Context, id string) (EndUser, error) {
-	return locked(m, func() (EndUser, error) { return m.endUsers.get(m, id) })
+	return locked(m, func() (EndUser, error) { return m.endUsers.get(m, id, ValidID("user_id", id)) })
 }
 
 // HasEndUsers implements Reader.
@@ -143,7 +143,7 @@ func (m *Memory) UpdateKey(_ context.Context, k Key) (Key, error) {
 func (m *Memory) GetKeyByAlias(_ context.Context, alias string) (Key, error) {
 	return locked(m, func() (Key, error) {
 		h, ok := m.aliases[alias]
-		if !ok || alias == "" {
+		if !ok || ValidID("key_alias", alias) != nil {
 			return Key{}, fmt.Errorf("key alias %q: %w", short(alias), ErrNotFound)
 		}
 		return m.keys.get(m, h)
@@ -323,7 +323,7 @@ func (m *Memory) RemoveMember(_ context.Context, team, user string) error {
 		if _, ok := m.teams.m[team]; !ok {
 			return notFound("team", team)
 		}
-		if _, ok := m.members.m[MemberID(team, user)]; !ok {
+		if _, ok := m.members.m[MemberID(team, user)]; !ok || ValidMember(team, user) != nil {
 			return notFound("member", MemberID(team, user))
 		}
 		m.dropMembership(team, user)

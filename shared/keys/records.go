@@ -4,7 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
 )
 
 // Settings are what every record kind carries: who may call which models
@@ -157,21 +162,87 @@ func (t Team) Role(user string) string {
 // wraps ErrExists.
 var ErrAliasExists = fmt.Errorf("key_alias: %w", ErrExists)
 
-// ValidID checks a user, end user or team id; its error wraps ErrInvalid.
-func ValidID(what, id string) error {
-	if id == "" || len(id) > 256 {
-		return fmt.Errorf("%s %q: %w: want 1 to 256 bytes", what, short(id), ErrInvalid)
+// Bounds of what a record holds, so that every item stays well below
+// DynamoDB's 400 KB (and a key's parts below its 2 KB partition key):
+// docs/admin-api.md lists them.
+const (
+	MaxIDLen       = 256      // bytes of an id or an alias
+	MaxMetadataLen = 64 << 10 // bytes of metadata JSON
+	MaxModels      = 256      // entries of a models list
+	MaxTags        = 64       // entries of a key's tags
+	MaxNameLen     = 256      // bytes of a model name, a tag, an email
+)
+
+func invalid(param, format string, args ...any) error {
+	return &apierr.InvalidParam{Param: param, Reason: fmt.Sprintf(format, args...)}
+}
+
+// ValidID checks an id or a key alias that becomes part of a record's
+// DynamoDB key, named by its request parameter (team_id, user_id,
+// key_alias): 1 to MaxIDLen bytes of UTF-8 with no "#" (the separator of
+// the key's parts: MemberID) and no control character, so that no two
+// records' keys can be the same string. Its error is an
+// apierr.InvalidParam (ErrInvalid) naming param.
+func ValidID(param, id string) error {
+	switch {
+	case id == "" || len(id) > MaxIDLen:
+		return invalid(param, "want 1 to %d bytes, got %d", MaxIDLen, len(id))
+	case strings.Contains(id, "#"):
+		return invalid(param, "%q: '#' is not allowed in ids", short(id))
+	case !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl):
+		return invalid(param, "%q: want UTF-8 with no control characters", short(id))
 	}
 	return nil
 }
 
-// ValidTeamID checks a team id; its error wraps ErrInvalid.
-func ValidTeamID(id string) error { return ValidID("team id", id) }
+// ValidTeamID checks a team id (ValidID).
+func ValidTeamID(id string) error { return ValidID("team_id", id) }
+
+// ValidMember checks the ids of a membership (ValidID).
+func ValidMember(team, user string) error {
+	if err := ValidTeamID(team); err != nil {
+		return err
+	}
+	return ValidID("user_id", user)
+}
+
+// optionalID checks an id or alias that may be empty.
+func optionalID(param, id string) error {
+	if id == "" {
+		return nil
+	}
+	return ValidID(param, id)
+}
+
+// validText checks a free-text field (an alias that is not part of a
+// key, an email) against max bytes.
+func validText(param, v string, max int) error {
+	if len(v) > max {
+		return invalid(param, "want at most %d bytes, got %d", max, len(v))
+	}
+	return nil
+}
+
+// validNames checks a list of names (models, tags): at most max entries of
+// 1 to MaxNameLen bytes.
+func validNames(param string, names []string, max int) error {
+	if len(names) > max {
+		return invalid(param, "want at most %d entries, got %d", max, len(names))
+	}
+	for _, n := range names {
+		if n == "" || len(n) > MaxNameLen {
+			return invalid(param, "want names of 1 to %d bytes, got %d", MaxNameLen, len(n))
+		}
+	}
+	return nil
+}
 
 // validate checks the settings of the record what names.
 func (s Settings) validate(what string) error {
 	var object map[string]any
 	switch {
+	case len(s.Metadata) > MaxMetadataLen:
+		return fmt.Errorf("%s: %w", what, invalid("metadata", "want at most %d bytes of JSON, got %d", MaxMetadataLen, len(s.Metadata)))
 	case len(s.Metadata) > 0 && json.Unmarshal(s.Metadata, &object) != nil:
 		return fmt.Errorf("%s: %w: metadata is not a JSON object", what, ErrInvalid)
 	case s.RPMLimit < 0 || s.TPMLimit < 0:
@@ -179,7 +250,20 @@ func (s Settings) validate(what string) error {
 	case slices.Contains(s.Models, ""):
 		return fmt.Errorf("%s: %w: empty model name", what, ErrInvalid)
 	}
+	if err := validNames("models", s.Models, MaxModels); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	return s.Budget.validate(what)
+}
+
+// firstErr returns the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Validate checks k; its error wraps ErrInvalid.
@@ -188,12 +272,17 @@ func (k Key) Validate() error {
 		// Never echo the value: it may be a raw secret passed by mistake.
 		return fmt.Errorf("key hash: %w: want 64 lowercase hex digits (HashSecret), got %d bytes", ErrInvalid, len(k.Hash))
 	}
-	return k.Settings.validate("key " + k.Hash[:8])
+	what := "key " + k.Hash[:8]
+	if err := firstErr(optionalID("key_alias", k.Alias), optionalID("team_id", k.TeamID), optionalID("user_id", k.UserID),
+		validNames("tags", k.Tags, MaxTags), validText("key_name", k.KeyName, MaxNameLen)); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return k.Settings.validate(what)
 }
 
 // Validate checks t; its error wraps ErrInvalid.
 func (t Team) Validate() error {
-	if err := ValidTeamID(t.ID); err != nil {
+	if err := firstErr(ValidTeamID(t.ID), validText("team_alias", t.Alias, MaxIDLen)); err != nil {
 		return err
 	}
 	return t.Settings.validate("team " + t.ID)
@@ -201,7 +290,7 @@ func (t Team) Validate() error {
 
 // Validate checks u; its error wraps ErrInvalid.
 func (u User) Validate() error {
-	if err := ValidID("user id", u.ID); err != nil {
+	if err := firstErr(ValidID("user_id", u.ID), validText("user_alias", u.Alias, MaxIDLen), validText("user_email", u.Email, MaxNameLen)); err != nil {
 		return err
 	}
 	if u.Role != "" && !u.Role.Valid() {
@@ -212,10 +301,7 @@ func (u User) Validate() error {
 
 // Validate checks m; its error wraps ErrInvalid.
 func (m Member) Validate() error {
-	if err := ValidTeamID(m.TeamID); err != nil {
-		return err
-	}
-	if err := ValidID("user id", m.UserID); err != nil {
+	if err := ValidMember(m.TeamID, m.UserID); err != nil {
 		return err
 	}
 	if m.Role != MemberAdmin && m.Role != MemberUser {
@@ -226,7 +312,7 @@ func (m Member) Validate() error {
 
 // Validate checks e; its error wraps ErrInvalid.
 func (e EndUser) Validate() error {
-	if err := ValidID("end user id", e.ID); err != nil {
+	if err := firstErr(ValidID("user_id", e.ID), validText("alias", e.Alias, MaxIDLen)); err != nil {
 		return err
 	}
 	return e.Settings.validate("end user " + short(e.ID))

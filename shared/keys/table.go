@@ -28,9 +28,11 @@ func (t *table[T, P]) out(m *Memory, v T) T {
 	return clone[T, P](v)
 }
 
-func (t *table[T, P]) get(m *Memory, id string) (T, error) {
+// get returns the record id; invalid is the check of its id, as a read
+// (nil: none): an id no record can have is ErrNotFound, as in ddbkeys.
+func (t *table[T, P]) get(m *Memory, id string, invalid ...error) (T, error) {
 	v, ok := t.m[id]
-	if !ok {
+	if !ok || firstErr(invalid...) != nil {
 		var zero T
 		return zero, notFound(t.what, id)
 	}

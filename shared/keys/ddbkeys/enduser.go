@@ -38,7 +38,7 @@ func (st *Store) HasEndUsers(ctx context.Context) (bool, error) {
 
 // GetEndUser implements keys.Reader.
 func (st *Store) GetEndUser(ctx context.Context, id string) (keys.EndUser, error) {
-	return read(ctx, st, keys.Ref{Kind: keys.KindEndUser, ID: id}, keys.ValidID("end user id", id) == nil, decodeEndUser)
+	return read(ctx, st, keys.Ref{Kind: keys.KindEndUser, ID: id}, keys.ValidID("user_id", id) == nil, decodeEndUser)
 }
 
 // CreateEndUser implements keys.Admin: the item and the count, in one

@@ -164,7 +164,7 @@ func (st *Store) UpdateKey(ctx context.Context, k keys.Key) (keys.Key, error) {
 
 // GetKeyByAlias implements keys.Admin.
 func (st *Store) GetKeyByAlias(ctx context.Context, alias string) (keys.Key, error) {
-	if alias == "" {
+	if keys.ValidID("key_alias", alias) != nil {
 		return keys.Key{}, fmt.Errorf("key alias: %w", keys.ErrNotFound)
 	}
 	item, err := st.get(ctx, aliasPK(alias), "key alias "+alias)

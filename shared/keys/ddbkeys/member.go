@@ -40,7 +40,7 @@ func decodeMember(item ddb.Item) keys.Member {
 
 // GetMember implements keys.Reader.
 func (st *Store) GetMember(ctx context.Context, team, user string) (keys.Member, error) {
-	return read(ctx, st, keys.Ref{Kind: keys.KindMember, ID: keys.MemberID(team, user)}, true, func(_ string, item ddb.Item) keys.Member { return decodeMember(item) })
+	return read(ctx, st, keys.Ref{Kind: keys.KindMember, ID: keys.MemberID(team, user)}, keys.ValidMember(team, user) == nil, func(_ string, item ddb.Item) keys.Member { return decodeMember(item) })
 }
 
 // AddMember implements keys.Admin: the member item, the team's members

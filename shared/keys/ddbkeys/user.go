@@ -51,7 +51,7 @@ func newUserItem(u keys.User, teams ...string) ddb.Item {
 
 // GetUser implements keys.Reader.
 func (st *Store) GetUser(ctx context.Context, id string) (keys.User, error) {
-	return read(ctx, st, keys.Ref{Kind: keys.KindUser, ID: id}, keys.ValidID("user id", id) == nil, decodeUser)
+	return read(ctx, st, keys.Ref{Kind: keys.KindUser, ID: id}, keys.ValidID("user_id", id) == nil, decodeUser)
 }
 
 // CreateUser implements keys.Admin.

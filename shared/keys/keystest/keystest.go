@@ -50,6 +50,8 @@ var tests = []struct {
 	{"Admin", "EndUsers", testEndUsers},
 	{"Admin", "AdminNotFound", testAdminNotFound},
 	{"Admin", "AdminInvalid", testAdminInvalid},
+	{"Admin", "HostileIDs", testHostileIDs},
+	{"Admin", "Oversized", testOversized},
 	{"Admin", "Times", testTimes},
 	{"Spender", "ConcurrentSpend", testConcurrentSpend},
 	{"Spender", "SpendPeriods", testSpendPeriods},
