@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +69,44 @@ func TestSetDefaults(t *testing.T) {
 				t.Errorf("SetDefaults = %s, want %s", out, tt.want)
 			}
 		})
+	}
+}
+
+func TestNullMock(t *testing.T) {
+	r, err := Parse([]byte(`{"model":"gpt","stream":true,"tags":["a"],"mock_response":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Stream || r.HasMock {
+		t.Fatalf("Stream=%v HasMock=%v; a null mock is no mock", r.Stream, r.HasMock)
+	}
+	if out := string(r.WithModel("gpt", false)); strings.Contains(out, "tags") || strings.Contains(out, "mock_response") {
+		t.Fatalf("a gateway field was forwarded: %s", out)
+	}
+}
+
+func TestInjectUsageShapes(t *testing.T) {
+	for _, in := range []string{
+		`{"model":"m","stream":true}`,
+		` { "stream" : true , "model":"m"}`,
+		`{"stream":true,"model":"m","stream_options":{"foo":1}}`,
+		`{"stream":true,"model":"m","stream_options":{"include_usage":false}}`,
+	} {
+		r, err := Parse([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := r.WithModel("m2", true)
+		var got map[string]any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%s -> invalid JSON %s", in, out)
+		}
+		so, _ := got["stream_options"].(map[string]any)
+		if so["include_usage"] != true || got["model"] != "m2" {
+			t.Errorf("%s -> %s", in, out)
+		}
+		if strings.Contains(in, "foo") && so["foo"] != float64(1) {
+			t.Errorf("existing stream_options lost: %s", out)
+		}
 	}
 }

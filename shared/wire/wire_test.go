@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ type fields struct {
 	Stream       bool
 	IncludeUsage bool
 	MaxTokens    int64
+	N            int64
 	Fallbacks    []string
 	FallbacksSet bool
 	NoFallbacks  bool
@@ -43,7 +45,7 @@ type fields struct {
 
 func fieldsOf(r *Request) fields {
 	return fields{
-		Model: r.Model, Stream: r.Stream, IncludeUsage: r.IncludeUsage, MaxTokens: r.MaxTokens,
+		Model: r.Model, Stream: r.Stream, IncludeUsage: r.IncludeUsage, MaxTokens: r.MaxTokens, N: r.N,
 		Fallbacks: r.Fallbacks, FallbacksSet: r.FallbacksSet, NoFallbacks: r.NoFallbacks,
 		NumRetries: r.NumRetries, Tags: r.Tags, MockResponse: r.MockResponse, HasMock: r.HasMock, User: r.User,
 	}
@@ -51,7 +53,7 @@ func fieldsOf(r *Request) fields {
 
 func (f fields) equal(g fields) bool {
 	return f.Model == g.Model && f.Stream == g.Stream && f.IncludeUsage == g.IncludeUsage &&
-		f.MaxTokens == g.MaxTokens && slices.Equal(f.Fallbacks, g.Fallbacks) &&
+		f.MaxTokens == g.MaxTokens && f.N == g.N && slices.Equal(f.Fallbacks, g.Fallbacks) &&
 		f.FallbacksSet == g.FallbacksSet && f.NoFallbacks == g.NoFallbacks && f.NumRetries == g.NumRetries &&
 		slices.Equal(f.Tags, g.Tags) && f.MockResponse == g.MockResponse && f.HasMock == g.HasMock && f.User == g.User
 }
@@ -118,6 +120,15 @@ func TestParse(t *testing.T) {
 			fields{Model: "m", MaxTokens: 900, NumRetries: -1},
 		},
 		{"negative max_tokens ignored", `{"model":"m","max_tokens":-5}`, fields{Model: "m", NumRetries: -1}},
+		// max_tokens and n beyond int64 saturate instead of reading as
+		// math.MinInt64 (gjson's Int of 1e300).
+		{"max_tokens and n", `{"max_tokens":100,"n":3}`, fields{MaxTokens: 100, N: 3, NumRetries: -1}},
+		{"max_tokens 2^63-1", `{"max_tokens":9223372036854775807}`, fields{MaxTokens: math.MaxInt64, NumRetries: -1}},
+		{"max_tokens 2^63 saturates", `{"max_tokens":9223372036854775808}`, fields{MaxTokens: math.MaxInt64, NumRetries: -1}},
+		{"max_completion_tokens 1e300 saturates", `{"max_completion_tokens":1e300}`, fields{MaxTokens: math.MaxInt64, NumRetries: -1}},
+		{"-1e300 and a negative n", `{"max_tokens":-1e300,"n":-5}`, fields{N: -5, NumRetries: -1}},
+		{"2^62 with n 128", `{"max_tokens":4611686018427387904,"n":128}`, fields{MaxTokens: 1 << 62, N: 128, NumRetries: -1}},
+		{"n as a string ignored", `{"n":"4"}`, fields{NumRetries: -1}},
 		{
 			"fallbacks as strings",
 			`{"model":"m","fallbacks":["a","b"]}`,
@@ -221,6 +232,9 @@ func TestParseErrors(t *testing.T) {
 		{"stream string", `{"model":"m","stream":"true"}`, false, "'stream' must be a boolean", "stream"},
 		{"stream number", `{"model":"m","stream":1}`, false, "'stream' must be a boolean", "stream"},
 		{"stream object", `{"stream":{},"model":"m"}`, false, "'stream' must be a boolean", "stream"},
+		{"n above 128", `{"n":129}`, false, "Invalid 'n': integer above maximum value. Expected a value <= 128, but got 129 instead.", "n"},
+		{"n 1e300", `{"n":1e300}`, false, "Invalid 'n': integer above maximum value. Expected a value <= 128, but got 1e300 instead.", "n"},
+		{"n 2^63-1", `{"n":9223372036854775807}`, false, "Invalid 'n': integer above maximum value. Expected a value <= 128, but got 9223372036854775807 instead.", "n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -459,44 +473,5 @@ func TestOp(t *testing.T) {
 				t.Errorf("Path() = %q, want %q", got, tt.path)
 			}
 		})
-	}
-}
-
-func TestNullMock(t *testing.T) {
-	r, err := Parse([]byte(`{"model":"gpt","stream":true,"tags":["a"],"mock_response":null}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.Stream || r.HasMock {
-		t.Fatalf("Stream=%v HasMock=%v; a null mock is no mock", r.Stream, r.HasMock)
-	}
-	if out := string(r.WithModel("gpt", false)); strings.Contains(out, "tags") || strings.Contains(out, "mock_response") {
-		t.Fatalf("a gateway field was forwarded: %s", out)
-	}
-}
-
-func TestInjectUsageShapes(t *testing.T) {
-	for _, in := range []string{
-		`{"model":"m","stream":true}`,
-		` { "stream" : true , "model":"m"}`,
-		`{"stream":true,"model":"m","stream_options":{"foo":1}}`,
-		`{"stream":true,"model":"m","stream_options":{"include_usage":false}}`,
-	} {
-		r, err := Parse([]byte(in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := r.WithModel("m2", true)
-		var got map[string]any
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatalf("%s -> invalid JSON %s", in, out)
-		}
-		so, _ := got["stream_options"].(map[string]any)
-		if so["include_usage"] != true || got["model"] != "m2" {
-			t.Errorf("%s -> %s", in, out)
-		}
-		if strings.Contains(in, "foo") && so["foo"] != float64(1) {
-			t.Errorf("existing stream_options lost: %s", out)
-		}
 	}
 }
