@@ -144,7 +144,7 @@ type Handler struct {
 
 	// strict holds each group's worst-case prices when
 	// general_settings.strict_budgets is on; nil otherwise (strict.go).
-	strict map[string]reservePrice
+	strict map[string]limits.Price
 
 	depHeaders   map[*config.Deployment]depHeader
 	groupHeaders map[string][]string

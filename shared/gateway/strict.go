@@ -37,10 +37,6 @@ import (
 // attempt the provider billed is not made under a strict budget (failed
 // attempts are almost never billed; unbilled retries go on as usual).
 
-// reservePrice is a group's worst-case price (limits.Price), under the
-// name the Handler's per-group table (gateway.go) uses.
-type reservePrice = limits.Price
-
 // strictPrices computes every group's reservation price (its own
 // deployments and the groups its fallbacks reach).
 func (h *Handler) strictPrices() map[string]limits.Price {
