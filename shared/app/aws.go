@@ -4,16 +4,11 @@ import (
 	"context"
 	"runtime"
 
-	"github.com/sluice-gw/sluice/shared/app/appenv"
 	"github.com/sluice-gw/sluice/shared/awsconf"
 	"github.com/sluice-gw/sluice/shared/inittrace"
 	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/ssmparam"
 )
-
-// MasterKeyParameterEnv names the SSM SecureString parameter holding the
-// master key (as deployed).
-const MasterKeyParameterEnv = appenv.MasterKeyParameterEnv
 
 // ResolveAWS loads the AWS SDK configuration (awsconf.LoadForClients: the
 // environment only, in a Lambda build) into s when s needs it (the
