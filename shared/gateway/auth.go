@@ -126,7 +126,7 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 		return nil, d.Err
 	}
 	k := r.Key
-	return &Principal{KeyHash: r.Hash, Key: &k, Team: r.Team, User: r.User, Member: r.Member}, nil
+	return &Principal{KeyHash: r.Key.Hash, Key: &k, Team: r.Team, User: r.User, Member: r.Member}, nil
 }
 
 // EndUser checks the request's end user (its "user" field) against its

@@ -99,7 +99,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries,
 	}
-	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), estimate: limits.TokenEstimate(int64(prompt), req.MaxTokens, req.N, 0), hold: hold}
+	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold}
 	res, err := h.router.Do(ctx, rreq, x.attempt)
 	x.end(ctx, res, err)
 }

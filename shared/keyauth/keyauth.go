@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
@@ -62,7 +63,6 @@ func unavailable(scope, what string, err error) *Denied {
 
 // Records are what a key authenticates as.
 type Records struct {
-	Hash   string       // keys.HashSecret of the secret
 	Key    keys.Key     //
 	Team   *keys.Team   // the key's team, if it has one
 	User   *keys.User   // the key's user, if it has one and the user exists
@@ -130,13 +130,12 @@ func (a *Authenticator) User(ctx context.Context, k keys.Key) (*keys.User, error
 // come back by value: a request pays no allocation for them beyond its
 // own.
 func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Records, error) {
-	hash := keys.HashSecret(secret)
-	k, now, err := a.key(ctx, hash)
+	k, now, err := a.key(ctx, keys.HashSecret(secret))
 	if err != nil {
 		return Records{}, err
 	}
-	r := Records{Hash: hash, Key: k}
-	if err := overBudget("key", "key", k.Budget, now); err != nil {
+	r := Records{Key: k}
+	if err := overBudget("key", k.Budget, now, "key"); err != nil {
 		return Records{}, err
 	}
 	if k.TeamID != "" {
@@ -150,7 +149,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 		if t.Blocked {
 			return Records{}, deny(Blocked, "team", apierr.New(apierr.Unauthorized, "team %s is blocked", t.ID))
 		}
-		if err := overBudget("team", "team "+t.ID, t.Budget, now); err != nil {
+		if err := overBudget("team", t.Budget, now, "team ", t.ID); err != nil {
 			return Records{}, err
 		}
 		r.Team = &t
@@ -159,7 +158,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 		return Records{}, err
 	}
 	if r.User != nil {
-		if err := overBudget("user", "user "+r.User.ID, r.User.Budget, now); err != nil {
+		if err := overBudget("user", r.User.Budget, now, "user ", r.User.ID); err != nil {
 			return Records{}, err
 		}
 	}
@@ -167,7 +166,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 		m, err := a.Keys.GetMember(ctx, k.TeamID, k.UserID)
 		switch {
 		case err == nil:
-			if err := overBudget("team_member", "team member "+m.UserID+" of team "+m.TeamID, m.Budget, now); err != nil {
+			if err := overBudget("team_member", m.Budget, now, "team member ", m.UserID, " of team ", m.TeamID); err != nil {
 				return Records{}, err
 			}
 			r.Member = &m
@@ -178,11 +177,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 	return r, nil
 }
 
-func overBudget(scope, what string, b keys.Budget, now time.Time) error {
-	if e := BudgetError(what, b, now); e != nil {
-		return deny(OverBudget, scope, e)
+func overBudget(scope string, b keys.Budget, now time.Time, what ...string) error {
+	if !b.Exceeded(now) { // the common case: no message built
+		return nil
 	}
-	return nil
+	return deny(OverBudget, scope, BudgetError(strings.Join(what, ""), b, now))
 }
 
 // BudgetError is the client's error when b is spent at now, nil when it

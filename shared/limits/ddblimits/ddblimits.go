@@ -311,14 +311,14 @@ func holdItems(counters, holds string, h *limits.Hold) []types.TransactWriteItem
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}})
 	}
-	out = append(out, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(holds), Item: HoldItem(h)}})
+	out = append(out, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(holds), Item: holdItem(h, names)}})
 	return out
 }
 
-// HoldItem is h's item in the spend table.
-func HoldItem(h *limits.Hold) ddb.Item {
+// holdItem is h's item in the spend table, with its counter names built once.
+func holdItem(h *limits.Hold, counters []string) ddb.Item {
 	pk, sk := limits.HoldKey(h.ID, h.Expires)
-	return ddb.Item{"pk": ddb.S(pk), "sk": ddb.S(sk), "amt": ddb.N(h.Amount), "cs": ddb.List(h.Counters())}
+	return ddb.Item{"pk": ddb.S(pk), "sk": ddb.S(sk), "amt": ddb.N(h.Amount), "cs": ddb.List(counters)}
 }
 
 // ReadHoldItem reads what the sweeper gives back from a hold's item: its
