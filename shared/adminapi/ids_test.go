@@ -72,17 +72,8 @@ func TestMemberSeparator(t *testing.T) {
 		c.must(m, "POST", "/team/new", `{"team_id":"p"}`)
 		// No team can be named p#q; were it, r's membership is its own.
 		badField(c, "POST", "/team/new", `{"team_id":"p#q"}`, "team_id")
-		code, _, _ := c.call(m, "POST", "/team/member_add", `{"team_id":"p#q","member":{"user_id":"r","role":"user"},"max_budget_in_team":0.01}`)
+		badField(c, "POST", "/team/member_add", `{"team_id":"p#q","member":{"user_id":"r","role":"user"},"max_budget_in_team":0.01}`, "team_id")
 		badField(c, "POST", "/team/member_update", `{"team_id":"p","user_id":"q#r","max_budget_in_team":1000,"role":"admin"}`, "user_id")
-		if code == 200 {
-			info := c.must(m, "GET", "/team/info?team_id="+url.QueryEscape("p#q"), "")
-			ms := info["team_memberships"].([]any)
-			mb := ms[0].(map[string]any)
-			b, _ := json.Marshal(mb)
-			if !strings.Contains(string(b), `0.01`) || strings.Contains(string(b), `1000`) {
-				t.Errorf("r's membership of p#q changed through p's member q#r: %s", b)
-			}
-		}
 	})
 }
 
