@@ -3,6 +3,7 @@ package spend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -11,7 +12,9 @@ import (
 // waits on the network and never loses an event (a publisher that cannot
 // send falls back to Consumer.Save). Flush returns once everything
 // published before it is sent (the Lambda hook after each response, and
-// shutdown); Close flushes and stops.
+// shutdown); Close flushes and stops. When Close's ctx ends first, every
+// event not yet recorded or sent is logged whole (Consumer.LogLost)
+// before Close returns ctx's error: none is dropped without a line.
 type Publisher interface {
 	Publish(e Event)
 	Flush(ctx context.Context) error
@@ -44,6 +47,10 @@ type Queue struct {
 	closed sync.Once
 	mu     sync.RWMutex // excludes Publish from Close
 	stop   bool
+	// ctx ends when Close's deadline passes: the batch being retried and
+	// every event after it are then logged, not recorded.
+	ctx   context.Context
+	abort context.CancelFunc
 }
 
 type item struct {
@@ -63,6 +70,7 @@ func NewQueue(c *Consumer, o QueueOptions) *Queue {
 		o.Linger = 5 * time.Millisecond
 	}
 	q := &Queue{c: c, o: o, ch: make(chan item, o.Size), done: make(chan struct{})}
+	q.ctx, q.abort = context.WithCancel(context.Background())
 	go q.run()
 	return q
 }
@@ -75,7 +83,7 @@ func (q *Queue) Publish(e Event) {
 	q.mu.RLock()
 	if q.stop {
 		q.mu.RUnlock()
-		q.c.Save(context.Background(), []Event{e}, ErrClosed)
+		q.c.Save(q.ctx, []Event{e}, ErrClosed) // logged at once if Close gave up
 		return
 	}
 	select {
@@ -83,7 +91,7 @@ func (q *Queue) Publish(e Event) {
 		q.mu.RUnlock()
 	default: // full: record it here rather than drop it
 		q.mu.RUnlock()
-		q.c.Save(context.Background(), []Event{e}, errors.New("in-process spend queue full"))
+		q.c.Save(q.ctx, []Event{e}, errors.New("in-process spend queue full"))
 	}
 }
 
@@ -110,7 +118,10 @@ func (q *Queue) Flush(ctx context.Context) error {
 	}
 }
 
-// Close implements Publisher: it records what is queued and stops.
+// Close implements Publisher: it records what is queued and stops. If ctx
+// ends first, the batch being recorded (or retried against a store that is
+// down) and the events behind it are logged whole instead, and Close
+// returns once they are.
 func (q *Queue) Close(ctx context.Context) error {
 	q.closed.Do(func() {
 		q.mu.Lock()
@@ -122,8 +133,10 @@ func (q *Queue) Close(ctx context.Context) error {
 	case <-q.done:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
 	}
+	q.abort()
+	<-q.done // logging what is left takes no store call
+	return fmt.Errorf("spend events left at the flush deadline were logged as %q: %w", LostMessage, ctx.Err())
 }
 
 func (q *Queue) run() {
@@ -181,7 +194,7 @@ func (q *Queue) add(it item, batch *[]Event, flushes *[]chan struct{}) {
 // record records a batch, retrying a failing store a few times before the
 // events go to Save's last resort.
 func (q *Queue) record(batch []Event) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(q.ctx, 30*time.Second)
 	defer cancel()
 	valid := batch[:0:0]
 	for i := range batch {
@@ -191,14 +204,21 @@ func (q *Queue) record(batch []Event) {
 		}
 		valid = append(valid, batch[i])
 	}
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
+	err := ctx.Err()
+	for attempt := 0; attempt < 3 && ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				continue
+			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+			}
 		}
 		if _, err = q.c.Record(ctx, valid); err == nil {
 			return
 		}
 	}
-	q.c.LogLost(ctx, valid, err)
+	if q.ctx.Err() != nil {
+		err = fmt.Errorf("shutdown: the spend flush deadline passed: %w", errors.Join(err, q.ctx.Err()))
+	}
+	q.c.LogLost(context.WithoutCancel(ctx), valid, err)
 }

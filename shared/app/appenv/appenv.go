@@ -86,6 +86,9 @@ type Settings struct {
 	// in Lambda.
 	Local      LocalLimits
 	CPUProfile string // -cpuprofile, local mode
+	// Shutdown bounds a local gateway's stop (-drain-timeout,
+	// -spend-flush-timeout), and the spend poller's (-drain-timeout).
+	Shutdown Shutdown
 
 	// Spend only (flags).
 	Replay string
@@ -115,6 +118,7 @@ func Read(fn Function, lookup func(string) (string, bool), args []string) (Setti
 		fs.StringVar(&s.Replay, "replay", "", `record the events of FILE ("-": stdin): log lines "spend event not recorded", or one event a line; then exit`)
 		fs.IntVar(&s.Batch, "batch", 100, "most messages handled together (outside Lambda)")
 		fs.DurationVar(&s.Window, "window", 2*time.Second, "how long a batch gathers after its first message (outside Lambda)")
+		fs.DurationVar(&s.Shutdown.Drain, "drain-timeout", DefaultShutdown().Drain, "on SIGTERM or SIGINT, how long the batch in hand may take to be recorded before its messages are made visible again (outside Lambda)")
 	default:
 		return s, fmt.Errorf("function %q: want gateway, admin or spend", fn)
 	}
@@ -152,6 +156,9 @@ func (s *Settings) gateway(fs *flag.FlagSet, get func(string) string, lookup fun
 		return err
 	}
 	s.Local = l
+	if err := s.gatewayShutdown(fs, get); err != nil {
+		return err
+	}
 	fs.DurationVar(&s.Local.ReadHeaderTimeout, "read-header-timeout", l.ReadHeaderTimeout, "local mode: close a connection whose request headers take longer (env GATEWAY_READ_HEADER_TIMEOUT; 0: none)")
 	fs.IntVar(&s.Local.MaxHeaderBytes, "max-header-bytes", l.MaxHeaderBytes, "local mode: request line and headers above this get a 431 (env GATEWAY_MAX_HEADER_BYTES; 0: 1 MB)")
 	fs.DurationVar(&s.Local.BodyTimeout, "body-timeout", l.BodyTimeout, "local mode: a request body taking longer gets a 408 (env GATEWAY_BODY_TIMEOUT; 0: none)")
@@ -166,7 +173,7 @@ func (s *Settings) gatewayEnv(get func(string) string) error {
 	// is out, in Lambda); else an in-process queue into the same store.
 	s.SpendQueueURL = get(tables.SpendQueueEnvVar)
 	if s.Lambda { // one request per instance; the function URL bounds headers and body
-		s.Local = LocalLimits{}
+		s.Local, s.Shutdown = LocalLimits{}, Shutdown{}
 	}
 	var err error
 	if s.Metrics, err = MetricsOn(get(MetricsEnv)); err != nil {

@@ -44,6 +44,7 @@ func TestRead(t *testing.T) {
 		"GATEWAY_MASTER_KEY_PARAMETER": "/mk", "KEYS_TABLE": "k", "COUNTERS_TABLE": "c", "SPEND_TABLE": "s",
 		"SPEND_QUEUE_URL": "q", "PORT": "5000", "LOG_LEVEL": "debug", "METRICS_NAMESPACE": "Acme",
 		"GATEWAY_KEY_CACHE_TTL": "2s", "GATEWAY_MAX_STREAMS": "7", "GATEWAY_BODY_TIMEOUT": "0",
+		"GATEWAY_DRAIN_TIMEOUT": "40s", "GATEWAY_SPEND_FLUSH_TIMEOUT": "0",
 	}
 	with := func(kv ...string) map[string]string {
 		m := maps.Clone(full)
@@ -62,11 +63,19 @@ func TestRead(t *testing.T) {
 		want appenv.Settings // Getenv aside
 		err  string
 	}{
-		{name: "gateway", fn: appenv.Gateway, env: full, args: []string{"-max-requests", "3", "-store", "memory"}, want: appenv.Settings{
+		{name: "gateway", fn: appenv.Gateway, env: full, args: []string{"-max-requests", "3", "-store", "memory", "-drain-timeout", "50s"}, want: appenv.Settings{
 			Function: appenv.Gateway, LogLevel: slog.LevelDebug, Addr: "127.0.0.1:5000", ConfigPath: "c.yaml", Store: "memory",
 			MasterKey: "sk-l", MasterKeyParameter: "/mk", Tables: tables.Names{Keys: "k", Counters: "c", Spend: "s"},
 			SpendQueueURL: "q", Metrics: true, MetricsNamespace: "Acme", KeyCacheTTL: 2 * time.Second, Local: local,
+			Shutdown: appenv.Shutdown{Drain: 50 * time.Second}, // the flag over the environment; GATEWAY_SPEND_FLUSH_TIMEOUT=0 is none
 		}},
+		{name: "gateway shutdown from the environment", fn: appenv.Gateway, env: with("GATEWAY_SPEND_FLUSH_TIMEOUT", ""), want: appenv.Settings{
+			Function: appenv.Gateway, LogLevel: slog.LevelDebug, Addr: "127.0.0.1:5000", ConfigPath: "c.yaml", Store: "dynamodb",
+			MasterKey: "sk-l", MasterKeyParameter: "/mk", Tables: tables.Names{Keys: "k", Counters: "c", Spend: "s"},
+			SpendQueueURL: "q", Metrics: true, MetricsNamespace: "Acme", KeyCacheTTL: 2 * time.Second, Local: func() appenv.LocalLimits { l := local; l.MaxRequests = 0; return l }(),
+			Shutdown: appenv.Shutdown{Drain: 40 * time.Second, Flush: appenv.DefaultShutdown().Flush},
+		}},
+		{name: "bad drain", fn: appenv.Gateway, env: with("GATEWAY_DRAIN_TIMEOUT", "soon"), err: "GATEWAY_DRAIN_TIMEOUT"},
 		{name: "gateway in Lambda", fn: appenv.Gateway, env: with("AWS_LAMBDA_RUNTIME_API", "x", "GOMAXPROCS", "2", "METRICS", "off", "GATEWAY_MASTER_KEY", "sk-g"), want: appenv.Settings{
 			Function: appenv.Gateway, Lambda: true, LogLevel: slog.LevelDebug, Addr: "127.0.0.1:5000", ConfigPath: "c.yaml", Store: "dynamodb",
 			MasterKey: "sk-g", MasterKeyParameter: "/mk", Tables: tables.Names{Keys: "k", Counters: "c", Spend: "s"},
@@ -78,12 +87,12 @@ func TestRead(t *testing.T) {
 		}},
 		{name: "spend", fn: appenv.Spend, env: full, args: []string{"-batch", "10"}, want: appenv.Settings{
 			Function: appenv.Spend, LogLevel: slog.LevelDebug, Tables: tables.Names{Keys: "k", Counters: "c", Spend: "s"},
-			SpendQueueURL: "q", Batch: 10, Window: 2 * time.Second,
+			SpendQueueURL: "q", Batch: 10, Window: 2 * time.Second, Shutdown: appenv.Shutdown{Drain: appenv.DefaultShutdown().Drain},
 		}},
 		{name: "spend without a queue", fn: appenv.Spend, env: with("SPEND_QUEUE_URL", ""), err: "SPEND_QUEUE_URL is not set"},
 		{name: "spend replay", fn: appenv.Spend, env: with("SPEND_QUEUE_URL", ""), args: []string{"-replay", "-"}, want: appenv.Settings{
 			Function: appenv.Spend, LogLevel: slog.LevelDebug, Tables: tables.Names{Keys: "k", Counters: "c", Spend: "s"},
-			Replay: "-", Batch: 100, Window: 2 * time.Second,
+			Replay: "-", Batch: 100, Window: 2 * time.Second, Shutdown: appenv.Shutdown{Drain: appenv.DefaultShutdown().Drain},
 		}},
 		{name: "bad metrics", fn: appenv.Gateway, env: with("METRICS", "maybe"), err: `METRICS="maybe"`},
 		{name: "bad ttl", fn: appenv.Gateway, env: with("GATEWAY_COOLDOWN_CACHE_TTL", "-1s"), err: "GATEWAY_COOLDOWN_CACHE_TTL"},

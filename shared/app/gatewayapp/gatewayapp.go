@@ -6,7 +6,6 @@ package gatewayapp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,7 +28,7 @@ import (
 
 // Run builds the gateway e describes and serves it until the Lambda
 // runtime loop ends, or, locally, until SIGINT or SIGTERM (then it
-// shuts the server down and records the spend still queued).
+// drains the server and records the spend still queued: shutdown.go).
 func Run(e appenv.Settings) error {
 	if e.Procs > 0 { // before any goroutine starts (appenv.LambdaProcs)
 		runtime.GOMAXPROCS(e.Procs)
@@ -117,6 +116,8 @@ func serveLocal(ctx context.Context, gw *app.Gateway, e appenv.Settings, w io.Wr
 		return err
 	}
 	srv := gw.Server() // settings.Local's timeouts and bounds
+	d := newDrainer()
+	d.wrap(srv)
 	banner(w, gw, "http://"+ln.Addr().String(), e)
 
 	errc := make(chan error, 1)
@@ -126,15 +127,7 @@ func serveLocal(ctx context.Context, gw *app.Gateway, e appenv.Settings, w io.Wr
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	if err := gw.Close(shutdown); err != nil { // record the spend still queued
-		return fmt.Errorf("spend: %w", err)
-	}
-	return nil
+	return d.shutdown(srv, gw.Close, e.Shutdown, slog.Default())
 }
 
 // banner tells who starts a local gateway where it listens, what it

@@ -77,6 +77,10 @@ type Publisher struct {
 	closeMu sync.RWMutex
 	closed  bool
 	done    chan struct{}
+	// ctx ends when Close's deadline passes: the calls in flight are cut
+	// and every event not sent is logged whole (spend.Consumer.LogLost).
+	ctx   context.Context
+	abort context.CancelFunc
 
 	sent, saved atomic.Int64
 	calls       atomic.Int64
@@ -103,6 +107,7 @@ func NewPublisher(api API, url string, fallback *spend.Consumer, o Options) *Pub
 		o.Logger = slog.Default()
 	}
 	p := &Publisher{api: api, url: url, fallback: fallback, o: o, done: make(chan struct{})}
+	p.ctx, p.abort = context.WithCancel(context.Background())
 	if o.Manual {
 		close(p.done)
 		return p
@@ -116,7 +121,7 @@ func NewPublisher(api API, url string, fallback *spend.Consumer, o Options) *Pub
 		go func() {
 			defer wg.Done()
 			for b := range p.batches {
-				p.send(context.Background(), b)
+				p.send(p.ctx, b)
 			}
 		}()
 	}
@@ -152,7 +157,7 @@ func (p *Publisher) Publish(e spend.Event) {
 	p.closeMu.RLock()
 	if p.closed {
 		p.closeMu.RUnlock()
-		p.send(context.Background(), []spend.Event{e})
+		p.send(p.ctx, []spend.Event{e})
 		return
 	}
 	p.inQueue.Add(1)
@@ -162,7 +167,7 @@ func (p *Publisher) Publish(e spend.Event) {
 	default:
 		p.closeMu.RUnlock()
 		p.inQueue.Add(-1)
-		p.send(context.Background(), []spend.Event{e})
+		p.send(p.ctx, []spend.Event{e})
 	}
 }
 
@@ -207,6 +212,10 @@ func (p *Publisher) Flush(ctx context.Context) error {
 }
 
 // Close implements spend.Publisher: it sends what is waiting and stops.
+// If ctx ends first, the calls in flight are cut and every event not yet
+// sent (or being recorded by the fallback) is logged whole; Close returns
+// once they are. An event whose cut call SQS had in fact taken is then
+// both queued and logged: recording it twice is harmless (idempotent).
 func (p *Publisher) Close(ctx context.Context) error {
 	if p.o.Manual {
 		return p.Flush(ctx)
@@ -221,8 +230,10 @@ func (p *Publisher) Close(ctx context.Context) error {
 	case <-p.done:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
 	}
+	p.abort()
+	<-p.done // with p.ctx ended, every call and fallback returns at once
+	return fmt.Errorf("spend events left at the flush deadline were logged as %q: %w", spend.LostMessage, ctx.Err())
 }
 
 // collect gathers events into batches of up to 10, the first waiting at
@@ -286,13 +297,25 @@ func (p *Publisher) send(ctx context.Context, evs []spend.Event) {
 		p.saved.Add(int64(len(left)))
 		p.o.Logger.LogAttrs(ctx, slog.LevelWarn, "spend events not sent to SQS; recording them directly",
 			slog.Int("events", len(left)), slog.String("error", errString(err)))
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		if d, ok := ctx.Deadline(); ok {
-			fctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), d)
-		}
-		p.fallback.Save(fctx, left, err)
+		fctx, cancel := p.fallbackContext(ctx)
+		p.fallback.Save(fctx, left, err) // logs them whole if fctx ends first
 		cancel()
 	}
+}
+
+// fallbackContext bounds the fallback's store calls for a batch sent
+// under ctx: 10 seconds, or ctx's deadline if it has one (Manual: the
+// invocation's), not its cancellation (a client gone must not cost the
+// event); in background mode Close's abort ends it too.
+func (p *Publisher) fallbackContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	base := context.WithoutCancel(ctx)
+	if ctx == p.ctx {
+		base = p.ctx
+	}
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(base, d)
+	}
+	return context.WithTimeout(base, 10*time.Second)
 }
 
 // sendOnce makes one SendMessageBatch call; it returns the events SQS
