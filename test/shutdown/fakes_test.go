@@ -188,7 +188,7 @@ func (p *proxy) serve(ctx context.Context, c net.Conn) {
 	}
 	defer up.Close()
 	go func() { <-ctx.Done(); c.Close(); up.Close() }()
-	go p.pipe(up, c, 0)   // requests
+	go p.pipe(up, c, 0)    // requests
 	p.pipe(c, up, p.delay) // answers, late
 }
 
