@@ -71,10 +71,12 @@ func (a *App) Replay(ctx context.Context) error {
 
 // Poll long-polls the spend queue (outside Lambda) and records what it
 // receives, deleting what it recorded, as the SQS trigger does in Lambda,
-// until ctx ends.
+// until ctx ends (SIGTERM); then it finishes the batch in hand for up to
+// e.Shutdown.Drain and returns to the queue what it could not record
+// (spendsqs.Poll).
 func (a *App) Poll(ctx context.Context) error {
 	e := a.settings
 	fmt.Fprintf(os.Stderr, "spend consumer polling %s into tables %s and %s\n", e.SpendQueueURL, e.Tables.Spend, e.Tables.Keys)
 	return spendsqs.Poll(ctx, sqs.NewFromConfig(a.aws), e.SpendQueueURL, a.Consumer.HandleSQS,
-		spendsqs.PollOptions{MaxBatch: e.Batch, Window: e.Window, Logger: a.log})
+		spendsqs.PollOptions{MaxBatch: e.Batch, Window: e.Window, Drain: e.Shutdown.Drain, Logger: a.log})
 }

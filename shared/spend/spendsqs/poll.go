@@ -27,7 +27,12 @@ type PollOptions struct {
 	// keeps a thread per waiting receive, re-scanning the queue on every
 	// send). Real SQS wants long polls.
 	ShortPoll bool
-	Logger    *slog.Logger
+	// Drain is how long the batch in hand may still take once ctx ends
+	// (SIGTERM): to be handled and deleted. Past it the handler's context
+	// ends, and the messages not recorded are returned to the queue at
+	// once (their visibility timeout set to 0). 0: 20s.
+	Drain  time.Duration
+	Logger *slog.Logger
 	// AfterHandle, if set, runs after the handler and before the deletes;
 	// an error stops Poll there without deleting anything (tests: a
 	// consumer killed between its transaction and its deletes).
@@ -40,8 +45,15 @@ var ErrStopped = errors.New("spend poller stopped before deleting a batch")
 // Poll long-polls the queue at url until ctx ends, handing each batch to
 // handle and deleting the messages it did not report failed; a failed
 // message comes back after its visibility timeout and, past the queue's
-// maxReceiveCount, goes to the dead-letter queue. A batch being handled
-// when ctx ends is finished (handled and deleted) first.
+// maxReceiveCount, goes to the dead-letter queue.
+//
+// When ctx ends, the batch in hand (being handled, or still gathering) is
+// finished first: handled and deleted, for up to o.Drain. The messages it
+// could not record by then are returned: made visible again at once
+// (ChangeMessageVisibility 0), for the next poller, rather than after
+// their visibility timeout. A receive cut by ctx may have taken messages
+// Poll never saw: those come back after the visibility timeout (SQS keeps
+// them; nothing is lost).
 func Poll(ctx context.Context, api API, url string, handle Handler, o PollOptions) error {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 100
@@ -51,6 +63,9 @@ func Poll(ctx context.Context, api API, url string, handle Handler, o PollOption
 	}
 	if o.Wait <= 0 {
 		o.Wait = 20 * time.Second
+	}
+	if o.Drain <= 0 {
+		o.Drain = 20 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -71,14 +86,61 @@ func Poll(ctx context.Context, api API, url string, handle Handler, o PollOption
 		if len(batch.Records) == 0 {
 			continue
 		}
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-		err = handleAndDelete(hctx, api, url, handle, batch, o)
-		cancel()
-		if err != nil {
+		if err := finish(ctx, api, url, handle, batch, o); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// finish handles and deletes a batch, under a context of its own that
+// outlives ctx by o.Drain; if ctx has ended by then, it returns the
+// messages not recorded to the queue.
+func finish(ctx context.Context, api API, url string, handle Handler, batch events.SQSEvent, o PollOptions) error {
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { // ctx ended: o.Drain more, at most
+		t := time.NewTimer(o.Drain)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-hctx.Done():
+		}
+	})
+	defer stop()
+	failed, err := handleAndDelete(hctx, api, url, handle, batch, o)
+	if err == nil && ctx.Err() != nil && len(failed) > 0 {
+		returnMessages(ctx, api, url, batch, failed, o)
+	}
+	return err
+}
+
+// returnMessages makes the failed messages of batch visible again at once
+// (shutdown: the next poller takes them now, not after their visibility
+// timeout).
+func returnMessages(ctx context.Context, api API, url string, batch events.SQSEvent, failed map[string]bool, o PollOptions) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	var entries []types.ChangeMessageVisibilityBatchRequestEntry
+	for _, m := range batch.Records {
+		if failed[m.MessageId] {
+			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{ReceiptHandle: aws.String(m.ReceiptHandle)})
+		}
+	}
+	for len(entries) > 0 {
+		n := min(len(entries), 10)
+		chunk := entries[:n]
+		entries = entries[n:]
+		for i := range chunk {
+			chunk[i].Id = aws.String(strconv.Itoa(i))
+		}
+		_, err := api.ChangeMessageVisibilityBatch(rctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(url), Entries: chunk})
+		if err != nil { // they come back after their visibility timeout instead
+			o.Logger.LogAttrs(rctx, slog.LevelWarn, "return spend messages to the queue", slog.String("error", err.Error()))
+		}
+	}
+	o.Logger.LogAttrs(rctx, slog.LevelWarn, "shutdown: spend messages not recorded returned to the queue", slog.Int("messages", len(failed)))
 }
 
 // gather receives up to MaxBatch messages: a long poll for the first, then
@@ -104,8 +166,8 @@ func gather(ctx context.Context, api API, url string, o PollOptions) (events.SQS
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 		})
 		if err != nil {
-			if len(batch.Records) > 0 && ctx.Err() == nil {
-				break // handle what we hold
+			if len(batch.Records) > 0 {
+				break // handle what we hold (ctx ended: finish it)
 			}
 			return batch, err
 		}
@@ -142,7 +204,9 @@ func gather(ctx context.Context, api API, url string, o PollOptions) (events.SQS
 	return batch, nil
 }
 
-func handleAndDelete(ctx context.Context, api API, url string, handle Handler, batch events.SQSEvent, o PollOptions) error {
+// handleAndDelete handles batch and deletes the messages recorded; it
+// returns the ids of the others.
+func handleAndDelete(ctx context.Context, api API, url string, handle Handler, batch events.SQSEvent, o PollOptions) (map[string]bool, error) {
 	resp, err := handle(ctx, batch)
 	failed := map[string]bool{}
 	if err != nil { // the whole batch failed
@@ -156,7 +220,7 @@ func handleAndDelete(ctx context.Context, api API, url string, handle Handler, b
 	}
 	if o.AfterHandle != nil {
 		if err := o.AfterHandle(batch, resp); err != nil {
-			return errors.Join(ErrStopped, err)
+			return nil, errors.Join(ErrStopped, err)
 		}
 	}
 	var entries []types.DeleteMessageBatchRequestEntry
@@ -183,5 +247,5 @@ func handleAndDelete(ctx context.Context, api API, url string, handle Handler, b
 			o.Logger.LogAttrs(ctx, slog.LevelWarn, "delete spend message", slog.String("code", aws.ToString(f.Code)), slog.String("message", aws.ToString(f.Message)))
 		}
 	}
-	return nil
+	return failed, nil
 }
