@@ -63,6 +63,7 @@ func Run(e appenv.Settings) error {
 		return err
 	}
 	if e.Lambda {
+		go lambdaShutdown(ctx, gw, log)
 		startLambda(gw, log)
 		return nil
 	}

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/app/appenv"
 )
 
@@ -81,4 +83,22 @@ func (d *drainer) shutdown(srv *http.Server, closeSpend func(context.Context) er
 	}
 	log.LogAttrs(ctx, slog.LevelInfo, "shutdown: spend flushed")
 	return nil
+}
+
+// lambdaShutdown waits for SIGTERM in Lambda, which Lambda sends only when
+// an extension is registered (the stack registers none; a layer such as a
+// monitoring agent may), with no invocation running and about 500 ms
+// before SIGKILL. Every invocation has sent its spend events and metrics
+// before it ended (AfterResponse: the runtime asks for the next event only
+// after), so nothing should be held; this sends whatever is, within
+// 300 ms, and exits rather than wait for the SIGKILL.
+func lambdaShutdown(ctx context.Context, gw *app.Gateway, log *slog.Logger) {
+	<-ctx.Done()
+	flush, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	if err := gw.Close(flush); err != nil {
+		log.LogAttrs(flush, slog.LevelError, "shutdown: spend", slog.String("error", err.Error()))
+	}
+	cancel()
+	gw.FlushMetrics()
+	os.Exit(0)
 }
