@@ -30,7 +30,7 @@ import (
 // SpendReader is what the spend report routes read: the spend store's
 // query methods (spend.Store implements it).
 type SpendReader interface {
-	Logs(ctx context.Context, q spend.LogQuery) ([]spend.Event, error)
+	LogPage(ctx context.Context, q spend.LogQuery) (spend.LogPage, error)
 	Daily(ctx context.Context, q spend.DailyQuery) ([]spend.DailyRow, error)
 	Totals(ctx context.Context, q spend.TotalsQuery) ([]spend.Total, error)
 }

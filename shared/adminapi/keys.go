@@ -78,9 +78,7 @@ func (h *Handler) keyGenerate(w http.ResponseWriter, r *http.Request, c *caller)
 	if err := p.done(); err != nil {
 		return err
 	}
-	if !c.admin() && !p.has("user_id") && c.userID != "" {
-		k.UserID = c.userID // an internal user's key is its own
-	}
+	ownKeyUser(c, &k)
 	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
 		return err
 	}
@@ -134,6 +132,9 @@ func (h *Handler) changeKey(ctx context.Context, c *caller, p *params, ref strin
 	}
 	k = old
 	pt.apply(&k, &k.Settings)
+	if err = notUserless(c, old, k); err != nil {
+		return old, k, pt, err
+	}
 	if err = h.mayWriteKey(ctx, c, k); err != nil {
 		return old, k, pt, err
 	}

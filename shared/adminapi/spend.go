@@ -63,18 +63,15 @@ func (h *Handler) spendLogs(w http.ResponseWriter, r *http.Request, c *caller) e
 		lq.KeyHash = keyHash(k)
 	}
 	lq.From, lq.To = dateRange(q)
+	page, size, paged := logPaging(q, &lq) // spendpage.go
 	if err := h.spendQuery(q, c, &lq.UserID); err != nil {
 		return err
 	}
-	logs, err := h.spend.Logs(r.Context(), lq)
+	p, err := h.spend.LogPage(r.Context(), lq)
 	if err != nil {
 		return err
 	}
-	out := make([]obj, 0, len(logs))
-	for i := range logs {
-		out = append(out, logObject(&logs[i]))
-	}
-	return ok(w, out)
+	return writeLogs(w, p, page, size, paged)
 }
 
 // logObject is a spend log row as LiteLLM's LiteLLM_SpendLogs.

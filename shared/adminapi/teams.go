@@ -204,6 +204,9 @@ func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *calle
 		if err != nil {
 			return err
 		}
+		if err := notOwnMembership(c, id, uid); err != nil {
+			return err
+		}
 		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, CreatedAt: now, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: budget}}}
 		if err := h.keys.AddMember(ctx, mb); err != nil {
 			if errors.Is(err, keys.ErrExists) {
@@ -269,6 +272,9 @@ func (h *Handler) teamMemberUpdate(w http.ResponseWriter, r *http.Request, c *ca
 	if err != nil {
 		return err
 	}
+	if err := notOwnMembership(c, id, uid); err != nil {
+		return err
+	}
 	ctx := r.Context()
 	m, err := h.keys.GetMember(ctx, id, uid)
 	if errors.Is(err, keys.ErrNotFound) {
@@ -313,6 +319,9 @@ func (h *Handler) teamMemberDelete(w http.ResponseWriter, r *http.Request, c *ca
 	id, uid, err := h.member(r, c, nil)
 	if err != nil {
 		return err
+	}
+	if err := notOwnMembership(c, id, uid); err != nil {
+		return err // leaving would drop its own max_budget_in_team from its team keys
 	}
 	ctx := r.Context()
 	if err := h.keys.RemoveMember(ctx, id, uid); err != nil {

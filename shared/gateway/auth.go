@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -197,6 +198,30 @@ func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Re
 		}
 	}
 	return nil
+}
+
+// fallbackAccess is the router's check of a configured fallback for p
+// (router.Request.Allowed): nil, and no closure allocated, when p may use
+// every model.
+func (p *Principal) fallbackAccess() func(model, group string) error {
+	if p == nil || !p.restricted() {
+		return nil
+	}
+	return func(model, group string) error { return allowModel(p, model, group) }
+}
+
+// hdrFallbacksSkipped names the configured fallbacks the principal may not
+// use, with the reason, on an error when every one was skipped (LiteLLM has
+// no such header; a client otherwise sees only the first group's error).
+const hdrFallbacksSkipped = "X-Sluice-Fallbacks-Skipped"
+
+// setFallbacksSkipped sets hdrFallbacksSkipped when no fallback was tried
+// because every candidate was outside the principal's models.
+func setFallbacksSkipped(hd http.Header, res *router.Result) {
+	if res == nil || len(res.Skipped) == 0 || res.Fallbacks > 0 {
+		return
+	}
+	hd[hdrFallbacksSkipped] = []string{strings.Join(res.Skipped, "; ")}
 }
 
 // allowModel checks a key's (and its team's) model access. An empty list

@@ -97,7 +97,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	rreq := &router.Request{
 		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
-		NumRetries: req.NumRetries,
+		NumRetries: req.NumRetries, Allowed: p.fallbackAccess(),
 	}
 	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold}
 	res, err := h.router.Do(ctx, rreq, x.attempt)
@@ -271,6 +271,7 @@ func (x *exchange) end(ctx context.Context, res *router.Result, err error) {
 	switch {
 	case err != nil && !x.committed:
 		x.setRouteHeaders(res.Final)
+		setFallbacksSkipped(x.w.Header(), res) // auth.go
 		e := apierr.From(err)
 		if e.Kind == apierr.Internal {
 			h.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("call_id", c.CallID), slog.String("error", err.Error()))

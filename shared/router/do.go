@@ -20,6 +20,11 @@ type Request struct {
 	FallbacksSet bool
 	NoFallbacks  bool // disable_fallbacks
 	NumRetries   int  // per-request num_retries; negative: not set
+	// Allowed, when not nil, says whether the request's principal may use
+	// a fallback (its name as configured, and the group it resolves to):
+	// a configured fallback it may not use is skipped, never called, and
+	// logged with the error's message as the reason. Nil: every model.
+	Allowed func(model, group string) error
 }
 
 // Record is one line of a request's trace.
@@ -36,6 +41,9 @@ type Result struct {
 	Final     *Attempt // the last attempt made (nil if none was)
 	Retries   int      // retries across all groups
 	Fallbacks int      // fallback groups tried
+	// Skipped names the fallbacks Request.Allowed refused, each as
+	// "<model>: <reason>" (nil when none was).
+	Skipped []string
 }
 
 // ErrDeploymentLimits is the cause of the 429 the router returns when every

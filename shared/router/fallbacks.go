@@ -27,6 +27,9 @@ func (s *state) withFallbacks(ctx context.Context, g *group, model string, err e
 			if rerr != nil || slices.Contains(s.visited, fname) {
 				continue
 			}
+			if s.req.Allowed != nil && s.refusedAccess(ctx, name, fg) {
+				continue
+			}
 			if s.need > 0 && fg.maxInput > 0 && s.need > fg.maxInput {
 				s.r.log.LogAttrs(ctx, slog.LevelInfo, "fallback skipped: context window too small",
 					slog.String("call_id", s.req.CallID), slog.String("group", fg.name),
@@ -113,4 +116,26 @@ func (s *state) fallbacksFor(g *group, model string, err error) []string {
 		return rs.DefaultFallbacks
 	}
 	return nil
+}
+
+// refusedAccess reports whether the request's principal may not use the
+// fallback name (served by group fg): a fallback outside the key's, team's
+// or user's models is skipped as if absent, so that a configured fallback
+// never reaches a model the caller could not ask for (the per-request
+// fallbacks are checked by the gateway before routing). The reason is
+// logged and kept in the result, once per fallback.
+func (s *state) refusedAccess(ctx context.Context, name string, fg *group) bool {
+	err := s.req.Allowed(name, fg.name)
+	if err == nil {
+		return false
+	}
+	reason := apierr.From(err).Message
+	s.r.log.LogAttrs(ctx, slog.LevelInfo, "fallback skipped: model not allowed",
+		slog.String("call_id", s.req.CallID), slog.String("group", fg.name),
+		slog.String("fallback", name), slog.String("reason", reason))
+	entry := name + ": " + reason
+	if !slices.Contains(s.res.Skipped, entry) {
+		s.res.Skipped = append(s.res.Skipped, entry)
+	}
+	return true
 }

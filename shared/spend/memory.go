@@ -94,7 +94,13 @@ func (m *Memory) keepLog(e Event) {
 }
 
 // Logs implements Store.
-func (m *Memory) Logs(_ context.Context, q LogQuery) ([]Event, error) {
+func (m *Memory) Logs(ctx context.Context, q LogQuery) ([]Event, error) {
+	p, err := m.LogPage(ctx, q)
+	return p.Logs, err
+}
+
+// LogPage implements Store.
+func (m *Memory) LogPage(_ context.Context, q LogQuery) (LogPage, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Event
@@ -102,7 +108,7 @@ func (m *Memory) Logs(_ context.Context, q LogQuery) ([]Event, error) {
 		if e, ok := m.logs[q.RequestID]; ok && q.Match(&e) {
 			out = append(out, e)
 		}
-		return out, nil
+		return PageLogs(out, q), nil
 	}
 	from, to := q.Window(m.now())
 	for _, e := range m.logs {
@@ -111,7 +117,7 @@ func (m *Memory) Logs(_ context.Context, q LogQuery) ([]Event, error) {
 			out = append(out, e)
 		}
 	}
-	return SortLogs(out, q.Limit), nil
+	return PageLogs(out, q), nil
 }
 
 // Daily implements Store.

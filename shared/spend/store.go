@@ -24,8 +24,12 @@ type Store interface {
 	// same events is always safe. Events must be valid (Validate).
 	Record(ctx context.Context, evs []Event) (Result, error)
 
-	// Logs returns the spend logs q selects, newest end first.
+	// Logs returns the spend logs q selects, newest end first (ties by
+	// request id): at most q.Limit of them, from the q.Offset-th on.
 	Logs(ctx context.Context, q LogQuery) ([]Event, error)
+	// LogPage is Logs with how many logs q selects in all (every page of
+	// q's filters and range).
+	LogPage(ctx context.Context, q LogQuery) (LogPage, error)
 	// Daily returns the daily rows per (day, key, model group, provider)
 	// q selects, by day, key, model group and provider.
 	Daily(ctx context.Context, q DailyQuery) ([]DailyRow, error)
@@ -52,6 +56,13 @@ type LogQuery struct {
 	// (a RequestID is looked up over the whole log retention instead).
 	From, To time.Time
 	Limit    int // 0: DefaultLogLimit
+	Offset   int // the logs to skip in the order (paging); negative: 0
+}
+
+// LogPage is a page of the logs a LogQuery selects.
+type LogPage struct {
+	Logs  []Event // the page, newest end first
+	Total int     // the logs the query selects on every page
 }
 
 // Log query defaults.
@@ -282,20 +293,20 @@ func cmpStrings(pairs ...string) int {
 	return 0
 }
 
-// SortLogs orders logs newest end first (then by request id) and cuts them
-// to limit (0: DefaultLogLimit).
-func SortLogs(logs []Event, limit int) []Event {
+// PageLogs orders logs newest end first (then by request id: a total
+// order, so that pages of the same logs never overlap) and cuts the page q
+// names (Offset, Limit; 0 is DefaultLogLimit).
+func PageLogs(logs []Event, q LogQuery) LogPage {
 	slices.SortFunc(logs, func(a, b Event) int {
 		if c := b.End.Compare(a.End); c != 0 {
 			return c
 		}
 		return strings.Compare(a.RequestID, b.RequestID)
 	})
+	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLogLimit
 	}
-	if len(logs) > limit {
-		logs = logs[:limit]
-	}
-	return logs
+	off := min(max(q.Offset, 0), len(logs))
+	return LogPage{Logs: logs[off : off+min(limit, len(logs)-off)], Total: len(logs)}
 }

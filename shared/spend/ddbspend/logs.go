@@ -82,6 +82,14 @@ func decodeLog(it ddb.Item) spend.Event {
 
 // Logs implements spend.Store.
 func (st *Store) Logs(ctx context.Context, q spend.LogQuery) ([]spend.Event, error) {
+	p, err := st.LogPage(ctx, q)
+	return p.Logs, err
+}
+
+// LogPage implements spend.Store: it reads every log q selects (the
+// partitions of its days), so that the total is exact and pages never
+// overlap; a page costs the whole range's read (admin traffic is rare).
+func (st *Store) LogPage(ctx context.Context, q spend.LogQuery) (spend.LogPage, error) {
 	var out []spend.Event
 	if q.RequestID != "" {
 		from, to := q.From, q.To
@@ -93,7 +101,7 @@ func (st *Store) Logs(ctx context.Context, q spend.LogQuery) ([]spend.Event, err
 		}
 		days, err := spend.Days(from, to, st.o.Now())
 		if err != nil {
-			return nil, err
+			return spend.LogPage{}, err
 		}
 		ks := make([]ddb.Item, len(days))
 		for i, d := range days {
@@ -101,19 +109,19 @@ func (st *Store) Logs(ctx context.Context, q spend.LogQuery) ([]spend.Event, err
 		}
 		items, err := st.batchGet(ctx, ks, "")
 		if err != nil {
-			return nil, err
+			return spend.LogPage{}, err
 		}
 		for _, it := range items {
 			if e := decodeLog(it); q.Match(&e) {
 				out = append(out, e)
 			}
 		}
-		return spend.SortLogs(out, q.Limit), nil
+		return spend.PageLogs(out, q), nil
 	}
 	from, to := q.Window(st.o.Now())
 	days, err := spend.Days(from, to.Add(-time.Nanosecond), st.o.Now())
 	if err != nil {
-		return nil, err
+		return spend.LogPage{}, err
 	}
 	var pks []string
 	for _, d := range days {
@@ -124,7 +132,7 @@ func (st *Store) Logs(ctx context.Context, q spend.LogQuery) ([]spend.Event, err
 	filter := map[string]string{"kh": q.KeyHash, "us": q.UserID, "tm": q.TeamID, "eu": q.EndUser}
 	items, err := st.queryAll(ctx, pks, "", filter)
 	if err != nil {
-		return nil, err
+		return spend.LogPage{}, err
 	}
 	for _, it := range items {
 		e := decodeLog(it)
@@ -132,5 +140,5 @@ func (st *Store) Logs(ctx context.Context, q spend.LogQuery) ([]spend.Event, err
 			out = append(out, e)
 		}
 	}
-	return spend.SortLogs(out, q.Limit), nil
+	return spend.PageLogs(out, q), nil
 }

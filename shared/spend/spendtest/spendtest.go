@@ -42,6 +42,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Queries", testQueries, false},
 		{"ConcurrentDuplicates", testConcurrentDuplicates, false},
 		{"LargeBatch", testLargeBatch, false},
+		{"LogPages", testLogPages, false},
 		{"MissingRecords", testMissingRecords, false},
 		{"RegeneratedKey", testRegeneratedKey, false},
 		{"UnknownCost", testUnknownCost, false},

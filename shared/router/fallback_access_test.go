@@ -1,0 +1,87 @@
+package router
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+)
+
+// TestFallbackAccess: a fallback the request's Allowed refuses is skipped
+// (never attempted, not counted as a fallback) and named with its reason
+// in Result.Skipped; the next allowed one is still tried, and when none is
+// the client gets the first group's own error. Allowed sees the fallback
+// as configured and the group it resolves to.
+func TestFallbackAccess(t *testing.T) {
+	cfg := load(t, `model_list:
+  - model_name: a
+    litellm_params: {model: openai/m, api_key: k}
+    model_info: {id: a1}
+  - model_name: b
+    litellm_params: {model: openai/m, api_key: k}
+    model_info: {id: b1}
+  - model_name: c
+    litellm_params: {model: openai/m, api_key: k}
+    model_info: {id: c1}
+router_settings:
+  num_retries: 0
+  model_group_alias: {alias-b: b}
+  fallbacks: [{a: [alias-b, c]}]
+`)
+	type call struct{ model, group string }
+	only := func(allowed ...string) (func(model, group string) error, *[]call) {
+		var seen []call
+		return func(model, group string) error {
+			seen = append(seen, call{model, group})
+			for _, m := range allowed {
+				if m == group {
+					return nil
+				}
+			}
+			return apierr.New(apierr.Forbidden, "this key may not use model %q", model)
+		}, &seen
+	}
+
+	t.Run("one skipped, the next tried", func(t *testing.T) {
+		rt := testRouter(t, cfg, Options{})
+		s := newScript(map[string][]error{"a1": {e500}})
+		r := req("a")
+		allowed, seen := only("a", "c")
+		r.Allowed = allowed
+		res, err := rt.Do(context.Background(), r, s.fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertTrace(t, res, hop{"a", "a1", "server_error"}, hop{"c", "c1", ""})
+		if want := []string{`alias-b: this key may not use model "alias-b"`}; !reflect.DeepEqual(res.Skipped, want) || res.Fallbacks != 1 {
+			t.Fatalf("Skipped %q Fallbacks %d, want %q and 1", res.Skipped, res.Fallbacks, want)
+		}
+		if want := []call{{"alias-b", "b"}, {"c", "c"}}; !reflect.DeepEqual(*seen, want) {
+			t.Fatalf("Allowed saw %v, want %v", *seen, want)
+		}
+	})
+	t.Run("every one skipped", func(t *testing.T) {
+		rt := testRouter(t, cfg, Options{})
+		s := newScript(map[string][]error{"a1": {e500}})
+		r := req("a")
+		r.Allowed, _ = only("a")
+		res, err := rt.Do(context.Background(), r, s.fn)
+		if err != e500 {
+			t.Fatalf("error %v, want the first group's own %v", err, e500)
+		}
+		assertTrace(t, res, hop{"a", "a1", "server_error"})
+		if len(res.Skipped) != 2 || res.Fallbacks != 0 || s.count("b1")+s.count("c1") != 0 {
+			t.Fatalf("Skipped %q Fallbacks %d, calls b1 %d c1 %d", res.Skipped, res.Fallbacks, s.count("b1"), s.count("c1"))
+		}
+	})
+	t.Run("no predicate", func(t *testing.T) {
+		rt := testRouter(t, cfg, Options{})
+		s := newScript(map[string][]error{"a1": {e500}})
+		res, err := rt.Do(context.Background(), req("a"), s.fn)
+		if err != nil || res.Skipped != nil {
+			t.Fatalf("err %v Skipped %q", err, res.Skipped)
+		}
+		assertTrace(t, res, hop{"a", "a1", "server_error"}, hop{"b", "b1", ""})
+	})
+}
