@@ -247,6 +247,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, []byte(`{"status":"healthy"}`))
 		}
 	default:
+		if h.serveExtra(w, r) { // endpoints.go
+			return
+		}
 		apierr.Write(w, apierr.New(apierr.NotFound, "no route %s %s", r.Method, path))
 	}
 }
