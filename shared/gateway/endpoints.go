@@ -40,6 +40,23 @@ var azureOps = map[string]wire.Op{
 // serveExtra serves the routes of this file; false: path is none of them.
 func (h *Handler) serveExtra(w http.ResponseWriter, r *http.Request) bool {
 	path := r.URL.Path
+	switch path {
+	case "/model_group/info", "/v1/model_group/info":
+		h.modelGroupInfo(w, r) // info.go
+		return true
+	case "/routes":
+		h.routes(w, r)
+		return true
+	case "/health": // health.go
+		h.health(w, r)
+		return true
+	case "/health/readiness":
+		h.readiness(w, r)
+		return true
+	case "/health/readiness/details":
+		h.readinessDetails(w, r)
+		return true
+	}
 	if rest, ok := strings.CutPrefix(path, "/openai/deployments/"); ok {
 		name, opPath, found := strings.Cut(rest, "/")
 		op, known := azureOps["/"+opPath]

@@ -28,7 +28,10 @@ type Media struct {
 }
 
 // MediaTable is a table of media prices by LiteLLM's model key.
-type MediaTable struct{ m map[string]Media }
+type MediaTable struct {
+	m     map[string]Media
+	sized map[string]bool // models priced by size ("{quality}/{W}-x-{H}/{model}")
+}
 
 //go:embed media.json
 var mediaJSON []byte
@@ -52,7 +55,7 @@ func ParseMedia(data []byte) (*MediaTable, error) {
 	if !gjson.ValidBytes(data) {
 		return nil, fmt.Errorf("media price table: invalid JSON")
 	}
-	t := &MediaTable{m: map[string]Media{}}
+	t := &MediaTable{m: map[string]Media{}, sized: map[string]bool{}}
 	gjson.ParseBytes(data).ForEach(func(name, v gjson.Result) bool {
 		if !v.IsObject() {
 			return true
@@ -78,6 +81,11 @@ func ParseMedia(data []byte) (*MediaTable, error) {
 		}
 		if ok {
 			t.m[name.Str] = m
+			if i := strings.Index(name.Str, "-x-"); i > 0 {
+				if j := strings.IndexByte(name.Str[i:], '/'); j > 0 {
+					t.sized[name.Str[i+j+1:]] = true
+				}
+			}
 		}
 		return true
 	})
@@ -91,6 +99,16 @@ func (t *MediaTable) Lookup(model string) (Media, bool) {
 	}
 	m, ok := t.m[model]
 	return m, ok
+}
+
+// Media reports whether model is a media model of the table: priced per
+// image, pixel, character or second, or a moderation model.
+func (t *MediaTable) Media(model string) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.m[model]
+	return ok || t.sized[model]
 }
 
 // ImageCostNanos is the cost of n images of size ("1024x1024"; "" is

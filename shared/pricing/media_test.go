@@ -35,6 +35,9 @@ func TestParseMediaPerUnit(t *testing.T) {
 	if m, ok := tab.Lookup("omni-moderation-latest"); !ok || !m.Free {
 		t.Errorf("omni-moderation-latest: %+v %v, want free", m, ok)
 	}
+	if !tab.Media("dall-e-3") || !tab.Media("tts-1") || tab.Media("gpt-4o") {
+		t.Error("Media: dall-e-3 and tts-1 are media models, gpt-4o is not")
+	}
 	if m, ok := tab.Lookup("gpt-4o"); ok {
 		t.Errorf("a chat model in the media table: %+v", m)
 	}
