@@ -54,8 +54,10 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 	x.setRouteHeaders(a)
 	hd := x.w.Header()
 	hd["Content-Type"] = hdrJSON
-	if ct := resp.Header["Content-Type"]; !x.op.JSONResponse() && len(ct) > 0 { // audio, text
-		hd["Content-Type"] = ct
+	if !x.op.JSONResponse() { // audio, text: as the provider sent it
+		if ct := resp.Header["Content-Type"]; len(ct) > 0 {
+			hd["Content-Type"] = ct
+		}
 	}
 	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
 	if x.c.CostKnown { // the cost of every billed attempt, in USD
