@@ -242,11 +242,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.method(w, r, http.MethodGet) {
 			writeJSON(w, http.StatusOK, []byte(`"I'm alive!"`))
 		}
-	case "/health/readiness", "/health":
-		if h.method(w, r, http.MethodGet) {
-			writeJSON(w, http.StatusOK, []byte(`{"status":"healthy"}`))
-		}
 	default:
+		if h.serveExtra(w, r) { // endpoints.go
+			return
+		}
 		apierr.Write(w, apierr.New(apierr.NotFound, "no route %s %s", r.Method, path))
 	}
 }

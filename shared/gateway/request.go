@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +27,11 @@ import (
 // post serves chat completions and embeddings. Once the request passed
 // authentication, OnComplete is called exactly once when it ends, whatever
 // the outcome: success, error, panic or a client that went away.
-func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
+func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) { h.postModel(w, r, op, "") }
+
+// postModel is post with the model named by the path (Azure's
+// /openai/deployments/{model}/...; "" for none), which wins over the body's.
+func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, pathModel string) {
 	if !h.method(w, r, http.MethodPost) {
 		return
 	}
@@ -59,9 +64,14 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	c.Principal = p
 	buf := getBuf()
 	defer putBuf(buf)
-	req, err := h.parse(w, r, buf, op)
+	req, form, err := h.parseOp(w, r, buf, op, pathModel) // endpoints.go
 	if err != nil {
 		h.fail(ctx, w, c, err)
+		return
+	}
+	if op == wire.OpChat && strings.IndexByte(req.Model, ',') >= 0 { // batch.go
+		authenticated = false // each model's call is recorded as its own request
+		h.batch(w, r, req)
 		return
 	}
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
@@ -94,12 +104,15 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		}
 	}
 	prompt := wire.EstimateTokens(req.Body)
+	if form != nil {
+		prompt = 0 // an audio file is not a prompt
+	}
 	rreq := &router.Request{
 		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries, Allowed: p.fallbackAccess(),
 	}
-	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold}
+	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold, form: form}
 	res, err := h.router.Do(ctx, rreq, x.attempt)
 	x.end(ctx, res, err)
 }
@@ -118,7 +131,7 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request, buf *bytes.Buffe
 		}
 		return nil, e
 	}
-	if op == wire.OpEmbeddings {
+	if !op.Streams() {
 		req.Stream = false
 	}
 	return req, nil
@@ -228,6 +241,7 @@ type exchange struct {
 	prompt     int64        // the prompt estimate
 	admitted   bool         // the key's and team's scopes were counted
 	hold       *limits.Hold // the strict-budget reservation to make with the first admission
+	form       *form        // a transcription's multipart form (media.go); nil for JSON bodies
 	admissions []limits.Admission
 	attempts   int             // attempts made
 	last       *router.Attempt // the attempt made last (the router's Final, even after a panic)
@@ -246,11 +260,16 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 	}
 	d := a.Deployment
 	inject := x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
-	body := x.req.WithModel(a.ProviderModel, inject)
-	if len(d.Params) > 0 {
-		body = wire.SetDefaults(body, d.Params)
+	var call wire.Call
+	if x.form != nil {
+		call = wire.Call{Op: x.op, Body: x.form.withModel(a.ProviderModel), ContentType: x.form.contentType}
+	} else {
+		body := x.req.WithModel(a.ProviderModel, inject)
+		if len(d.Params) > 0 {
+			body = wire.SetDefaults(body, d.Params)
+		}
+		call = wire.Call{Op: x.op, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body), DropParams: x.req.DropParams}
 	}
-	call := wire.Call{Op: x.op, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body), DropParams: x.req.DropParams}
 	if x.req.HasMock {
 		call.MockResponse = &x.req.MockResponse
 	}

@@ -37,14 +37,16 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 		return router.Outcome{}, providers.TransportError(ctx, d, err)
 	}
 	out := buf.Bytes()
-	if !wire.Valid(out) {
+	if x.op.JSONResponse() && !wire.Valid(out) {
 		// Cut short or garbled: the provider failed (LiteLLM raises
 		// APIError), so the router may retry or fall back, and nothing is
 		// billed. The check costs 1 to 2 ns a byte (wire.BenchmarkValid).
 		return router.Outcome{}, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned a response that is not valid JSON", d.ID)}
 	}
 	var tokens int64
-	if u, ok := wire.UsageOf(out); ok {
+	if x.op.Media() {
+		tokens = x.billMedia(a, call, out) // media.go
+	} else if u, ok := wire.UsageOf(out); ok {
 		tokens = x.bill(a, u, false)
 	} else {
 		tokens = x.bill(a, estimatedUsage(call.PromptTokens, wire.TextBytes(out)), true)
@@ -52,6 +54,11 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 	x.setRouteHeaders(a)
 	hd := x.w.Header()
 	hd["Content-Type"] = hdrJSON
+	if !x.op.JSONResponse() { // audio, text: as the provider sent it
+		if ct := resp.Header["Content-Type"]; len(ct) > 0 {
+			hd["Content-Type"] = ct
+		}
+	}
 	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
 	if x.c.CostKnown { // the cost of every billed attempt, in USD
 		hd["X-Litellm-Response-Cost"] = []string{pricing.USD(x.c.CostNanos)}

@@ -69,6 +69,9 @@ func (p *Dispatcher) Do(ctx context.Context, d *config.Deployment, call wire.Cal
 	if v == nil {
 		return nil, apierr.New(apierr.NotImplemented, "provider %q is not implemented yet", d.Provider)
 	}
+	if err := unsupported(d, call.Op); err != nil { // ops.go
+		return nil, err
+	}
 	resp, err := v.Do(ctx, d, call)
 	return check(ctx, d, resp, err)
 }

@@ -22,6 +22,9 @@ const (
 )
 
 func (o Op) String() string {
+	if name, _, ok := o.extra(); ok { // ops.go
+		return name
+	}
 	if o == OpEmbeddings {
 		return "embeddings"
 	}
@@ -30,6 +33,9 @@ func (o Op) String() string {
 
 // Path is the operation's path below an OpenAI base URL.
 func (o Op) Path() string {
+	if _, path, ok := o.extra(); ok { // ops.go
+		return path
+	}
 	if o == OpEmbeddings {
 		return "/embeddings"
 	}
@@ -48,6 +54,9 @@ type Call struct {
 	// DropParams is the request's own drop_params (not forwarded): a
 	// translating provider drops the params it cannot send.
 	DropParams bool
+	// ContentType is the body's media type when it is not JSON (a
+	// transcription's multipart form, with its boundary).
+	ContentType string
 }
 
 // Request is what the gateway reads of a client's request body.

@@ -163,6 +163,42 @@ var eventChecks = map[string]eventCheck{
 			t.Errorf("not a chat.completion: %s", truncate(r.Body))
 		}
 	}},
+	"gateway-completions.json": {"gateway", func(t *testing.T, out []byte) {
+		r := streamed(t, out, 200, "application/json")
+		var c struct {
+			Object  string `json:"object"`
+			Choices []struct {
+				Text string `json:"text"`
+			} `json:"choices"`
+			Usage struct {
+				TotalTokens int `json:"total_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal(r.Body, &c); err != nil || c.Object != "text_completion" || len(c.Choices) == 0 || c.Choices[0].Text == "" || c.Usage.TotalTokens == 0 {
+			t.Errorf("not a text_completion (%v): %s", err, truncate(r.Body))
+		}
+		if r.header("X-Litellm-Model-Group") != "gpt-4o-mini" {
+			t.Errorf("x-litellm-model-group = %q", r.header("X-Litellm-Model-Group"))
+		}
+	}},
+	"gateway-azure-chat.json": {"gateway", func(t *testing.T, out []byte) {
+		r := streamed(t, out, 200, "application/json")
+		if !strings.Contains(string(r.Body), `"object":"chat.completion"`) || r.header("X-Litellm-Model-Group") != "gpt-4o-mini" {
+			t.Errorf("not a chat.completion of gpt-4o-mini: %s", truncate(r.Body))
+		}
+	}},
+	"gateway-model-group-info.json": {"gateway", func(t *testing.T, out []byte) {
+		r := streamed(t, out, 200, "application/json")
+		var info struct {
+			Data []struct {
+				ModelGroup string   `json:"model_group"`
+				Providers  []string `json:"providers"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(r.Body, &info); err != nil || len(info.Data) == 0 || info.Data[0].ModelGroup == "" || len(info.Data[0].Providers) == 0 {
+			t.Errorf("not model group info (%v): %s", err, truncate(r.Body))
+		}
+	}},
 	"gateway-chat-stream.json": {"gateway", func(t *testing.T, out []byte) {
 		r := streamed(t, out, 200, "text/event-stream")
 		data := sseData(r.Body)

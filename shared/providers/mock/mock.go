@@ -82,6 +82,13 @@ func Respond(ctx context.Context, d *config.Deployment, call wire.Call) *http.Re
 	if reply == "" {
 		reply = fmt.Sprintf("This is a mock response from %s (deployment %s).", model, d.ID)
 	}
+	if call.Op == wire.OpCompletions { // completions.go
+		ct := "application/json"
+		if call.Stream {
+			ct = "text/event-stream"
+		}
+		return response(200, ct, textCompletion(model, reply, call))
+	}
 	id := "chatcmpl-mock-" + strconv.FormatUint(seq.Add(1), 10)
 	created := time.Now().Unix()
 	prompt := int64(call.PromptTokens)

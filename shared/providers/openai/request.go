@@ -26,6 +26,9 @@ func Post(ctx context.Context, url string, call wire.Call) (*http.Request, error
 		return nil, err
 	}
 	req.Header["Content-Type"] = []string{"application/json"}
+	if call.ContentType != "" { // a multipart form (transcriptions)
+		req.Header["Content-Type"] = []string{call.ContentType}
+	}
 	if call.Stream {
 		req.Header["Accept"] = []string{"text/event-stream"}
 	}

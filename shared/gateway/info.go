@@ -1,0 +1,177 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/sluice-gw/sluice/shared/adminapi"
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+)
+
+// /model_group/info and /routes, in LiteLLM's shapes. (/model/info and
+// /v1/model/info are the admin API's: adminapi/models.go.)
+
+// modelGroupInfo is one entry of /model_group/info (LiteLLM's
+// ModelGroupInfo). The supports_* flags are LiteLLM's defaults (false): the
+// gateway's price table does not carry them.
+type modelGroupInfo struct {
+	ModelGroup                      string   `json:"model_group"`
+	Providers                       []string `json:"providers"`
+	MaxInputTokens                  *int     `json:"max_input_tokens"`
+	MaxOutputTokens                 *int     `json:"max_output_tokens"`
+	InputCostPerToken               *float64 `json:"input_cost_per_token"`
+	OutputCostPerToken              *float64 `json:"output_cost_per_token"`
+	Mode                            string   `json:"mode"`
+	TPM                             *int64   `json:"tpm"`
+	RPM                             *int64   `json:"rpm"`
+	SupportsParallelFunctionCalling bool     `json:"supports_parallel_function_calling"`
+	SupportsVision                  bool     `json:"supports_vision"`
+	SupportsWebSearch               bool     `json:"supports_web_search"`
+	SupportsReasoning               bool     `json:"supports_reasoning"`
+	SupportsFunctionCalling         bool     `json:"supports_function_calling"`
+	SupportedOpenAIParams           []string `json:"supported_openai_params"`
+	ConfigurableClientsideAuth      []string `json:"configurable_clientside_auth_params"`
+}
+
+// modelGroupInfo answers GET /model_group/info[?model_group=name]: the model
+// groups the caller may use (all of them for the master key).
+func (h *Handler) modelGroupInfo(w http.ResponseWriter, r *http.Request) {
+	if !h.method(w, r, http.MethodGet) {
+		return
+	}
+	p, err := h.authenticate(r)
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	filter := r.URL.Query().Get("model_group")
+	groups := map[string]*modelGroupInfo{}
+	var order []string
+	for _, d := range h.cfg.Deployments {
+		name := d.ModelName
+		if filter != "" && name != filter {
+			continue
+		}
+		if allowModel(p, name, name) != nil {
+			continue
+		}
+		g := groups[name]
+		if g == nil {
+			g = &modelGroupInfo{ModelGroup: name, Providers: []string{}, Mode: "chat", SupportedOpenAIParams: []string{}}
+			groups[name] = g
+			order = append(order, name)
+		}
+		g.add(d)
+	}
+	data := make([]*modelGroupInfo, 0, len(order))
+	for _, name := range order {
+		data = append(data, groups[name])
+	}
+	b, _ := json.Marshal(map[string]any{"data": data})
+	writeJSON(w, http.StatusOK, b)
+}
+
+// add merges deployment d into its group: the smallest known limits (a
+// request may land on any deployment), the highest prices, summed rpm/tpm.
+func (g *modelGroupInfo) add(d *config.Deployment) {
+	if !slices.Contains(g.Providers, d.Provider) {
+		g.Providers = append(g.Providers, d.Provider)
+	}
+	minInt := func(dst **int, v int) {
+		if v > 0 && (*dst == nil || v < **dst) {
+			*dst = &v
+		}
+	}
+	maxF := func(dst **float64, v float64) {
+		if *dst == nil || v > **dst {
+			*dst = &v
+		}
+	}
+	sum := func(dst **int64, v int64) {
+		if v > 0 {
+			n := v
+			if *dst != nil {
+				n += **dst
+			}
+			*dst = &n
+		}
+	}
+	maxOut := d.MaxOutputTokens
+	if p := d.Price; p != nil {
+		maxF(&g.InputCostPerToken, p.Input)
+		maxF(&g.OutputCostPerToken, p.Output)
+		if maxOut == 0 {
+			maxOut = p.MaxOutput
+		}
+	}
+	minInt(&g.MaxInputTokens, d.MaxInputTokens)
+	minInt(&g.MaxOutputTokens, maxOut)
+	sum(&g.TPM, d.TPM)
+	sum(&g.RPM, d.RPM)
+	if strings.Contains(d.Model, "embed") {
+		g.Mode = "embedding"
+	}
+}
+
+// gatewayRoutes are the routes the gateway serves, for /routes.
+var gatewayRoutes = []struct {
+	path, method, name string
+}{
+	{"/v1/chat/completions", "POST", "chat_completion"}, {"/chat/completions", "POST", "chat_completion"},
+	{"/openai/v1/chat/completions", "POST", "chat_completion"},
+	{"/v1/completions", "POST", "completion"}, {"/completions", "POST", "completion"}, {"/openai/v1/completions", "POST", "completion"},
+	{"/v1/embeddings", "POST", "embeddings"}, {"/embeddings", "POST", "embeddings"}, {"/openai/v1/embeddings", "POST", "embeddings"},
+	{"/v1/images/generations", "POST", "image_generation"}, {"/images/generations", "POST", "image_generation"},
+	{"/v1/moderations", "POST", "moderations"}, {"/moderations", "POST", "moderations"},
+	{"/v1/audio/speech", "POST", "audio_speech"}, {"/audio/speech", "POST", "audio_speech"},
+	{"/v1/audio/transcriptions", "POST", "audio_transcriptions"}, {"/audio/transcriptions", "POST", "audio_transcriptions"},
+	{"/openai/deployments/{model}/chat/completions", "POST", "chat_completion"},
+	{"/openai/deployments/{model}/completions", "POST", "completion"},
+	{"/openai/deployments/{model}/embeddings", "POST", "embeddings"},
+	{"/openai/deployments/{model}/images/generations", "POST", "image_generation"},
+	{"/openai/deployments/{model}/audio/speech", "POST", "audio_speech"},
+	{"/openai/deployments/{model}/audio/transcriptions", "POST", "audio_transcriptions"},
+	{"/v1/models", "GET", "model_list"}, {"/models", "GET", "model_list"},
+	{"/model_group/info", "GET", "model_group_info"}, {"/v1/model_group/info", "GET", "model_group_info"},
+	{"/routes", "GET", "get_routes"},
+	{"/health", "GET", "health_endpoint"}, {"/health/readiness", "GET", "health_readiness"},
+	{"/health/readiness/details", "GET", "health_readiness_details"},
+	{"/health/liveliness", "GET", "health_liveliness"}, {"/health/liveness", "GET", "health_liveliness"},
+}
+
+// routeInfo is one entry of /routes, as LiteLLM lists its FastAPI routes.
+type routeInfo struct {
+	Path     string   `json:"path"`
+	Methods  []string `json:"methods"`
+	Name     string   `json:"name"`
+	Endpoint string   `json:"endpoint"`
+}
+
+// routes answers GET /routes (any valid key): every route of the gateway
+// and of the admin API, with its method.
+func (h *Handler) routes(w http.ResponseWriter, r *http.Request) {
+	if !h.method(w, r, http.MethodGet) {
+		return
+	}
+	if _, err := h.authenticate(r); err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	out := make([]routeInfo, 0, len(gatewayRoutes)+64)
+	for _, rt := range gatewayRoutes {
+		out = append(out, routeInfo{Path: rt.path, Methods: []string{rt.method}, Name: rt.name, Endpoint: rt.name})
+	}
+	admin := adminapi.Routes()
+	sort.Strings(admin)
+	for _, mp := range admin {
+		method, path, _ := strings.Cut(mp, " ")
+		name := strings.NewReplacer("/", "_", "{", "", "}", "").Replace(strings.TrimPrefix(path, "/"))
+		out = append(out, routeInfo{Path: path, Methods: []string{method}, Name: name, Endpoint: name})
+	}
+	b, _ := json.Marshal(map[string]any{"routes": out})
+	writeJSON(w, http.StatusOK, b)
+}
