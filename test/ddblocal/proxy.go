@@ -26,13 +26,15 @@ type Proxy struct {
 	target string
 	delay  atomic.Int64 // nanoseconds added to each answer
 	drop   atomic.Int64 // answers still to drop
-	// Dropped counts the answers dropped, Answered those delivered.
-	Dropped, Answered atomic.Int64
+	// Requests counts the requests forwarded; Dropped the answers
+	// dropped, Answered those delivered.
+	Requests, Dropped, Answered atomic.Int64
 
-	l    net.Listener
-	mu   sync.Mutex
-	open map[net.Conn]bool
-	wg   sync.WaitGroup
+	l      net.Listener
+	mu     sync.Mutex
+	open   map[net.Conn]bool
+	paused chan struct{} // closed by Resume; nil: not paused
+	wg     sync.WaitGroup
 }
 
 // NewProxy starts a proxy on 127.0.0.1:0 in front of the emulator (or of
@@ -69,6 +71,36 @@ func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 // DropNext drops the next n answers: each request is forwarded, its answer
 // read from the emulator, and the client's connection closed without it.
 func (p *Proxy) DropNext(n int) { p.drop.Store(int64(n)) }
+
+// Pause holds every request that arrives from now on, unforwarded, until
+// Resume (a request already forwarded is served as usual).
+func (p *Proxy) Pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused == nil {
+		p.paused = make(chan struct{})
+	}
+}
+
+// Resume forwards the requests Pause held, and those after.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused != nil {
+		close(p.paused)
+		p.paused = nil
+	}
+}
+
+// gate waits while the proxy is paused.
+func (p *Proxy) gate() {
+	p.mu.Lock()
+	ch := p.paused
+	p.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+}
 
 func (p *Proxy) serve() {
 	defer p.wg.Done()
@@ -116,7 +148,10 @@ func (p *Proxy) relay(client net.Conn) {
 		return
 	}
 	defer p.track(up, false)
-	var sent atomic.Int64 // request chunks forwarded
+	// sent counts the request chunks forwarded, answered is its value when
+	// the last answer began: they differ while a request is outstanding.
+	var sent, answered atomic.Int64
+	var clientGone atomic.Bool
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -124,6 +159,10 @@ func (p *Proxy) relay(client net.Conn) {
 		for {
 			n, err := client.Read(buf)
 			if n > 0 {
+				if sent.Load() == answered.Load() { // a new request
+					p.gate()
+					p.Requests.Add(1)
+				}
 				sent.Add(1)
 				if _, werr := up.Write(buf[:n]); werr != nil {
 					break
@@ -133,17 +172,26 @@ func (p *Proxy) relay(client net.Conn) {
 				break
 			}
 		}
-		// The client is gone: so is the upstream connection.
-		up.Close()
+		// The client is gone (a deadline, usually). As with a real store,
+		// a request it sent is still served: its answer is awaited (for a
+		// while) before the upstream connection closes.
+		clientGone.Store(true)
+		if sent.Load() == answered.Load() {
+			up.Close()
+		} else {
+			_ = up.SetReadDeadline(time.Now().Add(time.Minute))
+		}
 	}()
 	buf := make([]byte, 32<<10)
-	var answered int64 // the value of sent when the last answer began
 	for {
 		n, err := up.Read(buf)
 		if n > 0 {
 			// The first chunk after a new request is the start of its answer.
-			if s := sent.Load(); s != answered {
-				answered = s
+			if s := sent.Load(); s != answered.Load() {
+				answered.Store(s)
+				if clientGone.Load() {
+					return // served; nobody to tell
+				}
 				if p.drop.Add(-1) >= 0 {
 					p.Dropped.Add(1)
 					return // the write is applied; its answer is lost
@@ -167,6 +215,7 @@ func (p *Proxy) relay(client net.Conn) {
 // close stops accepting, closes every connection and waits for the relays.
 func (p *Proxy) close() {
 	p.l.Close()
+	p.Resume()
 	p.mu.Lock()
 	for c := range p.open {
 		c.Close()

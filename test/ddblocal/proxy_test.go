@@ -78,4 +78,16 @@ func TestProxy(t *testing.T) {
 	if err := put(30*time.Second, "after"); err != nil || !exists("after") {
 		t.Fatalf("after the drop: %v", err)
 	}
+
+	p.Pause()
+	errc := make(chan error, 1)
+	go func() { errc <- put(30*time.Second, "paused") }()
+	time.Sleep(300 * time.Millisecond) // the call is made and held
+	if exists("paused") || p.Requests.Load() != 4 {
+		t.Fatal("a call made while paused reached the emulator")
+	}
+	p.Resume()
+	if err := <-errc; err != nil || !exists("paused") {
+		t.Fatalf("the paused call, resumed: %v", err)
+	}
 }
