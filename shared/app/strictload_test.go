@@ -23,7 +23,7 @@ const StrictFullEnv = "SLUICE_STRICT_FULL"
 // The strict-budget guarantee through the real handlers: two gateway
 // instances on one DynamoDB whose every answer comes 500 ms late, clients x
 // goroutines concurrent callers at one key with a small max_budget, each
-// making requests until three are refused: most plain, some with hostile max_tokens and n
+// making requests until three in a row are refused: most plain, some with hostile max_tokens and n
 // (2^62 x 4, 1e300, n 4), some with a deadline shorter than the store's
 // delay (their admissions commit, then time out: 503). Recorded spend never
 // passes max_budget, no request is a 500, and once every request is
@@ -87,9 +87,11 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 					mu.Lock()
 					codes[rec.Code]++
 					mu.Unlock()
-					if rec.Code != 200 {
+					if rec.Code == 200 {
+						misses = 0
+					} else { // wait for settlements to make room
 						misses++
-						time.Sleep(time.Duration(20+rand.IntN(30)) * time.Millisecond)
+						time.Sleep(time.Duration(100+rand.IntN(300)) * time.Millisecond)
 					}
 				}
 			})
