@@ -63,8 +63,13 @@ type Settings struct {
 	CooldownCacheTTL time.Duration
 	// StoreTimeout bounds each DynamoDB call of the keys, limits and
 	// cooldown stores, on top of the request's deadline. Zero: 2s. Tests on
-	// a loaded emulator raise it: a timed-out admission fails open.
+	// a loaded emulator raise it.
 	StoreTimeout time.Duration
+	// LimitsTimeout is the longest an admission waits for the counters
+	// table when the request's deadline allows more; past it the store
+	// counts as unreachable (rate_limits_fail_open decides). Zero: the
+	// larger of StoreTimeout and limits.DefaultAdmitTimeout.
+	LimitsTimeout time.Duration
 
 	// Prices is the price table; nil: the file GATEWAY_PRICES names (read
 	// through Getenv), else the embedded table.

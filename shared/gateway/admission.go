@@ -79,6 +79,13 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 	}
 	dec, err := h.limits.Admit(ctx, req)
 	if err != nil {
+		if req.Hold != nil && !errors.Is(err, limits.ErrInvalid) {
+			// The store did not answer, but the write may have been
+			// applied (an answer lost or late, a deadline): the spend
+			// event names the hold it tried, and settlement releases it
+			// if it exists (a hold never written is a no-op there).
+			x.c.Hold = req.Hold
+		}
 		if errors.Is(err, limits.ErrUnavailable) {
 			return aborted(&apierr.Error{Kind: apierr.Unavailable, Message: "could not check limits and budgets; try again", Cause: err})
 		}

@@ -82,8 +82,9 @@ type Completion struct {
 	// ClientGone: the client disconnected (its request context was
 	// canceled) before the response was complete.
 	ClientGone bool
-	// Hold is the strict-budget reservation the request made (nil: none);
-	// its spend event settles it.
+	// Hold is the strict-budget reservation the request made, or tried to
+	// make when its admission got no answer (nil: none); its spend event
+	// settles or releases it.
 	Hold *limits.Hold
 	// TTFT is, for a stream, the time from Started to its first content
 	// event sent; 0 when none was.

@@ -82,12 +82,55 @@ type Backend interface {
 
 // Admitter runs admissions on a Backend. The zero value is not usable; set
 // Backend.
+//
+// A slow store is not a failed one: an admission waits for its
+// conditional write up to its bound (Bound: the request's own deadline
+// less a margin, at most Timeout), so limits stay exact while the store
+// answers in time. The fail-open policy (Scope.OnError) applies only when
+// the store could not answer: an error, throttling, an unreachable
+// endpoint, or no answer within Timeout. An answer still missing at the
+// request's own bound refuses the request (ErrUnavailable: the write may
+// yet be applied, and there is no time left to serve it anyway).
 type Admitter struct {
 	Backend Backend
 	Logger  *slog.Logger    // nil: slog.Default()
 	Pick    func(n int) int // shard picker in [0, n); nil: math/rand/v2
-	Timeout time.Duration   // per Admit, on top of ctx's deadline; 0: 2s
+	// Timeout is the longest an admission waits for the store when the
+	// request's deadline allows more; 0: DefaultAdmitTimeout.
+	Timeout time.Duration
 	failed  atomic.Int64
+}
+
+// DefaultAdmitTimeout is Admitter.Timeout's default: past it, a store
+// counts as unreachable (the fail-open policy applies).
+const DefaultAdmitTimeout = 10 * time.Second
+
+// AdmitMargin is what an admission leaves of the request's deadline for
+// the rest of the request (the upstream call).
+const AdmitMargin = time.Second
+
+// Bound returns how long an admission made at now may wait for the store:
+// max (0: DefaultAdmitTimeout), or less when the request's deadline (ctx's)
+// comes sooner: the time left less AdmitMargin, or half the time left when
+// that is less than twice the margin. byDeadline says the request's
+// deadline set it.
+func Bound(ctx context.Context, now time.Time, max time.Duration) (bound time.Duration, byDeadline bool) {
+	if max <= 0 {
+		max = DefaultAdmitTimeout
+	}
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return max, false
+	}
+	left := dl.Sub(now)
+	bound = left - AdmitMargin
+	if left < 2*AdmitMargin {
+		bound = left / 2
+	}
+	if bound >= max {
+		return max, false
+	}
+	return bound, true
 }
 
 // FailedOpen returns how many requests were admitted uncounted because the
@@ -133,24 +176,30 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 		return Decision{Allowed: true, Admission: Admission{Window: p.Window}}, nil
 	}
 
-	timeout := a.Timeout
-	if timeout <= 0 {
-		timeout = 2 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	bound, byDeadline := Bound(ctx, time.Now(), a.Timeout)
+	actx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 
-	out, err := a.Backend.Attempt(ctx, p)
+	out, err := a.Backend.Attempt(actx, p)
 	if err == nil && !out.Allowed && out.Item >= 0 && p.Items[out.Item].Shards > 1 {
 		// The chosen shard is full; another may have room. Try once more.
 		it := &p.Items[out.Item]
 		it.Slot.Shard = (it.Slot.Shard + 1 + pick(it.Shards-1)) % it.Shards
 		it.RPMCap, it.TPMCap = ShardCap(it.Scope.RPM, it.Shards, it.Slot.Shard), ShardCap(it.Scope.TPM, it.Shards, it.Slot.Shard)
 		if it.TPMCap == 0 || req.Tokens <= it.TPMCap {
-			out, err = a.Backend.Attempt(ctx, p)
+			out, err = a.Backend.Attempt(actx, p)
 		}
 	}
 	if err != nil {
+		if actx.Err() != nil && (byDeadline || ctx.Err() != nil) {
+			// Slow, not down: the request's own time ran out first.
+			a.logger().WarnContext(ctx, "limits store did not answer before the request's deadline; request refused",
+				"err", err, "bound", bound, "scopes", len(p.Items), "hold", p.Req.Hold != nil)
+			if !errors.Is(err, ErrUnavailable) {
+				err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+			}
+			return Decision{}, fmt.Errorf("admission not answered within the request's deadline (%v): %w", bound, err)
+		}
 		return a.failure(ctx, p, err)
 	}
 	return a.decide(p, out), nil
@@ -191,10 +240,13 @@ func (a *Admitter) failure(ctx context.Context, p *Plan, err error) (Decision, e
 		}
 	}
 	a.failed.Add(1)
-	logger := a.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	logger.WarnContext(ctx, "rate limits failed open", "err", err, "scopes", len(p.Items), "failed_open_total", a.failed.Load())
+	a.logger().WarnContext(ctx, "rate limits failed open", "err", err, "scopes", len(p.Items), "failed_open_total", a.failed.Load())
 	return Decision{Allowed: true, FailedOpen: true, Admission: Admission{Window: p.Window}}, nil
+}
+
+func (a *Admitter) logger() *slog.Logger {
+	if a.Logger == nil {
+		return slog.Default()
+	}
+	return a.Logger
 }

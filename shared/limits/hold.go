@@ -21,10 +21,14 @@ import (
 // itself, all in the same atomic write as the rate-limit counters. The
 // counter starts at the record's period spend as the gateway read it
 // (BudgetCounter.Base). The request's spend event carries the hold
-// (spend.Event.Hold), and the spend consumer settles it exactly once, in
+// (spend.Event.Hold), also when its admission got no answer (a deadline, a
+// lost answer: the write may have been applied), and the spend consumer
+// settles it exactly once, in
 // its recording transaction: it deletes the hold and adds (real cost -
 // Amount) to each counter; if the hold is gone (released by the sweeper),
-// it adds the real cost (Hold.SettleDelta). A request that never sends its
+// it adds the real cost (Hold.SettleDelta); a hold never written is
+// settled the same way, at the real cost of a request whose admission
+// failed: 0. A request that never sends its
 // spend event (a crash) leaves its hold until Hold.Expires, when the
 // sweeper deletes it and gives Amount back, exactly once against the
 // consumer. So a counter is always at least the recorded spend of its

@@ -46,7 +46,8 @@ func (l *Ledger) Holds() int {
 
 // Settle replaces h's reservation with its real cost: it deletes the hold
 // and adds real - amount to each of its counters; when the hold is gone
-// already (released by the sweeper), it adds real to h's counters. The
+// already (released by the sweeper, or never made: an admission that got
+// no answer), it adds real to h's counters. The
 // caller makes it once per request (the spend store's exactly-once).
 func (l *Ledger) Settle(h *Hold, real int64) (held bool) {
 	l.mu.Lock()

@@ -1,6 +1,7 @@
 package limits_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -87,5 +88,34 @@ func TestHoldExpiry(t *testing.T) {
 	}
 	if got := limits.HoldExpiry(now, -time.Minute); !got.Equal(now.Add(limits.HoldGrace)) {
 		t.Errorf("HoldExpiry(now, -1m) = %v", got)
+	}
+}
+
+func TestBound(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(left time.Duration) context.Context {
+		ctx, cancel := context.WithDeadline(context.Background(), now.Add(left))
+		t.Cleanup(cancel)
+		return ctx
+	}
+	tests := []struct {
+		name       string
+		ctx        context.Context
+		max        time.Duration
+		want       time.Duration
+		byDeadline bool
+	}{
+		{"no deadline: the cap", context.Background(), 3 * time.Second, 3 * time.Second, false},
+		{"no deadline, no cap: the default", context.Background(), 0, limits.DefaultAdmitTimeout, false},
+		{"a far deadline: the cap", at(time.Minute), 3 * time.Second, 3 * time.Second, false},
+		{"a near deadline: it, less the margin", at(5 * time.Second), 10 * time.Second, 5*time.Second - limits.AdmitMargin, true},
+		{"a very near deadline: half of it", at(time.Second), 10 * time.Second, 500 * time.Millisecond, true},
+		{"a passed deadline: none", at(-time.Second), 10 * time.Second, -500 * time.Millisecond, true},
+	}
+	for _, tt := range tests {
+		got, by := limits.Bound(tt.ctx, now, tt.max)
+		if got != tt.want || by != tt.byDeadline {
+			t.Errorf("%s: Bound = %v, %v; want %v, %v", tt.name, got, by, tt.want, tt.byDeadline)
+		}
 	}
 }

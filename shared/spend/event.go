@@ -84,8 +84,10 @@ type Event struct {
 	Stream     bool
 	StatusCode int
 
-	// Hold is the strict-budget reservation the request made, which
-	// recording the event settles (nil: none; holds.go).
+	// Hold is the strict-budget reservation the request made, or tried to
+	// make when its admission got no answer, which recording the event
+	// settles (nil: none; holds.go). A hold that is not there (never
+	// written, or released by the sweeper) settles at the real cost alone.
 	Hold *limits.Hold
 }
 

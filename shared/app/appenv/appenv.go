@@ -82,6 +82,9 @@ type Settings struct {
 	MetricsNamespace string // METRICS_NAMESPACE
 	KeyCacheTTL      time.Duration
 	CooldownCacheTTL time.Duration
+	// LimitsTimeout (GATEWAY_LIMITS_TIMEOUT) is the longest an admission
+	// waits for the counters table; 0: the default (limits.DefaultAdmitTimeout).
+	LimitsTimeout time.Duration
 	// Local bounds a local-mode gateway's clients (env, then flags); zero
 	// in Lambda.
 	Local      LocalLimits
@@ -183,7 +186,10 @@ func (s *Settings) gatewayEnv(get func(string) string) error {
 	if s.KeyCacheTTL, err = duration(get, "GATEWAY_KEY_CACHE_TTL"); err != nil {
 		return err
 	}
-	s.CooldownCacheTTL, err = duration(get, "GATEWAY_COOLDOWN_CACHE_TTL")
+	if s.CooldownCacheTTL, err = duration(get, "GATEWAY_COOLDOWN_CACHE_TTL"); err != nil {
+		return err
+	}
+	s.LimitsTimeout, err = duration(get, "GATEWAY_LIMITS_TIMEOUT")
 	return err
 }
 

@@ -63,9 +63,14 @@ type Options struct {
 	// HoldsTable is the spend table, where strict-budget holds are put
 	// (limits.HoldKey); required for admissions with a Hold.
 	HoldsTable string
-	// Timeout bounds each Admit and AdjustTokens, on top of the caller's
-	// deadline; 0: 2s. Past it the fail-open/closed policy decides.
+	// Timeout bounds each AdjustTokens and read, on top of the caller's
+	// deadline; 0: 2s.
 	Timeout time.Duration
+	// AdmitTimeout is the longest an Admit waits for DynamoDB when the
+	// request's deadline allows more (limits.Admitter.Timeout): past it the
+	// fail-open/closed policy decides. 0: the larger of Timeout and
+	// limits.DefaultAdmitTimeout.
+	AdmitTimeout time.Duration
 	// Logger receives the fail-open lines; nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -87,8 +92,11 @@ func New(client *dynamodb.Client, table string, o Options) *Store {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
 	}
+	if o.AdmitTimeout <= 0 {
+		o.AdmitTimeout = max(o.Timeout, limits.DefaultAdmitTimeout)
+	}
 	s := &Store{client: client, table: table, holds: o.HoldsTable, timeout: o.Timeout}
-	s.admitter = limits.Admitter{Backend: backend{s}, Logger: o.Logger, Timeout: o.Timeout}
+	s.admitter = limits.Admitter{Backend: backend{s}, Logger: o.Logger, Timeout: o.AdmitTimeout}
 	return s
 }
 

@@ -80,7 +80,7 @@ func TestOneRoundTrip(t *testing.T) {
 // DynamoDB that never answers cannot hang a request past its deadline.
 func TestUnreachable(t *testing.T) {
 	st := ddblimits.New(ddb.NewClient(ddblocal.ConfigAt(ddblocal.Unanswered(t)), ddb.ClientOptions{Emulator: true, MaxAttempts: 1}), "counters",
-		ddblimits.Options{Timeout: 200 * time.Millisecond})
+		ddblimits.Options{Timeout: 200 * time.Millisecond, AdmitTimeout: 200 * time.Millisecond})
 
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	rpm := limits.Scope{Kind: limits.KindKey, ID: "k", RPM: 10}
@@ -116,6 +116,30 @@ func TestUnreachable(t *testing.T) {
 				t.Errorf("FailedOpen() = %d, want %d", st.FailedOpen(), opened)
 			}
 		})
+	}
+}
+
+// A store that does not answer before the request's own deadline (less
+// limits.AdmitMargin) comes before the admission's cap refuses the
+// request, fail-open scope or not: it is slow, not known down, and its
+// write may yet be applied, so letting the request through would make the
+// limits inexact. The cap, reached first, is an unreachable store.
+func TestRequestDeadlineBeforeCap(t *testing.T) {
+	st := ddblimits.New(ddb.NewClient(ddblocal.ConfigAt(ddblocal.Unanswered(t)), ddb.ClientOptions{Emulator: true, MaxAttempts: 1}), "counters",
+		ddblimits.Options{AdmitTimeout: time.Minute})
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	req := limits.AdmitRequest{Now: now, Scopes: []limits.Scope{{Kind: limits.KindKey, ID: "k", RPM: 10, OnError: limits.FailOpen}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	d, err := st.Admit(ctx, req)
+	if !errors.Is(err, limits.ErrUnavailable) || d.Allowed || d.FailedOpen {
+		t.Fatalf("Admit = %+v, %v; want refused with ErrUnavailable", d, err)
+	}
+	if ctx.Err() != nil {
+		t.Error("Admit waited past the request's deadline (it leaves limits.AdmitMargin)")
+	}
+	if st.FailedOpen() != 0 {
+		t.Errorf("FailedOpen() = %d, want 0", st.FailedOpen())
 	}
 }
 

@@ -21,8 +21,11 @@ import (
 // transaction: the hold's item is deleted (condition attribute_exists) and
 // each of its counters in the counters table gets ADD c (real cost -
 // reserved), aggregated per counter over the chunk. A cancellation on a
-// hold's delete means the sweeper released it: the event is retried with
-// ADD c (real cost) and no delete. The sweeper (SweepHolds) deletes an
+// hold's delete means the hold is not there: the sweeper released it, or
+// it was never written (the event of an admission that got no answer names
+// the hold it tried, whose write may or may not have been applied); the
+// event is retried with ADD c (real cost: 0 for a request that failed its
+// admission, so nothing) and no delete. The sweeper (SweepHolds) deletes an
 // expired hold (condition attribute_exists) and ADDs -reserved to its
 // counters in one transaction, so exactly one of the two gives the
 // reservation back.
