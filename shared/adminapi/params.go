@@ -320,7 +320,6 @@ const (
 	whyParallel    = "concurrency is bounded by the function's reserved concurrency, not per key"
 	whyModelLimit  = "per-model limits and budgets are not enforced"
 	whyPermissions = "permissions, routes, guardrails, cache controls and enforced params are not enforced"
-	whyAliases     = "model aliases per key or team are not applied"
 	whyOrg         = "organizations are not built"
 	whyBudgetID    = "budgets are set on the record itself (max_budget, budget_duration), not by budget id"
 	whySpend       = "spend changes only through the spend pipeline"

@@ -64,6 +64,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		h.fail(ctx, w, c, err)
 		return
 	}
+	applyAliases(p, req) // auth.go
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
 	if req.Model == "" {
 		e := apierr.New(apierr.InvalidRequest, "missing required parameter: 'model'")

@@ -53,6 +53,7 @@ var tests = []struct {
 	{"Admin", "HostileIDs", testHostileIDs},
 	{"Admin", "Oversized", testOversized},
 	{"Admin", "Times", testTimes},
+	{"Admin", "ModelAliases", testModelAliases},
 	{"Spender", "ConcurrentSpend", testConcurrentSpend},
 	{"Spender", "SpendPeriods", testSpendPeriods},
 	{"Spender", "SoftBudget", testSoftBudget},
