@@ -94,6 +94,7 @@ const (
 // TeamMember is one entry of a team's member list.
 type TeamMember struct {
 	UserID string
+	Email  string // user_email the member was added with ("" when none)
 	Role   string // MemberAdmin or MemberUser
 }
 
@@ -115,6 +116,7 @@ type Member struct {
 	TeamID    string
 	UserID    string
 	Role      string // MemberAdmin or MemberUser
+	Email     string // user_email the member was added with; a user AddMember creates gets it
 	CreatedAt time.Time
 	Settings
 }
@@ -320,7 +322,7 @@ func (u User) Validate() error {
 
 // Validate checks m; its error wraps ErrInvalid.
 func (m Member) Validate() error {
-	if err := ValidMember(m.TeamID, m.UserID); err != nil {
+	if err := firstErr(ValidMember(m.TeamID, m.UserID), validText("user_email", m.Email, MaxNameLen)); err != nil {
 		return err
 	}
 	if m.Role != MemberAdmin && m.Role != MemberUser {

@@ -54,6 +54,8 @@ var tests = []struct {
 	{"Admin", "Oversized", testOversized},
 	{"Admin", "Times", testTimes},
 	{"Admin", "ModelAliases", testModelAliases},
+	{"Admin", "SetSpend", testSetSpend},
+	{"Admin", "MemberEmail", testMemberEmail},
 	{"Spender", "ConcurrentSpend", testConcurrentSpend},
 	{"Spender", "SpendPeriods", testSpendPeriods},
 	{"Spender", "SoftBudget", testSoftBudget},
