@@ -294,7 +294,9 @@ func (m *Memory) AddMember(_ context.Context, mb Member) error {
 		if err := m.members.create(m, mb, nil); err != nil {
 			return err
 		}
-		m.teams.change(mb.TeamID, func(t *Team) { t.Members = append(t.Members, TeamMember{UserID: mb.UserID, Email: mb.Email, Role: mb.Role}) })
+		m.teams.change(mb.TeamID, func(t *Team) {
+			t.Members = append(t.Members, TeamMember{UserID: mb.UserID, Email: mb.Email, Role: mb.Role})
+		})
 		m.users.change(mb.UserID, func(u *User) { u.Teams = append(u.Teams, mb.TeamID) })
 		return nil
 	})
