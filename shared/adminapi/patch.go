@@ -113,6 +113,7 @@ func keyPatch(p *params, now time.Time) patch[keys.Key] {
 	pt.field(ok || p.has("tags"), func(k *keys.Key) { k.Tags = tags })
 	pt.blocked(p)
 	pt.aliases(p, "aliases")
+	p.refuse(whySpend, "spend")
 	p.refuse(whyRotation, "auto_rotate", "rotation_interval")
 	p.refuseCommon()
 	p.ignore("key_type", "send_invite_email", "soft_budget_cooldown")
@@ -128,6 +129,7 @@ func teamPatch(p *params) patch[keys.Team] {
 	pt.metadata(p)
 	p.refuse(whyTags, "tags")
 	pt.aliases(p, "model_aliases")
+	p.refuse(whySpend, "spend")
 	p.refuse(whyMemberLimit, "team_member_budget", "team_member_rpm_limit", "team_member_tpm_limit",
 		"team_member_key_duration", "team_member_permissions", "default_team_member_models")
 	p.refuse(whyRotation, "secret_manager_settings")

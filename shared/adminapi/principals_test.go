@@ -2,6 +2,7 @@ package adminapi_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -102,5 +103,98 @@ func TestModelAliasRoutes(t *testing.T) {
 		if code := chatCode(c, u["key"].(string), "u-small"); code != 200 {
 			t.Fatalf("chat with the user's new alias: %d", code)
 		}
+	})
+}
+
+// membersWithRoles returns a team object's members_with_roles by user id.
+func membersWithRoles(t *testing.T, team map[string]any) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	list, ok := team["members_with_roles"].([]any)
+	if !ok {
+		t.Fatalf("no members_with_roles in %v", team)
+	}
+	for _, m := range list {
+		mm := m.(map[string]any)
+		out[mm["user_id"].(string)] = mm
+	}
+	return out
+}
+
+// TestUserTeamRoutes: /user/new with team_id joins the team as a user
+// with its email; /user/new and /user/update set spend (0 resets a spent
+// budget); /team/new makes a caller with a user id the team's admin (the
+// master key adds nobody); a member added by user_email keeps it and can
+// be removed by it; removing a non-member is LiteLLM's 400.
+func TestUserTeamRoutes(t *testing.T) {
+	const m = "sk-master-test"
+	onStores(t, func(t *testing.T, c client) {
+		team := c.must(m, "POST", "/team/new", `{"team_alias": "my-new-team", "team_id": "t-join"}`)
+		if got := membersWithRoles(t, team); len(got) != 0 {
+			t.Fatalf("team/new with the master key has members %v", got)
+		}
+
+		u := c.must(m, "POST", "/user/new", `{"user_email": "krrish@berri.ai", "user_role": "internal_user", "team_id": "t-join"}`)
+		uid, _ := u["user_id"].(string)
+		if teams, _ := u["teams"].([]any); len(teams) != 1 || teams[0] != "t-join" {
+			t.Fatalf("user/new with team_id: teams %v", u["teams"])
+		}
+		info := c.must(m, "GET", "/team/info?team_id=t-join", "")
+		if mb := membersWithRoles(t, info["team_info"].(map[string]any))[uid]; mb == nil || mb["role"] != "user" || mb["user_email"] != "krrish@berri.ai" {
+			t.Fatalf("team/info members_with_roles = %v", info["team_info"].(map[string]any)["members_with_roles"])
+		}
+		c.errParam(m, "POST", "/user/new", `{"user_id": "ghost", "team_id": "nope"}`, 404, "team_id")
+		c.errParam(m, "GET", "/user/info?user_id=ghost", "", 404, "user_id")
+
+		// Spend: set on creation, reset by update.
+		sp := c.must(m, "POST", "/user/new", `{"user_id": "spender", "max_budget": 1, "spend": 5}`)
+		if sp["spend"] != 5.0 {
+			t.Fatalf("user/new spend = %v", sp["spend"])
+		}
+		key := sp["key"].(string)
+		if code := chatCode(c, key, "gpt-4o"); code != 400 {
+			t.Fatalf("chat of a user over budget: %d, want 400", code)
+		}
+		up := c.must(m, "POST", "/user/update", `{"user_id": "spender", "spend": 0}`)
+		if d := up["data"].(map[string]any); d["spend"] != 0.0 || d["max_budget"] != 1.0 {
+			t.Fatalf("user/update spend 0 = %v", d)
+		}
+		if code := chatCode(c, key, "gpt-4o"); code != 200 {
+			t.Fatalf("chat after the spend reset: %d, want 200", code)
+		}
+		c.errParam(m, "POST", "/user/update", `{"user_id": "spender", "spend": -1}`, 400, "spend")
+		c.errParam(m, "POST", "/key/update", `{"key": "`+key+`", "spend": 3}`, 400, "spend")
+
+		// A proxy admin user creating a team becomes its admin, once.
+		boss := c.must(m, "POST", "/user/new", `{"user_id": "boss", "user_role": "proxy_admin"}`)["key"].(string)
+		bt := c.must(boss, "POST", "/team/new", `{"team_alias": "boss-team"}`)
+		if mb := membersWithRoles(t, bt)["boss"]; mb == nil || mb["role"] != "admin" {
+			t.Fatalf("team/new by a user: members %v", bt["members_with_roles"])
+		}
+		listed := c.must(boss, "POST", "/team/new", `{"team_alias": "boss-team-2", "members_with_roles": [{"role": "user", "user_id": "boss"}]}`)
+		if got := membersWithRoles(t, listed); len(got) != 1 || got["boss"]["role"] != "user" {
+			t.Fatalf("team/new listing its creator: members %v", listed["members_with_roles"])
+		}
+
+		// Members by email.
+		added := c.must(m, "POST", "/team/member_add", `{"team_id": "t-join", "member": {"role": "user", "user_email": "new@berri.ai"}}`)
+		var newID string
+		for id, mb := range membersWithRoles(t, added) {
+			if mb["user_email"] == "new@berri.ai" {
+				newID = id
+			}
+		}
+		if users, _ := added["updated_users"].([]any); newID == "" || len(users) != 1 || users[0].(map[string]any)["user_email"] != "new@berri.ai" {
+			t.Fatalf("team/member_add by email = %v", added)
+		}
+		left := c.must(m, "POST", "/team/member_delete", `{"team_id": "t-join", "user_email": "new@berri.ai"}`)
+		if _, still := membersWithRoles(t, left)[newID]; still {
+			t.Fatalf("member_delete by email left %v", left["members_with_roles"])
+		}
+		code, body, raw := c.call(m, "POST", "/team/member_delete", `{"team_id": "t-join", "user_email": "new@berri.ai"}`)
+		if e, _ := body["error"].(map[string]any); code != 400 || e == nil || !strings.HasPrefix(e["message"].(string), "User not found in team") {
+			t.Fatalf("member_delete of a non-member: %d %s; want LiteLLM's 400 User not found in team", code, raw)
+		}
+		c.errParam(m, "POST", "/team/member_delete", `{"team_id": "t-join", "user_id": "boss"}`, 400, "user_id")
 	})
 }

@@ -136,7 +136,7 @@ func teamObject(t keys.Team, now time.Time) obj {
 	members := make([]obj, 0, len(t.Members))
 	admins, users := []string{}, []string{}
 	for _, m := range t.Members {
-		members = append(members, obj{"user_id": m.UserID, "user_email": nil, "role": m.Role})
+		members = append(members, obj{"user_id": m.UserID, "user_email": orNil(m.Email), "role": m.Role})
 		if m.Role == keys.MemberAdmin {
 			admins = append(admins, m.UserID)
 		} else {
