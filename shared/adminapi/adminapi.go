@@ -115,6 +115,15 @@ var routes = map[string]route{
 	"/customer/info":    {http.MethodGet, (*Handler).customerInfo},
 	"/customer/list":    {http.MethodGet, (*Handler).customerList},
 
+	// LiteLLM's other names of the customer routes.
+	"/end_user/new":     {http.MethodPost, (*Handler).customerNew},
+	"/end_user/update":  {http.MethodPost, (*Handler).customerUpdate},
+	"/end_user/delete":  {http.MethodPost, (*Handler).customerDelete},
+	"/end_user/block":   {http.MethodPost, (*Handler).customerBlock},
+	"/end_user/unblock": {http.MethodPost, (*Handler).customerUnblock},
+	"/end_user/info":    {http.MethodGet, (*Handler).customerInfo},
+	"/end_user/list":    {http.MethodGet, (*Handler).customerList},
+
 	"/spend/logs":          {http.MethodGet, (*Handler).spendLogs},
 	"/global/spend/report": {http.MethodGet, (*Handler).globalSpendReport},
 	"/user/daily/activity": {http.MethodGet, (*Handler).userDailyActivity},

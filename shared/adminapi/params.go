@@ -320,7 +320,6 @@ const (
 	whyParallel    = "concurrency is bounded by the function's reserved concurrency, not per key"
 	whyModelLimit  = "per-model limits and budgets are not enforced"
 	whyPermissions = "permissions, routes, guardrails, cache controls and enforced params are not enforced"
-	whyAliases     = "model aliases per key or team are not applied"
 	whyOrg         = "organizations are not built"
 	whyBudgetID    = "budgets are set on the record itself (max_budget, budget_duration), not by budget id"
 	whySpend       = "spend changes only through the spend pipeline"
@@ -331,7 +330,8 @@ const (
 	whyLimitType   = "only the default (best effort per minute) limit type exists"
 )
 
-// refusedCommon are fields refused on keys, users and teams.
+// refusedCommon are fields refused on keys, users and teams (spend is
+// refused on keys and teams only: users take it, principals.go).
 func (p *params) refuseCommon() {
 	p.refuse(whyParallel, "max_parallel_requests")
 	p.refuse(whyModelLimit, "model_max_budget", "model_rpm_limit", "model_tpm_limit")
@@ -340,7 +340,6 @@ func (p *params) refuseCommon() {
 		"mcp_servers", "disable_global_guardrails", "policies", "allowed_mcp_servers", "access_group_ids")
 	p.refuse(whyOrg, "organization_id")
 	p.refuse(whyBudgetID, "budget_id")
-	p.refuse(whySpend, "spend")
 	p.refuse(whyLimitType, "rpm_limit_type", "tpm_limit_type")
 }
 

@@ -104,7 +104,7 @@ func keyObject(k keys.Key, now time.Time) obj {
 		"key_name":               orNil(k.KeyName),
 		"key_alias":              orNil(k.Alias),
 		"expires":                ts(k.ExpiresAt),
-		"aliases":                obj{},
+		"aliases":                aliasesOrEmpty(k.Aliases),
 		"config":                 obj{},
 		"user_id":                orNil(k.UserID),
 		"team_id":                orNil(k.TeamID),
@@ -136,7 +136,7 @@ func teamObject(t keys.Team, now time.Time) obj {
 	members := make([]obj, 0, len(t.Members))
 	admins, users := []string{}, []string{}
 	for _, m := range t.Members {
-		members = append(members, obj{"user_id": m.UserID, "user_email": nil, "role": m.Role})
+		members = append(members, obj{"user_id": m.UserID, "user_email": orNil(m.Email), "role": m.Role})
 		if m.Role == keys.MemberAdmin {
 			admins = append(admins, m.UserID)
 		} else {
@@ -147,7 +147,7 @@ func teamObject(t keys.Team, now time.Time) obj {
 	o["organization_id"] = nil
 	o["admins"], o["members"], o["members_with_roles"] = admins, users, members
 	o["blocked"] = t.Blocked
-	o["model_aliases"] = nil
+	teamAliasFields(o, t.Aliases)
 	return settingsFields(o, t.Settings, now)
 }
 
@@ -156,6 +156,7 @@ func userObject(u keys.User, now time.Time) obj {
 	o["user_email"] = orNil(u.Email)
 	o["user_role"] = string(u.Role)
 	o["teams"] = strList(u.Teams)
+	o["aliases"] = aliasesOrEmpty(u.Aliases)
 	return settingsFields(o, u.Settings, now)
 }
 

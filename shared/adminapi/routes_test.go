@@ -228,7 +228,7 @@ func runRoutes(t *testing.T, c client) (secrets []string) {
 	}
 	c.errParam(m, "GET", "/team/info?team_id=nope", "", 404, "team_id")
 	c.must(m, "POST", "/team/member_delete", `{"team_id":"research","user_id":"bob"}`)
-	c.errParam(m, "POST", "/team/member_delete", `{"team_id":"research","user_id":"bob"}`, 404, "user_id")
+	c.errParam(m, "POST", "/team/member_delete", `{"team_id":"research","user_id":"bob"}`, 400, "user_id") // LiteLLM: 400 User not found in team
 	if tl := c.must(m, "GET", "/team/list", ""); tl == nil {
 		_, _, raw := c.call(m, "GET", "/team/list", "")
 		if !strings.HasPrefix(raw, "[") {

@@ -130,6 +130,7 @@ func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) err
 	for _, u := range plain {
 		members = append(members, memberSpec{Role: keys.MemberUser, UserID: u})
 	}
+	members = withCreator(members, c)
 	if t.ID == "" {
 		t.ID = newID()
 	}
@@ -140,7 +141,7 @@ func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) err
 			if err != nil {
 				return err
 			}
-			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t.ID, UserID: id, Role: m.Role, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
+			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t.ID, UserID: id, Role: m.Role, Email: m.UserEmail, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
 				return err
 			}
 		}
@@ -207,7 +208,7 @@ func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *calle
 		if err := notOwnMembership(c, id, uid); err != nil {
 			return err
 		}
-		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, CreatedAt: now, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: budget}}}
+		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: budget}}}
 		if err := h.keys.AddMember(ctx, mb); err != nil {
 			if errors.Is(err, keys.ErrExists) {
 				return apierr.Taken("member", "member", "user %s is already a member of team %s", uid, id)
@@ -313,28 +314,6 @@ func (h *Handler) userByEmail(ctx context.Context, email string) (string, error)
 		}
 	}
 	return "", notFound("user_email", "no user with this user_email")
-}
-
-func (h *Handler) teamMemberDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
-	id, uid, err := h.member(r, c, nil)
-	if err != nil {
-		return err
-	}
-	if err := notOwnMembership(c, id, uid); err != nil {
-		return err // leaving would drop its own max_budget_in_team from its team keys
-	}
-	ctx := r.Context()
-	if err := h.keys.RemoveMember(ctx, id, uid); err != nil {
-		if errors.Is(err, keys.ErrNotFound) {
-			return notFound("user_id", "user %s is not a member of team %s", uid, id)
-		}
-		return err
-	}
-	t, err := h.keys.GetTeam(ctx, id)
-	if err != nil {
-		return err
-	}
-	return ok(w, teamObject(t, h.now()))
 }
 
 func (h *Handler) teamBlock(w http.ResponseWriter, r *http.Request, c *caller) error {

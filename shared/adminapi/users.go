@@ -13,9 +13,12 @@ import (
 func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) error {
 	var teamIDs []string
 	var autoKey, hasAuto bool
-	var alias, durationText string
+	var alias, durationText, teamID string
+	var spend *float64
 	id, pt, err := users.decode(r, c, func(p *params) {
 		teamIDs, _ = p.strs("teams")
+		teamID, _ = p.str("team_id")
+		spend, _ = p.money("spend")
 		autoKey, hasAuto = p.boolean("auto_create_key")
 		alias, _ = p.str("key_alias")
 		_, durationText, _ = p.duration("duration")
@@ -38,16 +41,22 @@ func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) err
 			return err
 		}
 	}
+	if teamID != "" {
+		if _, err := h.loadTeam(ctx, teamID); err != nil {
+			return err
+		}
+		teamIDs = append(teamIDs, teamID) // LiteLLM's team_id: joins as a user, as teams does
+	}
 	if u.ID == "" {
 		u.ID = newID()
 	}
 	stored, err := users.created(h, ctx, u.ID, u, func() error {
 		for _, t := range teamIDs {
-			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t, UserID: u.ID, Role: keys.MemberUser, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
+			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t, UserID: u.ID, Role: keys.MemberUser, Email: u.Email, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
 				return err
 			}
 		}
-		return nil
+		return h.setUserSpend(ctx, u.ID, spend)
 	})
 	if err != nil {
 		return err
@@ -75,16 +84,6 @@ func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) err
 
 func (h *Handler) loadUser(r *http.Request, id string) (keys.User, error) {
 	return users.load(h, r.Context(), "user_id", id)
-}
-
-func (h *Handler) userUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	resolve := func(id string, pt patch[keys.User]) (string, error) {
-		if id == "" && pt.email != "" {
-			return h.userByEmail(r.Context(), pt.email)
-		}
-		return id, nil
-	}
-	return users.updateAndShow(h, w, r, c, resolve, func(u keys.User) obj { return obj{"user_id": u.ID, "data": userObject(u, h.now())} })
 }
 
 // userDelete deletes users, their keys (kept as deleted-key audit copies)

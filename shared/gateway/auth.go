@@ -37,6 +37,39 @@ func (p *Principal) restricted() bool {
 		(p.User != nil && len(p.User.Models) > 0)
 }
 
+// resolveAlias returns the model group a request's model names for p, as
+// LiteLLM applies model aliases before routing: the team's model_aliases,
+// then the user's aliases, then the key's, each looked up once in the name
+// the previous left (so a key's alias may name a team alias's target).
+// No alias: model as is, with no allocation.
+func (p *Principal) resolveAlias(model string) string {
+	if p.Team != nil {
+		if to, ok := p.Team.Aliases[model]; ok {
+			model = to
+		}
+	}
+	if p.User != nil {
+		if to, ok := p.User.Aliases[model]; ok {
+			model = to
+		}
+	}
+	if p.Key != nil {
+		if to, ok := p.Key.Aliases[model]; ok {
+			model = to
+		}
+	}
+	return model
+}
+
+// applyAliases renames req's model by p's model aliases, before anything
+// reads it: model access, routing, budgets and the spend event see the
+// model group the alias names (LiteLLM rewrites the request's model).
+func applyAliases(p *Principal, req *wire.Request) {
+	if m := p.resolveAlias(req.Model); m != req.Model {
+		req.Rename(m)
+	}
+}
+
 // Authenticator checks a request's bearer token. The seam for virtual keys.
 type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (*Principal, error)

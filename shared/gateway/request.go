@@ -74,6 +74,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 		h.batch(w, r, req)
 		return
 	}
+	applyAliases(p, req) // auth.go
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
 	if req.Model == "" {
 		e := apierr.New(apierr.InvalidRequest, "missing required parameter: 'model'")

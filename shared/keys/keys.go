@@ -101,6 +101,14 @@ type Admin interface {
 	// ListEndUsers returns every end user, by id.
 	ListEndUsers(ctx context.Context) ([]EndUser, error)
 
+	// SetSpend sets the spend of the record r names to nanos (LiteLLM's
+	// spend field of /user/update, which resets spend): its lifetime
+	// spend and, with a budget_duration, the spend of the period that
+	// contains at; its soft budget crossing is unmarked. ErrNotFound if
+	// it does not exist. Spend added concurrently may land before or
+	// after it.
+	SetSpend(ctx context.Context, r Ref, nanos int64, at time.Time) error
+
 	// Block sets the blocked flag of the key, team or end user r names.
 	Block(ctx context.Context, r Ref, blocked bool) error
 	// Delete deletes the record r names: a team or a user with its

@@ -287,14 +287,16 @@ func (m *Memory) AddMember(_ context.Context, mb Member) error {
 			return fmt.Errorf("member %s: %w", id, ErrExists)
 		}
 		if _, ok := m.users.m[mb.UserID]; !ok {
-			if err := m.createUser(User{ID: mb.UserID, Role: RoleInternalUser}); err != nil {
+			if err := m.createUser(User{ID: mb.UserID, Email: mb.Email, Role: RoleInternalUser}); err != nil {
 				return err
 			}
 		}
 		if err := m.members.create(m, mb, nil); err != nil {
 			return err
 		}
-		m.teams.change(mb.TeamID, func(t *Team) { t.Members = append(t.Members, TeamMember{UserID: mb.UserID, Role: mb.Role}) })
+		m.teams.change(mb.TeamID, func(t *Team) {
+			t.Members = append(t.Members, TeamMember{UserID: mb.UserID, Email: mb.Email, Role: mb.Role})
+		})
 		m.users.change(mb.UserID, func(u *User) { u.Teams = append(u.Teams, mb.TeamID) })
 		return nil
 	})

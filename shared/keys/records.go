@@ -3,6 +3,7 @@ package keys
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -17,14 +18,18 @@ import (
 // A kind that has no use for a setting leaves it zero (the admin API
 // refuses setting it):
 //
-//	          Models  RPM/TPM  Blocked  Metadata  Budget
-//	Key       yes     yes      yes      yes       yes
-//	Team      yes     yes      yes      yes       yes
-//	User      yes     yes      -        yes       yes
-//	Member    -       -        -        -         yes
-//	EndUser   -       yes      yes      -         yes
+//	          Models  Aliases  RPM/TPM  Blocked  Metadata  Budget
+//	Key       yes     yes      yes      yes      yes       yes
+//	Team      yes     yes      yes      yes      yes       yes
+//	User      yes     yes      yes      -        yes       yes
+//	Member    -       -        -        -        -         yes
+//	EndUser   -       -        yes      yes      -         yes
 type Settings struct {
-	Models   []string        // allowed model groups; empty: every model (LiteLLM)
+	Models []string // allowed model groups; empty: every model (LiteLLM)
+	// Aliases map a model name a request sends to the model group it
+	// calls (a key's and a user's "aliases", a team's "model_aliases");
+	// the gateway applies them before routing and model access. nil: none.
+	Aliases  map[string]string
 	RPMLimit int64           // 0: none
 	TPMLimit int64           // 0: none
 	Blocked  bool            //
@@ -89,6 +94,7 @@ const (
 // TeamMember is one entry of a team's member list.
 type TeamMember struct {
 	UserID string
+	Email  string // user_email the member was added with ("" when none)
 	Role   string // MemberAdmin or MemberUser
 }
 
@@ -110,6 +116,7 @@ type Member struct {
 	TeamID    string
 	UserID    string
 	Role      string // MemberAdmin or MemberUser
+	Email     string // user_email the member was added with; a user AddMember creates gets it
 	CreatedAt time.Time
 	Settings
 }
@@ -237,6 +244,20 @@ func validNames(param string, names []string, max int) error {
 	return nil
 }
 
+// validAliases checks a model alias map: at most MaxModels entries whose
+// names and targets are 1 to MaxNameLen bytes.
+func validAliases(m map[string]string) error {
+	if len(m) > MaxModels {
+		return invalid("aliases", "want at most %d entries, got %d", MaxModels, len(m))
+	}
+	for from, to := range m {
+		if from == "" || len(from) > MaxNameLen || to == "" || len(to) > MaxNameLen {
+			return invalid("aliases", "want names and model groups of 1 to %d bytes, got %q: %q", MaxNameLen, short(from), short(to))
+		}
+	}
+	return nil
+}
+
 // validate checks the settings of the record what names.
 func (s Settings) validate(what string) error {
 	var object map[string]any
@@ -250,7 +271,7 @@ func (s Settings) validate(what string) error {
 	case slices.Contains(s.Models, ""):
 		return fmt.Errorf("%s: %w: empty model name", what, ErrInvalid)
 	}
-	if err := validNames("models", s.Models, MaxModels); err != nil {
+	if err := firstErr(validNames("models", s.Models, MaxModels), validAliases(s.Aliases)); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return s.Budget.validate(what)
@@ -301,7 +322,7 @@ func (u User) Validate() error {
 
 // Validate checks m; its error wraps ErrInvalid.
 func (m Member) Validate() error {
-	if err := ValidMember(m.TeamID, m.UserID); err != nil {
+	if err := firstErr(ValidMember(m.TeamID, m.UserID), validText("user_email", m.Email, MaxNameLen)); err != nil {
 		return err
 	}
 	if m.Role != MemberAdmin && m.Role != MemberUser {
@@ -359,6 +380,10 @@ func (e *EndUser) own() {}
 func clone[T any, P record[T]](v T) T {
 	s := P(&v).settings()
 	s.Models = slices.Clone(s.Models)
+	s.Aliases = maps.Clone(s.Aliases)
+	if len(s.Aliases) == 0 {
+		s.Aliases = nil // as DynamoDB stores no empty map
+	}
 	s.Metadata = slices.Clone(s.Metadata)
 	s.Budget = cloneBudget(s.Budget)
 	P(&v).own()

@@ -82,6 +82,7 @@ type Request struct {
 	MockResponse  string   // per-request mock_response (mock deployments only)
 	HasMock       bool
 	gatewayFields bool // the body has fields only the gateway reads
+	renamed       bool // Model is not the body's model (Rename)
 }
 
 // FieldError is a request field of the wrong type.
@@ -288,7 +289,7 @@ var gatewayFields = []string{"fallbacks", "disable_fallbacks", "num_retries", "m
 // nothing changes it is returned as is.
 func (r *Request) WithModel(model string, injectUsage bool) []byte {
 	inject := injectUsage && r.Stream && !r.IncludeUsage
-	if model == r.Model && !r.gatewayFields && !inject {
+	if model == r.Model && !r.renamed && !r.gatewayFields && !inject {
 		return r.Body
 	}
 	q, _ := json.Marshal(model) // JSON, not Go, escapes: strconv.Quote writes \x7f, \a, \v

@@ -15,7 +15,7 @@ import (
 
 // A membership's item: pk "member#<team>#<user>", kind "member", its
 // settings (settings.go: only the budget is used) and team_id, user_id,
-// role (S), created_at (N, epoch ms).
+// role (S), email (S, absent when none), created_at (N, epoch ms).
 //
 // Membership is written in three places (the member item, the team's
 // members, the user's teams), always in one TransactWriteItems; deleting
@@ -28,13 +28,14 @@ func memberAttrs(m keys.Member) attrs {
 	a.set[attrTeamID] = ddb.S(m.TeamID)
 	a.set[attrUserID] = ddb.S(m.UserID)
 	a.set[attrRole] = ddb.S(m.Role)
+	a.opt(attrEmail, ddb.S(m.Email), m.Email != "")
 	return a
 }
 
 func decodeMember(item ddb.Item) keys.Member {
 	return keys.Member{
 		TeamID: ddb.String(item, attrTeamID), UserID: ddb.String(item, attrUserID), Role: ddb.String(item, attrRole),
-		CreatedAt: getTime(item, attrCreated), Settings: decodeSettings(item),
+		Email: ddb.String(item, attrEmail), CreatedAt: getTime(item, attrCreated), Settings: decodeSettings(item),
 	}
 }
 
@@ -64,12 +65,12 @@ func (st *Store) AddMember(ctx context.Context, m keys.Member) error {
 		}
 		items := []types.TransactWriteItem{
 			put(st.table, newItem(memberAttrs(m), m.Ref().String(), keys.KindMember, m.CreatedAt), "attribute_not_exists(pk)", nil),
-			st.teamMembersUpdate(m.TeamID, append(t.Members, keys.TeamMember{UserID: m.UserID, Role: m.Role}), len(t.Members)),
+			st.teamMembersUpdate(m.TeamID, append(t.Members, keys.TeamMember{UserID: m.UserID, Email: m.Email, Role: m.Role}), len(t.Members)),
 		}
 		u, err := st.GetUser(ctx, m.UserID)
 		switch {
 		case errors.Is(err, keys.ErrNotFound):
-			items = append(items, put(st.table, newUserItem(keys.User{ID: m.UserID, Role: keys.RoleInternalUser}, m.TeamID), "attribute_not_exists(pk)", nil))
+			items = append(items, put(st.table, newUserItem(keys.User{ID: m.UserID, Email: m.Email, Role: keys.RoleInternalUser}, m.TeamID), "attribute_not_exists(pk)", nil))
 		case err != nil:
 			return err
 		default:
@@ -145,7 +146,8 @@ func (st *Store) RemoveMember(ctx context.Context, team, user string) error {
 	return err
 }
 
-// A team item's members: L of M {user_id, role}; a member item's role.
+// A team item's members: L of M {user_id, role, email (absent when
+// none)}; a member item's role.
 const (
 	attrMembers = "members"
 	attrRole    = "role"
@@ -157,7 +159,7 @@ func decodeMembers(item ddb.Item) []keys.TeamMember {
 	if l, ok := item[attrMembers].(*types.AttributeValueMemberL); ok {
 		for _, e := range l.Value {
 			if m, ok := e.(*types.AttributeValueMemberM); ok {
-				out = append(out, keys.TeamMember{UserID: ddb.String(m.Value, attrUserID), Role: ddb.String(m.Value, attrRole)})
+				out = append(out, keys.TeamMember{UserID: ddb.String(m.Value, attrUserID), Email: ddb.String(m.Value, attrEmail), Role: ddb.String(m.Value, attrRole)})
 			}
 		}
 	}
@@ -198,7 +200,11 @@ func (st *Store) deleteTeam(ctx context.Context, id string) error {
 func (st *Store) teamMembersUpdate(team string, members []keys.TeamMember, readLen int) types.TransactWriteItem {
 	l := make([]types.AttributeValue, len(members))
 	for i, m := range members {
-		l[i] = &types.AttributeValueMemberM{Value: ddb.Item{attrUserID: ddb.S(m.UserID), attrRole: ddb.S(m.Role)}}
+		e := ddb.Item{attrUserID: ddb.S(m.UserID), attrRole: ddb.S(m.Role)}
+		if m.Email != "" {
+			e[attrEmail] = ddb.S(m.Email)
+		}
+		l[i] = &types.AttributeValueMemberM{Value: e}
 	}
 	return st.listSet(teamPK(team), attrMembers, &types.AttributeValueMemberL{Value: l}, readLen)
 }

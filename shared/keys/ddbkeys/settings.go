@@ -14,6 +14,7 @@ import (
 // The attributes of keys.Settings, on every record item.
 //
 //	models                   L of S; empty: every model
+//	aliases                  M of S (model alias -> model group); absent: none
 //	rpm_limit, tpm_limit     N; 0: none
 //	blocked                  BOOL
 //	metadata                 S (a JSON object); absent: none
@@ -25,6 +26,7 @@ import (
 //	soft_alerted             N (epoch ms) the period whose soft budget crossing was logged
 const (
 	attrModels      = "models"
+	attrAliases     = "aliases"
 	attrRPM         = "rpm_limit"
 	attrTPM         = "tpm_limit"
 	attrBlocked     = "blocked"
@@ -66,6 +68,7 @@ func settingsAttrs(s keys.Settings) attrs {
 		attrBlocked: ddb.Bool(s.Blocked),
 	}}
 	a.opt(attrMetadata, ddb.S(string(s.Metadata)), len(s.Metadata) > 0)
+	a.opt(attrAliases, aliasesAttr(s.Aliases), len(s.Aliases) > 0)
 	b := s.Budget
 	a.opt(attrMaxBudget, usdAttr(b.MaxBudget), b.MaxBudget != nil)
 	a.opt(attrSoftBudget, usdAttr(b.SoftBudget), b.SoftBudget != nil)
@@ -82,6 +85,27 @@ func aliasedAttrs(s keys.Settings, alias string, updated time.Time) attrs {
 	return a
 }
 
+func aliasesAttr(m map[string]string) types.AttributeValue {
+	v := make(ddb.Item, len(m))
+	for from, to := range m {
+		v[from] = ddb.S(to)
+	}
+	return &types.AttributeValueMemberM{Value: v}
+}
+
+// decodeAliases reads the aliases map; nil when absent or empty.
+func decodeAliases(item ddb.Item) map[string]string {
+	m, ok := item[attrAliases].(*types.AttributeValueMemberM)
+	if !ok || len(m.Value) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m.Value))
+	for from := range m.Value {
+		out[from] = ddb.String(m.Value, from)
+	}
+	return out
+}
+
 func usdAttr(v *float64) types.AttributeValue {
 	if v == nil {
 		return nil
@@ -93,7 +117,7 @@ func usdAttr(v *float64) types.AttributeValue {
 func decodeSettings(item ddb.Item) keys.Settings {
 	s := keys.Settings{
 		Models: ddb.Strings(item, attrModels), RPMLimit: ddb.Int0(item, attrRPM), TPMLimit: ddb.Int0(item, attrTPM),
-		Blocked: ddb.BoolOf(item, attrBlocked), Metadata: getJSON(item, attrMetadata),
+		Blocked: ddb.BoolOf(item, attrBlocked), Metadata: getJSON(item, attrMetadata), Aliases: decodeAliases(item),
 		Budget: keys.Budget{Duration: ddb.String(item, attrDuration)},
 	}
 	if v, ok := ddb.Float(item, attrMaxBudget); ok {
