@@ -46,7 +46,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	if pendingSupported && d.Protocol != config.ProtocolMock {
 		pctx = httptrace.WithClientTrace(actx, co.trace())
 	}
-	resp, err := x.h.provider.Do(pctx, d, call)
+	resp, err := x.do(pctx, d, call)
 	if err != nil {
 		if timedOut.Load() {
 			return out, noFirstChunk()
@@ -93,7 +93,8 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 			return out, e
 		}
 		data := sse.Data(ev)
-		if isError(data) {
+		responses := x.op == wire.OpResponses
+		if responses && respIsError(data) || !responses && isError(data) {
 			e := providers.Classify(d, http.StatusInternalServerError, nil, data)
 			if !x.committed {
 				return out, e // nothing sent yet: retry or fall back
@@ -103,7 +104,11 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 			flush(x.w)
 			continue
 		}
-		if u, ok := wire.UsageOf(data); ok {
+		u, ok := wire.UsageOf(data)
+		if responses {
+			u, ok = wire.ResponsesEventUsage(data)
+		}
+		if ok {
 			m.usage, m.hasUsage = u, true // the last report is the whole stream's
 			if injected && gjson.GetBytes(data, "choices.#").Int() == 0 {
 				continue // usage chunk the client did not ask for
@@ -113,7 +118,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 		}
 		if !x.committed {
 			held = append(held, bytes.Clone(ev))
-			if hasContent(data) || sse.IsDone(data) || len(held) >= maxHeld {
+			if (responses && respHasContent(data) || !responses && hasContent(data)) || sse.IsDone(data) || len(held) >= maxHeld {
 				if timer != nil {
 					timer.Stop()
 				}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
@@ -23,7 +25,7 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 		defer cancel()
 	}
 	d := a.Deployment
-	resp, err := x.h.provider.Do(ctx, d, call)
+	resp, err := x.do(ctx, d, call)
 	if err != nil {
 		return router.Outcome{}, err
 	}
@@ -44,7 +46,11 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 		return router.Outcome{}, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned a response that is not valid JSON", d.ID)}
 	}
 	var tokens int64
-	if u, ok := wire.UsageOf(out); ok {
+	u, ok := wire.UsageOf(out)
+	if x.op == wire.OpResponses {
+		u, ok = wire.ResponsesUsage(gjson.GetBytes(out, "usage"))
+	}
+	if ok {
 		tokens = x.bill(a, u, false)
 	} else {
 		tokens = x.bill(a, estimatedUsage(call.PromptTokens, wire.TextBytes(out)), true)

@@ -20,6 +20,10 @@ type Request struct {
 	FallbacksSet bool
 	NoFallbacks  bool // disable_fallbacks
 	NumRetries   int  // per-request num_retries; negative: not set
+	// Deployment, when set, is the one deployment of a group that may serve
+	// (the one holding a Responses conversation at its provider); a group
+	// without it is served as usual.
+	Deployment string
 }
 
 // Record is one line of a request's trace.
