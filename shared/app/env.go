@@ -29,6 +29,7 @@ func FromEnv(ctx context.Context, e appenv.Settings, log *slog.Logger) (Settings
 	if e.Function == appenv.Gateway {
 		s.SpendQueueURL, s.Lambda, s.Local = e.SpendQueueURL, e.Lambda, e.Local
 		s.KeyCacheTTL, s.CooldownCacheTTL = e.KeyCacheTTL, e.CooldownCacheTTL
+		s.ResponsesTTL = e.ResponsesTTL
 		// EMF lines on stdout in Lambda, GET /metrics locally; METRICS=off.
 		s.Metrics = newMetrics(e.Metrics, e.MetricsNamespace, e.Lambda, os.Stdout)
 	}

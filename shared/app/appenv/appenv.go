@@ -82,6 +82,7 @@ type Settings struct {
 	MetricsNamespace string // METRICS_NAMESPACE
 	KeyCacheTTL      time.Duration
 	CooldownCacheTTL time.Duration
+	ResponsesTTL     time.Duration // GATEWAY_RESPONSES_TTL: how long stored Responses API responses are kept
 	// Local bounds a local-mode gateway's clients (env, then flags); zero
 	// in Lambda.
 	Local      LocalLimits
@@ -176,7 +177,10 @@ func (s *Settings) gatewayEnv(get func(string) string) error {
 	if s.KeyCacheTTL, err = duration(get, "GATEWAY_KEY_CACHE_TTL"); err != nil {
 		return err
 	}
-	s.CooldownCacheTTL, err = duration(get, "GATEWAY_COOLDOWN_CACHE_TTL")
+	if s.CooldownCacheTTL, err = duration(get, "GATEWAY_COOLDOWN_CACHE_TTL"); err != nil {
+		return err
+	}
+	s.ResponsesTTL, err = duration(get, "GATEWAY_RESPONSES_TTL")
 	return err
 }
 
