@@ -213,7 +213,7 @@ func (h *Handler) recoverPanic(ctx context.Context, v any, w http.ResponseWriter
 		c.StatusCode = http.StatusOK
 		c.ClientGone = !x.done && clientGone(ctx)
 		if x.req.Stream {
-			_, _ = w.Write(apierr.SSE(e))
+			_, _ = w.Write(x.sseError(e))
 			flush(w)
 		}
 		return

@@ -48,6 +48,7 @@ type respState struct {
 	pin      string
 	upstream string
 	p        *Principal
+	seq      int64 // the sequence number of the next event sent (errors the gateway adds)
 }
 
 // passThrough reports whether d answers the Responses API itself.
@@ -191,6 +192,7 @@ func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Dep
 	}
 	rd := sse.NewReader(resp.Body)
 	var up, id []byte // the provider's id and the client's, quoted
+	ended := false    // the stream's last event came
 	resp.Body = &eventReader{upstream: resp.Body, rd: rd, next: func(ev []byte) []byte {
 		data := sse.Data(ev)
 		if up == nil && bytes.Contains(data, []byte(`"response"`)) {
@@ -203,11 +205,24 @@ func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Dep
 			ev = bytes.ReplaceAll(ev, up, id)
 			data = sse.Data(ev)
 		}
-		switch gjson.GetBytes(data, "type").Str {
+		f := gjson.GetManyBytes(data, "type", "sequence_number")
+		switch f[0].Str {
 		case "response.completed", "response.incomplete":
+			ended = true
 			rs.save(ctx, x, d, []byte(gjson.GetBytes(data, "response").Raw))
+		case "error", "response.failed": // the gateway sends its own error event in its place
+			ended = true
+			return ev
+		}
+		if f[1].Type == gjson.Number {
+			rs.seq = f[1].Int() + 1
 		}
 		return ev
+	}, end: func() ([]byte, error) {
+		if !ended { // a Responses stream ends with its response's end
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, io.EOF
 	}}
 	return resp, nil
 }
@@ -245,11 +260,14 @@ func (rs *respState) translate(ctx context.Context, x *exchange, d *config.Deplo
 	st := responses.NewStream(m)
 	rd := sse.NewReader(resp.Body)
 	resp.Body = &eventReader{upstream: resp.Body, rd: rd, next: func(ev []byte) []byte {
-		return st.Event(sse.Data(ev))
-	}, end: func() []byte {
+		out := st.Event(sse.Data(ev))
+		rs.seq = st.Seq()
+		return out
+	}, end: func() ([]byte, error) {
 		events, obj, _ := st.End()
+		rs.seq = st.Seq()
 		rs.save(ctx, x, d, obj)
-		return events
+		return events, io.EOF
 	}}
 	resp.Header.Del("Content-Length")
 	return resp, nil
@@ -286,13 +304,13 @@ func replaceBody(resp *http.Response, body []byte) *http.Response {
 }
 
 // eventReader is a response body made of the upstream's events, each
-// passed through next (and end's bytes after the last), read one event at
-// a time with no goroutine.
+// passed through next (and end's bytes after the last, and its error in
+// place of io.EOF), read one event at a time with no goroutine.
 type eventReader struct {
 	upstream io.Closer
 	rd       *sse.Reader
 	next     func(ev []byte) []byte
-	end      func() []byte
+	end      func() ([]byte, error)
 	out      []byte
 	off      int
 	err      error
@@ -307,10 +325,9 @@ func (r *eventReader) Read(p []byte) (int, error) {
 		ev, err := r.rd.Next()
 		switch {
 		case err == io.EOF:
-			if r.end != nil {
-				r.out = append(r.out, r.end()...)
-			}
-			r.err = io.EOF
+			var b []byte
+			b, r.err = r.end()
+			r.out = append(r.out, b...)
 		case err != nil:
 			r.err = err
 		default:
@@ -350,6 +367,60 @@ func respHasContent(data []byte) bool {
 		return false
 	}
 	return true
+}
+
+// respErrorBody is a Responses failure event (an error event, a failed
+// response) as OpenAI's error body, {"error":{...}}, which the failure
+// classification and ErrorEvent read; a chat-style error stays as it is.
+func respErrorBody(data []byte) []byte {
+	if isError(data) {
+		return data
+	}
+	r := gjson.ParseBytes(data)
+	e := r
+	if r.Get("type").Str == "response.failed" {
+		e = r.Get("response.error")
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": e.Get("message").Str, "type": e.Get("type").Value(), "code": e.Get("code").Value(), "param": e.Get("param").Value(),
+	}})
+	return b
+}
+
+// sseError is the event that ends a stream the gateway has to cut: a
+// Responses error event for a Responses request (OpenAI's shape and
+// sequence), else OpenAI's chat error event.
+func (x *exchange) sseError(err error) []byte {
+	if x == nil || x.rs == nil {
+		return apierr.SSE(err)
+	}
+	return x.rs.errorEvent(apierr.JSON(err))
+}
+
+// inBandError is the client's copy of a provider's in-band error sent
+// after content, its keys redacted.
+func (x *exchange) inBandError(data []byte, d *config.Deployment) []byte {
+	if x.rs == nil {
+		return providers.ErrorEvent(data, d)
+	}
+	return x.rs.errorEvent(sse.Data(providers.ErrorEvent(data, d)))
+}
+
+// errorEvent is a Responses error event for an OpenAI error body.
+func (rs *respState) errorEvent(body []byte) []byte {
+	e := gjson.GetBytes(body, "error")
+	b, _ := json.Marshal(struct {
+		Type    string `json:"type"`
+		Seq     int64  `json:"sequence_number"`
+		Code    any    `json:"code"`
+		Message string `json:"message"`
+		Param   any    `json:"param"`
+	}{"error", rs.seq, e.Get("code").Value(), e.Get("message").Str, e.Get("param").Value()})
+	rs.seq++
+	out := make([]byte, 0, len(b)+24)
+	out = append(out, "event: error\ndata: "...)
+	out = append(out, b...)
+	return append(out, "\n\n"...)
 }
 
 // The stored-response routes: GET and DELETE /v1/responses/{id}, GET

@@ -66,8 +66,9 @@ func fakeOpenAIResponses(t *testing.T, rec *recorder) *httptest.Server {
 		}
 		mu.Lock()
 		n++
-		id := "resp_up" + string(rune('0'+n))
+		n := n
 		mu.Unlock()
+		id := "resp_up" + string(rune('0'+n))
 		model := gjson.GetBytes(body, "model").Str
 		usage := `{"input_tokens":12,"input_tokens_details":{"cached_tokens":4},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":17}`
 		msg := `{"id":"msg_up","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello from OpenAI","annotations":[]}]}`
@@ -85,9 +86,21 @@ func fakeOpenAIResponses(t *testing.T, rec *recorder) *httptest.Server {
 			_, _ = io.WriteString(w, "event: "+typ+"\ndata: {\"type\":\""+typ+"\",\"sequence_number\":"+string(rune('0'+seq))+","+rest+"}\n\n")
 			seq++
 		}
+		input := gjson.GetBytes(body, "input").Str
+		if input == "fail first" && n == 1 { // an error before any output
+			send("error", `"code":"server_error","message":"The server had an error","param":null`)
+			return
+		}
 		send("response.created", `"response":`+obj("in_progress", "[]", "null"))
 		send("response.output_item.added", `"output_index":0,"item":{"id":"msg_up","type":"message","status":"in_progress","role":"assistant","content":[]}`)
 		send("response.output_text.delta", `"item_id":"msg_up","output_index":0,"content_index":0,"delta":"Hello from OpenAI"`)
+		switch input {
+		case "fail midway":
+			send("response.failed", `"response":{"id":"`+id+`","status":"failed","error":{"code":"server_error","message":"bad key sk-upstream"},"output":[],"usage":null}`)
+			return
+		case "cut":
+			return
+		}
 		send("response.output_item.done", `"output_index":0,"item":`+msg)
 		send("response.completed", `"response":`+obj("completed", "["+msg+"]", usage))
 	})
@@ -558,5 +571,55 @@ func TestResponsesStoreFalse(t *testing.T) {
 	}
 	if _, err := client.Responses.Get(ctx, resp.ID, responses.ResponseGetParams{}); apiError(t, err).StatusCode != 404 {
 		t.Errorf("GET of a store:false response: %v, want 404", err)
+	}
+}
+
+// streamEvents runs a streamed request and returns its events' types and
+// raw JSON, and the stream's error.
+func streamEvents(t *testing.T, g *respGateway, params responses.ResponseNewParams) (types, raws []string, err error) {
+	t.Helper()
+	c := g.sdk("sk-a", nil)
+	st := c.Responses.NewStreaming(respCtx(t), params)
+	for st.Next() {
+		ev := st.Current()
+		types, raws = append(types, ev.Type), append(raws, ev.RawJSON())
+	}
+	return types, raws, st.Err()
+}
+
+// TestResponsesStreamFailures: an error event before any output is
+// retried (the client sees only the answer); a failure after output ends
+// the stream with a Responses error event, numbered after the last event,
+// the provider's key redacted; a stream cut short is billed on an
+// estimate of the text it carried.
+func TestResponsesStreamFailures(t *testing.T) {
+	g := startRespGateway(t)
+	types, _, err := streamEvents(t, g, responses.ResponseNewParams{Model: "gpt-4o", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("fail first")}})
+	if err != nil || len(types) != 5 || types[4] != "response.completed" {
+		t.Fatalf("retried stream: %v %v", types, err)
+	}
+	if c := g.lastCompletion(t, 1); c.Attempts != 2 || c.Err != nil {
+		t.Errorf("attempts %d, err %v; want 2, nil", c.Attempts, c.Err)
+	}
+
+	types, raws, err := streamEvents(t, g, responses.ResponseNewParams{Model: "gpt-4o", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("fail midway")}})
+	if err != nil || len(types) != 4 || types[3] != "error" {
+		t.Fatalf("broken stream: %v %v", types, err)
+	}
+	last := raws[3]
+	if gjson.Get(last, "sequence_number").Int() != 3 || !strings.Contains(gjson.Get(last, "message").Str, "[redacted]") ||
+		strings.Contains(last, "sk-upstream") || gjson.Get(last, "code").Str != "server_error" {
+		t.Errorf("error event %s", last)
+	}
+	if c := g.lastCompletion(t, 2); c.Err == nil {
+		t.Error("the failed stream is recorded as a success")
+	}
+
+	types, raws, err = streamEvents(t, g, responses.ResponseNewParams{Model: "gpt-4o", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("cut")}})
+	if err != nil || len(types) != 4 || types[3] != "error" || gjson.Get(raws[3], "sequence_number").Int() != 3 {
+		t.Fatalf("cut stream: %v %v %v", types, raws, err)
+	}
+	if c := g.lastCompletion(t, 3); !c.UsageEstimated || c.Usage.CompletionTokens < 4 {
+		t.Errorf("cut stream billed %+v (estimated %v), want an estimate of its text", c.Usage, c.UsageEstimated)
 	}
 }

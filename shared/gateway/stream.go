@@ -88,19 +88,22 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 				msg = "the request reached its time limit after content was sent (deployment " + d.ID + ")"
 			}
 			e := &apierr.Error{Kind: apierr.StreamBroken, Message: msg, Cause: err}
-			_, _ = x.w.Write(apierr.SSE(e))
+			_, _ = x.w.Write(x.sseError(e))
 			flush(x.w)
 			return out, e
 		}
 		data := sse.Data(ev)
 		responses := x.op == wire.OpResponses
 		if responses && respIsError(data) || !responses && isError(data) {
+			if responses {
+				data = respErrorBody(data)
+			}
 			e := providers.Classify(d, http.StatusInternalServerError, nil, data)
 			if !x.committed {
 				return out, e // nothing sent yet: retry or fall back
 			}
 			streamErr = &apierr.Error{Kind: apierr.StreamBroken, Message: e.Message}
-			_, _ = x.w.Write(providers.ErrorEvent(data, d)) // the provider's in-band error, its keys redacted
+			_, _ = x.w.Write(x.inBandError(data, d)) // the provider's in-band error, its keys redacted
 			flush(x.w)
 			continue
 		}

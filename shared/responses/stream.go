@@ -101,6 +101,9 @@ func (s *Stream) Event(data []byte) []byte {
 	return s.out
 }
 
+// Seq is the sequence number of the next event.
+func (s *Stream) Seq() int64 { return s.seq }
+
 // End closes the open items and returns the last events (ending with
 // response.completed, or response.incomplete when the output was cut),
 // the response object and its output items.
