@@ -92,6 +92,9 @@ func ToChat(req []byte, model string, history []Turn, stream, streamUsage bool) 
 	if msgs, err = appendItems(msgs, gjson.ParseBytes(in)); err != nil {
 		return nil, err
 	}
+	if len(msgs) == 0 {
+		return nil, invalid("input", "missing required parameter: 'input'")
+	}
 	out := map[string]any{"model": model, "messages": msgs}
 	if stream {
 		out["stream"] = true
