@@ -21,10 +21,10 @@ func TestToChat(t *testing.T) {
 			want: map[string]string{"model": `"x"`, "messages": `[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]`,
 				"max_tokens": `50`, "temperature": `0.2`, "top_p": `0.9`, "user": `"u1"`, "store": ``, "include": ``, "stream": ``}},
 		{name: "items: developer, typed parts, image, easy message",
-			req: `{"input":[{"role":"developer","content":"sys"},{"type":"message","role":"user","content":[{"type":"input_text","text":"look "},{"type":"input_image","image_url":"https://x/a.png","detail":"low"}]},{"role":"assistant","content":[{"type":"output_text","text":"a cat"}]}]}`,
+			req:  `{"input":[{"role":"developer","content":"sys"},{"type":"message","role":"user","content":[{"type":"input_text","text":"look "},{"type":"input_image","image_url":"https://x/a.png","detail":"low"}]},{"role":"assistant","content":[{"type":"output_text","text":"a cat"}]}]}`,
 			want: map[string]string{"messages": `[{"role":"system","content":"sys"},{"role":"user","content":[{"text":"look ","type":"text"},{"image_url":{"detail":"low","url":"https://x/a.png"},"type":"image_url"}]},{"role":"assistant","content":"a cat"}]`}},
 		{name: "function calls merge into the assistant message; outputs become tool messages; reasoning dropped",
-			req: `{"input":[{"role":"user","content":"w?"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"xyz"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"checking"}]},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call","call_id":"c2","name":"g","arguments":"{\"a\":1}"},{"type":"function_call_output","call_id":"c1","output":"r1"},{"type":"function_call_output","call_id":"c2","output":[{"type":"input_text","text":"r2"}]}]}`,
+			req:  `{"input":[{"role":"user","content":"w?"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"xyz"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"checking"}]},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call","call_id":"c2","name":"g","arguments":"{\"a\":1}"},{"type":"function_call_output","call_id":"c1","output":"r1"},{"type":"function_call_output","call_id":"c2","output":[{"type":"input_text","text":"r2"}]}]}`,
 			want: map[string]string{"messages": `[{"role":"user","content":"w?"},{"role":"assistant","content":"checking","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"g","arguments":"{\"a\":1}"}}]},{"role":"tool","content":"r1","tool_call_id":"c1"},{"role":"tool","content":"r2","tool_call_id":"c2"}]`}},
 		{name: "history first, then the input",
 			req:     `{"input":"and now?","instructions":"new"}`,
@@ -87,7 +87,7 @@ func TestFromChat(t *testing.T) {
 		"id": `"resp_1"`, "object": `"response"`, "status": `"completed"`, "model": `"m"`, "created_at": `5`,
 		"output.#.type": `["reasoning","message","function_call"]`, "output.0.summary.0.text": `"hmm"`,
 		"output.1.content.0.text": `"Hi"`, "output.2.call_id": `"call_1"`, "output.2.name": `"f"`,
-		"usage": `{"input_tokens":10,"input_tokens_details":{"cached_tokens":3},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":15}`,
+		"usage":        `{"input_tokens":10,"input_tokens_details":{"cached_tokens":3},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":15}`,
 		"instructions": `"be"`, "store": `false`, "temperature": `1.0`, "previous_response_id": `null`, "tools.0.name": `"f"`,
 	} {
 		if got := o.Get(path).Raw; got != want {
