@@ -233,7 +233,7 @@ func (rs *respState) translate(ctx context.Context, x *exchange, d *config.Deplo
 		history = append(history, responses.Turn{Input: r.Input, Output: []byte(gjson.GetBytes(r.Response, "output").Raw)})
 	}
 	model := gjson.GetBytes(call.Body, "model").Str
-	body, err := responses.ToChat(call.Body, model, history, call.Stream, providers.StreamUsage(d))
+	body, err := responses.ToChat(call.Body, model, history, call.Stream, providers.StreamUsage(d), d.DropParams || call.DropParams)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func FuzzToChat(f *testing.F) {
 		if !json.Valid(body) {
 			return
 		}
-		out, err := ToChat(body, "model-x", nil, true, true)
+		out, err := ToChat(body, "model-x", nil, true, true, len(body)%2 == 0)
 		if err != nil {
 			if e := apierr.From(err); e.Kind != apierr.InvalidRequest || e.Param == "" {
 				t.Fatalf("error %v (kind %v, param %q)", err, e.Kind, e.Param)

@@ -69,8 +69,10 @@ type toolCall struct {
 // and the request's input become messages; instructions the system
 // message; function tools, tool_choice, max_output_tokens, temperature,
 // top_p, user, parallel_tool_calls and text.format carry over. streamUsage
-// asks a stream for its usage (stream_options.include_usage).
-func ToChat(req []byte, model string, history []Turn, stream, streamUsage bool) ([]byte, error) {
+// asks a stream for its usage (stream_options.include_usage). What chat
+// cannot carry (tools other than functions, their calls, other content)
+// is refused naming its param, or, with drop (drop_params), left out.
+func ToChat(req []byte, model string, history []Turn, stream, streamUsage, drop bool) ([]byte, error) {
 	r := gjson.ParseBytes(req)
 	var msgs []chatMessage
 	if ins := r.Get("instructions"); ins.Type == gjson.String && ins.Str != "" {
@@ -78,10 +80,10 @@ func ToChat(req []byte, model string, history []Turn, stream, streamUsage bool) 
 	}
 	var err error
 	for _, t := range history {
-		if msgs, err = appendItems(msgs, gjson.ParseBytes(t.Input)); err != nil {
+		if msgs, err = appendItems(msgs, gjson.ParseBytes(t.Input), drop); err != nil {
 			return nil, err
 		}
-		if msgs, err = appendItems(msgs, gjson.ParseBytes(t.Output)); err != nil {
+		if msgs, err = appendItems(msgs, gjson.ParseBytes(t.Output), drop); err != nil {
 			return nil, err
 		}
 	}
@@ -89,7 +91,7 @@ func ToChat(req []byte, model string, history []Turn, stream, streamUsage bool) 
 	if err != nil {
 		return nil, err
 	}
-	if msgs, err = appendItems(msgs, gjson.ParseBytes(in)); err != nil {
+	if msgs, err = appendItems(msgs, gjson.ParseBytes(in), drop); err != nil {
 		return nil, err
 	}
 	if len(msgs) == 0 {
@@ -113,7 +115,7 @@ func ToChat(req []byte, model string, history []Turn, stream, streamUsage bool) 
 	if v := r.Get("reasoning.effort"); v.Type == gjson.String {
 		out["reasoning_effort"] = v.Str
 	}
-	tools, err := chatTools(r.Get("tools"))
+	tools, err := chatTools(r.Get("tools"), drop)
 	if err != nil {
 		return nil, err
 	}
@@ -122,10 +124,12 @@ func ToChat(req []byte, model string, history []Turn, stream, streamUsage bool) 
 	}
 	if tc := r.Get("tool_choice"); tc.Exists() && tc.Type != gjson.Null {
 		c, err := chatToolChoice(tc)
-		if err != nil {
+		switch {
+		case err == nil:
+			out["tool_choice"] = c
+		case !drop:
 			return nil, err
 		}
-		out["tool_choice"] = c
 	}
 	if f := r.Get("text.format"); f.IsObject() {
 		switch f.Get("type").Str {
@@ -163,7 +167,7 @@ func orEmpty(raw string) string {
 // function calls (merged into the assistant message before them) and
 // their outputs. Reasoning items are dropped: a chat request carries no
 // reasoning.
-func appendItems(msgs []chatMessage, items gjson.Result) ([]chatMessage, error) {
+func appendItems(msgs []chatMessage, items gjson.Result, drop bool) ([]chatMessage, error) {
 	var err error
 	items.ForEach(func(_, it gjson.Result) bool {
 		typ := it.Get("type").Str
@@ -182,7 +186,7 @@ func appendItems(msgs []chatMessage, items gjson.Result) ([]chatMessage, error) 
 				return false
 			}
 			var content any
-			content, err = chatContent(it.Get("content"), role)
+			content, err = chatContent(it.Get("content"), role, drop)
 			if err != nil {
 				return false
 			}
@@ -206,16 +210,20 @@ func appendItems(msgs []chatMessage, items gjson.Result) ([]chatMessage, error) 
 		case "reasoning", "item_reference":
 			// Nothing a chat request can carry.
 		default:
-			err = invalid("input", "input item type %q is not supported by this model's provider (it speaks chat completions)", typ)
-			return false
+			if !drop {
+				err = invalid("input", "input item type %q is not supported by this model's provider (it speaks chat completions)"+dropHint, typ)
+				return false
+			}
 		}
 		return true
 	})
 	return msgs, err
 }
 
+const dropHint = `; to leave such items out, set "drop_params": true in the request or litellm_settings: drop_params: true`
+
 // chatContent converts a message's content: a string, or parts.
-func chatContent(c gjson.Result, role string) (any, error) {
+func chatContent(c gjson.Result, role string, drop bool) (any, error) {
 	if c.Type == gjson.String {
 		return c.Str, nil
 	}
@@ -250,8 +258,10 @@ func chatContent(c gjson.Result, role string) (any, error) {
 			parts = append(parts, map[string]any{"type": "image_url", "image_url": img})
 			texts = false
 		default:
-			err = invalid("input", "content part type %q is not supported by this model's provider (it speaks chat completions)", t)
-			return false
+			if !drop {
+				err = invalid("input", "content part type %q is not supported by this model's provider (it speaks chat completions)"+dropHint, t)
+				return false
+			}
 		}
 		return true
 	})
@@ -272,12 +282,15 @@ func chatContent(c gjson.Result, role string) (any, error) {
 
 // chatTools converts function tools; other tool types (web search, file
 // search, computer use...) exist only at OpenAI.
-func chatTools(tools gjson.Result) ([]any, error) {
+func chatTools(tools gjson.Result, drop bool) ([]any, error) {
 	var out []any
 	var err error
 	tools.ForEach(func(_, t gjson.Result) bool {
 		if typ := t.Get("type").Str; typ != "function" {
-			err = invalid("tools", "tool type %q is not supported by this model's provider (only function tools are)", typ)
+			if drop {
+				return true
+			}
+			err = invalid("tools", "tool type %q is not supported by this model's provider (only function tools are)"+dropHint, typ)
 			return false
 		}
 		fn := map[string]any{"name": t.Get("name").Str}

@@ -41,7 +41,7 @@ func TestToChat(t *testing.T) {
 			want: map[string]string{"response_format": `{"type":"json_object"}`, "tool_choice": `"required"`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := ToChat([]byte(tt.req), "x", tt.history, tt.stream, true)
+			out, err := ToChat([]byte(tt.req), "x", tt.history, tt.stream, true, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,10 +69,15 @@ func TestToChatRefuses(t *testing.T) {
 		{`{"input":"x","tool_choice":"web_search"}`, "tool_choice"},
 		{`{"input":"x","tool_choice":{"type":"file_search"}}`, "tool_choice"},
 	} {
-		_, err := ToChat([]byte(tt.req), "m", nil, false, false)
+		_, err := ToChat([]byte(tt.req), "m", nil, false, false, false)
 		if e := apierr.From(err); err == nil || e.Kind != apierr.InvalidRequest || e.Param != tt.param {
 			t.Errorf("%s: %v, want an invalid request naming %s", tt.req, err, tt.param)
 		}
+	}
+	// With drop_params, what chat cannot carry is left out.
+	out, err := ToChat([]byte(`{"input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_file","file_id":"f"}]},{"type":"web_search_call","id":"ws"}],"tools":[{"type":"web_search"},{"type":"function","name":"f"}],"tool_choice":{"type":"file_search"}}`), "m", nil, false, false, true)
+	if err != nil || gjson.GetBytes(out, "messages").Raw != `[{"role":"user","content":"a"}]` || gjson.GetBytes(out, "tools.#").Int() != 1 || gjson.GetBytes(out, "tool_choice").Exists() {
+		t.Errorf("dropped: %s, %v", out, err)
 	}
 }
 
