@@ -49,7 +49,8 @@ var (
 		PartitionKey: PartitionKey,
 		TTLAttribute: TTLAttribute,
 	}
-	// Counters holds rate-limit windows and deployment cooldowns.
+	// Counters holds rate-limit windows, deployment cooldowns, strict-budget
+	// counters and stored Responses API responses ("resp#<id>", TTL).
 	Counters = Table{
 		LogicalID:    "CountersTable",
 		EnvVar:       "COUNTERS_TABLE",

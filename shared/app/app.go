@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/responses"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
@@ -61,6 +62,9 @@ type Settings struct {
 	// Zero: 1s each.
 	KeyCacheTTL      time.Duration
 	CooldownCacheTTL time.Duration
+	// ResponsesTTL is how long stored Responses API responses are kept
+	// (previous_response_id, GET /v1/responses/{id}). Zero: 30 days.
+	ResponsesTTL time.Duration
 	// StoreTimeout bounds each DynamoDB call of the keys, limits and
 	// cooldown stores, on top of the request's deadline. Zero: 2s. Tests on
 	// a loaded emulator raise it.
@@ -124,6 +128,9 @@ type Gateway struct {
 	// where the handler publishes each request's event.
 	Spend      spend.Store
 	SpendQueue spend.Publisher
+	// Responses keeps Responses API responses (memory, or the counters
+	// table).
+	Responses responses.Store
 	// Metrics is Settings.Metrics: local mode serves it on GET /metrics
 	// (metrics.go), Lambda writes its EMF lines in AfterResponse.
 	Metrics *metrics.Registry
@@ -208,6 +215,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		Metrics:    s.Metrics,
 		OnComplete: gateway.PublishSpend(gw.SpendQueue),
 		MaxStreams: s.Local.MaxStreams,
+		Responses:  gw.Responses, ResponsesTTL: s.ResponsesTTL,
 	})
 	gw.Admin = adminapi.New(adminapi.Options{
 		MasterKey: cfg.General.MasterKey, Keys: gw.Keys, Spend: gw.Spend, Config: cfg, Now: s.Now, Logger: log,

@@ -17,6 +17,8 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
+	"github.com/sluice-gw/sluice/shared/responses"
+	"github.com/sluice-gw/sluice/shared/responses/ddbresponses"
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/shared/spend/ddbspend"
 	"github.com/sluice-gw/sluice/shared/spend/spendsqs"
@@ -30,6 +32,7 @@ func memoryStores(gw *Gateway) gateway.KeyReader {
 	sm := spend.NewMemory(km)
 	sm.SettleHolds(lm.Ledger())
 	gw.Keys, gw.Limits, gw.Cooldowns, gw.Spend = km, lm, cooldown.NewMemory(), sm
+	gw.Responses = responses.NewMemory()
 	return km
 }
 
@@ -47,6 +50,7 @@ func dynamoStores(s Settings, gw *Gateway, log *slog.Logger) gateway.KeyReader {
 	gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{HoldsTable: names.Spend, Logger: log, Timeout: s.StoreTimeout, AdmitTimeout: s.LimitsTimeout})
 	gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{Timeout: s.StoreTimeout}),
 		cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})
+	gw.Responses = ddbresponses.New(client, names.Counters, ddbresponses.Options{Timeout: s.StoreTimeout})
 	gw.Spend = ddbspend.New(client, names.Spend, names.Keys, ddbkeys.New(client, names.Keys, ddbkeys.Options{}),
 		ddbspend.Options{Logger: log, Now: s.Now, CountersTable: names.Counters})
 	return cached

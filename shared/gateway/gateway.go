@@ -30,6 +30,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/metrics"
 	"github.com/sluice-gw/sluice/shared/pricing"
+	"github.com/sluice-gw/sluice/shared/responses"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -125,6 +126,12 @@ type Options struct {
 	// (local mode; limits_local.go); above it a stream request gets a 503
 	// with Retry-After. <= 0: no bound.
 	MaxStreams int
+	// Responses keeps Responses API responses for previous_response_id
+	// and the stored-response routes (responses.go); nil: in memory.
+	Responses responses.Store
+	// ResponsesTTL is how long a stored response is kept; <= 0:
+	// responses.DefaultTTL.
+	ResponsesTTL time.Duration
 }
 
 // Handler serves the OpenAI-compatible API.
@@ -151,6 +158,9 @@ type Handler struct {
 	groupHeaders map[string][]string
 
 	streams *gate // Options.MaxStreams; nil: no bound
+
+	responses    responses.Store
+	responsesTTL time.Duration
 }
 
 // New returns the gateway handler.
@@ -159,6 +169,13 @@ func New(o Options) *Handler {
 		cfg: o.Config, router: o.Router, provider: o.Provider, auth: o.Auth,
 		log: o.Logger, maxBody: o.MaxBody, onComplete: o.OnComplete, metrics: o.Metrics, limits: o.Limits, now: o.Now,
 		prices: o.Prices, streams: newGate(o.MaxStreams, "streams", "GATEWAY_MAX_STREAMS"),
+		responses: o.Responses, responsesTTL: o.ResponsesTTL,
+	}
+	if h.responses == nil {
+		h.responses = responses.NewMemory()
+	}
+	if h.responsesTTL <= 0 {
+		h.responsesTTL = responses.DefaultTTL
 	}
 	if h.now == nil {
 		h.now = time.Now
@@ -229,6 +246,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.post(w, r, wire.OpChat)
 	case "/v1/embeddings", "/embeddings", "/openai/v1/embeddings":
 		h.post(w, r, wire.OpEmbeddings)
+	case "/v1/responses", "/responses", "/openai/v1/responses":
+		h.post(w, r, wire.OpResponses)
 	case "/v1/models", "/models":
 		if !h.method(w, r, http.MethodGet) {
 			return
@@ -244,7 +263,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, []byte(`"I'm alive!"`))
 		}
 	default:
-		if h.serveExtra(w, r) { // endpoints.go
+		if h.serveExtra(w, r) || h.responsesRoute(w, r) { // endpoints.go; /v1/responses/{id}[/input_items] (responses.go)
 			return
 		}
 		apierr.Write(w, apierr.New(apierr.NotFound, "no route %s %s", r.Method, path))

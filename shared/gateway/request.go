@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
@@ -104,6 +105,13 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 			return
 		}
 	}
+	var rs *respState
+	if op == wire.OpResponses { // responses.go
+		if rs, err = h.prepareResponses(ctx, p, req); err != nil {
+			h.fail(ctx, w, c, err)
+			return
+		}
+	}
 	prompt := wire.EstimateTokens(req.Body)
 	if form != nil {
 		prompt = 0 // an audio file is not a prompt
@@ -113,7 +121,10 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries, Allowed: p.fallbackAccess(),
 	}
-	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold, form: form}
+	if rs != nil {
+		rreq.Deployment = rs.pin
+	}
+	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold, form: form, rs: rs}
 	res, err := h.router.Do(ctx, rreq, x.attempt)
 	x.end(ctx, res, err)
 }
@@ -123,7 +134,11 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request, buf *bytes.Buffe
 	if err := h.readBody(w, r, buf); err != nil {
 		return nil, err
 	}
-	req, err := wire.Parse(buf.Bytes())
+	parse := wire.Parse
+	if op == wire.OpResponses {
+		parse = wire.ParseResponses
+	}
+	req, err := parse(buf.Bytes())
 	if err != nil {
 		e := &apierr.Error{Kind: apierr.InvalidRequest, Message: "invalid request body: " + err.Error()}
 		var fe *wire.FieldError
@@ -212,7 +227,7 @@ func (h *Handler) recoverPanic(ctx context.Context, v any, w http.ResponseWriter
 		c.StatusCode = http.StatusOK
 		c.ClientGone = !x.done && clientGone(ctx)
 		if x.req.Stream {
-			_, _ = w.Write(apierr.SSE(e))
+			_, _ = w.Write(x.sseError(e))
 			flush(w)
 		}
 		return
@@ -247,6 +262,7 @@ type exchange struct {
 	attempts   int             // attempts made
 	last       *router.Attempt // the attempt made last (the router's Final, even after a panic)
 	done       bool            // the response was written to its end
+	rs         *respState      // a Responses request's state (responses.go); nil for others
 }
 
 // attempt makes one try for the router: admission (admission.go), then the
@@ -260,7 +276,7 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 		return out, err
 	}
 	d := a.Deployment
-	inject := x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
+	inject := x.op == wire.OpChat && x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
 	var call wire.Call
 	if x.form != nil {
 		call = wire.Call{Op: x.op, Body: x.form.withModel(a.ProviderModel), ContentType: x.form.contentType}
@@ -278,6 +294,15 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 		return x.unary(ctx, a, call)
 	}
 	return x.stream(ctx, a, call, inject)
+}
+
+// do sends one attempt's call: a Responses request's through its state
+// (responses.go), others to the provider as they are.
+func (x *exchange) do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	if x.rs != nil {
+		return x.rs.do(ctx, x, d, call)
+	}
+	return x.h.provider.Do(ctx, d, call)
 }
 
 // end records how the request ended, and answers a failure that came before

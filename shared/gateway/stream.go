@@ -46,7 +46,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	if pendingSupported && d.Protocol != config.ProtocolMock {
 		pctx = httptrace.WithClientTrace(actx, co.trace())
 	}
-	resp, err := x.h.provider.Do(pctx, d, call)
+	resp, err := x.do(pctx, d, call)
 	if err != nil {
 		if timedOut.Load() {
 			return out, noFirstChunk()
@@ -88,22 +88,30 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 				msg = "the request reached its time limit after content was sent (deployment " + d.ID + ")"
 			}
 			e := &apierr.Error{Kind: apierr.StreamBroken, Message: msg, Cause: err}
-			_, _ = x.w.Write(apierr.SSE(e))
+			_, _ = x.w.Write(x.sseError(e))
 			flush(x.w)
 			return out, e
 		}
 		data := sse.Data(ev)
-		if isError(data) {
+		responses := x.op == wire.OpResponses
+		if responses && respIsError(data) || !responses && isError(data) {
+			if responses {
+				data = respErrorBody(data)
+			}
 			e := providers.Classify(d, http.StatusInternalServerError, nil, data)
 			if !x.committed {
 				return out, e // nothing sent yet: retry or fall back
 			}
 			streamErr = &apierr.Error{Kind: apierr.StreamBroken, Message: e.Message}
-			_, _ = x.w.Write(providers.ErrorEvent(data, d)) // the provider's in-band error, its keys redacted
+			_, _ = x.w.Write(x.inBandError(data, d)) // the provider's in-band error, its keys redacted
 			flush(x.w)
 			continue
 		}
-		if u, ok := wire.UsageOf(data); ok {
+		u, ok := wire.UsageOf(data)
+		if responses {
+			u, ok = wire.ResponsesEventUsage(data)
+		}
+		if ok {
 			m.usage, m.hasUsage = u, true // the last report is the whole stream's
 			if injected && gjson.GetBytes(data, "choices.#").Int() == 0 {
 				continue // usage chunk the client did not ask for
@@ -113,7 +121,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 		}
 		if !x.committed {
 			held = append(held, bytes.Clone(ev))
-			if hasContent(data) || sse.IsDone(data) || len(held) >= maxHeld {
+			if (responses && respHasContent(data) || !responses && hasContent(data)) || sse.IsDone(data) || len(held) >= maxHeld {
 				if timer != nil {
 					timer.Stop()
 				}

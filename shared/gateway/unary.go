@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
@@ -23,7 +25,7 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 		defer cancel()
 	}
 	d := a.Deployment
-	resp, err := x.h.provider.Do(ctx, d, call)
+	resp, err := x.do(ctx, d, call)
 	if err != nil {
 		return router.Outcome{}, err
 	}
@@ -44,9 +46,18 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 		return router.Outcome{}, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned a response that is not valid JSON", d.ID)}
 	}
 	var tokens int64
+	var u wire.Usage
+	ok := false
+	switch {
+	case x.op.Media():
+	case x.op == wire.OpResponses:
+		u, ok = wire.ResponsesUsage(gjson.GetBytes(out, "usage"))
+	default:
+		u, ok = wire.UsageOf(out)
+	}
 	if x.op.Media() {
 		tokens = x.billMedia(a, call, out) // media.go
-	} else if u, ok := wire.UsageOf(out); ok {
+	} else if ok {
 		tokens = x.bill(a, u, false)
 	} else {
 		tokens = x.bill(a, estimatedUsage(call.PromptTokens, wire.TextBytes(out)), true)

@@ -25,6 +25,10 @@ type Request struct {
 	// a configured fallback it may not use is skipped, never called, and
 	// logged with the error's message as the reason. Nil: every model.
 	Allowed func(model, group string) error
+	// Deployment, when set, is the one deployment of a group that may serve
+	// (the one holding a Responses conversation at its provider); a group
+	// without it is served as usual.
+	Deployment string
 }
 
 // Record is one line of a request's trace.

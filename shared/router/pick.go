@@ -15,6 +15,11 @@ func (s *state) pick(ctx context.Context, g *group, now time.Time, failed map[*n
 	if len(cands) == 0 {
 		return nil, apierr.New(apierr.RateLimited, "every deployment of model group %q is blocked", g.name)
 	}
+	if s.req.Deployment != "" {
+		if pinned := filter(cands, func(n *node) bool { return n.d.ID == s.req.Deployment }); len(pinned) > 0 {
+			cands = pinned
+		}
+	}
 	// Tags (enable_tag_filtering): deployments serving one of the request's
 	// tags, else those tagged "default".
 	if r.rs.EnableTagFiltering && len(s.req.Tags) > 0 {

@@ -117,7 +117,8 @@ func TextTokens(n int) int64 {
 
 // TextBytes counts the bytes of generated text in a response body or stream
 // chunk: the string values of content, reasoning_content, refusal and tool
-// call arguments, as they stand in the JSON (escapes count as written). It
+// call arguments, and the string deltas of Responses API events, as they
+// stand in the JSON (escapes count as written). It
 // decodes nothing and allocates nothing: it jumps from colon to colon, looks
 // at the member name before each, and scans only the strings it counts. Used
 // to estimate the output of a call whose usage never came.
@@ -168,6 +169,8 @@ func textKey(b []byte) bool {
 		return bytes.HasSuffix(b, keyArguments)
 	case 'l':
 		return bytes.HasSuffix(b, keyRefusal)
+	case 'a': // a chat chunk's delta is an object, not counted
+		return bytes.HasSuffix(b, keyDelta)
 	}
 	return false
 }
@@ -177,6 +180,7 @@ var (
 	keyContent   = []byte(`content"`)
 	keyArguments = []byte(`arguments"`)
 	keyRefusal   = []byte(`refusal"`)
+	keyDelta     = []byte(`delta"`)
 )
 
 func skipSpace(b []byte, i int) int {

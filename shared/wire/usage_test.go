@@ -30,6 +30,8 @@ func TestTextBytes(t *testing.T) {
 		{"reasoning and content", `{"choices":[{"delta":{"reasoning_content":"think","content":"ok"}}]}`, 7},
 		{"tool call arguments", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{\"a\":1}"}}]}}]}`, 9},
 		{"refusal", `{"choices":[{"delta":{"refusal":"no"}}]}`, 2},
+		{"responses text delta", `{"type":"response.output_text.delta","sequence_number":3,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hello"}`, 5},
+		{"responses arguments delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"{\"a\""}`, 6},
 		{"several choices", `{"choices":[{"delta":{"content":"ab"}},{"delta":{"content":"cde"}}]}`, 5},
 		{"logprobs content list ignored", `{"choices":[{"message":{"content":"hi"},"logprobs":{"content":[{"token":"hi"}]}}]}`, 2},
 		{

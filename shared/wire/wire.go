@@ -19,14 +19,18 @@ type Op uint8
 const (
 	OpChat Op = iota
 	OpEmbeddings
+	OpResponses // OpenAI's Responses API (POST /v1/responses)
 )
 
 func (o Op) String() string {
 	if name, _, ok := o.extra(); ok { // ops.go
 		return name
 	}
-	if o == OpEmbeddings {
+	switch o {
+	case OpEmbeddings:
 		return "embeddings"
+	case OpResponses:
+		return "responses"
 	}
 	return "chat"
 }
@@ -36,8 +40,11 @@ func (o Op) Path() string {
 	if _, path, ok := o.extra(); ok { // ops.go
 		return path
 	}
-	if o == OpEmbeddings {
+	switch o {
+	case OpEmbeddings:
 		return "/embeddings"
+	case OpResponses:
+		return "/responses"
 	}
 	return "/chat/completions"
 }
@@ -83,6 +90,7 @@ type Request struct {
 	HasMock       bool
 	gatewayFields bool // the body has fields only the gateway reads
 	renamed       bool // Model is not the body's model (Rename)
+	responses     bool // a Responses API body (ParseResponses)
 }
 
 // FieldError is a request field of the wrong type.
@@ -95,7 +103,9 @@ func (e *FieldError) Error() string { return e.Msg }
 
 // Parse reads the fields the gateway interprets. It does not validate the
 // rest of the body (the upstream does), only its nesting (CheckDepth).
-func Parse(body []byte) (*Request, error) {
+func Parse(body []byte) (*Request, error) { return parse(body, false) }
+
+func parse(body []byte, responses bool) (*Request, error) {
 	if err := CheckDepth(body); err != nil { // before gjson recurses
 		return nil, err
 	}
@@ -106,7 +116,7 @@ func Parse(body []byte) (*Request, error) {
 	if !root.IsObject() {
 		return nil, errNotObject
 	}
-	r := &Request{Body: body, NumRetries: -1}
+	r := &Request{Body: body, NumRetries: -1, responses: responses}
 	var ferr *FieldError
 	var keys keySet
 	root.ForEach(func(k, v gjson.Result) bool {
@@ -184,8 +194,20 @@ func Parse(body []byte) (*Request, error) {
 			r.gatewayFields = true
 			r.Tags = appendStrings(r.Tags, v)
 		case "metadata":
+			if responses { // a Responses field, stored with the response: forwarded
+				break
+			}
 			r.gatewayFields = true
 			r.Tags = appendStrings(r.Tags, v.Get("tags"))
+		case "litellm_metadata": // where LiteLLM's Responses route reads tags
+			if responses {
+				r.gatewayFields = true
+				r.Tags = appendStrings(r.Tags, v.Get("tags"))
+			}
+		case "max_output_tokens":
+			if n := intSat(v); responses && n > r.MaxTokens {
+				r.MaxTokens = n
+			}
 		case "drop_params": // for the translators that drop (anthropic); not forwarded
 			r.gatewayFields = true
 			r.DropParams = v.Type == gjson.True
@@ -325,7 +347,11 @@ func (r *Request) WithModel(model string, injectUsage bool) []byte {
 	}
 	out = append(out, r.Body[pos:]...)
 	if r.gatewayFields {
-		out = deleteFields(out, gatewayFields)
+		if r.responses {
+			out = deleteFields(out, responsesGatewayFields)
+		} else {
+			out = deleteFields(out, gatewayFields)
+		}
 	}
 	if inject && !r.streamOptions {
 		out = insertIncludeUsage(out)

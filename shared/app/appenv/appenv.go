@@ -85,6 +85,7 @@ type Settings struct {
 	// LimitsTimeout (GATEWAY_LIMITS_TIMEOUT) is the longest an admission
 	// waits for the counters table; 0: the default (limits.DefaultAdmitTimeout).
 	LimitsTimeout time.Duration
+	ResponsesTTL  time.Duration // GATEWAY_RESPONSES_TTL: how long stored Responses API responses are kept
 	// Local bounds a local-mode gateway's clients (env, then flags); zero
 	// in Lambda.
 	Local      LocalLimits
@@ -189,7 +190,10 @@ func (s *Settings) gatewayEnv(get func(string) string) error {
 	if s.CooldownCacheTTL, err = duration(get, "GATEWAY_COOLDOWN_CACHE_TTL"); err != nil {
 		return err
 	}
-	s.LimitsTimeout, err = duration(get, "GATEWAY_LIMITS_TIMEOUT")
+	if s.LimitsTimeout, err = duration(get, "GATEWAY_LIMITS_TIMEOUT"); err != nil {
+		return err
+	}
+	s.ResponsesTTL, err = duration(get, "GATEWAY_RESPONSES_TTL")
 	return err
 }
 

@@ -39,6 +39,9 @@ func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 		version = DefaultAPIVersion
 	}
 	u := d.APIBase + "/openai/deployments/" + url.PathEscape(d.Model) + call.Op.Path() + "?api-version=" + url.QueryEscape(version)
+	if call.Op == wire.OpResponses {
+		u = responsesURL(d)
+	}
 	req, err := openai.Post(ctx, u, call)
 	if err == nil && d.APIKey != "" {
 		req.Header["Api-Key"] = []string{d.APIKey}

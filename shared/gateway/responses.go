@@ -1,0 +1,522 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/responses"
+	"github.com/sluice-gw/sluice/shared/sse"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// OpenAI's Responses API (POST /v1/responses, and GET, DELETE and
+// input_items of a stored response). A request goes through the same
+// stages as a chat request (request.go); only the upstream call differs
+// (respState.do): OpenAI and Azure deployments get the body as the client
+// sent it (the model rewritten), every other deployment a chat request
+// translated by package responses, whose answer comes back as the
+// Responses body or event sequence. Either way the gateway gives the
+// response a LiteLLM-style id naming the deployment (responses.EncodeID)
+// and, unless the request says store: false, keeps a record of it
+// (responses.Store) before the client sees its end, so that any instance
+// can continue the conversation or serve it.
+
+// respState is a Responses request's state across its attempts.
+type respState struct {
+	h     *Handler
+	input []byte // this turn's input items (a JSON array), ids given
+	store bool   // keep the response (the request's store, true unless false)
+	// The conversation continued (previous_response_id): its records,
+	// oldest first. A pass-through one is pinned to its deployment (the
+	// provider holds the conversation under upstream's id).
+	prevID   string
+	history  []responses.Record
+	pin      string
+	upstream string
+	p        *Principal
+	seq      int64 // the sequence number of the next event sent (errors the gateway adds)
+}
+
+// passThrough reports whether d answers the Responses API itself.
+func passThrough(d *config.Deployment) bool {
+	if d.MockResponse != nil {
+		return false
+	}
+	return d.Protocol == config.ProtocolAzure || (d.Protocol == config.ProtocolOpenAI && d.Provider == "openai")
+}
+
+// maxChain bounds the stored turns a continuation reads back.
+const maxChain = 200
+
+// prepareResponses reads what a Responses request needs beside the chat
+// stages: its input items, whether to store it, and the conversation it
+// continues (read from the store, and checked to belong to the caller).
+func (h *Handler) prepareResponses(ctx context.Context, p *Principal, req *wire.Request) (*respState, error) {
+	rs := &respState{h: h, p: p, store: gjson.GetBytes(req.Body, "store").Type != gjson.False}
+	in, err := responses.Input(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	rs.input = withItemIDs(in)
+	prev := gjson.GetBytes(req.Body, "previous_response_id")
+	if prev.Type == gjson.Null || !prev.Exists() {
+		return rs, nil
+	}
+	if prev.Type != gjson.String || prev.Str == "" {
+		return nil, invalidParam("previous_response_id", "'previous_response_id' must be a string")
+	}
+	rs.prevID = prev.Str
+	now := h.now()
+	for id, n := prev.Str, 0; id != "" && n < maxChain; n++ {
+		rec, err := h.responses.Get(ctx, id, now)
+		if err == nil && !canRead(p, &rec) {
+			err = apierr.ErrNotFound
+		}
+		if err != nil {
+			if errors.Is(err, apierr.ErrNotFound) {
+				e := apierr.New(apierr.NotFound, "Previous response with id '%s' not found.", id)
+				e.Param, e.Code = "previous_response_id", "previous_response_not_found"
+				return nil, e
+			}
+			return nil, &apierr.Error{Kind: apierr.Unavailable, Message: "could not read the previous response; try again", Cause: err}
+		}
+		rs.history = append(rs.history, rec)
+		if n == 0 {
+			if d, ok := responses.DecodeID(rec.ID); ok && h.passThroughID(d.Deployment) {
+				rs.pin, rs.upstream = d.Deployment, d.Upstream
+				break // the provider holds the rest
+			}
+		}
+		id = rec.Previous
+	}
+	for i, j := 0, len(rs.history)-1; i < j; i, j = i+1, j-1 {
+		rs.history[i], rs.history[j] = rs.history[j], rs.history[i]
+	}
+	return rs, nil
+}
+
+func (h *Handler) passThroughID(deployment string) bool {
+	for _, d := range h.cfg.Deployments {
+		if d.ID == deployment {
+			return passThrough(d)
+		}
+	}
+	return false
+}
+
+func invalidParam(param, msg string) *apierr.Error {
+	e := apierr.New(apierr.InvalidRequest, "%s", msg)
+	e.Param = param
+	return e
+}
+
+// canRead reports whether p may read (continue, delete) a stored response:
+// its key, a key of its team, or the master key. On an open gateway (no
+// master key) every caller is the same nobody.
+func canRead(p *Principal, r *responses.Record) bool {
+	switch {
+	case p == nil:
+		return r.KeyHash == ""
+	case p.Master:
+		return true
+	case p.KeyHash != "" && p.KeyHash == r.KeyHash:
+		return true
+	case r.TeamID != "" && p.Team != nil && p.Team.ID == r.TeamID:
+		return true
+	}
+	return p.KeyHash == "" && r.KeyHash == ""
+}
+
+// withItemIDs gives each input item without one an id, as OpenAI lists
+// them (input_items).
+func withItemIDs(items []byte) []byte {
+	out := items
+	i := 0
+	gjson.ParseBytes(items).ForEach(func(_, it gjson.Result) bool {
+		if it.IsObject() && !it.Get("id").Exists() {
+			if b, err := sjson.SetBytes(out, strconv.Itoa(i)+".id", responses.NewItemID("msg")); err == nil {
+				out = b
+			}
+		}
+		i++
+		return true
+	})
+	return out
+}
+
+// do is an attempt's upstream call for a Responses request.
+func (rs *respState) do(ctx context.Context, x *exchange, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	if passThrough(d) {
+		return rs.passThrough(ctx, x, d, call)
+	}
+	return rs.translate(ctx, x, d, call)
+}
+
+func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	if rs.upstream != "" && d.ID == rs.pin {
+		if b, err := sjson.SetBytes(call.Body, "previous_response_id", rs.upstream); err == nil {
+			call.Body = b
+		}
+	}
+	resp, err := x.h.provider.Do(ctx, d, call)
+	if err != nil {
+		return nil, err
+	}
+	if !call.Stream {
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, providers.TransportError(ctx, d, err)
+		}
+		if up := gjson.GetBytes(body, "id"); up.Type == gjson.String && wire.Valid(body) {
+			if b, err := sjson.SetBytes(body, "id", responses.EncodeID(d.Provider, d.ID, up.Str)); err == nil {
+				body = b
+			}
+			rs.save(ctx, x, d, body)
+		}
+		return replaceBody(resp, body), nil
+	}
+	rd := sse.NewReader(resp.Body)
+	var up, id []byte // the provider's id and the client's, quoted
+	ended := false    // the stream's last event came
+	resp.Body = &eventReader{upstream: resp.Body, rd: rd, next: func(ev []byte) []byte {
+		data := sse.Data(ev)
+		if up == nil && bytes.Contains(data, []byte(`"response"`)) {
+			if u := gjson.GetBytes(data, "response.id"); u.Type == gjson.String {
+				up, _ = json.Marshal(u.Str)
+				id, _ = json.Marshal(responses.EncodeID(d.Provider, d.ID, u.Str))
+			}
+		}
+		if up != nil && bytes.Contains(ev, up) {
+			ev = bytes.ReplaceAll(ev, up, id)
+			data = sse.Data(ev)
+		}
+		f := gjson.GetManyBytes(data, "type", "sequence_number")
+		switch f[0].Str {
+		case "response.completed", "response.incomplete":
+			ended = true
+			rs.save(ctx, x, d, []byte(gjson.GetBytes(data, "response").Raw))
+		case "error", "response.failed": // the gateway sends its own error event in its place
+			ended = true
+			return ev
+		}
+		if f[1].Type == gjson.Number {
+			rs.seq = f[1].Int() + 1
+		}
+		return ev
+	}, end: func() ([]byte, error) {
+		if !ended { // a Responses stream ends with its response's end
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, io.EOF
+	}}
+	return resp, nil
+}
+
+func (rs *respState) translate(ctx context.Context, x *exchange, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	var history []responses.Turn
+	for _, r := range rs.history {
+		history = append(history, responses.Turn{Input: r.Input, Output: []byte(gjson.GetBytes(r.Response, "output").Raw)})
+	}
+	model := gjson.GetBytes(call.Body, "model").Str
+	body, err := responses.ToChat(call.Body, model, history, call.Stream, providers.StreamUsage(d), d.DropParams || call.DropParams)
+	if err != nil {
+		return nil, err
+	}
+	chat := call
+	chat.Op, chat.Body = wire.OpChat, body
+	resp, err := x.h.provider.Do(ctx, d, chat)
+	if err != nil {
+		return nil, err
+	}
+	m := responses.Meta{ID: responses.EncodeID(d.Provider, d.ID, responses.NewItemID("resp")), Model: model, Created: time.Now().Unix(), Request: call.Body}
+	if !call.Stream {
+		out, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, providers.TransportError(ctx, d, err)
+		}
+		if !wire.Valid(out) {
+			return nil, apierr.New(apierr.UpstreamServer, "deployment %s returned a response that is not valid JSON", d.ID)
+		}
+		obj, _ := responses.FromChat(out, m)
+		rs.save(ctx, x, d, obj)
+		return replaceBody(resp, obj), nil
+	}
+	st := responses.NewStream(m)
+	rd := sse.NewReader(resp.Body)
+	resp.Body = &eventReader{upstream: resp.Body, rd: rd, next: func(ev []byte) []byte {
+		out := st.Event(sse.Data(ev))
+		rs.seq = st.Seq()
+		return out
+	}, end: func() ([]byte, error) {
+		events, obj, _ := st.End()
+		rs.seq = st.Seq()
+		rs.save(ctx, x, d, obj)
+		return events, io.EOF
+	}}
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// save stores a finished response (unless the request said store: false),
+// before the client sees its end: a continuation sent as soon as it has
+// the response finds it on any instance. A failure is logged: the
+// response itself is served.
+func (rs *respState) save(ctx context.Context, x *exchange, d *config.Deployment, object []byte) {
+	if !rs.store {
+		return
+	}
+	id := gjson.GetBytes(object, "id").Str
+	now := x.h.now()
+	r := responses.Record{ID: id, Deployment: d.ID, Previous: rs.prevID, Input: rs.input, Response: bytes.Clone(object),
+		Created: now, Expires: now.Add(x.h.responsesTTL)}
+	if p := rs.p; p != nil {
+		r.KeyHash = p.KeyHash
+		if p.Key != nil {
+			r.TeamID = p.Key.TeamID
+		}
+	}
+	if err := x.h.responses.Put(ctx, r); err != nil {
+		x.h.log.LogAttrs(ctx, slog.LevelWarn, "response not stored", slog.String("call_id", x.c.CallID), slog.String("response_id", id), slog.String("error", err.Error()))
+	}
+}
+
+func replaceBody(resp *http.Response, body []byte) *http.Response {
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	return resp
+}
+
+// eventReader is a response body made of the upstream's events, each
+// passed through next (and end's bytes after the last, and its error in
+// place of io.EOF), read one event at a time with no goroutine.
+type eventReader struct {
+	upstream io.Closer
+	rd       *sse.Reader
+	next     func(ev []byte) []byte
+	end      func() ([]byte, error)
+	out      []byte
+	off      int
+	err      error
+}
+
+func (r *eventReader) Read(p []byte) (int, error) {
+	for r.off >= len(r.out) {
+		if r.err != nil {
+			return 0, r.err
+		}
+		r.out, r.off = r.out[:0], 0
+		ev, err := r.rd.Next()
+		switch {
+		case err == io.EOF:
+			var b []byte
+			b, r.err = r.end()
+			r.out = append(r.out, b...)
+		case err != nil:
+			r.err = err
+		default:
+			r.out = append(r.out, r.next(ev)...)
+		}
+	}
+	n := copy(p, r.out[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *eventReader) Close() error {
+	r.rd.Release()
+	return r.upstream.Close()
+}
+
+// Responses stream events, as the streaming stage reads them.
+
+// respIsError reports whether a Responses event is a failure: an error
+// event, a failed response, or a chat-style error body.
+func respIsError(data []byte) bool {
+	if isError(data) {
+		return true
+	}
+	switch gjson.GetBytes(data, "type").Str {
+	case "error", "response.failed":
+		return true
+	}
+	return false
+}
+
+// respHasContent reports whether a Responses event commits the stream:
+// anything after the response's creation.
+func respHasContent(data []byte) bool {
+	switch gjson.GetBytes(data, "type").Str {
+	case "response.created", "response.in_progress", "response.queued", "":
+		return false
+	}
+	return true
+}
+
+// respErrorBody is a Responses failure event (an error event, a failed
+// response) as OpenAI's error body, {"error":{...}}, which the failure
+// classification and ErrorEvent read; a chat-style error stays as it is.
+func respErrorBody(data []byte) []byte {
+	if isError(data) {
+		return data
+	}
+	r := gjson.ParseBytes(data)
+	e := r
+	if r.Get("type").Str == "response.failed" {
+		e = r.Get("response.error")
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": e.Get("message").Str, "type": e.Get("type").Value(), "code": e.Get("code").Value(), "param": e.Get("param").Value(),
+	}})
+	return b
+}
+
+// sseError is the event that ends a stream the gateway has to cut: a
+// Responses error event for a Responses request (OpenAI's shape and
+// sequence), else OpenAI's chat error event.
+func (x *exchange) sseError(err error) []byte {
+	if x == nil || x.rs == nil {
+		return apierr.SSE(err)
+	}
+	return x.rs.errorEvent(apierr.JSON(err))
+}
+
+// inBandError is the client's copy of a provider's in-band error sent
+// after content, its keys redacted.
+func (x *exchange) inBandError(data []byte, d *config.Deployment) []byte {
+	if x.rs == nil {
+		return providers.ErrorEvent(data, d)
+	}
+	return x.rs.errorEvent(sse.Data(providers.ErrorEvent(data, d)))
+}
+
+// errorEvent is a Responses error event for an OpenAI error body.
+func (rs *respState) errorEvent(body []byte) []byte {
+	e := gjson.GetBytes(body, "error")
+	b, _ := json.Marshal(struct {
+		Type    string `json:"type"`
+		Seq     int64  `json:"sequence_number"`
+		Code    any    `json:"code"`
+		Message string `json:"message"`
+		Param   any    `json:"param"`
+	}{"error", rs.seq, e.Get("code").Value(), e.Get("message").Str, e.Get("param").Value()})
+	rs.seq++
+	out := make([]byte, 0, len(b)+24)
+	out = append(out, "event: error\ndata: "...)
+	out = append(out, b...)
+	return append(out, "\n\n"...)
+}
+
+// The stored-response routes: GET and DELETE /v1/responses/{id}, GET
+// /v1/responses/{id}/input_items.
+
+// responsesRoute serves them; false: path is not one of them.
+func (h *Handler) responsesRoute(w http.ResponseWriter, r *http.Request) bool {
+	var rest string
+	found := false
+	for _, prefix := range [...]string{"/v1/responses/", "/responses/", "/openai/v1/responses/"} {
+		if rest, found = strings.CutPrefix(r.URL.Path, prefix); found {
+			break
+		}
+	}
+	if !found || rest == "" {
+		return false
+	}
+	id, sub, _ := strings.Cut(rest, "/")
+	switch {
+	case sub == "input_items":
+		if !h.method(w, r, http.MethodGet) {
+			return true
+		}
+	case sub != "":
+		return false
+	case r.Method != http.MethodDelete && !h.method(w, r, http.MethodGet):
+		return true
+	}
+	p, err := h.authenticate(r)
+	if err != nil {
+		apierr.Write(w, err)
+		return true
+	}
+	ctx := r.Context()
+	rec, err := h.responses.Get(ctx, id, h.now())
+	if err == nil && !canRead(p, &rec) {
+		err = apierr.ErrNotFound
+	}
+	if err != nil {
+		if errors.Is(err, apierr.ErrNotFound) {
+			apierr.Write(w, apierr.New(apierr.NotFound, "Response with id '%s' not found.", id))
+		} else {
+			apierr.Write(w, &apierr.Error{Kind: apierr.Unavailable, Message: "could not read the response; try again", Cause: err})
+		}
+		return true
+	}
+	switch {
+	case sub == "input_items":
+		writeJSON(w, http.StatusOK, inputItems(rec.Input, r))
+	case r.Method == http.MethodDelete:
+		if err := h.responses.Delete(ctx, id); err != nil && !errors.Is(err, apierr.ErrNotFound) {
+			apierr.Write(w, &apierr.Error{Kind: apierr.Unavailable, Message: "could not delete the response; try again", Cause: err})
+			return true
+		}
+		b, _ := json.Marshal(map[string]any{"id": id, "object": "response", "deleted": true})
+		writeJSON(w, http.StatusOK, b)
+	default:
+		writeJSON(w, http.StatusOK, rec.Response)
+	}
+	return true
+}
+
+// inputItems is the input_items list of a response's input: newest first
+// unless order=asc, after an item id, at most limit (1-100, default 20).
+func inputItems(input []byte, r *http.Request) []byte {
+	items := gjson.ParseBytes(input).Array()
+	q := r.URL.Query()
+	if q.Get("order") != "asc" {
+		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
+			items[i], items[j] = items[j], items[i]
+		}
+	}
+	if after := q.Get("after"); after != "" {
+		for i, it := range items {
+			if it.Get("id").Str == after {
+				items = items[i+1:]
+				break
+			}
+		}
+	}
+	limit := 20
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n >= 1 && n <= 100 {
+		limit = n
+	}
+	more := len(items) > limit
+	if more {
+		items = items[:limit]
+	}
+	data := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		data[i] = json.RawMessage(it.Raw)
+	}
+	out := map[string]any{"object": "list", "data": data, "has_more": more, "first_id": nil, "last_id": nil}
+	if len(items) > 0 {
+		out["first_id"], out["last_id"] = items[0].Get("id").Str, items[len(items)-1].Get("id").Str
+	}
+	b, _ := json.Marshal(out)
+	return b
+}

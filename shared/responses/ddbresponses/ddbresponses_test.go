@@ -1,0 +1,34 @@
+package ddbresponses_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/responses"
+	"github.com/sluice-gw/sluice/shared/responses/ddbresponses"
+	"github.com/sluice-gw/sluice/shared/responses/responsestest"
+	"github.com/sluice-gw/sluice/test/ddblocal"
+)
+
+func TestConformance(t *testing.T) {
+	responsestest.Run(t, func(t *testing.T) func() responses.Store {
+		table := ddblocal.Tables(t).Counters
+		return func() responses.Store { return ddbresponses.New(ddblocal.Client(t), table, ddbresponses.Options{}) }
+	})
+}
+
+// TestTooLarge: a response that stays above DynamoDB's item limit once
+// compressed is refused as invalid, not sent.
+func TestTooLarge(t *testing.T) {
+	s := ddbresponses.New(ddblocal.Client(t), ddblocal.Tables(t).Counters, ddbresponses.Options{})
+	noise := make([]byte, 500<<10)
+	_, _ = rand.Read(noise)
+	err := s.Put(context.Background(), responses.Record{ID: "resp_big", Response: noise, Created: time.Now()})
+	if !errors.Is(err, apierr.ErrInvalid) {
+		t.Fatalf("Put of 500 KB of noise: %v, want ErrInvalid", err)
+	}
+}
