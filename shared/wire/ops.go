@@ -34,7 +34,7 @@ func (o Op) extra() (name, path string, ok bool) {
 func (o Op) JSONResponse() bool { return o != OpSpeech && o != OpTranscriptions }
 
 // Streams reports whether the operation can answer an event stream.
-func (o Op) Streams() bool { return o == OpChat || o == OpCompletions }
+func (o Op) Streams() bool { return o == OpChat || o == OpCompletions || o == OpResponses }
 
 // Media reports whether the operation is priced per image, character or
 // second rather than per token (moderations: free).
