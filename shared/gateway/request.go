@@ -276,7 +276,7 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 		return out, err
 	}
 	d := a.Deployment
-	inject := x.op == wire.OpChat && x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
+	inject := (x.op == wire.OpChat || x.op == wire.OpCompletions) && x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
 	var call wire.Call
 	if x.form != nil {
 		call = wire.Call{Op: x.op, Body: x.form.withModel(a.ProviderModel), ContentType: x.form.contentType}
