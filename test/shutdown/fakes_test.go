@@ -19,7 +19,7 @@ import (
 // upstream is a fake OpenAI that streams slowly: /slow sends 15 chunks
 // over about 3 s and its usage; /endless sends a chunk every 200 ms until
 // the gateway hangs up (or 40 s pass), so that only the drain deadline
-// ends it.
+// ends it; /fast answers a completion (not streamed) at once.
 func upstream(t *testing.T) *httptest.Server {
 	chunk := func(w io.Writer, body string) {
 		fmt.Fprintf(w, "data: %s\n\n", body)
@@ -28,6 +28,11 @@ func upstream(t *testing.T) *httptest.Server {
 	delta := `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"tok "},"finish_reason":null}]}`
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
+		if strings.HasPrefix(r.URL.Path, "/fast") {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"c2","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		tick := time.NewTicker(200 * time.Millisecond)
@@ -54,7 +59,7 @@ func upstream(t *testing.T) *httptest.Server {
 	return s
 }
 
-// config routes model "slow" and model "endless" to the fake upstream.
+// config routes models "slow", "endless" and "fast" to the fake upstream.
 func config(upstreamURL string) string {
 	return `model_list:
   - model_name: slow
@@ -68,6 +73,13 @@ func config(upstreamURL string) string {
     litellm_params:
       model: openai/gpt-4o-mini
       api_base: ` + upstreamURL + `/endless/v1
+      api_key: sk-upstream
+      input_cost_per_token: 0.000001
+      output_cost_per_token: 0.000002
+  - model_name: fast
+    litellm_params:
+      model: openai/gpt-4o-mini
+      api_base: ` + upstreamURL + `/fast/v1
       api_key: sk-upstream
       input_cost_per_token: 0.000001
       output_cost_per_token: 0.000002
@@ -145,6 +157,42 @@ func streams(t *testing.T, g *gateway, slow, endless int) (answered []string, wa
 	mu.Lock()
 	defer mu.Unlock()
 	return append([]string(nil), answered...), wg.Wait
+}
+
+// burst sends n completions (not streamed) at once and returns the call
+// ids of those answered 200: a backlog for the spend publisher.
+func burst(t *testing.T, g *gateway, n int) []string {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		ids []string
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, g.base+"/v1/chat/completions",
+				strings.NewReader(`{"model":"fast","messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set("Authorization", "Bearer "+masterKey)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Errorf("fast: %v", err)
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("fast: %d %s", resp.StatusCode, b)
+				return
+			}
+			mu.Lock()
+			ids = append(ids, resp.Header.Get("X-Litellm-Call-Id"))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return ids
 }
 
 // proxy is a TCP proxy in front of an emulator that delays each answer

@@ -75,10 +75,10 @@ func recorded(t *testing.T, names tables.Names) map[string]bool {
 }
 
 // accounted fails the test for each answered id in none of the sets.
-func accounted(t *testing.T, g *gateway, answered []string, sets map[string]map[string]bool) {
+func accounted(t *testing.T, g *gateway, answered []string, want int, sets map[string]map[string]bool) {
 	t.Helper()
-	if len(answered) != slowStreams+endlessStreams {
-		t.Errorf("%d streams answered, want %d", len(answered), slowStreams+endlessStreams)
+	if len(answered) != want {
+		t.Errorf("%d requests answered, want %d", len(answered), want)
 	}
 	var missing []string
 	for _, id := range answered {
@@ -132,20 +132,23 @@ func TestSIGTERMStore(t *testing.T) {
 	answered, wait := streams(t, g, slowStreams, endlessStreams)
 	g.term(t)
 	wait()
-	accounted(t, g, answered, map[string]map[string]bool{"recorded": recorded(t, names)})
+	accounted(t, g, answered, slowStreams+endlessStreams, map[string]map[string]bool{"recorded": recorded(t, names)})
 }
 
 // TestSIGTERMSlowSQS: spend events to SQS (moto) through a proxy that
-// answers each call 1.5 s late, with a 1 s flush deadline: every event is
-// in the queue, recorded by the fallback, or logged whole.
+// answers each call 6 s late, longer than the drain and the 1 s flush
+// deadline together, with a burst of 60 completions (more than the
+// publisher's four senders carry at once) answered before SIGTERM: every
+// event is in the queue, recorded by the fallback, or logged whole.
 func TestSIGTERMSlowSQS(t *testing.T) {
 	sqslocal.Require(t)
 	names := ddblocal.Tables(t)
 	q := sqslocal.NewQueues(t, 30*time.Second, 5)
-	p := startProxy(t, hostOf(t, sqslocal.Endpoint()), 1500*time.Millisecond)
+	p := startProxy(t, hostOf(t, sqslocal.Endpoint()), 6*time.Second)
 	e := append(env(t, names, ddbEndpoint(t), "1s"), "SPEND_QUEUE_URL="+q.URL, sqslocal.EndpointEnv+"=http://"+p.addr)
 	g := startGateway(t, e)
 	answered, wait := streams(t, g, slowStreams, endlessStreams)
+	answered = append(answered, burst(t, g, 60)...)
 	g.term(t)
 	wait()
 	queued := map[string]bool{}
@@ -156,7 +159,7 @@ func TestSIGTERMSlowSQS(t *testing.T) {
 		}
 		queued[ev.RequestID] = true
 	}
-	accounted(t, g, answered, map[string]map[string]bool{"queued": queued, "recorded": recorded(t, names), "logged": g.logged(t)})
+	accounted(t, g, answered, slowStreams+endlessStreams+60, map[string]map[string]bool{"queued": queued, "recorded": recorded(t, names), "logged": g.logged(t)})
 }
 
 // TestSIGTERMStoreDown: the store stops answering (a proxy in front of
@@ -171,7 +174,7 @@ func TestSIGTERMStoreDown(t *testing.T) {
 	g.term(t)
 	wait()
 	logged := g.logged(t)
-	accounted(t, g, answered, map[string]map[string]bool{"logged": logged, "recorded": recorded(t, names)})
+	accounted(t, g, answered, slowStreams+endlessStreams, map[string]map[string]bool{"logged": logged, "recorded": recorded(t, names)})
 	if len(logged) == 0 {
 		t.Errorf("no event logged with the store down:\n%s", g.output())
 	}

@@ -59,22 +59,27 @@ func (d *drainer) shutdown(srv *http.Server, closeSpend func(context.Context) er
 	drain, cancel := context.WithTimeout(ctx, s.Drain)
 	err := srv.Shutdown(drain)
 	cancel()
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		log.LogAttrs(ctx, slog.LevelWarn, "shutdown", slog.String("error", err.Error()))
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
 		log.LogAttrs(ctx, slog.LevelWarn, "shutdown: drain timeout; cutting the requests still running",
 			slog.Int64("in_flight", d.inFlight.Load()))
 		d.cancel()
 		grace, cancel := context.WithTimeout(ctx, cutGrace)
 		if srv.Shutdown(grace) != nil { // waits for the cut handlers to return
+			// A handler blocked writing to a client that stopped reading:
+			// closing its connection fails the write.
 			_ = srv.Close()
+			for i := 0; i < 100 && d.inFlight.Load() > 0; i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 		cancel()
 		if n := d.inFlight.Load(); n > 0 {
 			log.LogAttrs(ctx, slog.LevelError, "shutdown: requests still running after being cut; their spend events may be missing",
 				slog.Int64("requests", n))
 		}
+	case err != nil:
+		log.LogAttrs(ctx, slog.LevelWarn, "shutdown", slog.String("error", err.Error()))
 	}
 	flush, cancel := context.WithTimeout(ctx, s.Flush)
 	defer cancel()
