@@ -1,7 +1,9 @@
 package adminapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -151,4 +153,55 @@ func (h *Handler) memberOf(ctx context.Context, t keys.Team, user, email string)
 		}
 	}
 	return "", nil
+}
+
+// teamJoin is a team a new user joins: an entry of /user/new's teams, a
+// team id or LiteLLM's {"team_id", "user_role", "max_budget_in_team"}.
+type teamJoin struct {
+	TeamID string   `json:"team_id"`
+	Role   string   `json:"user_role"`
+	Budget *float64 `json:"max_budget_in_team"`
+}
+
+// teamJoins reads the list name of teamJoin entries.
+func (p *params) teamJoins(name string) []teamJoin {
+	v, ok := p.raw(name)
+	if !ok {
+		return nil
+	}
+	bad := func(format string, args ...any) []teamJoin {
+		p.fail(badParam(name, format, args...))
+		return nil
+	}
+	var entries []json.RawMessage
+	if err := json.Unmarshal(v, &entries); err != nil {
+		return bad(`want a list of team ids or of {"team_id", "user_role", "max_budget_in_team"}`)
+	}
+	out := make([]teamJoin, 0, len(entries))
+	for _, e := range entries {
+		var j teamJoin
+		if err := json.Unmarshal(e, &j.TeamID); err != nil {
+			dec := json.NewDecoder(bytes.NewReader(e))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&j); err != nil {
+				return bad(`want a team id or {"team_id", "user_role", "max_budget_in_team"}: %v`, err)
+			}
+		}
+		if err := keys.ValidID(name, j.TeamID); err != nil {
+			p.fail(apierr.Store(err))
+			return nil
+		}
+		switch j.Role {
+		case "":
+			j.Role = keys.MemberUser
+		case keys.MemberUser, keys.MemberAdmin:
+		default:
+			return bad("user_role %q: want user or admin", j.Role)
+		}
+		if b := j.Budget; b != nil && (*b < 0 || *b > maxUSD || (*b > 0 && *b < minUSD)) {
+			return bad("max_budget_in_team: want 0 or a number of USD from 0.000000001 to 1e15, got %v", *b)
+		}
+		out = append(out, j)
+	}
+	return out
 }

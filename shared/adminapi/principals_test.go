@@ -144,6 +144,23 @@ func TestUserTeamRoutes(t *testing.T) {
 			t.Fatalf("team/info members_with_roles = %v", info["team_info"].(map[string]any)["members_with_roles"])
 		}
 		c.errParam(m, "POST", "/user/new", `{"user_id": "ghost", "team_id": "nope"}`, 404, "team_id")
+		// teams as LiteLLM's objects: a role and a budget in the team.
+		c.must(m, "POST", "/user/new", `{"user_id": "lead", "teams": [{"team_id": "t-join", "user_role": "admin", "max_budget_in_team": 2}]}`)
+		info = c.must(m, "GET", "/team/info?team_id=t-join", "")
+		if mb := membersWithRoles(t, info["team_info"].(map[string]any))["lead"]; mb == nil || mb["role"] != "admin" {
+			t.Fatalf("user/new teams object: members %v", info["team_info"].(map[string]any)["members_with_roles"])
+		}
+		budgeted := false
+		for _, tm := range info["team_memberships"].([]any) {
+			tm := tm.(map[string]any)
+			budgeted = budgeted || tm["user_id"] == "lead" && tm["litellm_budget_table"].(map[string]any)["max_budget"] == 2.0
+		}
+		if !budgeted {
+			t.Fatalf("user/new teams object: memberships %v, want lead with max_budget 2", info["team_memberships"])
+		}
+		c.errParam(m, "POST", "/user/new", `{"user_id": "ghost", "teams": [{"team_id": "t-join", "user_role": "owner"}]}`, 400, "teams")
+		c.errParam(m, "POST", "/user/new", `{"user_id": "ghost", "teams": [{"team_id": "t-join", "max_budget": 1}]}`, 400, "teams")
+		c.errParam(m, "POST", "/user/new", `{"user_id": "ghost", "teams": ["nope"]}`, 404, "teams")
 		c.errParam(m, "GET", "/user/info?user_id=ghost", "", 404, "user_id")
 
 		// Spend: set on creation, reset by update.

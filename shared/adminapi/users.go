@@ -11,12 +11,12 @@ import (
 )
 
 func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) error {
-	var teamIDs []string
+	var joins []teamJoin
 	var autoKey, hasAuto bool
 	var alias, durationText, teamID string
 	var spend *float64
 	id, pt, err := users.decode(r, c, func(p *params) {
-		teamIDs, _ = p.strs("teams")
+		joins = p.teamJoins("teams")
 		teamID, _ = p.str("team_id")
 		spend, _ = p.money("spend")
 		autoKey, hasAuto = p.boolean("auto_create_key")
@@ -33,8 +33,8 @@ func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) err
 		autoKey = true
 	}
 	ctx := r.Context()
-	for _, t := range teamIDs {
-		if _, err := h.loadTeam(ctx, t); err != nil {
+	for _, j := range joins {
+		if _, err := h.loadTeam(ctx, j.TeamID); err != nil {
 			if e := apierr.From(err); e.Param == "team_id" {
 				e.Param = "teams"
 			}
@@ -45,14 +45,15 @@ func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) err
 		if _, err := h.loadTeam(ctx, teamID); err != nil {
 			return err
 		}
-		teamIDs = append(teamIDs, teamID) // LiteLLM's team_id: joins as a user, as teams does
+		joins = append(joins, teamJoin{TeamID: teamID, Role: keys.MemberUser}) // LiteLLM's team_id: joins as a user
 	}
 	if u.ID == "" {
 		u.ID = newID()
 	}
 	stored, err := users.created(h, ctx, u.ID, u, func() error {
-		for _, t := range teamIDs {
-			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t, UserID: u.ID, Role: keys.MemberUser, Email: u.Email, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
+		for _, j := range joins {
+			mb := keys.Member{TeamID: j.TeamID, UserID: u.ID, Role: j.Role, Email: u.Email, CreatedAt: now, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: j.Budget}}}
+			if err := h.keys.AddMember(ctx, mb); err != nil && !errors.Is(err, keys.ErrExists) {
 				return err
 			}
 		}
