@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -23,8 +24,8 @@ func TestResponsesSecondInstance(t *testing.T) {
 	orec, arec := &recorder{}, &recorder{}
 	oa, an := fakeOpenAIResponses(t, orec), fakeAnthropic(t, arec)
 	ks := respKeys(t)
-	a := newRespGateway(t, ddbresponses.New(ddblocal.Client(t), table, ddbresponses.Options{}), ks, oa, an, orec, arec)
-	b := newRespGateway(t, ddbresponses.New(ddblocal.Client(t), table, ddbresponses.Options{}), ks, oa, an, orec, arec)
+	a := newRespGateway(t, ddbresponses.New(ddblocal.Client(t), table, ddbresponses.Options{Timeout: 30 * time.Second}), ks, oa, an, orec, arec)
+	b := newRespGateway(t, ddbresponses.New(ddblocal.Client(t), table, ddbresponses.Options{Timeout: 30 * time.Second}), ks, oa, an, orec, arec)
 	ctx := respCtx(t)
 	ca, cb := a.sdk("sk-a", nil), b.sdk("sk-a", nil)
 

@@ -115,11 +115,7 @@ func ToChat(req []byte, model string, history []Turn, stream, streamUsage, drop 
 	if v := r.Get("reasoning.effort"); v.Type == gjson.String {
 		out["reasoning_effort"] = v.Str
 	}
-	tools, err := chatTools(r.Get("tools"), drop)
-	if err != nil {
-		return nil, err
-	}
-	if len(tools) > 0 {
+	if tools := chatTools(r.Get("tools")); len(tools) > 0 {
 		out["tools"] = tools
 	}
 	if tc := r.Get("tool_choice"); tc.Exists() && tc.Type != gjson.Null {
@@ -191,15 +187,19 @@ func appendItems(msgs []chatMessage, items gjson.Result, drop bool) ([]chatMessa
 				return false
 			}
 			msgs = append(msgs, chatMessage{Role: role, Content: content})
-		case "function_call":
+		case "function_call", "custom_tool_call":
 			tc := toolCall{ID: it.Get("call_id").Str, Type: "function"}
-			tc.Function.Name, tc.Function.Arguments = it.Get("name").Str, it.Get("arguments").Str
+			tc.Function.Name, tc.Function.Arguments = namespaced(it.Get("namespace").Str, it.Get("name").Str), it.Get("arguments").Str
+			if typ == "custom_tool_call" {
+				b, _ := json.Marshal(map[string]string{"content": it.Get("input").Str})
+				tc.Function.Arguments = string(b)
+			}
 			if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" && msgs[n-1].ToolCallID == "" {
 				msgs[n-1].ToolCalls = append(msgs[n-1].ToolCalls, tc)
 			} else {
 				msgs = append(msgs, chatMessage{Role: "assistant", Content: nil, ToolCalls: []toolCall{tc}})
 			}
-		case "function_call_output":
+		case "function_call_output", "custom_tool_call_output":
 			out := it.Get("output")
 			text := out.Str
 			if out.Type != gjson.String { // a list of content parts: their text
@@ -210,6 +210,9 @@ func appendItems(msgs []chatMessage, items gjson.Result, drop bool) ([]chatMessa
 		case "reasoning", "item_reference":
 			// Nothing a chat request can carry.
 		default:
+			if hostedCall(typ) { // the call of a tool a chat model does not have
+				break
+			}
 			if !drop {
 				err = invalid("input", "input item type %q is not supported by this model's provider (it speaks chat completions)"+dropHint, typ)
 				return false
@@ -280,37 +283,8 @@ func chatContent(c gjson.Result, role string, drop bool) (any, error) {
 	return parts, nil
 }
 
-// chatTools converts function tools; other tool types (web search, file
-// search, computer use...) exist only at OpenAI.
-func chatTools(tools gjson.Result, drop bool) ([]any, error) {
-	var out []any
-	var err error
-	tools.ForEach(func(_, t gjson.Result) bool {
-		if typ := t.Get("type").Str; typ != "function" {
-			if drop {
-				return true
-			}
-			err = invalid("tools", "tool type %q is not supported by this model's provider (only function tools are)"+dropHint, typ)
-			return false
-		}
-		fn := map[string]any{"name": t.Get("name").Str}
-		if d := t.Get("description"); d.Type == gjson.String {
-			fn["description"] = d.Str
-		}
-		if p := t.Get("parameters"); p.IsObject() {
-			fn["parameters"] = json.RawMessage(p.Raw)
-		}
-		if s := t.Get("strict"); s.IsBool() {
-			fn["strict"] = s.Bool()
-		}
-		out = append(out, map[string]any{"type": "function", "function": fn})
-		return true
-	})
-	return out, err
-}
-
-// chatToolChoice converts tool_choice: "auto", "none", "required", or
-// {"type":"function","name":...}.
+// chatToolChoice converts tool_choice: "auto", "none", "required", a
+// function or custom tool, or allowed_tools' mode.
 func chatToolChoice(tc gjson.Result) (any, error) {
 	if tc.Type == gjson.String {
 		switch tc.Str {
@@ -319,8 +293,14 @@ func chatToolChoice(tc gjson.Result) (any, error) {
 		}
 		return nil, invalid("tool_choice", "tool_choice %q is not supported", tc.Str)
 	}
-	if tc.Get("type").Str == "function" && tc.Get("name").Str != "" {
-		return map[string]any{"type": "function", "function": map[string]any{"name": tc.Get("name").Str}}, nil
+	switch typ, name := tc.Get("type").Str, tc.Get("name").Str; {
+	case (typ == "function" || typ == "custom") && name != "":
+		return map[string]any{"type": "function", "function": map[string]any{"name": name}}, nil
+	case typ == "allowed_tools":
+		if m := tc.Get("mode").Str; m == "required" {
+			return m, nil
+		}
+		return "auto", nil
 	}
 	return nil, invalid("tool_choice", "tool_choice: only \"auto\", \"none\", \"required\" and function choices are supported by this model's provider")
 }

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -60,12 +61,11 @@ func TestToChat(t *testing.T) {
 func TestToChatRefuses(t *testing.T) {
 	for _, tt := range []struct{ req, param string }{
 		{`{"input":7}`, "input"},
-		{`{"input":[{"type":"web_search_call","id":"ws_1"}]}`, "input"},
+		{`{"input":[{"type":"compaction_summary","id":"x"}]}`, "input"},
 		{`{"input":[{"role":"tool","content":"x"}]}`, "input"},
 		{`{"input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]}]}`, "input"},
 		{`{"input":[{"role":"assistant","content":[{"type":"input_image","image_url":"https://x"}]}]}`, "input"},
 		{`{"input":[{"role":"user","content":[{"type":"input_image","file_id":"file_1"}]}]}`, "input"},
-		{`{"input":"x","tools":[{"type":"web_search"}]}`, "tools"},
 		{`{"input":"x","tool_choice":"web_search"}`, "tool_choice"},
 		{`{"input":"x","tool_choice":{"type":"file_search"}}`, "tool_choice"},
 	} {
@@ -75,9 +75,56 @@ func TestToChatRefuses(t *testing.T) {
 		}
 	}
 	// With drop_params, what chat cannot carry is left out.
-	out, err := ToChat([]byte(`{"input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_file","file_id":"f"}]},{"type":"web_search_call","id":"ws"}],"tools":[{"type":"web_search"},{"type":"function","name":"f"}],"tool_choice":{"type":"file_search"}}`), "m", nil, false, false, true)
+	out, err := ToChat([]byte(`{"input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_file","file_id":"f"}]},{"type":"compaction_summary","id":"ws"}],"tools":[{"type":"web_search"},{"type":"function","name":"f"}],"tool_choice":{"type":"file_search"}}`), "m", nil, false, false, true)
 	if err != nil || gjson.GetBytes(out, "messages").Raw != `[{"role":"user","content":"a"}]` || gjson.GetBytes(out, "tools.#").Int() != 1 || gjson.GetBytes(out, "tool_choice").Exists() {
 		t.Errorf("dropped: %s, %v", out, err)
+	}
+}
+
+// TestToChatCodexTools: Codex's tools as a chat model sees them: a
+// namespace flattened, a custom tool as a function of one string, hosted
+// tools and their calls left out; its earlier calls of them as tool calls.
+func TestToChatCodexTools(t *testing.T) {
+	req := `{"input":[{"role":"user","content":"go"},{"type":"web_search_call","id":"ws_1","status":"completed"},` +
+		`{"type":"custom_tool_call","call_id":"c1","name":"apply_patch","input":"*** Begin Patch"},{"type":"custom_tool_call_output","call_id":"c1","output":"done"},` +
+		`{"type":"function_call","call_id":"c2","namespace":"multi_agent_v1","name":"spawn","arguments":"{}"},{"type":"function_call_output","call_id":"c2","output":"ok"}],` +
+		`"tools":[{"type":"function","name":"exec_command","parameters":{"type":"object"}},{"type":"namespace","name":"multi_agent_v1","tools":[{"type":"function","name":"spawn","description":"s"}]},` +
+		`{"type":"custom","name":"apply_patch","description":"patch","format":{"type":"grammar","syntax":"lark","definition":"start: x"}},{"type":"web_search","external_web_access":false}],` +
+		`"tool_choice":{"type":"custom","name":"apply_patch"}}`
+	out, err := ToChat([]byte(req), "m", nil, false, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gjson.GetBytes(out, "tools.#.function.name").Raw; got != `["exec_command","multi_agent_v1__spawn","apply_patch"]` {
+		t.Errorf("tools %s", got)
+	}
+	if got := gjson.GetBytes(out, "tools.2.function.parameters.required").Raw; got != `["content"]` || !strings.Contains(gjson.GetBytes(out, "tools.2.function.description").Str, "start: x") {
+		t.Errorf("custom tool %s", gjson.GetBytes(out, "tools.2").Raw)
+	}
+	msgs := gjson.GetBytes(out, "messages")
+	if len(msgs.Array()) != 5 || msgs.Get("1.tool_calls.0.function.arguments").Str != `{"content":"*** Begin Patch"}` ||
+		msgs.Get("3.tool_calls.0.function.name").Str != "multi_agent_v1__spawn" || msgs.Get("2.role").Str != "tool" {
+		t.Errorf("messages %s", msgs.Raw)
+	}
+	if got := gjson.GetBytes(out, "tool_choice").Raw; got != `{"function":{"name":"apply_patch"},"type":"function"}` {
+		t.Errorf("tool_choice %s", got)
+	}
+	// Back: calls of the namespaced and the custom tool.
+	chat := `{"choices":[{"message":{"tool_calls":[{"id":"k1","type":"function","function":{"name":"multi_agent_v1__spawn","arguments":"{}"}},{"id":"k2","type":"function","function":{"name":"apply_patch","arguments":"{\"content\":\"*** End Patch\"}"}}]},"finish_reason":"tool_calls"}]}`
+	obj, _ := FromChat([]byte(chat), Meta{ID: "r", Request: []byte(req)})
+	o := gjson.ParseBytes(obj)
+	if o.Get("output.0.type").Str != "function_call" || o.Get("output.0.name").Str != "spawn" || o.Get("output.0.namespace").Str != "multi_agent_v1" ||
+		o.Get("output.1.type").Str != "custom_tool_call" || o.Get("output.1.input").Str != "*** End Patch" || !strings.HasPrefix(o.Get("output.1.id").Str, "ctc_") {
+		t.Errorf("output %s", o.Get("output").Raw)
+	}
+	// Streamed: the custom call's input comes whole.
+	s := NewStream(Meta{ID: "r", Request: []byte(req)})
+	ev := string(s.Event([]byte(`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"k2","function":{"name":"apply_patch","arguments":"{\"content\":"}}]}}]}`)))
+	ev += string(s.Event([]byte(`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"x\"}"}}]},"finish_reason":"tool_calls"}]}`)))
+	end, _, _ := s.End()
+	ev += string(end)
+	if strings.Contains(ev, "function_call_arguments") || !strings.Contains(ev, `"type":"response.custom_tool_call_input.done","sequence_number":3,"item_id":"ctc_`) || !strings.Contains(ev, `"input":"x"`) {
+		t.Errorf("stream %s", ev)
 	}
 }
 

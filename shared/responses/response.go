@@ -129,8 +129,10 @@ func FromChat(chat []byte, m Meta) (object, output []byte) {
 	if t := msg.Get("content"); t.Type == gjson.String && t.Str != "" {
 		items = append(items, messageItem(NewItemID("msg"), "completed", t.Str))
 	}
+	tools := toolsOf(gjson.GetBytes(m.Request, "tools"))
 	msg.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
-		items = append(items, functionCallItem(NewItemID("fc"), "completed", tc.Get("id").Str, tc.Get("function.name").Str, tc.Get("function.arguments").Str))
+		t := toolOf(tools, tc.Get("function.name").Str)
+		items = append(items, toolCallItem(t, NewItemID(t.idPrefix()), "completed", tc.Get("id").Str, tc.Get("function.arguments").Str))
 		return true
 	})
 	output, _ = json.Marshal(items)

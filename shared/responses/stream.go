@@ -23,6 +23,7 @@ type Stream struct {
 	items   []*item
 	open    *item           // the message or reasoning item receiving deltas
 	calls   map[int64]*item // function call items by the chat tool call index
+	tools   map[string]tool // the request's tools, by the name the model sees
 	usage   wire.Usage
 	hasUse  bool
 	reason  int64 // reasoning tokens
@@ -36,11 +37,13 @@ type item struct {
 	id     string
 	text   []byte // text, reasoning summary, or arguments
 	callID string
-	name   string
+	tool   tool
 }
 
 // NewStream returns the translator of one response's stream.
-func NewStream(m Meta) *Stream { return &Stream{m: m} }
+func NewStream(m Meta) *Stream {
+	return &Stream{m: m, tools: toolsOf(gjson.GetBytes(m.Request, "tools"))}
+}
 
 // Event translates one chat SSE event's data and returns the Responses
 // events it stands for (SSE bytes; perhaps none). An in-band error and
@@ -78,7 +81,8 @@ func (s *Stream) Event(data []byte) []byte {
 		it := s.calls[i]
 		if it == nil {
 			s.closeOpen()
-			it = &item{index: len(s.items), kind: "function_call", id: NewItemID("fc"), callID: tc.Get("id").Str, name: tc.Get("function.name").Str}
+			t := toolOf(s.tools, tc.Get("function.name").Str)
+			it = &item{index: len(s.items), kind: "function_call", id: NewItemID(t.idPrefix()), callID: tc.Get("id").Str, tool: t}
 			if it.callID == "" {
 				it.callID = NewItemID("call")
 			}
@@ -87,10 +91,12 @@ func (s *Stream) Event(data []byte) []byte {
 				s.calls = map[int64]*item{}
 			}
 			s.calls[i] = it
-			s.emit("response.output_item.added", "output_index", it.index, "item", functionCallItem(it.id, "in_progress", it.callID, it.name, ""))
+			s.emit("response.output_item.added", "output_index", it.index, "item", toolCallItem(it.tool, it.id, "in_progress", it.callID, ""))
 		}
 		if a := tc.Get("function.arguments"); a.Type == gjson.String && a.Str != "" {
-			s.emit("response.function_call_arguments.delta", "item_id", it.id, "output_index", it.index, "delta", a.Str)
+			if !it.tool.custom { // a custom call's input is whole once its JSON is
+				s.emit("response.function_call_arguments.delta", "item_id", it.id, "output_index", it.index, "delta", a.Str)
+			}
 			it.text = append(it.text, a.Str...)
 		}
 		return true
@@ -183,7 +189,10 @@ func (s *Stream) closeOpen() {
 // done sends an item's output_item.done (a function call's arguments.done
 // first).
 func (s *Stream) done(it *item) {
-	if it.kind == "function_call" {
+	switch {
+	case it.kind == "function_call" && it.tool.custom:
+		s.emit("response.custom_tool_call_input.done", "item_id", it.id, "output_index", it.index, "input", customInput(string(it.text)))
+	case it.kind == "function_call":
 		s.emit("response.function_call_arguments.done", "item_id", it.id, "output_index", it.index, "arguments", string(it.text))
 	}
 	s.emit("response.output_item.done", "output_index", it.index, "item", it.object())
@@ -194,7 +203,7 @@ func (it *item) object() map[string]any {
 	case "reasoning":
 		return reasoningItem(it.id, string(it.text))
 	case "function_call":
-		return functionCallItem(it.id, "completed", it.callID, it.name, string(it.text))
+		return toolCallItem(it.tool, it.id, "completed", it.callID, string(it.text))
 	}
 	return messageItem(it.id, "completed", string(it.text))
 }

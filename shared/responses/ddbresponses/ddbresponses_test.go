@@ -17,14 +17,16 @@ import (
 func TestConformance(t *testing.T) {
 	responsestest.Run(t, func(t *testing.T) func() responses.Store {
 		table := ddblocal.Tables(t).Counters
-		return func() responses.Store { return ddbresponses.New(ddblocal.Client(t), table, ddbresponses.Options{}) }
+		return func() responses.Store {
+			return ddbresponses.New(ddblocal.Client(t), table, ddbresponses.Options{Timeout: loadedEmulator})
+		}
 	})
 }
 
 // TestTooLarge: a response that stays above DynamoDB's item limit once
 // compressed is refused as invalid, not sent.
 func TestTooLarge(t *testing.T) {
-	s := ddbresponses.New(ddblocal.Client(t), ddblocal.Tables(t).Counters, ddbresponses.Options{})
+	s := ddbresponses.New(ddblocal.Client(t), ddblocal.Tables(t).Counters, ddbresponses.Options{Timeout: loadedEmulator})
 	noise := make([]byte, 500<<10)
 	_, _ = rand.Read(noise)
 	err := s.Put(context.Background(), responses.Record{ID: "resp_big", Response: noise, Created: time.Now()})
@@ -32,3 +34,7 @@ func TestTooLarge(t *testing.T) {
 		t.Fatalf("Put of 500 KB of noise: %v, want ErrInvalid", err)
 	}
 }
+
+// loadedEmulator bounds each call: DynamoDB Local under a loaded machine
+// takes seconds, where the production default is 2s.
+const loadedEmulator = 30 * time.Second
