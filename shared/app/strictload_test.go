@@ -16,24 +16,24 @@ import (
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
 
-// StrictFullEnv runs TestStrictBudgetUnderLoad at the size, 8
+// strictFullEnv runs TestStrictBudgetUnderLoad at the size, 8
 // clients x 64 concurrent goroutines; without it CI runs 2 x 8.
-const StrictFullEnv = "SLUICE_STRICT_FULL"
+const strictFullEnv = "SLUICE_STRICT_FULL"
 
 // The strict-budget guarantee through the real handlers: two gateway
 // instances on one DynamoDB whose every answer comes 500 ms late, clients x
 // goroutines concurrent callers at one key with a small max_budget, each
-// making requests until three in a row are refused: most plain, some with hostile max_tokens and n
-// (2^62 x 4, 1e300, n 4), some with a deadline shorter than the store's
-// delay (their admissions commit, then time out: 503). Recorded spend never
-// passes max_budget, no request is a 500, and once every request is
-// answered and the spend queues are drained no hold is left and the
-// budget's counter equals the recorded spend.
+// making requests until three in a row are refused: most plain, some with
+// hostile max_tokens and n (2^62 x 4, 1e300, n 4), some with a deadline
+// shorter than the store's delay (their admissions commit, then time out:
+// 503). Recorded spend never passes max_budget, no request is a 500, and
+// once every request is answered and the spend queues are drained no hold
+// is left and the budget's counter equals the recorded spend.
 //
 //	SLUICE_STRICT_FULL=1 go test -run TestStrictBudgetUnderLoad -v ./shared/app/
 func TestStrictBudgetUnderLoad(t *testing.T) {
 	clients, goroutines := 2, 8
-	if os.Getenv(StrictFullEnv) != "" {
+	if os.Getenv(strictFullEnv) != "" {
 		clients, goroutines = 8, 64
 	}
 	names := ddblocal.Tables(t)

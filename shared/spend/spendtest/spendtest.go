@@ -38,6 +38,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}{
 		{"StrictNeverOverBudget", testNeverOverBudget, true},
 		{"StrictRelease", testRelease, true},
+		{"StrictTriedHold", testTriedHold, true},
 		{"RecordOnce", testRecordOnce, false},
 		{"Queries", testQueries, false},
 		{"ConcurrentDuplicates", testConcurrentDuplicates, false},

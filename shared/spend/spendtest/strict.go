@@ -239,3 +239,43 @@ func testRelease(t *testing.T, h Harness) {
 		t.Fatal("the budget's room after settlement is not exactly max - spend")
 	}
 }
+
+// testTriedHold: the events of requests whose admission got no answer (a
+// 503) name the hold they tried. One was written (the answer was lost),
+// one never was: recording the events releases the first and is a no-op
+// for the second, in one batch; a redelivery and the sweeper change
+// nothing after.
+func testTriedHold(t *testing.T, h Harness) {
+	s := h.Strict
+	k := budgetKey(t, h.Keys, 0.001)
+	counter := limits.BudgetCounterName(string(keys.KindKey), k.Hash, time.Time{})
+	c := ctx(t)
+	written, never := keyHold(&k, 400_000), keyHold(&k, 400_000)
+	if d, err := s.Limits(t).Admit(c, limits.AdmitRequest{Now: strictNow, Hold: written}); err != nil || !d.Allowed {
+		t.Fatalf("Admit = %+v, %v", d, err)
+	}
+	evs := []spend.Event{heldEvent(&k, written, 0, spend.StatusFailure), heldEvent(&k, never, 0, spend.StatusFailure)}
+	for i := range evs {
+		evs[i].StatusCode = 503
+	}
+	for range 2 { // the second time a redelivery
+		if _, err := h.Store.Record(c, evs); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Committed(t, counter); got != 0 {
+			t.Fatalf("counter = %d after the tried holds' events, want 0", got)
+		}
+		if n := s.OpenHolds(t); n != 0 {
+			t.Fatalf("%d holds open after the tried holds' events", n)
+		}
+	}
+	if n, err := s.Sweeper.SweepHolds(c, written.Expires.Add(time.Minute)); err != nil || n != 0 {
+		t.Fatalf("sweep: %d, %v; want nothing left to release", n, err)
+	}
+	if got := s.Committed(t, counter); got != 0 {
+		t.Fatalf("counter = %d after the sweep, want 0", got)
+	}
+	if d, err := s.Limits(t).Admit(c, limits.AdmitRequest{Now: strictNow, Hold: keyHold(&k, 1_000_000)}); err != nil || !d.Allowed {
+		t.Fatalf("the whole budget is not free again: %+v, %v", d, err)
+	}
+}
