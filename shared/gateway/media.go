@@ -27,7 +27,7 @@ import (
 // each attempt's model.
 type form struct {
 	boundary    string
-	contentType string // multipart/form-data with the boundary
+	contentType string // the client's Content-Type: multipart/form-data with its boundary
 	parts       []formPart
 	model       string
 	user        string
@@ -85,11 +85,16 @@ func parseForm(body []byte, contentType string) (*form, error) {
 	return f, nil
 }
 
-// withModel returns the form's body with its model field set to model.
-func (f *form) withModel(model string) []byte {
+// withModel returns the form's body with its model field set to model, and
+// its Content-Type: the client's boundary where Go's writer accepts it, else
+// a new one.
+func (f *form) withModel(model string) ([]byte, string) {
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)
-	_ = mw.SetBoundary(f.boundary) // the client's, valid: Content-Type keeps it
+	contentType := f.contentType
+	if mw.SetBoundary(f.boundary) != nil {
+		contentType = mw.FormDataContentType()
+	}
 	wrote := false
 	for _, p := range f.parts {
 		v := p.value
@@ -105,7 +110,7 @@ func (f *form) withModel(model string) []byte {
 		_ = mw.WriteField("model", model)
 	}
 	_ = mw.Close()
-	return b.Bytes()
+	return b.Bytes(), contentType
 }
 
 // bytesPerSecond estimates an audio file's duration from its size when the

@@ -170,3 +170,34 @@ func TestTranscriptionsBadForm(t *testing.T) {
 		t.Errorf("message %q", msg)
 	}
 }
+
+// A client's boundary that Go's multipart writer refuses (RFC 2046 allows
+// it) still reaches the upstream as a well-formed form: a new boundary, and
+// the Content-Type that names it.
+func TestTranscriptionsOddBoundary(t *testing.T) {
+	var gotModel string
+	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseMultipartForm(1 << 20); err != nil {
+			t.Errorf("upstream form: %v", err)
+		}
+		gotModel = r.FormValue("model")
+		fmt.Fprint(w, `{"text":"hi"}`)
+	})
+	f := newFixture(t, fmt.Sprintf(`model_list:
+  - model_name: stt
+    litellm_params: {model: openai/whisper-1, api_base: %s}
+`, up.URL), nil)
+	const boundary = "odd boundary ending in space "
+	body := "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.mp3\"\r\n\r\nAUDIO\r\n--" + boundary +
+		"\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nstt\r\n--" + boundary + "--\r\n"
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/audio/transcriptions", strings.NewReader(body))
+	req.Header.Set("Content-Type", `multipart/form-data; boundary="`+boundary+`"`)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 200 || gotModel != "whisper-1" {
+		t.Errorf("%d %s, upstream model %q", resp.StatusCode, out, gotModel)
+	}
+}

@@ -279,7 +279,8 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 	inject := (x.op == wire.OpChat || x.op == wire.OpCompletions) && x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
 	var call wire.Call
 	if x.form != nil {
-		call = wire.Call{Op: x.op, Body: x.form.withModel(a.ProviderModel), ContentType: x.form.contentType}
+		body, contentType := x.form.withModel(a.ProviderModel) // media.go
+		call = wire.Call{Op: x.op, Body: body, ContentType: contentType}
 	} else {
 		body := x.req.WithModel(a.ProviderModel, inject)
 		if len(d.Params) > 0 {

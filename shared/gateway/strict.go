@@ -127,6 +127,9 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 	if err != nil {
 		return nil, err
 	}
+	if op.Media() { // strict_media.go
+		return h.reserveMedia(ctx, req, op, group, budgets, callID, now)
+	}
 	rp := h.strict[group]
 	if req.FallbacksSet && !req.NoFallbacks {
 		for _, m := range req.Fallbacks {

@@ -17,12 +17,13 @@ func unsupported(d *config.Deployment, op wire.Op) error {
 	switch {
 	case op == wire.OpChat || op == wire.OpEmbeddings:
 		return nil
-	case d.Protocol == catalog.OpenAI || d.Protocol == catalog.Azure:
-		return nil
-	case d.Protocol == catalog.Mock || d.MockResponse != nil:
+	case d.Protocol == catalog.Mock || d.MockResponse != nil: // the mock answers in place of any provider
 		if op == wire.OpCompletions {
 			return nil
 		}
+		return apierr.New(apierr.InvalidRequest, "deployment %s answers with mock_response, which serves chat, text completions and embeddings only, not %s", d.ID, op.Path())
+	case d.Protocol == catalog.OpenAI || d.Protocol == catalog.Azure:
+		return nil
 	}
 	return apierr.New(apierr.InvalidRequest, "deployment %s (%s) does not serve %s: only openai, azure and OpenAI-compatible deployments do", d.ID, d.Provider, op.Path())
 }

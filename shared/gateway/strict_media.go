@@ -1,0 +1,89 @@
+package gateway
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/pricing"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// Strict budgets for media calls: the reservation is the request's own
+// worst case at media prices, the highest over every deployment the
+// request may reach (its group, its own fallbacks and the configured ones):
+// n images of the size and quality asked, or the characters of a speech
+// input. Moderations cost nothing and reserve nothing. A transcription's
+// cost (per second of audio) is not known before the call, and a deployment
+// without a media price cannot be bounded: both are refused with a 400
+// rather than guessed, as chat refuses an unpriced deployment.
+func (h *Handler) reserveMedia(ctx context.Context, req *wire.Request, op wire.Op, group string, budgets []limits.BudgetCounter, callID string, now time.Time) (*limits.Hold, error) {
+	switch op {
+	case wire.OpModerations:
+		return nil, nil
+	case wire.OpTranscriptions:
+		return nil, apierr.New(apierr.InvalidRequest, "strict_budgets: a transcription is priced per second of audio, which is not known before the call, so its worst-case cost cannot be reserved")
+	}
+	groups := []string{group}
+	if req.FallbacksSet && !req.NoFallbacks {
+		groups = append(groups, req.Fallbacks...)
+	}
+	var amount int64
+	seen := map[string]bool{}
+	for len(groups) > 0 {
+		g, err := h.router.Group(groups[0])
+		groups = groups[1:]
+		if err != nil || seen[g] {
+			continue
+		}
+		seen[g] = true
+		for _, d := range h.router.Deployments(g) {
+			cost, ok := mediaWorstCase(d, req, op)
+			if !ok {
+				return nil, apierr.New(apierr.InvalidRequest,
+					"strict_budgets: model %q may be served by deployment %s, which has no %s price, so its worst-case cost cannot be reserved", req.Model, d.ID, op)
+			}
+			amount = max(amount, cost)
+		}
+		rs := &h.cfg.Router
+		for _, fbs := range [][]config.Fallback{rs.Fallbacks, rs.ContextWindowFallbacks, rs.ContentPolicyFallbacks} {
+			groups = append(groups, config.FallbacksFor(fbs, g)...)
+		}
+		groups = append(groups, rs.DefaultFallbacks...)
+	}
+	timeout := h.cfg.Router.Timeout
+	if timeout <= 0 {
+		timeout = config.DefaultTimeout
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = dl.Sub(now)
+	}
+	return &limits.Hold{ID: callID, Amount: max(amount, 1), Budgets: budgets, Expires: limits.HoldExpiry(now, timeout)}, nil
+}
+
+// mediaWorstCase is the most a media request can cost on deployment d.
+func mediaWorstCase(d *config.Deployment, req *wire.Request, op wire.Op) (int64, bool) {
+	tab := pricing.DefaultMedia()
+	for _, name := range []string{d.BaseModel, d.Model} {
+		if name == "" {
+			continue
+		}
+		switch op {
+		case wire.OpImages:
+			size, quality := gjson.GetBytes(req.Body, "size").Str, gjson.GetBytes(req.Body, "quality").Str
+			if cost, ok := tab.ImageCostNanos(name, size, quality, max(req.N, 1)); ok {
+				return cost, true
+			}
+		case wire.OpSpeech:
+			if m, ok := tab.Lookup(name); ok && m.PerCharacter > 0 {
+				return pricing.NanosOf(m.PerCharacter, float64(utf8.RuneCountInString(gjson.GetBytes(req.Body, "input").Str))), true
+			}
+		}
+	}
+	return 0, false
+}
