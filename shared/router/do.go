@@ -105,9 +105,10 @@ type state struct {
 	visited []string // by model name: a wildcard group serves many models
 	number  int
 	first   string // the requested model's name after alias resolution
-	// need is the prompt tokens the request is known to need: the
-	// estimate, raised past the window of a deployment that refused it as
-	// too long (estimates run low; a refusal is a fact).
+	// need is the prompt tokens the request was counted to need. A
+	// deployment's refusal as too long does not raise it: its table window
+	// may be larger than the upstream's real one (issue 20), so the refusal
+	// says nothing certain of other groups' windows.
 	need int
 	// refused is set once an upstream refused the content.
 	refused bool
@@ -165,9 +166,6 @@ func (s *state) tryGroup(ctx context.Context, g *group, model string, fallback i
 		}
 		failed[n], lastErr, lastNode = err, err, n
 		k := apierr.KindOf(err)
-		if k == apierr.ContextWindowExceeded && n.d.MaxInputTokens >= s.need {
-			s.need = n.d.MaxInputTokens + 1
-		}
 		if k == apierr.ContentPolicy {
 			s.refused = true
 		}
