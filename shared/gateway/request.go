@@ -65,6 +65,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		return
 	}
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
+	if req.Timeout, err = requestTimeout(r, req.Timeout); err != nil { // controls.go
+		h.fail(ctx, w, c, err)
+		return
+	}
 	if req.Model == "" {
 		e := apierr.New(apierr.InvalidRequest, "missing required parameter: 'model'")
 		e.Param = "model"
@@ -97,7 +101,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	rreq := &router.Request{
 		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
-		NumRetries: req.NumRetries,
+		NumRetries: req.NumRetries, Timeout: req.Timeout,
 	}
 	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold}
 	res, err := h.router.Do(ctx, rreq, x.attempt)
@@ -241,10 +245,16 @@ type exchange struct {
 func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outcome, error) {
 	x.attempts++
 	x.last = a
+	if x.req.MockTesting != wire.MockNone && a.Fallback == 0 { // controls.go
+		return router.Outcome{Simulated: true}, mockTesting(a, x.req.MockTesting)
+	}
 	if out, err := x.admit(ctx, a); err != nil {
 		return out, err
 	}
 	d := a.Deployment
+	if d.MockTimeout {
+		return router.Outcome{}, mockTimeout(ctx, a, x.req.Stream)
+	}
 	inject := x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
 	body := x.req.WithModel(a.ProviderModel, inject)
 	if len(d.Params) > 0 {
@@ -306,6 +316,9 @@ func (x *exchange) setRouteHeaders(a *router.Attempt) {
 	}
 	hd["X-Litellm-Attempted-Retries"] = intHeader(a.Retries)
 	hd["X-Litellm-Attempted-Fallbacks"] = intHeader(a.Fallback)
+	if x.req.Timeout > 0 {
+		hd["X-Litellm-Timeout"] = timeoutHeader(x.req.Timeout)
+	}
 }
 
 // Header values shared by every response; net/http never modifies them.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
 )
 
 // Request is what the router needs to know of a client's request.
@@ -20,6 +21,10 @@ type Request struct {
 	FallbacksSet bool
 	NoFallbacks  bool // disable_fallbacks
 	NumRetries   int  // per-request num_retries; negative: not set
+	// Timeout is the request's own timeout (body timeout or the
+	// x-litellm-timeout header): it bounds each attempt, streamed or not,
+	// in place of the deployment's timeout and stream_timeout. 0: not set.
+	Timeout time.Duration
 }
 
 // Record is one line of a request's trace.
@@ -175,14 +180,16 @@ func (s *state) tryGroup(ctx context.Context, g *group, model string, fallback i
 		if perDeployment[k] && len(failed) >= len(g.nodes) {
 			return err
 		}
-		if retry >= s.retries(g.name, k) {
+		if retry >= s.retries(g.name, n.d, k) {
 			return err
 		}
 	}
 }
 
-// retries is how many retries a failure class gets in a group.
-func (s *state) retries(groupName string, k apierr.Kind) int {
+// retries is how many retries a failure class of deployment d gets in a
+// group: the retry policies, else the request's num_retries, else d's own
+// (litellm_params.num_retries), else the router's.
+func (s *state) retries(groupName string, d *config.Deployment, k apierr.Kind) int {
 	class := k.String()
 	if p, ok := s.r.rs.ModelGroupRetryPolicy[groupName]; ok {
 		if n, ok := p[class]; ok {
@@ -194,6 +201,9 @@ func (s *state) retries(groupName string, k apierr.Kind) int {
 	}
 	if s.req.NumRetries >= 0 {
 		return s.req.NumRetries
+	}
+	if d.NumRetriesSet {
+		return d.NumRetries
 	}
 	return s.r.rs.NumRetries
 }

@@ -483,3 +483,38 @@ func TestRegressionWildcardFallbackKeysLoad(t *testing.T) {
 		})
 	}
 }
+
+// A deployment's own litellm_params.num_retries bounds its retries; the
+// request's num_retries still wins (issue 20).
+func TestDeploymentNumRetries(t *testing.T) {
+	const yaml = `
+model_list:
+  - model_name: g
+    litellm_params: {model: openai/m, api_key: k, num_retries: 3}
+    model_info: {id: a}
+router_settings:
+  num_retries: 0
+  disable_cooldowns: true
+`
+	for _, tc := range []struct {
+		name       string
+		reqRetries int
+		want       int
+	}{
+		{"deployment's own", -1, 4},
+		{"the request's wins", 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := testRouter(t, load(t, yaml), Options{})
+			s := newScript(map[string][]error{"a": repeat(e500, 10)})
+			r := req("g")
+			r.NumRetries = tc.reqRetries
+			if _, err := rt.Do(context.Background(), r, s.fn); err == nil {
+				t.Fatal("want the failure")
+			}
+			if got := s.count("a"); got != tc.want {
+				t.Errorf("attempts = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
