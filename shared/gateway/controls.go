@@ -16,11 +16,21 @@ import (
 // x-litellm-timeout header (the body's timeout is read by wire.Parse), the
 // mock_testing_* switches and a deployment's mock_timeout.
 
-// requestTimeout is the request's own timeout: the x-litellm-timeout header,
-// which wins over the body's timeout as in LiteLLM, else body. A header
-// that is not a positive number of seconds is refused.
-func requestTimeout(r *http.Request, body time.Duration) (time.Duration, error) {
-	v, ok := r.Header["X-Litellm-Timeout"]
+// requestTimeouts sets the request's own timeouts from LiteLLM's headers,
+// x-litellm-timeout and x-litellm-stream-timeout, which win over the body's
+// timeout and stream_timeout as in LiteLLM. A header that is not a
+// positive number of seconds is refused.
+func requestTimeouts(r *http.Request, req *wire.Request) error {
+	var err error
+	if req.Timeout, err = headerSeconds(r, "X-Litellm-Timeout", req.Timeout); err != nil {
+		return err
+	}
+	req.StreamTimeout, err = headerSeconds(r, "X-Litellm-Stream-Timeout", req.StreamTimeout)
+	return err
+}
+
+func headerSeconds(r *http.Request, name string, body time.Duration) (time.Duration, error) {
+	v, ok := r.Header[name]
 	if !ok || len(v) == 0 {
 		return body, nil
 	}
@@ -28,8 +38,9 @@ func requestTimeout(r *http.Request, body time.Duration) (time.Duration, error) 
 	if d := wire.SecondsDuration(secs); err == nil && d > 0 {
 		return d, nil
 	}
-	e := apierr.New(apierr.InvalidRequest, "header x-litellm-timeout must be a positive number of seconds, got %q", v[0])
-	e.Param = "x-litellm-timeout"
+	param := strings.ToLower(name)
+	e := apierr.New(apierr.InvalidRequest, "header %s must be a positive number of seconds, got %q", param, v[0])
+	e.Param = param
 	return 0, e
 }
 

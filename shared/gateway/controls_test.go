@@ -113,12 +113,16 @@ func TestRequestTimeout(t *testing.T) {
 	f := newFixture(t, fmt.Sprintf(`model_list:
   - model_name: slow
     litellm_params: {model: openai/gpt-4o, api_key: k, api_base: %s, timeout: 60}
-router_settings: {num_retries: 0}
+router_settings: {num_retries: 0, disable_cooldowns: true}
 `, slow.srv.URL), nil)
-	post := func(body, header string) (*http.Response, string) {
+	post := func(body, header string, stream ...bool) (*http.Response, string) {
 		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+		name := "x-litellm-timeout"
+		if len(stream) > 0 {
+			name = "x-litellm-stream-timeout"
+		}
 		if header != "" {
-			req.Header.Set("x-litellm-timeout", header)
+			req.Header.Set(name, header)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -145,8 +149,24 @@ router_settings: {num_retries: 0}
 			}
 		})
 	}
+	// stream_timeout (body, or x-litellm-stream-timeout) bounds a
+	// stream's first chunk, whatever the timeout.
+	for _, tc := range []struct{ name, body, header string }{
+		{"stream_timeout", `{"model":"slow","messages":[],"stream":true,"stream_timeout":0.2,"timeout":60}`, ""},
+		{"x-litellm-stream-timeout", `{"model":"slow","messages":[],"stream":true}`, "0.2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if resp, out := post(tc.body, tc.header, true); resp.StatusCode != http.StatusGatewayTimeout {
+				t.Fatalf("status %d, want 504: %s", resp.StatusCode, out)
+			}
+		})
+	}
 	resp, out := post(`{"model":"slow","messages":[]}`, "soon")
 	if resp.StatusCode != 400 || !strings.Contains(out, "x-litellm-timeout") {
+		t.Errorf("bad header: status %d: %s", resp.StatusCode, out)
+	}
+	resp, out = post(`{"model":"slow","messages":[]}`, "-1", true)
+	if resp.StatusCode != 400 || !strings.Contains(out, "x-litellm-stream-timeout") {
 		t.Errorf("bad header: status %d: %s", resp.StatusCode, out)
 	}
 	slow.mu.Lock()

@@ -65,7 +65,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		return
 	}
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
-	if req.Timeout, err = requestTimeout(r, req.Timeout); err != nil { // controls.go
+	if err := requestTimeouts(r, req); err != nil { // controls.go
 		h.fail(ctx, w, c, err)
 		return
 	}
@@ -101,7 +101,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	rreq := &router.Request{
 		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
-		NumRetries: req.NumRetries, Timeout: req.Timeout,
+		NumRetries: req.NumRetries, Timeout: req.Timeout, StreamTimeout: req.StreamTimeout,
 	}
 	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold}
 	res, err := h.router.Do(ctx, rreq, x.attempt)

@@ -66,7 +66,7 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 		Alias: s.req.Model, Group: g.name, Deployment: d, ProviderModel: providerModel(d, model),
 		Number: s.number, Retry: retry, Retries: s.res.Retries, Fallback: fallback,
 		Timeout:       firstPositive(s.req.Timeout, d.Timeout, r.rs.AttemptTimeout),
-		StreamTimeout: firstPositive(s.req.Timeout, d.StreamTimeout, r.rs.StreamTimeout, d.Timeout, r.rs.AttemptTimeout),
+		StreamTimeout: firstPositive(s.req.StreamTimeout, s.req.Timeout, d.StreamTimeout, r.rs.StreamTimeout, d.Timeout, r.rs.AttemptTimeout),
 	}
 	s.res.Final = a
 	start := r.now()

@@ -25,6 +25,10 @@ type Request struct {
 	// x-litellm-timeout header): it bounds each attempt, streamed or not,
 	// in place of the deployment's timeout and stream_timeout. 0: not set.
 	Timeout time.Duration
+	// StreamTimeout is the request's own stream_timeout (body field or
+	// x-litellm-stream-timeout): a stream's wait for its first chunk,
+	// before Timeout. 0: not set.
+	StreamTimeout time.Duration
 }
 
 // Record is one line of a request's trace.

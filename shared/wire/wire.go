@@ -79,6 +79,9 @@ type Request struct {
 	// "request_timeout", in seconds): it bounds each attempt, in place of
 	// the deployment's timeout and stream_timeout. 0: not given.
 	Timeout time.Duration
+	// StreamTimeout is the request's own stream_timeout (seconds): it
+	// bounds a stream's wait for its first chunk, in place of Timeout.
+	StreamTimeout time.Duration
 	// MockTesting is the first of LiteLLM's mock_testing_* switches set to
 	// true: the requested model group fails as named, without an upstream
 	// call, so that fallbacks and retries can be tried.
@@ -219,6 +222,11 @@ func Parse(body []byte) (*Request, error) {
 			if v.Type != gjson.Null { // null: no timeout, as in LiteLLM
 				r.Timeout, ferr = timeoutOf(k.Str, v)
 			}
+		case "stream_timeout":
+			r.gatewayFields = true
+			if v.Type != gjson.Null {
+				r.StreamTimeout, ferr = timeoutOf(k.Str, v)
+			}
 		case "mock_testing_fallbacks", "mock_testing_context_fallbacks", "mock_testing_content_policy_fallbacks", "mock_testing_rate_limit_error":
 			r.gatewayFields = true
 			if v.Type == gjson.True && r.MockTesting == MockNone {
@@ -346,7 +354,7 @@ func appendStrings(dst []string, v gjson.Result) []string {
 // gatewayFields are request fields the gateway consumes; they are not sent
 // upstream (OpenAI rejects unknown parameters).
 var gatewayFields = []string{"fallbacks", "disable_fallbacks", "num_retries", "mock_response", "tags", "metadata", "drop_params",
-	"timeout", "request_timeout", "mock_testing_fallbacks", "mock_testing_context_fallbacks",
+	"timeout", "request_timeout", "stream_timeout", "mock_testing_fallbacks", "mock_testing_context_fallbacks",
 	"mock_testing_content_policy_fallbacks", "mock_testing_rate_limit_error"}
 
 // WithModel returns the body with the model value replaced by model, and

@@ -42,8 +42,9 @@ type fields struct {
 	MockResponse string
 	HasMock      bool
 	User         string
-	Timeout      time.Duration
-	MockTesting  MockTest
+	Timeout       time.Duration
+	StreamTimeout time.Duration
+	MockTesting   MockTest
 }
 
 func fieldsOf(r *Request) fields {
@@ -51,7 +52,7 @@ func fieldsOf(r *Request) fields {
 		Model: r.Model, Stream: r.Stream, IncludeUsage: r.IncludeUsage, MaxTokens: r.MaxTokens, N: r.N,
 		Fallbacks: r.Fallbacks, FallbacksSet: r.FallbacksSet, NoFallbacks: r.NoFallbacks,
 		NumRetries: r.NumRetries, Tags: r.Tags, MockResponse: r.MockResponse, HasMock: r.HasMock, User: r.User,
-		Timeout: r.Timeout, MockTesting: r.MockTesting,
+		Timeout: r.Timeout, StreamTimeout: r.StreamTimeout, MockTesting: r.MockTesting,
 	}
 }
 
@@ -60,7 +61,7 @@ func (f fields) equal(g fields) bool {
 		f.MaxTokens == g.MaxTokens && f.N == g.N && slices.Equal(f.Fallbacks, g.Fallbacks) &&
 		f.FallbacksSet == g.FallbacksSet && f.NoFallbacks == g.NoFallbacks && f.NumRetries == g.NumRetries &&
 		slices.Equal(f.Tags, g.Tags) && f.MockResponse == g.MockResponse && f.HasMock == g.HasMock && f.User == g.User &&
-		f.Timeout == g.Timeout && f.MockTesting == g.MockTesting
+		f.Timeout == g.Timeout && f.StreamTimeout == g.StreamTimeout && f.MockTesting == g.MockTesting
 }
 
 func TestParse(t *testing.T) {
@@ -196,6 +197,7 @@ func TestParse(t *testing.T) {
 		{"timeout seconds", `{"model":"m","timeout":1.5}`, fields{Model: "m", NumRetries: -1, Timeout: 1500 * time.Millisecond}},
 		{"timeout string", `{"model":"m","timeout":"2"}`, fields{Model: "m", NumRetries: -1, Timeout: 2 * time.Second}},
 		{"request_timeout", `{"model":"m","request_timeout":3}`, fields{Model: "m", NumRetries: -1, Timeout: 3 * time.Second}},
+		{"stream_timeout", `{"model":"m","stream_timeout":0.5}`, fields{Model: "m", NumRetries: -1, StreamTimeout: 500 * time.Millisecond}},
 		{"timeout null", `{"model":"m","timeout":null}`, fields{Model: "m", NumRetries: -1}},
 		{"timeout capped at a day", `{"model":"m","timeout":1e300}`, fields{Model: "m", NumRetries: -1, Timeout: 24 * time.Hour}},
 		{"mock_testing_fallbacks", `{"model":"m","mock_testing_fallbacks":true}`, fields{Model: "m", NumRetries: -1, MockTesting: MockFallbacks}},
@@ -316,7 +318,7 @@ func TestWithModel(t *testing.T) {
 		{"replace", `{"model":"alias","messages":[]}`, "gpt-4o", false, `{"model":"gpt-4o","messages":[]}`},
 		{
 			"request controls are not forwarded",
-			`{"model":"gpt-4o","timeout":5,"request_timeout":5,"mock_testing_fallbacks":true,"mock_testing_context_fallbacks":false,"mock_testing_content_policy_fallbacks":true,"mock_testing_rate_limit_error":true,"messages":[]}`,
+			`{"model":"gpt-4o","timeout":5,"request_timeout":5,"stream_timeout":1,"mock_testing_fallbacks":true,"mock_testing_context_fallbacks":false,"mock_testing_content_policy_fallbacks":true,"mock_testing_rate_limit_error":true,"messages":[]}`,
 			"gpt-4o", false, `{"model":"gpt-4o","messages":[]}`,
 		},
 		{
