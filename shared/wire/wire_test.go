@@ -29,19 +29,19 @@ func mustParse(t *testing.T, s string) (r *Request, body, orig []byte) {
 // fields is what a test compares of a parsed Request (everything but Body and
 // the unexported offsets).
 type fields struct {
-	Model        string
-	Stream       bool
-	IncludeUsage bool
-	MaxTokens    int64
-	N            int64
-	Fallbacks    []string
-	FallbacksSet bool
-	NoFallbacks  bool
-	NumRetries   int
-	Tags         []string
-	MockResponse string
-	HasMock      bool
-	User         string
+	Model         string
+	Stream        bool
+	IncludeUsage  bool
+	MaxTokens     int64
+	N             int64
+	Fallbacks     []string
+	FallbacksSet  bool
+	NoFallbacks   bool
+	NumRetries    int
+	Tags          []string
+	MockResponse  string
+	HasMock       bool
+	User          string
 	Timeout       time.Duration
 	StreamTimeout time.Duration
 	MockTesting   MockTest
