@@ -2,9 +2,11 @@
 // litellm_settings, general_settings) into typed, validated structs.
 //
 // Loading is strict about values and lenient about keys: a bad value fails
-// with its path and line ("model_list[2].litellm_params.model (line 14):
-// unknown provider \"opnai\""); a key the gateway does not support is kept
-// out and reported once as a warning, never silently dropped and never fatal.
+// with its path and line ("model_list[2].litellm_params.rpm (line 14): must
+// be a whole number"); a key the gateway does not support is kept out and
+// reported once as a warning, never silently dropped and never fatal. An
+// entry LiteLLM loads but the gateway cannot call (an unknown provider, no
+// model name, no api_base) is a warning too, and left out of routing.
 package config
 
 import (
