@@ -71,7 +71,7 @@ func (l *loader) azureEnv(e *entry, d *Deployment) {
 // leaveOut reports an entry LiteLLM would load but the gateway cannot call,
 // and leaves it out of routing; requests to its group get reason.
 func (l *loader) leaveOut(path string, n *yaml.Node, d *Deployment, reason string) {
-	d.Implemented, d.Unusable = false, reason
+	d.Implemented, d.Unusable, d.Protocol = false, reason, ProtocolNone
 	l.warn(path, n, "%s: deployment %q is left out of routing", reason, d.ModelName)
 }
 
