@@ -321,13 +321,13 @@ func (h *Handler) authenticate(r *http.Request) (*caller, error) {
 	}
 	token := credential(r)
 	if token == "" {
-		return nil, apierr.New(apierr.Unauthorized, "missing API key: send it as 'Authorization: Bearer <key>' or 'x-litellm-api-key: <key>'")
+		return nil, apierr.New(apierr.Unauthorized, "%s", apierr.Detail(apierr.MsgNoKey, "Send it as 'Authorization: Bearer <key>' or 'x-litellm-api-key: <key>'."))
 	}
 	if subtle.ConstantTimeCompare([]byte(token), h.masterKey) == 1 {
 		return &caller{master: true, role: keys.RoleProxyAdmin}, nil
 	}
 	if h.keys == nil {
-		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
+		return nil, apierr.New(apierr.Unauthorized, "%s", apierr.Detail(apierr.MsgInvalidKey, "(invalid API key)"))
 	}
 	auth := keyauth.Authenticator{Keys: h.keys, Now: h.now}
 	k, err := auth.Key(r.Context(), token)

@@ -120,12 +120,14 @@ func roleName(c *caller) string {
 	return string(c.role)
 }
 
-// withinLimits refuses a key with more than its owner's own limits.
+// withinLimits refuses a key with more than its owner's own limits. A key
+// without a max_budget is allowed: the user's budget already bounds every key
+// it owns (keyauth checks it), as in LiteLLM.
 func withinLimits(u *keys.User, k keys.Key) error {
 	if u == nil {
 		return nil
 	}
-	if u.MaxBudget != nil && (k.MaxBudget == nil || *k.MaxBudget > *u.MaxBudget) {
+	if u.MaxBudget != nil && k.MaxBudget != nil && *k.MaxBudget > *u.MaxBudget {
 		return forbidden("max_budget: at most your own max_budget of %v", *u.MaxBudget)
 	}
 	if u.RPMLimit > 0 && (k.RPMLimit == 0 || k.RPMLimit > u.RPMLimit) {

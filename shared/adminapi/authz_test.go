@@ -218,6 +218,9 @@ func TestInternalUserLimits(t *testing.T) {
 		{`{"max_budget":5,"rpm_limit":10,"models":["gpt-4o"]}`, 403},
 		{`{"max_budget":5,"rpm_limit":10}`, 403},
 		{`{"max_budget":4.5,"rpm_limit":10,"models":["gpt-4o-mini"]}`, 200},
+		// No max_budget of its own: the user's budget already bounds every
+		// key it owns, as in LiteLLM (issue 20).
+		{`{"rpm_limit":10,"models":["gpt-4o-mini"]}`, 200},
 	} {
 		if w := fx.do("internal_user", "POST", "/key/generate", tt.body); w.Code != tt.status {
 			t.Errorf("%s: status %d, want %d (%s)", tt.body, w.Code, tt.status, w.Body)

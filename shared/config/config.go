@@ -2,9 +2,11 @@
 // litellm_settings, general_settings) into typed, validated structs.
 //
 // Loading is strict about values and lenient about keys: a bad value fails
-// with its path and line ("model_list[2].litellm_params.model (line 14):
-// unknown provider \"opnai\""); a key the gateway does not support is kept
-// out and reported once as a warning, never silently dropped and never fatal.
+// with its path and line ("model_list[2].litellm_params.rpm (line 14): must
+// be a whole number"); a key the gateway does not support is kept out and
+// reported once as a warning, never silently dropped and never fatal. An
+// entry LiteLLM loads but the gateway cannot call (an unknown provider, no
+// model name, no api_base) is a warning too, and left out of routing.
 package config
 
 import (
@@ -47,21 +49,33 @@ type Deployment struct {
 	Provider    string // "openai", "azure", "mock", ...
 	Model       string // the provider's model name (litellm_params.model without the provider prefix)
 	Protocol    Protocol
-	Implemented bool   // false: reported at load and left out of routing
-	APIBase     string // base URL, without trailing slash
-	APIKey      string `json:"-"` // resolved secret; never logged
-	APIVersion  string // Azure api-version
+	Implemented bool // false: reported at load and left out of routing
+	// Unusable says why an entry LiteLLM would load is left out of routing
+	// (an unknown provider, no model name, no api_base); "" for a provider
+	// not implemented yet. Requests to its group get it as their error.
+	Unusable   string
+	APIBase    string // base URL, without trailing slash
+	APIKey     string `json:"-"` // resolved secret; never logged
+	APIVersion string // Azure api-version
 	// AWS holds the Bedrock deployment's aws_* params (region, explicit
 	// credentials, a role to assume); empty: the default chain and region.
 	AWS           AWSParams
 	Timeout       time.Duration
 	StreamTimeout time.Duration
-	RPM, TPM      int64
-	Weight        float64
-	HasWeight     bool // weight was set (simple-shuffle decides by the first candidate)
-	Order         int  // lower is tried first; 0 = unset
-	Blocked       bool
-	Tags          []string
+	// NumRetries is litellm_params.num_retries: the retries of a failure
+	// of this deployment, when NumRetriesSet (else the router's).
+	NumRetries    int
+	NumRetriesSet bool
+	// MockTimeout (litellm_params.mock_timeout): every call waits the
+	// deployment's timeout, then fails as a timeout, without calling the
+	// provider (LiteLLM's test switch).
+	MockTimeout bool
+	RPM, TPM    int64
+	Weight      float64
+	HasWeight   bool // weight was set (simple-shuffle decides by the first candidate)
+	Order       int  // lower is tried first; 0 = unset
+	Blocked     bool
+	Tags        []string
 	// MaxInputTokens is the context window used by pre-call checks (0 =
 	// unknown); filled from the price table when the config sets none.
 	MaxInputTokens int

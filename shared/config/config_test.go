@@ -115,14 +115,11 @@ func TestBrokenConfigs(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown provider", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\n  - model_name: b\n    litellm_params: {model: openai/x}\n  - model_name: c\n    litellm_params:\n      model: opnai/gpt-4o\n",
-			`model_list[2].litellm_params.model (line 8): unknown provider "opnai" (did you mean "openai"?)`},
 		{"missing model", "model_list:\n  - model_name: a\n    litellm_params: {api_key: x}\n", "model_list[0].litellm_params.model"},
 		{"missing model_name", "model_list:\n  - litellm_params: {model: openai/x}\n", "model_list[0].model_name"},
 		{"bad rpm", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x, rpm: lots}\n", `model_list[0].litellm_params.rpm (line 3): must be a whole number, got "lots"`},
 		{"negative timeout", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x, timeout: -1}\n", "must not be negative"},
 		{"bad api_base", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x, api_base: localhost:8000}\n", "must be an http:// or https:// URL"},
-		{"azure without base", "model_list:\n  - model_name: a\n    litellm_params: {model: azure/x}\n", "api_base (line 3): is required for provider \"azure\""},
 		{"unknown strategy", "model_list: []\nrouter_settings: {routing_strategy: fastest}\n", `router_settings.routing_strategy (line 2): unknown routing strategy "fastest"`},
 		{"fallback to unknown group", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\nrouter_settings:\n  fallbacks: [{a: [b]}]\n", `fallbacks[0].a[0]: unknown model group "b"`},
 		{"fallback cycle", "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\n  - model_name: b\n    litellm_params: {model: openai/y}\n  - model_name: c\n    litellm_params: {model: openai/z}\nrouter_settings:\n  fallbacks: [{a: [b]}, {b: [c]}, {c: [a]}]\n",
@@ -150,6 +147,73 @@ func TestBrokenConfigs(t *testing.T) {
 				t.Fatalf("error = %q\nwant it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// Entries LiteLLM loads but the gateway cannot call are warnings naming the
+// key, and the deployment is left out of routing with the reason (issue 20):
+// never a refusal to start.
+func TestUnusableDeploymentsNotFatal(t *testing.T) {
+	y := `model_list:
+  - model_name: a
+    litellm_params: {model: openai/x}
+  - model_name: typo
+    litellm_params:
+      model: opnai/gpt-4o
+  - model_name: img
+    litellm_params: {model: azure/, api_base: https://x.openai.azure.com}
+  - model_name: vllm
+    litellm_params: {model: hosted_vllm/llama}
+`
+	c, err := Load([]byte(y), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, w := range c.Warnings {
+		all = append(all, w.String())
+	}
+	joined := strings.Join(all, "\n")
+	for _, want := range []string{
+		`model_list[1].litellm_params.model (line 6): unknown provider "opnai" (did you mean "openai"?): deployment "typo" is left out of routing`,
+		`model_list[2].litellm_params.model (line 8): missing model name after "azure/"`,
+		`model_list[3].litellm_params.api_base (line 10): api_base is required for provider "hosted_vllm"`,
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	for i, d := range c.Deployments {
+		if i > 0 && (d.Implemented || d.Unusable == "") {
+			t.Errorf("deployment %d should be left out with a reason: %+v", i, d)
+		}
+	}
+}
+
+// An Azure deployment without api_base, api_key or api_version reads
+// AZURE_API_BASE, AZURE_API_KEY and AZURE_API_VERSION, as LiteLLM does; with
+// no base anywhere it still loads (its calls fail, naming the variable).
+func TestAzureEnvDefaults(t *testing.T) {
+	y := "model_list:\n  - model_name: a\n    litellm_params: {model: azure/dep}\n  - model_name: b\n    litellm_params: {model: azure/dep2, api_base: https://own.example.com, api_key: own, api_version: v1}\n"
+	c, err := Load([]byte(y), env(map[string]string{"AZURE_API_BASE": "https://env.example.com/", "AZURE_API_KEY": "envkey", "AZURE_API_VERSION": "2024-10-21"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Deployments[0]; !d.Implemented || d.APIBase != "https://env.example.com" || d.APIKey != "envkey" || d.APIVersion != "2024-10-21" {
+		t.Errorf("from the environment: %+v", d)
+	}
+	if d := c.Deployments[1]; d.APIBase != "https://own.example.com" || d.APIKey != "own" || d.APIVersion != "v1" {
+		t.Errorf("the config's own values must win: %+v", d)
+	}
+	c, err = Load([]byte(y), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Deployments[0]; !d.Implemented || d.APIBase != "" {
+		t.Errorf("without AZURE_API_BASE: %+v", d)
+	}
+	if len(c.Warnings) == 0 || !strings.Contains(c.Warnings[0].String(), "AZURE_API_BASE is not set") {
+		t.Errorf("warnings = %v", c.Warnings)
 	}
 }
 

@@ -86,6 +86,7 @@ type entry struct {
 	model                *yaml.Node // litellm_params.model
 
 	ownLimits, infoLimits limits // set in litellm_params, in model_info
+	topLimits             limits // rpm/tpm beside litellm_params (LiteLLM's usage routing reads them there too)
 }
 
 // limits are the rpm, tpm and timeout one section sets.
@@ -129,10 +130,9 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 	if err := l.modelInfo(e, d); err != nil {
 		return nil, err
 	}
-	d.RPM, d.TPM, d.Timeout = firstNonZero(e.ownLimits.rpm, e.infoLimits.rpm), firstNonZero(e.ownLimits.tpm, e.infoLimits.tpm), firstNonZero(e.ownLimits.timeout, e.infoLimits.timeout)
-	if err := l.endpoint(e, d); err != nil {
-		return nil, err
-	}
+	d.RPM, d.TPM = firstNonZero(e.ownLimits.rpm, e.infoLimits.rpm, e.topLimits.rpm), firstNonZero(e.ownLimits.tpm, e.infoLimits.tpm, e.topLimits.tpm)
+	d.Timeout = firstNonZero(e.ownLimits.timeout, e.infoLimits.timeout)
+	l.endpoint(e, d)
 	if d.ID == "" {
 		d.ID = stableID(d)
 	}
@@ -146,6 +146,10 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 func (l *loader) sections(path string, n *yaml.Node, d *Deployment) (*entry, error) {
 	e := &entry{}
 	err := pairs(path, n, func(key string, v *yaml.Node, p string) error {
+		if key == "rpm" || key == "tpm" {
+			_, err := l.limit(&e.topLimits, key, p, v)
+			return err
+		}
 		switch key {
 		case "model_name":
 			s, err := l.scalar(p, v)
@@ -197,7 +201,13 @@ func (l *loader) litellmParams(e *entry, d *Deployment) error {
 			}
 		case "api_base", "base_url":
 			var s string
-			if s, err = l.scalar(p, v); err == nil {
+			var set bool
+			if s, set, err = l.str(p, v); err == nil && !set {
+				// LiteLLM loads it as unset: an Azure deployment then
+				// reads AZURE_API_BASE (endpoint).
+				l.warn(p, v, "environment variable %s is not set; treated as no api_base", envName(v.Value))
+			}
+			if err == nil {
 				d.APIBase = strings.TrimRight(strings.TrimSpace(s), "/")
 				if d.APIBase != "" && !strings.HasPrefix(d.APIBase, "http://") && !strings.HasPrefix(d.APIBase, "https://") {
 					err = errAt(p, v, "must be an http:// or https:// URL, got %s", shown(v, s))
@@ -207,6 +217,11 @@ func (l *loader) litellmParams(e *entry, d *Deployment) error {
 			d.APIVersion, err = l.scalar(p, v)
 		case "stream_timeout":
 			d.StreamTimeout, err = l.seconds(p, v)
+		case "num_retries":
+			d.NumRetries, err = l.count(p, v)
+			d.NumRetriesSet = true
+		case "mock_timeout":
+			d.MockTimeout, err = l.boolv(p, v)
 		case "weight":
 			d.Weight, err = l.floatv(p, v)
 			d.HasWeight = true

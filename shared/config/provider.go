@@ -12,23 +12,73 @@ import (
 )
 
 // endpoint reports a deployment whose provider is not implemented, and
-// gives the others their provider's default api_base (or refuses the
-// deployment when its provider has none).
-func (l *loader) endpoint(e *entry, d *Deployment) error {
+// gives the others their provider's default api_base. An Azure deployment
+// without api_base, api_key or api_version reads AZURE_API_BASE,
+// AZURE_API_KEY and AZURE_API_VERSION (through getenv, at load), as LiteLLM
+// reads them when it calls; with no base at all its calls fail (the azure
+// provider says why). Another provider that needs an api_base and has none
+// is left out of routing: LiteLLM loads such a config and fails its calls.
+func (l *loader) endpoint(e *entry, d *Deployment) {
+	if d.Unusable != "" {
+		return
+	}
 	spec, _ := catalog.Lookup(d.Provider)
+	if d.Provider == "azure" && d.MockResponse == nil {
+		l.azureEnv(e, d)
+		return
+	}
 	switch {
 	case !d.Implemented:
-		l.warn(e.paramsPath+".model", e.model, "provider %q is not implemented yet: deployment %q is left out of routing", d.Provider, d.ModelName)
+		if d.Unusable == "" {
+			l.warn(e.paramsPath+".model", e.model, "provider %q is not implemented yet: deployment %q is left out of routing", d.Provider, d.ModelName)
+		}
 	case d.APIBase == "" && spec.NeedsBase && d.MockResponse == nil:
-		return errAt(e.paramsPath+".api_base", e.params, "is required for provider %q", d.Provider)
+		l.leaveOut(e.paramsPath+".api_base", e.params, d, fmt.Sprintf("api_base is required for provider %q", d.Provider))
 	case d.APIBase == "":
 		d.APIBase = spec.DefaultBase
 	}
-	return nil
+}
+
+// Azure's environment variables, read when a deployment leaves the value
+// out (LiteLLM's names).
+const (
+	AzureBaseEnv    = "AZURE_API_BASE"
+	AzureKeyEnv     = "AZURE_API_KEY"
+	AzureVersionEnv = "AZURE_API_VERSION"
+)
+
+func (l *loader) azureEnv(e *entry, d *Deployment) {
+	if d.APIBase == "" {
+		if v, ok := l.getenv(AzureBaseEnv); ok && strings.TrimSpace(v) != "" {
+			v = strings.TrimRight(strings.TrimSpace(v), "/")
+			if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+				l.warn(e.paramsPath, e.params, "no api_base, and %s is not an http:// or https:// URL: calls to this deployment fail", AzureBaseEnv)
+			} else {
+				d.APIBase = v
+			}
+		} else {
+			l.warn(e.paramsPath, e.params, "no api_base, and %s is not set: calls to deployment %q fail", AzureBaseEnv, d.ModelName)
+		}
+	}
+	if d.APIKey == "" {
+		d.APIKey, _ = l.getenv(AzureKeyEnv)
+	}
+	if d.APIVersion == "" {
+		d.APIVersion, _ = l.getenv(AzureVersionEnv)
+	}
+}
+
+// leaveOut reports an entry LiteLLM would load but the gateway cannot call,
+// and leaves it out of routing; requests to its group get reason.
+func (l *loader) leaveOut(path string, n *yaml.Node, d *Deployment, reason string) {
+	d.Implemented, d.Unusable, d.Protocol = false, reason, ProtocolNone
+	l.warn(path, n, "%s: deployment %q is left out of routing", reason, d.ModelName)
 }
 
 // parseModel reads litellm_params.model: provider/model, the provider
-// known to the catalog.
+// known to the catalog. An unknown provider or a missing model name leaves
+// the deployment out of routing (a warning): LiteLLM loads such a config
+// and fails the calls.
 func (l *loader) parseModel(path string, n *yaml.Node, s string, d *Deployment) error {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -39,13 +89,16 @@ func (l *loader) parseModel(path string, n *yaml.Node, s string, d *Deployment) 
 		provider, model = "openai", s
 	}
 	spec, known := catalog.Lookup(provider)
+	d.Provider, d.Model = provider, model
 	if !known {
-		return errAt(path, n, "unknown provider %q%s", provider, suggest(provider))
+		l.leaveOut(path, n, d, fmt.Sprintf("unknown provider %q%s", provider, suggest(provider)))
+		return nil
 	}
 	if model == "" {
-		return errAt(path, n, "missing model name after %q", provider+"/")
+		l.leaveOut(path, n, d, fmt.Sprintf("missing model name after %q", provider+"/"))
+		return nil
 	}
-	d.Provider, d.Model, d.Protocol = provider, model, spec.Protocol
+	d.Protocol = spec.Protocol
 	d.Implemented = spec.Implemented()
 	return nil
 }

@@ -129,7 +129,7 @@ func (x *exchange) rejected(dec limits.Decision) (router.Outcome, error) {
 		if dec.Reason == limits.ReasonTPM {
 			limit = s.TPM
 		}
-		e := apierr.New(apierr.RateLimited, "%s %s limit of %d per minute reached", scopeName(s.Kind), dec.Reason, limit)
+		e := apierr.New(apierr.RateLimited, "%s", apierr.Detail(apierr.MsgRateLimit, "Hit limit for %s: %s limit of %d per minute reached", scopeName(s.Kind), dec.Reason, limit))
 		e.RetryAfter = dec.RetryAfter
 		return aborted(e)
 	}

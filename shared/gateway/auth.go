@@ -112,10 +112,10 @@ func (m masterKey) Authenticate(_ context.Context, token string) (*Principal, er
 		return &Principal{}, nil
 	}
 	if token == "" {
-		return nil, apierr.New(apierr.Unauthorized, "missing API key: send it as 'Authorization: Bearer <key>'")
+		return nil, apierr.New(apierr.Unauthorized, "%s", apierr.Detail(apierr.MsgNoKey, "Send it as 'Authorization: Bearer <key>'."))
 	}
 	if subtle.ConstantTimeCompare([]byte(token), []byte(m)) != 1 {
-		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
+		return nil, apierr.New(apierr.Unauthorized, "%s", apierr.Detail(apierr.MsgInvalidKey, "(invalid API key)"))
 	}
 	return &Principal{Master: true}, nil
 }
@@ -187,7 +187,7 @@ func (a *access) EndUser(ctx context.Context, p *Principal, id string) error {
 		err.Param = "user"
 		return err
 	}
-	if err := keyauth.BudgetError("end user "+id, e.Budget, a.now()); err != nil {
+	if err := keyauth.BudgetError("end_user", e.Budget, a.now(), id); err != nil {
 		return scoped("end_user", err)
 	}
 	p.EndUser = &e
@@ -266,9 +266,7 @@ func allowModel(p *Principal, model, group string) error {
 			slices.Contains(allowed, "*") || slices.Contains(allowed, "all-proxy-models") {
 			return nil
 		}
-		e := apierr.New(apierr.Forbidden, "this %s may not use model %q; allowed: %v", what, model, allowed)
-		e.Param = "model"
-		return e
+		return apierr.ModelAccessDenied(what, allowed, model)
 	}
 	if p.Key != nil {
 		if err := check("key", p.Key.Models); err != nil {

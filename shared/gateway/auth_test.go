@@ -53,18 +53,19 @@ general_settings: {master_key: sk-master}
 		name, key, model string
 		status           int
 		code             string
+		msg              string // LiteLLM's words the message starts with (issue 20)
 	}{
-		{"allowed model", "sk-only-a", "a", 200, ""},
-		{"allowed through its alias", "sk-only-a", "alias-a", 200, ""},
-		{"model not allowed", "sk-only-a", "b", 403, "model_not_allowed"},
-		{"over the key's rpm", "sk-only-a", "a", 429, "rate_limit_exceeded"},
-		{"unknown key", "sk-nobody", "a", 401, "invalid_api_key"},
-		{"blocked key", "sk-blocked", "a", 401, "invalid_api_key"},
-		{"expired key", "sk-expired", "a", 401, "invalid_api_key"},
-		{"budget spent", "sk-broke", "a", 400, "budget_exceeded"},
-		{"team's models", "sk-team", "b", 200, ""},
-		{"outside the team's models", "sk-team", "a", 403, "model_not_allowed"},
-		{"master key", "sk-master", "b", 200, ""},
+		{"allowed model", "sk-only-a", "a", 200, "", ""},
+		{"allowed through its alias", "sk-only-a", "alias-a", 200, "", ""},
+		{"model not allowed", "sk-only-a", "b", 403, "model_not_allowed", "key not allowed to access model. This key can only access models=['a']. Tried to access b"},
+		{"over the key's rpm", "sk-only-a", "a", 429, "rate_limit_exceeded", "Max parallel request limit reached. Hit limit for key: rpm"},
+		{"unknown key", "sk-nobody", "a", 401, "invalid_api_key", "Authentication Error, Invalid proxy server token passed."},
+		{"blocked key", "sk-blocked", "a", 401, "invalid_api_key", "Authentication Error, Key is blocked."},
+		{"expired key", "sk-expired", "a", 401, "invalid_api_key", "Authentication Error - Expired Key. Key Expiry time "},
+		{"budget spent", "sk-broke", "a", 400, "budget_exceeded", "Budget has been exceeded! Key="},
+		{"team's models", "sk-team", "b", 200, "", ""},
+		{"outside the team's models", "sk-team", "a", 403, "model_not_allowed", "team not allowed to access model. This team can only access models=['b']. Tried to access a"},
+		{"master key", "sk-master", "b", 200, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,8 +75,8 @@ general_settings: {master_key: sk-master}
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
 			}
 			if tt.code != "" {
-				if _, _, code := openAIError(t, out); code != tt.code {
-					t.Fatalf("code %s, want %s", code, tt.code)
+				if msg, _, code := openAIError(t, out); code != tt.code || !strings.HasPrefix(msg, tt.msg) {
+					t.Fatalf("code %s, message %q; want %s, a message starting %q", code, msg, tt.code, tt.msg)
 				}
 			}
 			if tt.status == 429 && resp.Header.Get("Retry-After") == "" {
@@ -155,11 +156,11 @@ general_settings: {master_key: sk-master}
 		status          int
 		msg             []string // parts of the error message
 	}{
-		{"key budget", "sk-daily", "", 400, []string{"key has spent $1 of its max_budget of $1", "1d period", "2031-05-07T00:00:00Z"}},
-		{"team budget", "sk-team", "", 400, []string{"team t-broke has spent $2.5 of its max_budget of $2"}},
-		{"user budget", "sk-user", "", 400, []string{"user u-broke has spent $3 of its max_budget of $3"}},
-		{"team member budget", "sk-member", "", 400, []string{"team member u-ok of team t-ok has spent $0.5 of its max_budget of $0.5"}},
-		{"end user budget", "sk-fine", "customer-broke", 400, []string{"end user customer-broke has spent $1.25 of its max_budget of $1"}},
+		{"key budget", "sk-daily", "", 400, []string{"Budget has been exceeded! Key=", "Current cost: 1, Max budget: 1", "budget_duration 1d", "2031-05-07T00:00:00Z"}},
+		{"team budget", "sk-team", "", 400, []string{"Budget has been exceeded! Team=t-broke Current cost: 2.5, Max budget: 2"}},
+		{"user budget", "sk-user", "", 400, []string{"ExceededBudget: User=u-broke over budget. Spend=3, Budget=3"}},
+		{"team member budget", "sk-member", "", 400, []string{"Budget has been exceeded! Team Member=u-ok Team=t-ok Current cost: 0.5, Max budget: 0.5"}},
+		{"end user budget", "sk-fine", "customer-broke", 400, []string{"ExceededBudget: End User=customer-broke over budget. Spend=1.25, Budget=1"}},
 		{"blocked end user", "sk-fine", "customer-blocked", 403, []string{"end user customer-blocked is blocked"}},
 		{"unregistered end user", "sk-fine", "someone-else", 200, nil},
 		{"within every budget", "sk-fine", "", 200, nil},

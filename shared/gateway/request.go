@@ -77,6 +77,10 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 	}
 	applyAliases(p, req) // auth.go
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
+	if err := requestTimeouts(r, req); err != nil { // controls.go
+		h.fail(ctx, w, c, err)
+		return
+	}
 	if req.Model == "" {
 		e := apierr.New(apierr.InvalidRequest, "missing required parameter: 'model'")
 		e.Param = "model"
@@ -119,7 +123,8 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 	rreq := &router.Request{
 		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
-		NumRetries: req.NumRetries, Allowed: p.fallbackAccess(),
+		NumRetries: req.NumRetries, Timeout: req.Timeout, StreamTimeout: req.StreamTimeout,
+		Allowed: p.fallbackAccess(),
 	}
 	if rs != nil {
 		rreq.Deployment = rs.pin
@@ -272,10 +277,16 @@ type exchange struct {
 func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outcome, error) {
 	x.attempts++
 	x.last = a
+	if x.req.MockTesting != wire.MockNone && a.Fallback == 0 { // controls.go
+		return router.Outcome{Simulated: true}, mockTesting(a, x.req.MockTesting)
+	}
 	if out, err := x.admit(ctx, a); err != nil {
 		return out, err
 	}
 	d := a.Deployment
+	if d.MockTimeout {
+		return router.Outcome{}, mockTimeout(ctx, a, x.req.Stream)
+	}
 	inject := (x.op == wire.OpChat || x.op == wire.OpCompletions) && x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
 	var call wire.Call
 	if x.form != nil {
@@ -353,6 +364,9 @@ func (x *exchange) setRouteHeaders(a *router.Attempt) {
 	}
 	hd["X-Litellm-Attempted-Retries"] = intHeader(a.Retries)
 	hd["X-Litellm-Attempted-Fallbacks"] = intHeader(a.Fallback)
+	if x.req.Timeout > 0 {
+		hd["X-Litellm-Timeout"] = timeoutHeader(x.req.Timeout)
+	}
 }
 
 // Header values shared by every response; net/http never modifies them.

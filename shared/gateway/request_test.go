@@ -28,8 +28,8 @@ general_settings: {master_key: sk-master}
 		status                        int
 		code, msgHas                  string
 	}{
-		{"no key", "POST", "/v1/chat/completions", "", `{"model":"m"}`, 401, "invalid_api_key", "missing API key"},
-		{"wrong key", "POST", "/v1/chat/completions", "sk-wrong", `{"model":"m"}`, 401, "invalid_api_key", "invalid API key"},
+		{"no key", "POST", "/v1/chat/completions", "", `{"model":"m"}`, 401, "invalid_api_key", "Authentication Error, No api key passed in."},
+		{"wrong key", "POST", "/v1/chat/completions", "sk-wrong", `{"model":"m"}`, 401, "invalid_api_key", "Authentication Error, Invalid proxy server token passed."},
 		{"models needs key", "GET", "/v1/models", "", "", 401, "invalid_api_key", ""},
 		{"malformed json", "POST", "/v1/chat/completions", "sk-master", `{"model":`, 400, "invalid_request", "not valid JSON"},
 		{"not an object", "POST", "/v1/chat/completions", "sk-master", `[1,2]`, 400, "invalid_request", "JSON object"},

@@ -180,7 +180,7 @@ func holdError(h *limits.Hold, b *limits.BudgetCounter, committed int64) error {
 	default:
 		what = b.Kind + " " + b.ID
 	}
-	msg := fmt.Sprintf("Budget has been exceeded: %s has spent or reserved $%s of its max_budget of $%s, and this request's worst-case cost is $%s (strict_budgets: lower max_tokens to reserve less)",
+	msg := fmt.Sprintf("Budget has been exceeded! %s has spent or reserved $%s of its max_budget of $%s, and this request's worst-case cost is $%s (strict_budgets: lower max_tokens to reserve less)",
 		what, keys.DecimalUSD(committed), keys.DecimalUSD(b.Max), keys.DecimalUSD(h.Amount))
 	if !b.End.IsZero() {
 		msg += fmt.Sprintf("; the budget resets at %s", b.End.Format(time.RFC3339))

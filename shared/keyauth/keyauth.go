@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
@@ -94,16 +93,16 @@ func (a *Authenticator) key(ctx context.Context, hash string) (keys.Key, time.Ti
 	k, err := a.Keys.GetKey(ctx, hash)
 	switch {
 	case errors.Is(err, keys.ErrNotFound):
-		return keys.Key{}, time.Time{}, deny(Unknown, "key", apierr.New(apierr.Unauthorized, "invalid API key"))
+		return keys.Key{}, time.Time{}, deny(Unknown, "key", apierr.New(apierr.Unauthorized, "%s", apierr.Detail(apierr.MsgInvalidKey, "(invalid API key)")))
 	case err != nil:
 		return keys.Key{}, time.Time{}, unavailable("key", "the API key", err)
 	}
 	now := a.now()
 	switch {
 	case k.Blocked:
-		return keys.Key{}, now, deny(Blocked, "key", apierr.New(apierr.Unauthorized, "this key is blocked"))
+		return keys.Key{}, now, deny(Blocked, "key", apierr.New(apierr.Unauthorized, "%s", apierr.MsgKeyBlocked))
 	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
-		return keys.Key{}, now, deny(Expired, "key", apierr.New(apierr.Unauthorized, "this key has expired"))
+		return keys.Key{}, now, deny(Expired, "key", apierr.New(apierr.Unauthorized, "%s", apierr.Detail(apierr.MsgKeyExpired, "Key Expiry time %s and current time %s", k.ExpiresAt.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))))
 	}
 	return k, now, nil
 }
@@ -135,7 +134,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 		return Records{}, err
 	}
 	r := Records{Key: k}
-	if err := overBudget("key", k.Budget, now, "key"); err != nil {
+	if err := overBudget("key", k.Budget, now, keyName(k)); err != nil {
 		return Records{}, err
 	}
 	if k.TeamID != "" {
@@ -149,7 +148,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 		if t.Blocked {
 			return Records{}, deny(Blocked, "team", apierr.New(apierr.Unauthorized, "team %s is blocked", t.ID))
 		}
-		if err := overBudget("team", t.Budget, now, "team ", t.ID); err != nil {
+		if err := overBudget("team", t.Budget, now, t.ID); err != nil {
 			return Records{}, err
 		}
 		r.Team = &t
@@ -158,7 +157,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 		return Records{}, err
 	}
 	if r.User != nil {
-		if err := overBudget("user", r.User.Budget, now, "user ", r.User.ID); err != nil {
+		if err := overBudget("user", r.User.Budget, now, r.User.ID); err != nil {
 			return Records{}, err
 		}
 	}
@@ -166,7 +165,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 		m, err := a.Keys.GetMember(ctx, k.TeamID, k.UserID)
 		switch {
 		case err == nil:
-			if err := overBudget("team_member", m.Budget, now, "team member ", m.UserID, " of team ", m.TeamID); err != nil {
+			if err := overBudget("team_member", m.Budget, now, m.UserID, m.TeamID); err != nil {
 				return Records{}, err
 			}
 			r.Member = &m
@@ -177,23 +176,58 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 	return r, nil
 }
 
-func overBudget(scope string, b keys.Budget, now time.Time, what ...string) error {
+func overBudget(scope string, b keys.Budget, now time.Time, id ...string) error {
 	if !b.Exceeded(now) { // the common case: no message built
 		return nil
 	}
-	return deny(OverBudget, scope, BudgetError(strings.Join(what, ""), b, now))
+	return deny(OverBudget, scope, BudgetError(scope, b, now, id...))
+}
+
+// keyName names a key in a budget error as LiteLLM's Key= does, without
+// its secret: its alias, else "sk-...abcd", else its hash's start.
+func keyName(k keys.Key) string {
+	switch {
+	case k.Alias != "":
+		return k.Alias
+	case k.KeyName != "":
+		return k.KeyName
+	case len(k.Hash) > 12:
+		return k.Hash[:12]
+	}
+	return k.Hash
 }
 
 // BudgetError is the client's error when b is spent at now, nil when it
-// is not: a 400 of type budget_exceeded naming the budget, its spend and
-// its limit (LiteLLM blocks at spend >= max_budget).
-func BudgetError(what string, b keys.Budget, now time.Time) *apierr.Error {
+// is not: a 400 of type budget_exceeded in LiteLLM's words for the scope
+// ("key", "team", "user", "team_member", "end_user"; id names the record:
+// the team member's user and team), then the budget's period when it has
+// one (LiteLLM blocks at spend >= max_budget).
+func BudgetError(scope string, b keys.Budget, now time.Time, id ...string) *apierr.Error {
 	if !b.Exceeded(now) {
 		return nil
 	}
-	msg := fmt.Sprintf("Budget has been exceeded: %s has spent $%s of its max_budget of $%s", what, usd(b.Current(now)), usd(*b.MaxBudget))
+	spend, limit := usd(b.Current(now)), usd(*b.MaxBudget)
+	name := func(i int) string {
+		if i < len(id) {
+			return id[i]
+		}
+		return ""
+	}
+	var msg string
+	switch scope {
+	case "user":
+		msg = fmt.Sprintf("ExceededBudget: User=%s over budget. Spend=%s, Budget=%s", name(0), spend, limit)
+	case "end_user":
+		msg = fmt.Sprintf("ExceededBudget: End User=%s over budget. Spend=%s, Budget=%s", name(0), spend, limit)
+	case "team":
+		msg = fmt.Sprintf("Budget has been exceeded! Team=%s Current cost: %s, Max budget: %s", name(0), spend, limit)
+	case "team_member":
+		msg = fmt.Sprintf("Budget has been exceeded! Team Member=%s Team=%s Current cost: %s, Max budget: %s", name(0), name(1), spend, limit)
+	default:
+		msg = fmt.Sprintf("Budget has been exceeded! Key=%s Current cost: %s, Max budget: %s", name(0), spend, limit)
+	}
 	if b.Duration != "" {
-		msg += fmt.Sprintf(" in the current %s period, which resets at %s", b.Duration, b.ResetAt(now).Format(time.RFC3339))
+		msg += fmt.Sprintf(" (budget_duration %s: the period resets at %s)", b.Duration, b.ResetAt(now).Format(time.RFC3339))
 	}
 	return apierr.New(apierr.BudgetExceeded, "%s", msg)
 }

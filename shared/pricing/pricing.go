@@ -16,7 +16,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -72,9 +71,60 @@ func USD(nanos int64) string {
 	return strconv.FormatFloat(float64(nanos)/NanosPerUSD, 'f', -1, 64)
 }
 
-// Table is a price table: model name -> price.
+// Table is a price table: model name -> price. A parsed table (Parse,
+// GATEWAY_PRICES) is a map; the embedded one is its generated entries,
+// sorted by name and binary searched, so that a cold start builds nothing.
 type Table struct {
-	m map[string]Price
+	m      map[string]Price
+	sorted []entry
+}
+
+// entry is one model of a sorted table.
+type entry struct {
+	name  string
+	price Price
+}
+
+// get finds key (a string, or bytes without converting them) in the map,
+// or by binary search in the sorted entries; it allocates nothing.
+func get[K ~string | ~[]byte](t *Table, key K) (Price, bool) {
+	if t.m != nil {
+		p, ok := t.m[string(key)] // no allocation: the compiler looks up the bytes
+		return p, ok
+	}
+	lo, hi := 0, len(t.sorted)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if compare(t.sorted[mid].name, key) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(t.sorted) && compare(t.sorted[lo].name, key) == 0 {
+		return t.sorted[lo].price, true
+	}
+	return Price{}, false
+}
+
+// compare orders a and b bytewise, as strings.Compare does.
+func compare[K ~string | ~[]byte](a string, b K) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
 }
 
 // number reads a JSON number (or a string holding one); ok is false for
@@ -216,24 +266,20 @@ func LoadFile(path string) (*Table, error) {
 	return t, nil
 }
 
-// prices.json is the embedded table's source; prices_gen.go holds it parsed
-// (TestPricesGen fails when the two differ), so that a cold start does not
-// parse it: ~1.5 ms of CPU there, against ~0.2 ms when warm.
+// prices.json is the embedded table's source (LiteLLM's
+// model_prices_and_context_window.json; see README.md); prices_gen.go holds
+// it parsed and sorted (TestPricesGen fails when the two differ), so that a
+// cold start neither parses it nor builds a map: lookups binary search the
+// generated array, which is static data.
 //
 //go:generate sh -c "SLUICE_GEN=1 go test -run ^TestPricesGen$ ."
 //go:embed prices.json
 var defaultJSON []byte
 
-var defaultTable = sync.OnceValue(func() *Table {
-	m := make(map[string]Price, len(defaultPrices))
-	for _, e := range defaultPrices {
-		m[e.name] = e.price
-	}
-	return &Table{m: m}
-})
+var defaultTable = Table{sorted: defaultPrices[:]}
 
-// Default is the embedded price table, built once.
-func Default() *Table { return defaultTable() }
+// Default is the embedded price table.
+func Default() *Table { return &defaultTable }
 
 // DefaultJSON is the embedded price table's text.
 func DefaultJSON() []byte { return defaultJSON }
@@ -243,7 +289,10 @@ func (t *Table) Len() int {
 	if t == nil {
 		return 0
 	}
-	return len(t.m)
+	if t.m != nil {
+		return len(t.m)
+	}
+	return len(t.sorted)
 }
 
 // Get returns the price of one table key, as it is spelled.
@@ -251,8 +300,7 @@ func (t *Table) Get(key string) (Price, bool) {
 	if t == nil {
 		return Price{}, false
 	}
-	p, ok := t.m[key]
-	return p, ok
+	return get(t, key)
 }
 
 // Lookup finds the price of a deployment's model. baseModel (model_info.
@@ -298,11 +346,11 @@ func (t *Table) withProvider(provider, name string) (Price, bool) {
 	if provider != "" {
 		var buf [160]byte
 		k := append(append(append(buf[:0], provider...), '/'), name...)
-		if p, ok := t.m[string(k)]; ok { // no allocation: the compiler looks up the bytes
+		if p, ok := get(t, k); ok {
 			return p, true
 		}
 	}
-	if p, ok := t.m[name]; ok {
+	if p, ok := get(t, name); ok {
 		return p, true
 	}
 	for _, pre := range profilePrefixes {

@@ -54,24 +54,34 @@ func TestUSD(t *testing.T) {
 	}
 }
 
-// The embedded table: valid, and its prices as published (spot checks).
+// The embedded table: LiteLLM's map, every entry priced per token in it
+// (per-image, per-second and per-character entries are not token prices),
+// and its prices as published (spot checks).
 func TestDefaultTable(t *testing.T) {
 	var raw map[string]map[string]any
 	if err := json.Unmarshal(DefaultJSON(), &raw); err != nil {
 		t.Fatal(err)
 	}
-	tab := Default()
-	if tab.Len() != len(raw) || tab.Len() < 100 {
-		t.Fatalf("table has %d models, the file %d", tab.Len(), len(raw))
-	}
-	for name, e := range raw {
-		for _, k := range []string{"input_cost_per_token", "output_cost_per_token", "litellm_provider", "mode", "max_tokens"} {
-			if _, ok := e[k]; !ok {
-				t.Errorf("%s: no %s", name, k)
-			}
+	tokenPriced := 0
+	for _, e := range raw {
+		_, in := e["input_cost_per_token"]
+		_, out := e["output_cost_per_token"]
+		if in || out {
+			tokenPriced++
 		}
-		if e["mode"] == "chat" && (e["output_cost_per_token"] == 0.0 || e["max_input_tokens"] == nil || e["max_output_tokens"] == nil) {
-			t.Errorf("%s: a chat model needs an output price and limits: %v", name, e)
+		if _, ok := e["litellm_provider"]; !ok {
+			t.Errorf("not LiteLLM's format: %v", e)
+		}
+	}
+	tab := Default()
+	if tab.Len() != tokenPriced || tab.Len() < 400 {
+		t.Fatalf("table has %d models, the file %d priced per token", tab.Len(), tokenPriced)
+	}
+	// LiteLLM's older models, which the first embedded table lacked
+	// (issue 20): their spend accrues.
+	for _, name := range []string{"gpt-3.5-turbo-0301", "gpt-4-0314", "text-embedding-ada-002"} {
+		if p, ok := tab.Get(name); !ok || p.Input <= 0 {
+			t.Errorf("%s is not priced: %+v", name, p)
 		}
 	}
 	tests := []struct {

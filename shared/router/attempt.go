@@ -45,6 +45,10 @@ type Outcome struct {
 	// Tokens, when known, are the completion tokens the attempt used; they
 	// feed usage strategies.
 	Tokens int64
+	// Simulated: the failure was asked for by the request (LiteLLM's
+	// mock_testing_* switches), not the deployment's: it is retried and
+	// falls back as named, but never cools the deployment down.
+	Simulated bool
 }
 
 // AttemptFunc makes one attempt. It returns nil on success, or the failure as
@@ -61,8 +65,8 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 	a := &Attempt{
 		Alias: s.req.Model, Group: g.name, Deployment: d, ProviderModel: providerModel(d, model),
 		Number: s.number, Retry: retry, Retries: s.res.Retries, Fallback: fallback,
-		Timeout:       firstPositive(d.Timeout, r.rs.AttemptTimeout),
-		StreamTimeout: firstPositive(d.StreamTimeout, r.rs.StreamTimeout, d.Timeout, r.rs.AttemptTimeout),
+		Timeout:       firstPositive(s.req.Timeout, d.Timeout, r.rs.AttemptTimeout),
+		StreamTimeout: firstPositive(s.req.StreamTimeout, s.req.Timeout, d.StreamTimeout, r.rs.StreamTimeout, d.Timeout, r.rs.AttemptTimeout),
 	}
 	s.res.Final = a
 	start := r.now()
@@ -96,7 +100,7 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 		slog.String("deployment", d.ID), slog.String("provider_model", n.label(a.ProviderModel)),
 		slog.Int("attempt", a.Number), slog.String("outcome", outcome), slog.String("error_class", rec.Class),
 		slog.Duration("latency", lat))
-	if err != nil && ctx.Err() == nil && !out.Abort {
+	if err != nil && ctx.Err() == nil && !out.Abort && !out.Simulated {
 		e := apierr.From(err)
 		if until := r.recordFailure(ctx, d, e, end); e.Kind == apierr.UpstreamRateLimited && e.RetryAfter <= 0 && until.After(end) {
 			e.RetryAfter = until.Sub(end) // a 429 without a hint: retry when the cooldown ends

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
 )
 
 // Request is what the router needs to know of a client's request.
@@ -29,6 +30,14 @@ type Request struct {
 	// (the one holding a Responses conversation at its provider); a group
 	// without it is served as usual.
 	Deployment string
+	// Timeout is the request's own timeout (body timeout or the
+	// x-litellm-timeout header): it bounds each attempt, streamed or not,
+	// in place of the deployment's timeout and stream_timeout. 0: not set.
+	Timeout time.Duration
+	// StreamTimeout is the request's own stream_timeout (body field or
+	// x-litellm-stream-timeout): a stream's wait for its first chunk,
+	// before Timeout. 0: not set.
+	StreamTimeout time.Duration
 }
 
 // Record is one line of a request's trace.
@@ -117,9 +126,10 @@ type state struct {
 	visited []string // by model name: a wildcard group serves many models
 	number  int
 	first   string // the requested model's name after alias resolution
-	// need is the prompt tokens the request is known to need: the
-	// estimate, raised past the window of a deployment that refused it as
-	// too long (estimates run low; a refusal is a fact).
+	// need is the prompt tokens the request was counted to need. A
+	// deployment's refusal as too long does not raise it: its table window
+	// may be larger than the upstream's real one (issue 20), so the refusal
+	// says nothing certain of other groups' windows.
 	need int
 	// refused is set once an upstream refused the content.
 	refused bool
@@ -177,9 +187,6 @@ func (s *state) tryGroup(ctx context.Context, g *group, model string, fallback i
 		}
 		failed[n], lastErr, lastNode = err, err, n
 		k := apierr.KindOf(err)
-		if k == apierr.ContextWindowExceeded && n.d.MaxInputTokens >= s.need {
-			s.need = n.d.MaxInputTokens + 1
-		}
 		if k == apierr.ContentPolicy {
 			s.refused = true
 		}
@@ -189,14 +196,16 @@ func (s *state) tryGroup(ctx context.Context, g *group, model string, fallback i
 		if perDeployment[k] && len(failed) >= len(g.nodes) {
 			return err
 		}
-		if retry >= s.retries(g.name, k) {
+		if retry >= s.retries(g.name, n.d, k) {
 			return err
 		}
 	}
 }
 
-// retries is how many retries a failure class gets in a group.
-func (s *state) retries(groupName string, k apierr.Kind) int {
+// retries is how many retries a failure class of deployment d gets in a
+// group: the retry policies, else the request's num_retries, else d's own
+// (litellm_params.num_retries), else the router's.
+func (s *state) retries(groupName string, d *config.Deployment, k apierr.Kind) int {
 	class := k.String()
 	if p, ok := s.r.rs.ModelGroupRetryPolicy[groupName]; ok {
 		if n, ok := p[class]; ok {
@@ -208,6 +217,9 @@ func (s *state) retries(groupName string, k apierr.Kind) int {
 	}
 	if s.req.NumRetries >= 0 {
 		return s.req.NumRetries
+	}
+	if d.NumRetriesSet {
+		return d.NumRetries
 	}
 	return s.r.rs.NumRetries
 }

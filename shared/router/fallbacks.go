@@ -30,7 +30,9 @@ func (s *state) withFallbacks(ctx context.Context, g *group, model string, err e
 			if s.req.Allowed != nil && s.refusedAccess(ctx, name, fg) {
 				continue
 			}
-			if s.need > 0 && fg.maxInput > 0 && s.need > fg.maxInput {
+			// A configured fallback is tried (as in LiteLLM) unless the
+			// pre-call count shows the prompt cannot fit its window.
+			if s.r.rs.EnablePreCallChecks && s.need > 0 && fg.maxInput > 0 && s.need > fg.maxInput {
 				s.r.log.LogAttrs(ctx, slog.LevelInfo, "fallback skipped: context window too small",
 					slog.String("call_id", s.req.CallID), slog.String("group", fg.name),
 					slog.Int("prompt_tokens", s.need), slog.Int("max_input_tokens", fg.maxInput))

@@ -152,9 +152,11 @@ router_settings:
   num_retries: 0
 `
 
-// Never fall back to a group whose known context window is smaller than the
-// request (LiteLLM #31557).
+// With pre-call checks (enable_pre_call_checks), never fall back to a group
+// whose known context window is smaller than the counted prompt (LiteLLM
+// #31557); without them every configured fallback is tried, as in LiteLLM.
 func TestRegressionNoFallbackToSmallerContextWindow(t *testing.T) {
+	const checks = "  enable_pre_call_checks: true\n"
 	for _, tc := range []struct {
 		name     string
 		settings string
@@ -164,33 +166,40 @@ func TestRegressionNoFallbackToSmallerContextWindow(t *testing.T) {
 	}{
 		{
 			name:     "rate limited primary skips the too-small fallback",
-			settings: "  fallbacks: [{primary: [small, big]}]\n",
+			settings: checks + "  fallbacks: [{primary: [small, big]}]\n",
 			tokens:   6000, fail: e429,
 			want: []hop{{"primary", "primary-a", "rate_limited"}, {"big", "big-a", ""}},
 		},
 		{
-			name:     "a fallback that fits is kept",
+			name:     "without pre-call checks the too-small fallback is tried",
 			settings: "  fallbacks: [{primary: [small, big]}]\n",
+			tokens:   6000, fail: e429,
+			want: []hop{{"primary", "primary-a", "rate_limited"}, {"small", "small-a", ""}},
+		},
+		{
+			name:     "a fallback that fits is kept",
+			settings: checks + "  fallbacks: [{primary: [small, big]}]\n",
 			tokens:   3000, fail: e500,
 			want: []hop{{"primary", "primary-a", "server_error"}, {"small", "small-a", ""}},
 		},
 		{
 			name:     "unknown window is not skipped",
-			settings: "  fallbacks: [{primary: [unknown, big]}]\n",
+			settings: checks + "  fallbacks: [{primary: [unknown, big]}]\n",
 			tokens:   6000, fail: e500,
 			want: []hop{{"primary", "primary-a", "server_error"}, {"unknown", "unknown-a", ""}},
 		},
 		{
-			// The estimate (3000) fits small's 4k, but primary's 8k window
-			// already refused the prompt: it needs more than 8k.
-			name:     "context error: windows not larger than the refusing one are skipped",
-			settings: "  context_window_fallbacks: [{primary: [small, big]}]\n",
+			// The count (3000) fits small's 4k: the refusing deployment's
+			// table window says nothing certain of the prompt (the
+			// upstream's real window may be smaller than the table's).
+			name:     "context error: a fallback the count fits is tried",
+			settings: checks + "  context_window_fallbacks: [{primary: [small, big]}]\n",
 			tokens:   3000, fail: eCtx,
-			want: []hop{{"primary", "primary-a", "context_window_exceeded"}, {"big", "big-a", ""}},
+			want: []hop{{"primary", "primary-a", "context_window_exceeded"}, {"small", "small-a", ""}},
 		},
 		{
 			name:     "default fallbacks too",
-			settings: "  default_fallbacks: [small, big]\n",
+			settings: checks + "  default_fallbacks: [small, big]\n",
 			tokens:   6000, fail: e500,
 			want: []hop{{"primary", "primary-a", "server_error"}, {"big", "big-a", ""}},
 		},
@@ -210,7 +219,7 @@ func TestRegressionNoFallbackToSmallerContextWindow(t *testing.T) {
 }
 
 func TestRegressionNoFallbackToSmallerContextWindowPerRequestList(t *testing.T) {
-	rt := testRouter(t, load(t, contextGroups), Options{})
+	rt := testRouter(t, load(t, contextGroups+"  enable_pre_call_checks: true\n"), Options{})
 	s := newScript(map[string][]error{"primary-a": {e500}})
 	r := req("primary")
 	r.PromptTokens, r.Fallbacks, r.FallbacksSet = 6000, []string{"small", "big"}, true
@@ -219,6 +228,39 @@ func TestRegressionNoFallbackToSmallerContextWindowPerRequestList(t *testing.T) 
 		t.Fatalf("Do: %v", err)
 	}
 	assertTrace(t, res, hop{"primary", "primary-a", "server_error"}, hop{"big", "big-a", ""})
+}
+
+// A context-window error reaches context_window_fallbacks even when the
+// fallback group's table window is not larger than the refusing
+// deployment's: the upstream's real window (8192) was smaller than its table
+// entry (128000), so the prompt fits the fallback (issue 20). Before, the
+// router assumed the prompt needed 128001 tokens and skipped the fallback.
+func TestRegressionContextFallbackNotSkippedOnTableWindow(t *testing.T) {
+	const groups = `
+model_list:
+  - model_name: primary
+    litellm_params: {model: openai/gpt-4, api_key: k}
+    model_info: {id: primary-a, max_input_tokens: 128000}
+  - model_name: long
+    litellm_params: {model: openai/gpt-4o, api_key: k}
+    model_info: {id: long-a, max_input_tokens: 128000}
+router_settings:
+  num_retries: 0
+  context_window_fallbacks: [{primary: [long]}]
+`
+	for _, checks := range []string{"", "  enable_pre_call_checks: true\n"} {
+		t.Run("pre-call checks "+map[bool]string{true: "on", false: "off"}[checks != ""], func(t *testing.T) {
+			rt := testRouter(t, load(t, groups+checks), Options{})
+			s := newScript(map[string][]error{"primary-a": {eCtx}})
+			r := req("primary")
+			r.PromptTokens = 9000
+			res, err := rt.Do(context.Background(), r, s.fn)
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			assertTrace(t, res, hop{"primary", "primary-a", "context_window_exceeded"}, hop{"long", "long-a", ""})
+		})
+	}
 }
 
 // A content refusal never takes the general fallbacks (LiteLLM #40406): only
@@ -437,6 +479,41 @@ func TestRegressionWildcardFallbackKeysLoad(t *testing.T) {
 			yaml := groupsYAML(fmt.Sprintf("  %s: [{\"*\": [backup]}]\n", list), "gpt-4o", "backup")
 			if _, err := config.Load([]byte(yaml), nil); err != nil {
 				t.Fatalf("config.Load: %v", err)
+			}
+		})
+	}
+}
+
+// A deployment's own litellm_params.num_retries bounds its retries; the
+// request's num_retries still wins (issue 20).
+func TestDeploymentNumRetries(t *testing.T) {
+	const yaml = `
+model_list:
+  - model_name: g
+    litellm_params: {model: openai/m, api_key: k, num_retries: 3}
+    model_info: {id: a}
+router_settings:
+  num_retries: 0
+  disable_cooldowns: true
+`
+	for _, tc := range []struct {
+		name       string
+		reqRetries int
+		want       int
+	}{
+		{"deployment's own", -1, 4},
+		{"the request's wins", 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := testRouter(t, load(t, yaml), Options{})
+			s := newScript(map[string][]error{"a": repeat(e500, 10)})
+			r := req("g")
+			r.NumRetries = tc.reqRetries
+			if _, err := rt.Do(context.Background(), r, s.fn); err == nil {
+				t.Fatal("want the failure")
+			}
+			if got := s.count("a"); got != tc.want {
+				t.Errorf("attempts = %d, want %d", got, tc.want)
 			}
 		})
 	}

@@ -219,6 +219,9 @@ func (r *Router) Deployments(groupName string) []*config.Deployment {
 
 func (r *Router) errNoRoute(g *group) error {
 	if len(g.unimplemented) > 0 {
+		if why := g.unimplemented[0].Unusable; why != "" {
+			return apierr.New(apierr.NotImplemented, "model group %q has no usable deployment: %s", g.name, why)
+		}
 		return apierr.New(apierr.NotImplemented, "model group %q has no usable deployment: provider %q is not implemented yet", g.name, g.unimplemented[0].Provider)
 	}
 	return apierr.New(apierr.ModelNotFound, "model group %q has no deployments", g.name)

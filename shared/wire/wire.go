@@ -9,6 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -88,9 +91,39 @@ type Request struct {
 	User          string   // the end user the request is for ("user"); forwarded as is
 	MockResponse  string   // per-request mock_response (mock deployments only)
 	HasMock       bool
+	// Timeout is the request's own timeout (LiteLLM's "timeout" or
+	// "request_timeout", in seconds): it bounds each attempt, in place of
+	// the deployment's timeout and stream_timeout. 0: not given.
+	Timeout time.Duration
+	// StreamTimeout is the request's own stream_timeout (seconds): it
+	// bounds a stream's wait for its first chunk, in place of Timeout.
+	StreamTimeout time.Duration
+	// MockTesting is the first of LiteLLM's mock_testing_* switches set to
+	// true: the requested model group fails as named, without an upstream
+	// call, so that fallbacks and retries can be tried.
+	MockTesting   MockTest
 	gatewayFields bool // the body has fields only the gateway reads
 	renamed       bool // Model is not the body's model (Rename)
 	responses     bool // a Responses API body (ParseResponses)
+}
+
+// MockTest names one of LiteLLM's mock_testing_* request switches.
+type MockTest uint8
+
+const (
+	MockNone          MockTest = iota
+	MockFallbacks              // mock_testing_fallbacks: a server error
+	MockContextWindow          // mock_testing_context_fallbacks: a context-window error
+	MockContentPolicy          // mock_testing_content_policy_fallbacks: a content-policy refusal
+	MockRateLimit              // mock_testing_rate_limit_error: a 429
+)
+
+// mockTests maps each switch to its MockTest.
+var mockTests = map[string]MockTest{
+	"mock_testing_fallbacks":                MockFallbacks,
+	"mock_testing_context_fallbacks":        MockContextWindow,
+	"mock_testing_content_policy_fallbacks": MockContentPolicy,
+	"mock_testing_rate_limit_error":         MockRateLimit,
 }
 
 // FieldError is a request field of the wrong type.
@@ -216,6 +249,21 @@ func parse(body []byte, responses bool) (*Request, error) {
 			if v.Type != gjson.Null { // null means no mock, as in LiteLLM
 				r.MockResponse, r.HasMock = v.String(), true
 			}
+		case "timeout", "request_timeout":
+			r.gatewayFields = true
+			if v.Type != gjson.Null { // null: no timeout, as in LiteLLM
+				r.Timeout, ferr = timeoutOf(k.Str, v)
+			}
+		case "stream_timeout":
+			r.gatewayFields = true
+			if v.Type != gjson.Null {
+				r.StreamTimeout, ferr = timeoutOf(k.Str, v)
+			}
+		case "mock_testing_fallbacks", "mock_testing_context_fallbacks", "mock_testing_content_policy_fallbacks", "mock_testing_rate_limit_error":
+			r.gatewayFields = true
+			if v.Type == gjson.True && r.MockTesting == MockNone {
+				r.MockTesting = mockTests[k.Str]
+			}
 		}
 		return ferr == nil
 	})
@@ -223,6 +271,39 @@ func parse(body []byte, responses bool) (*Request, error) {
 		return nil, ferr
 	}
 	return r, nil
+}
+
+// timeoutOf reads a timeout in seconds: a number, or a string holding one
+// (LiteLLM accepts both). A value that is not positive is refused.
+func timeoutOf(param string, v gjson.Result) (time.Duration, *FieldError) {
+	secs := v.Num
+	switch v.Type {
+	case gjson.Number:
+	case gjson.String:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
+		if err != nil {
+			return 0, &FieldError{Param: param, Msg: fmt.Sprintf("'%s' must be a number of seconds", param)}
+		}
+		secs = f
+	default:
+		return 0, &FieldError{Param: param, Msg: fmt.Sprintf("'%s' must be a number of seconds", param)}
+	}
+	if d := SecondsDuration(secs); d > 0 {
+		return d, nil
+	}
+	return 0, &FieldError{Param: param, Msg: fmt.Sprintf("'%s' must be a positive number of seconds", param)}
+}
+
+// SecondsDuration converts a positive number of seconds to a Duration,
+// capped at a day; 0 for anything else (NaN, negative, zero).
+func SecondsDuration(secs float64) time.Duration {
+	if !(secs > 0) {
+		return 0
+	}
+	if secs > 86400 {
+		secs = 86400
+	}
+	return max(time.Duration(secs*float64(time.Second)), time.Millisecond)
 }
 
 // MaxN is the largest n a request may ask for, as at OpenAI.
@@ -304,7 +385,9 @@ func appendStrings(dst []string, v gjson.Result) []string {
 
 // gatewayFields are request fields the gateway consumes; they are not sent
 // upstream (OpenAI rejects unknown parameters).
-var gatewayFields = []string{"fallbacks", "disable_fallbacks", "num_retries", "mock_response", "tags", "metadata", "drop_params"}
+var gatewayFields = []string{"fallbacks", "disable_fallbacks", "num_retries", "mock_response", "tags", "metadata", "drop_params",
+	"timeout", "request_timeout", "stream_timeout", "mock_testing_fallbacks", "mock_testing_context_fallbacks",
+	"mock_testing_content_policy_fallbacks", "mock_testing_rate_limit_error"}
 
 // WithModel returns the body with the model value replaced by model, and
 // gateway-only fields removed. The original body is not modified; when

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mustParse parses s, failing the test on an error, and returns the request,
@@ -28,19 +29,22 @@ func mustParse(t *testing.T, s string) (r *Request, body, orig []byte) {
 // fields is what a test compares of a parsed Request (everything but Body and
 // the unexported offsets).
 type fields struct {
-	Model        string
-	Stream       bool
-	IncludeUsage bool
-	MaxTokens    int64
-	N            int64
-	Fallbacks    []string
-	FallbacksSet bool
-	NoFallbacks  bool
-	NumRetries   int
-	Tags         []string
-	MockResponse string
-	HasMock      bool
-	User         string
+	Model         string
+	Stream        bool
+	IncludeUsage  bool
+	MaxTokens     int64
+	N             int64
+	Fallbacks     []string
+	FallbacksSet  bool
+	NoFallbacks   bool
+	NumRetries    int
+	Tags          []string
+	MockResponse  string
+	HasMock       bool
+	User          string
+	Timeout       time.Duration
+	StreamTimeout time.Duration
+	MockTesting   MockTest
 }
 
 func fieldsOf(r *Request) fields {
@@ -48,6 +52,7 @@ func fieldsOf(r *Request) fields {
 		Model: r.Model, Stream: r.Stream, IncludeUsage: r.IncludeUsage, MaxTokens: r.MaxTokens, N: r.N,
 		Fallbacks: r.Fallbacks, FallbacksSet: r.FallbacksSet, NoFallbacks: r.NoFallbacks,
 		NumRetries: r.NumRetries, Tags: r.Tags, MockResponse: r.MockResponse, HasMock: r.HasMock, User: r.User,
+		Timeout: r.Timeout, StreamTimeout: r.StreamTimeout, MockTesting: r.MockTesting,
 	}
 }
 
@@ -55,7 +60,8 @@ func (f fields) equal(g fields) bool {
 	return f.Model == g.Model && f.Stream == g.Stream && f.IncludeUsage == g.IncludeUsage &&
 		f.MaxTokens == g.MaxTokens && f.N == g.N && slices.Equal(f.Fallbacks, g.Fallbacks) &&
 		f.FallbacksSet == g.FallbacksSet && f.NoFallbacks == g.NoFallbacks && f.NumRetries == g.NumRetries &&
-		slices.Equal(f.Tags, g.Tags) && f.MockResponse == g.MockResponse && f.HasMock == g.HasMock && f.User == g.User
+		slices.Equal(f.Tags, g.Tags) && f.MockResponse == g.MockResponse && f.HasMock == g.HasMock && f.User == g.User &&
+		f.Timeout == g.Timeout && f.StreamTimeout == g.StreamTimeout && f.MockTesting == g.MockTesting
 }
 
 func TestParse(t *testing.T) {
@@ -188,6 +194,17 @@ func TestParse(t *testing.T) {
 			`{"model":"m","mock_response":""}`,
 			fields{Model: "m", HasMock: true, NumRetries: -1},
 		},
+		{"timeout seconds", `{"model":"m","timeout":1.5}`, fields{Model: "m", NumRetries: -1, Timeout: 1500 * time.Millisecond}},
+		{"timeout string", `{"model":"m","timeout":"2"}`, fields{Model: "m", NumRetries: -1, Timeout: 2 * time.Second}},
+		{"request_timeout", `{"model":"m","request_timeout":3}`, fields{Model: "m", NumRetries: -1, Timeout: 3 * time.Second}},
+		{"stream_timeout", `{"model":"m","stream_timeout":0.5}`, fields{Model: "m", NumRetries: -1, StreamTimeout: 500 * time.Millisecond}},
+		{"timeout null", `{"model":"m","timeout":null}`, fields{Model: "m", NumRetries: -1}},
+		{"timeout capped at a day", `{"model":"m","timeout":1e300}`, fields{Model: "m", NumRetries: -1, Timeout: 24 * time.Hour}},
+		{"mock_testing_fallbacks", `{"model":"m","mock_testing_fallbacks":true}`, fields{Model: "m", NumRetries: -1, MockTesting: MockFallbacks}},
+		{"mock_testing_context_fallbacks", `{"model":"m","mock_testing_context_fallbacks":true}`, fields{Model: "m", NumRetries: -1, MockTesting: MockContextWindow}},
+		{"mock_testing_content_policy_fallbacks", `{"model":"m","mock_testing_content_policy_fallbacks":true}`, fields{Model: "m", NumRetries: -1, MockTesting: MockContentPolicy}},
+		{"mock_testing_rate_limit_error", `{"model":"m","mock_testing_rate_limit_error":true}`, fields{Model: "m", NumRetries: -1, MockTesting: MockRateLimit}},
+		{"mock_testing false", `{"model":"m","mock_testing_fallbacks":false}`, fields{Model: "m", NumRetries: -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -235,6 +252,10 @@ func TestParseErrors(t *testing.T) {
 		{"n above 128", `{"n":129}`, false, "Invalid 'n': integer above maximum value. Expected a value <= 128, but got 129 instead.", "n"},
 		{"n 1e300", `{"n":1e300}`, false, "Invalid 'n': integer above maximum value. Expected a value <= 128, but got 1e300 instead.", "n"},
 		{"n 2^63-1", `{"n":9223372036854775807}`, false, "Invalid 'n': integer above maximum value. Expected a value <= 128, but got 9223372036854775807 instead.", "n"},
+		{"timeout zero", `{"timeout":0}`, false, "'timeout' must be a positive number of seconds", "timeout"},
+		{"timeout negative", `{"timeout":-1}`, false, "'timeout' must be a positive number of seconds", "timeout"},
+		{"timeout word", `{"timeout":"soon"}`, false, "'timeout' must be a number of seconds", "timeout"},
+		{"request_timeout object", `{"request_timeout":{}}`, false, "'request_timeout' must be a number of seconds", "request_timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -295,6 +316,11 @@ func TestWithModel(t *testing.T) {
 		},
 		{"no inject asked", `{"model":"gpt-4o","stream":true}`, "gpt-4o", false, ""},
 		{"replace", `{"model":"alias","messages":[]}`, "gpt-4o", false, `{"model":"gpt-4o","messages":[]}`},
+		{
+			"request controls are not forwarded",
+			`{"model":"gpt-4o","timeout":5,"request_timeout":5,"stream_timeout":1,"mock_testing_fallbacks":true,"mock_testing_context_fallbacks":false,"mock_testing_content_policy_fallbacks":true,"mock_testing_rate_limit_error":true,"messages":[]}`,
+			"gpt-4o", false, `{"model":"gpt-4o","messages":[]}`,
+		},
 		{
 			"model not first, whitespace kept valid",
 			"{\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"hi\"}\n  ],\n  \"model\" :\t\"alias\" ,\n  \"n\": 2\n}\n",

@@ -318,9 +318,9 @@ general_settings:
 		retryAfter bool     // Retry-After must be set
 	}{
 		{name: "401 wrong key", srv: keyed, key: "sk-wrong", model: "gpt-4o-mini",
-			wantStatus: 401, wantType: "authentication_error", wantMsg: []string{"invalid API key"}},
+			wantStatus: 401, wantType: "authentication_error", wantMsg: []string{"Authentication Error, Invalid proxy server token passed."}},
 		{name: "401 wrong key stream", srv: keyed, key: "sk-wrong", model: "gpt-4o-mini", stream: true,
-			wantStatus: 401, wantType: "authentication_error", wantMsg: []string{"invalid API key"}},
+			wantStatus: 401, wantType: "authentication_error", wantMsg: []string{"Authentication Error, Invalid proxy server token passed."}},
 		{name: "404 unknown model", srv: defaultServer, model: "gpt-5-nonexistent",
 			wantStatus: 404, wantType: "invalid_request_error", wantMsg: []string{`"gpt-5-nonexistent"`, "gpt-4o-mini"}},
 		{name: "404 unknown model stream", srv: defaultServer, model: "gpt-5-nonexistent", stream: true,

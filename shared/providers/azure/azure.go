@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers/openai"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -24,6 +25,9 @@ func New(client *http.Client) *Provider { return &Provider{client: client} }
 
 // Do sends call to d; the response comes back as Azure sent it.
 func (p *Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	if d.APIBase == "" {
+		return nil, errNoBase(d)
+	}
 	req, err := NewRequest(ctx, d, call)
 	return openai.Send(p.client, req, err)
 }
@@ -34,6 +38,9 @@ func (*Provider) StreamUsage(d *config.Deployment) bool { return SupportsStreamU
 
 // NewRequest returns the upstream request for call on deployment d.
 func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Request, error) {
+	if d.APIBase == "" {
+		return nil, errNoBase(d)
+	}
 	version := d.APIVersion
 	if version == "" {
 		version = DefaultAPIVersion
@@ -47,6 +54,12 @@ func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 		req.Header["Api-Key"] = []string{d.APIKey}
 	}
 	return req, err
+}
+
+// errNoBase is the failure of a call to a deployment that has no api_base
+// (the config set none and AZURE_API_BASE was unset at load).
+func errNoBase(d *config.Deployment) error {
+	return apierr.New(apierr.UpstreamNotFound, "azure deployment %q has no api_base: set litellm_params.api_base or %s", d.ModelName, config.AzureBaseEnv)
 }
 
 // SupportsStreamUsage reports whether the api-version accepts
