@@ -78,7 +78,7 @@ func TestTeamAdminSpentBudgetTeamKey(t *testing.T) {
 			}
 			code, m, raw := c.call(k["key"].(string), "POST", "/v1/chat/completions", `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`)
 			e, _ := m["error"].(map[string]any)
-			if code != 400 || e == nil || e["type"] != "budget_exceeded" || !strings.Contains(fmt.Sprint(e["message"]), "user ta") {
+			if code != 400 || e == nil || e["type"] != "budget_exceeded" || !strings.Contains(fmt.Sprint(e["message"]), "User=ta") {
 				t.Errorf("user_id %s: chat with the team key: %d %s; want 400 budget_exceeded naming user ta", uid, code, raw)
 			}
 			code, m, raw = c.call(ta, "POST", "/key/update", fmt.Sprintf(`{"key":%q,"user_id":%s}`, k["key"], uid))
