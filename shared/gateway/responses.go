@@ -176,6 +176,13 @@ func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Dep
 	if err != nil {
 		return nil, err
 	}
+	// The provider's ids become the client's: the response's own, and the
+	// previous one it names.
+	var prevUp, prevID []byte
+	if rs.upstream != "" && d.ID == rs.pin {
+		prevUp, _ = json.Marshal(rs.upstream)
+		prevID, _ = json.Marshal(rs.prevID)
+	}
 	if !call.Stream {
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -185,6 +192,9 @@ func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Dep
 		if up := gjson.GetBytes(body, "id"); up.Type == gjson.String && wire.Valid(body) {
 			if b, err := sjson.SetBytes(body, "id", responses.EncodeID(d.Provider, d.ID, up.Str)); err == nil {
 				body = b
+			}
+			if prevUp != nil {
+				body = bytes.ReplaceAll(body, prevUp, prevID)
 			}
 			rs.save(ctx, x, d, body)
 		}
@@ -203,6 +213,10 @@ func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Dep
 		}
 		if up != nil && bytes.Contains(ev, up) {
 			ev = bytes.ReplaceAll(ev, up, id)
+			data = sse.Data(ev)
+		}
+		if prevUp != nil && bytes.Contains(ev, prevUp) {
+			ev = bytes.ReplaceAll(ev, prevUp, prevID)
 			data = sse.Data(ev)
 		}
 		f := gjson.GetManyBytes(data, "type", "sequence_number")
