@@ -631,3 +631,42 @@ func TestResponsesStreamFailures(t *testing.T) {
 		t.Errorf("cut stream billed %+v (estimated %v), want an estimate of its text", c.Usage, c.UsageEstimated)
 	}
 }
+
+// TestResponsesSwitchModels: a conversation moves between providers. From
+// Claude to an OpenAI model, OpenAI gets the conversation whole (it holds
+// none of it): no previous_response_id, the earlier turn's items before
+// the new input; back to Claude, Anthropic gets every turn.
+func TestResponsesSwitchModels(t *testing.T) {
+	g := startRespGateway(t)
+	ctx := respCtx(t)
+	client := g.sdk("sk-a", nil)
+	first, err := client.Responses.New(ctx, responses.ResponseNewParams{
+		Model: "claude", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("The code is 42.")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := client.Responses.New(ctx, responses.ResponseNewParams{
+		Model: "gpt-4o", PreviousResponseID: openai.String(first.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What is the code?")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := gjson.ParseBytes(g.openai.last(t))
+	if up.Get("previous_response_id").Exists() || len(up.Get("input").Array()) != 3 ||
+		!strings.Contains(up.Get("input.0").Raw, "The code is 42.") || up.Get("input.1.role").Str != "assistant" ||
+		up.Get("input.1.id").Exists() || !strings.Contains(up.Get("input.2").Raw, "What is the code?") {
+		t.Errorf("OpenAI got %s", up.Raw)
+	}
+	if _, err := client.Responses.New(ctx, responses.ResponseNewParams{
+		Model: "claude", PreviousResponseID: openai.String(second.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Thanks")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := gjson.GetBytes(g.anthropic.last(t), "messages")
+	if len(msgs.Array()) != 5 || !strings.Contains(msgs.Get("3").Raw, "Hello from OpenAI") || !strings.Contains(msgs.Get("4").Raw, "Thanks") {
+		t.Errorf("Anthropic got %s", msgs.Raw)
+	}
+}
