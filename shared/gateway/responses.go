@@ -41,10 +41,14 @@ type respState struct {
 	input []byte // this turn's input items (a JSON array), ids given
 	store bool   // keep the response (the request's store, true unless false)
 	// The conversation continued (previous_response_id): its records,
-	// oldest first. A pass-through one is pinned to its deployment (the
-	// provider holds the conversation under upstream's id).
+	// newest first, read back to the first turn (all: chain is complete),
+	// or only the last one when its deployment passes through: the
+	// provider holds the conversation under upstream's id, so the request
+	// is pinned to that deployment, and the rest is read only if another
+	// deployment serves it after all.
 	prevID   string
-	history  []responses.Record
+	chain    []responses.Record
+	complete bool
 	pin      string
 	upstream string
 	p        *Principal
@@ -80,33 +84,64 @@ func (h *Handler) prepareResponses(ctx context.Context, p *Principal, req *wire.
 		return nil, invalidParam("previous_response_id", "'previous_response_id' must be a string")
 	}
 	rs.prevID = prev.Str
-	now := h.now()
-	for id, n := prev.Str, 0; id != "" && n < maxChain; n++ {
-		rec, err := h.responses.Get(ctx, id, now)
-		if err == nil && !canRead(p, &rec) {
+	rec, err := h.responses.Get(ctx, prev.Str, h.now())
+	if err == nil && !canRead(p, &rec) {
+		err = apierr.ErrNotFound
+	}
+	if err != nil {
+		if errors.Is(err, apierr.ErrNotFound) {
+			e := apierr.New(apierr.NotFound, "Previous response with id '%s' not found.", prev.Str)
+			e.Param, e.Code = "previous_response_id", "previous_response_not_found"
+			return nil, e
+		}
+		return nil, storeUnavailable(err)
+	}
+	rs.chain = []responses.Record{rec}
+	if d, ok := responses.DecodeID(rec.ID); ok && h.passThroughID(d.Deployment) {
+		rs.pin, rs.upstream = d.Deployment, d.Upstream
+		return rs, nil
+	}
+	return rs, rs.readChain(ctx)
+}
+
+func storeUnavailable(err error) *apierr.Error {
+	return &apierr.Error{Kind: apierr.Unavailable, Message: "could not read the previous response; try again", Cause: err}
+}
+
+// readChain reads the rest of the conversation, back to its first turn
+// (at most maxChain turns): a turn no longer stored (expired, deleted,
+// made with store: false) ends it there.
+func (rs *respState) readChain(ctx context.Context) error {
+	if rs.complete || len(rs.chain) == 0 {
+		return nil
+	}
+	rs.complete = true
+	now := rs.h.now()
+	for id := rs.chain[len(rs.chain)-1].Previous; id != "" && len(rs.chain) < maxChain; {
+		rec, err := rs.h.responses.Get(ctx, id, now)
+		if err == nil && !canRead(rs.p, &rec) {
 			err = apierr.ErrNotFound
 		}
+		if errors.Is(err, apierr.ErrNotFound) {
+			return nil
+		}
 		if err != nil {
-			if errors.Is(err, apierr.ErrNotFound) {
-				e := apierr.New(apierr.NotFound, "Previous response with id '%s' not found.", id)
-				e.Param, e.Code = "previous_response_id", "previous_response_not_found"
-				return nil, e
-			}
-			return nil, &apierr.Error{Kind: apierr.Unavailable, Message: "could not read the previous response; try again", Cause: err}
+			rs.complete = false
+			return storeUnavailable(err)
 		}
-		rs.history = append(rs.history, rec)
-		if n == 0 {
-			if d, ok := responses.DecodeID(rec.ID); ok && h.passThroughID(d.Deployment) {
-				rs.pin, rs.upstream = d.Deployment, d.Upstream
-				break // the provider holds the rest
-			}
-		}
+		rs.chain = append(rs.chain, rec)
 		id = rec.Previous
 	}
-	for i, j := 0, len(rs.history)-1; i < j; i, j = i+1, j-1 {
-		rs.history[i], rs.history[j] = rs.history[j], rs.history[i]
+	return nil
+}
+
+// history is the conversation's turns, oldest first.
+func (rs *respState) history() []responses.Turn {
+	turns := make([]responses.Turn, len(rs.chain))
+	for i, r := range rs.chain {
+		turns[len(rs.chain)-1-i] = responses.Turn{Input: r.Input, Output: []byte(gjson.GetBytes(r.Response, "output").Raw)}
 	}
-	return rs, nil
+	return turns
 }
 
 func (h *Handler) passThroughID(deployment string) bool {
@@ -167,14 +202,31 @@ func (rs *respState) do(ctx context.Context, x *exchange, d *config.Deployment, 
 }
 
 func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Deployment, call wire.Call) (*http.Response, error) {
-	if rs.upstream != "" && d.ID == rs.pin {
+	switch {
+	case rs.upstream != "" && d.ID == rs.pin: // the provider holds the conversation
 		if b, err := sjson.SetBytes(call.Body, "previous_response_id", rs.upstream); err == nil {
 			call.Body = b
 		}
+	case rs.prevID != "": // another deployment: the conversation is sent whole
+		if err := rs.readChain(ctx); err != nil {
+			return nil, err
+		}
+		b, err := responses.Expand(call.Body, rs.history())
+		if err != nil {
+			return nil, err
+		}
+		call.Body = b
 	}
 	resp, err := x.h.provider.Do(ctx, d, call)
 	if err != nil {
 		return nil, err
+	}
+	// The provider's ids become the client's: the response's own, and the
+	// previous one it names.
+	var prevUp, prevID []byte
+	if rs.upstream != "" && d.ID == rs.pin {
+		prevUp, _ = json.Marshal(rs.upstream)
+		prevID, _ = json.Marshal(rs.prevID)
 	}
 	if !call.Stream {
 		body, err := io.ReadAll(resp.Body)
@@ -185,6 +237,9 @@ func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Dep
 		if up := gjson.GetBytes(body, "id"); up.Type == gjson.String && wire.Valid(body) {
 			if b, err := sjson.SetBytes(body, "id", responses.EncodeID(d.Provider, d.ID, up.Str)); err == nil {
 				body = b
+			}
+			if prevUp != nil {
+				body = bytes.ReplaceAll(body, prevUp, prevID)
 			}
 			rs.save(ctx, x, d, body)
 		}
@@ -203,6 +258,10 @@ func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Dep
 		}
 		if up != nil && bytes.Contains(ev, up) {
 			ev = bytes.ReplaceAll(ev, up, id)
+			data = sse.Data(ev)
+		}
+		if prevUp != nil && bytes.Contains(ev, prevUp) {
+			ev = bytes.ReplaceAll(ev, prevUp, prevID)
 			data = sse.Data(ev)
 		}
 		f := gjson.GetManyBytes(data, "type", "sequence_number")
@@ -228,12 +287,11 @@ func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Dep
 }
 
 func (rs *respState) translate(ctx context.Context, x *exchange, d *config.Deployment, call wire.Call) (*http.Response, error) {
-	var history []responses.Turn
-	for _, r := range rs.history {
-		history = append(history, responses.Turn{Input: r.Input, Output: []byte(gjson.GetBytes(r.Response, "output").Raw)})
+	if err := rs.readChain(ctx); err != nil {
+		return nil, err
 	}
 	model := gjson.GetBytes(call.Body, "model").Str
-	body, err := responses.ToChat(call.Body, model, history, call.Stream, providers.StreamUsage(d), d.DropParams || call.DropParams)
+	body, err := responses.ToChat(call.Body, model, rs.history(), call.Stream, providers.StreamUsage(d), d.DropParams || call.DropParams)
 	if err != nil {
 		return nil, err
 	}

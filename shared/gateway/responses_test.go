@@ -70,10 +70,14 @@ func fakeOpenAIResponses(t *testing.T, rec *recorder) *httptest.Server {
 		mu.Unlock()
 		id := "resp_up" + string(rune('0'+n))
 		model := gjson.GetBytes(body, "model").Str
+		prev := gjson.GetBytes(body, "previous_response_id").Raw
+		if prev == "" {
+			prev = "null"
+		}
 		usage := `{"input_tokens":12,"input_tokens_details":{"cached_tokens":4},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":17}`
 		msg := `{"id":"msg_up","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello from OpenAI","annotations":[]}]}`
 		obj := func(status, output, usage string) string {
-			return `{"id":"` + id + `","object":"response","created_at":1700000000,"status":"` + status + `","model":"` + model + `","output":` + output + `,"usage":` + usage + `}`
+			return `{"id":"` + id + `","object":"response","created_at":1700000000,"status":"` + status + `","model":"` + model + `","output":` + output + `,"previous_response_id":` + prev + `,"usage":` + usage + `}`
 		}
 		if !gjson.GetBytes(body, "stream").Bool() {
 			w.Header().Set("Content-Type", "application/json")
@@ -324,11 +328,15 @@ func TestResponsesPassThrough(t *testing.T) {
 	}
 	// A continuation goes to the deployment that holds the conversation,
 	// with the provider's own id.
-	if _, err := client.Responses.New(ctx, responses.ResponseNewParams{
+	next, err := client.Responses.New(ctx, responses.ResponseNewParams{
 		Model: "gpt-4o", PreviousResponseID: openai.String(resp.ID),
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("And again")},
-	}); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if next.PreviousResponseID != resp.ID {
+		t.Errorf("the continuation names previous_response_id %q, want the client's %q", next.PreviousResponseID, resp.ID)
 	}
 	if p := gjson.GetBytes(g.openai.last(t), "previous_response_id").Str; p != "resp_up1" {
 		t.Errorf("upstream previous_response_id %q, want resp_up1", p)
@@ -621,5 +629,44 @@ func TestResponsesStreamFailures(t *testing.T) {
 	}
 	if c := g.lastCompletion(t, 3); !c.UsageEstimated || c.Usage.CompletionTokens < 4 {
 		t.Errorf("cut stream billed %+v (estimated %v), want an estimate of its text", c.Usage, c.UsageEstimated)
+	}
+}
+
+// TestResponsesSwitchModels: a conversation moves between providers. From
+// Claude to an OpenAI model, OpenAI gets the conversation whole (it holds
+// none of it): no previous_response_id, the earlier turn's items before
+// the new input; back to Claude, Anthropic gets every turn.
+func TestResponsesSwitchModels(t *testing.T) {
+	g := startRespGateway(t)
+	ctx := respCtx(t)
+	client := g.sdk("sk-a", nil)
+	first, err := client.Responses.New(ctx, responses.ResponseNewParams{
+		Model: "claude", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("The code is 42.")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := client.Responses.New(ctx, responses.ResponseNewParams{
+		Model: "gpt-4o", PreviousResponseID: openai.String(first.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What is the code?")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := gjson.ParseBytes(g.openai.last(t))
+	if up.Get("previous_response_id").Exists() || len(up.Get("input").Array()) != 3 ||
+		!strings.Contains(up.Get("input.0").Raw, "The code is 42.") || up.Get("input.1.role").Str != "assistant" ||
+		up.Get("input.1.id").Exists() || !strings.Contains(up.Get("input.2").Raw, "What is the code?") {
+		t.Errorf("OpenAI got %s", up.Raw)
+	}
+	if _, err := client.Responses.New(ctx, responses.ResponseNewParams{
+		Model: "claude", PreviousResponseID: openai.String(second.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Thanks")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := gjson.GetBytes(g.anthropic.last(t), "messages")
+	if len(msgs.Array()) != 5 || !strings.Contains(msgs.Get("3").Raw, "Hello from OpenAI") || !strings.Contains(msgs.Get("4").Raw, "Thanks") {
+		t.Errorf("Anthropic got %s", msgs.Raw)
 	}
 }

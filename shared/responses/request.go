@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 )
@@ -303,4 +304,49 @@ func chatToolChoice(tc gjson.Result) (any, error) {
 		return "auto", nil
 	}
 	return nil, invalid("tool_choice", "tool_choice: only \"auto\", \"none\", \"required\" and function choices are supported by this model's provider")
+}
+
+// Expand returns a Responses request that carries its conversation whole,
+// for a deployment that does not hold it: previous_response_id dropped,
+// and the turns' input and output items (oldest first) before the
+// request's input. Reasoning items are left out, and item ids removed:
+// they belong to the provider that made them.
+func Expand(req []byte, history []Turn) ([]byte, error) {
+	in, err := Input(req)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]json.RawMessage, 0, 8)
+	add := func(list []byte) {
+		gjson.ParseBytes(list).ForEach(func(_, it gjson.Result) bool {
+			if it.Get("type").Str == "reasoning" {
+				return true
+			}
+			raw := []byte(it.Raw)
+			if it.Get("id").Exists() {
+				if b, err := sjson.DeleteBytes(raw, "id"); err == nil {
+					raw = b
+				}
+			}
+			items = append(items, raw)
+			return true
+		})
+	}
+	for _, t := range history {
+		add(t.Input)
+		add(t.Output)
+	}
+	add(in)
+	list, err := json.Marshal(items)
+	if err != nil {
+		return nil, fmt.Errorf("responses: expand: %w", err)
+	}
+	out, err := sjson.DeleteBytes(req, "previous_response_id")
+	if err == nil {
+		out, err = sjson.SetRawBytes(out, "input", list)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("responses: expand: %w", err)
+	}
+	return out, nil
 }

@@ -169,3 +169,19 @@ func TestIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestExpand(t *testing.T) {
+	history := []Turn{{
+		Input:  []byte(`[{"id":"msg_1","type":"message","role":"user","content":[{"type":"input_text","text":"a"}]}]`),
+		Output: []byte(`[{"id":"rs_1","type":"reasoning","summary":[]},{"id":"msg_2","type":"message","role":"assistant","content":[{"type":"output_text","text":"b"}]}]`),
+	}}
+	out, err := Expand([]byte(`{"model":"m","previous_response_id":"resp_x","input":"c","store":false}`), history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := gjson.ParseBytes(out)
+	if r.Get("previous_response_id").Exists() || r.Get("model").Str != "m" || !r.Get("store").Exists() ||
+		r.Get("input.#").Int() != 3 || r.Get("input.#(id)#").Raw != "[]" || r.Get("input.1.content.0.text").Str != "b" || r.Get("input.2.content.0.text").Str != "c" {
+		t.Errorf("expanded %s", out)
+	}
+}

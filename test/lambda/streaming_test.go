@@ -56,6 +56,10 @@ func TestStreamingThroughRuntimeAPI(t *testing.T) {
       model: openai/gpt-4o-mini
       api_base: %s/v1
       api_key: sk-upstream-test
+  - model_name: responder
+    litellm_params:
+      model: mock/responder
+      mock_response: "Hello through Lambda"
 router_settings:
   num_retries: 0
 `, upstream)
@@ -131,6 +135,37 @@ router_settings:
 		}
 		if strings.Contains(string(r.Body), "[DONE]") {
 			t.Error("a broken stream claims [DONE]")
+		}
+	})
+
+	t.Run("a Responses API stream, translated, through the function URL", func(t *testing.T) {
+		body := map[string]any{"model": "responder", "stream": true, "input": "hi", "store": false}
+		p := api.invoke(t, urlEvent(t, "POST", "/v1/responses", body), deadline).wait(t)
+		checkStreamingPost(t, p)
+		r, err := parseStreamed(p.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := sseData(r.Body)
+		if r.StatusCode != 200 || len(data) < 4 {
+			t.Fatalf("status %d, stream %q", r.StatusCode, r.Body)
+		}
+		text := ""
+		for i, d := range data {
+			var ev struct {
+				Type  string `json:"type"`
+				Seq   int    `json:"sequence_number"`
+				Delta string `json:"delta"`
+			}
+			if err := json.Unmarshal([]byte(d), &ev); err != nil || ev.Seq != i {
+				t.Fatalf("event %d: %q (%v)", i, d, err)
+			}
+			if ev.Type == "response.output_text.delta" {
+				text += ev.Delta
+			}
+		}
+		if !strings.Contains(data[0], `"response.created"`) || !strings.Contains(data[len(data)-1], `"response.completed"`) || text != "Hello through Lambda" {
+			t.Errorf("stream %q", r.Body)
 		}
 	})
 
