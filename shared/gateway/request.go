@@ -49,7 +49,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 	}()
 	p, err := h.authenticate(r)
 	if err != nil {
-		apierr.Write(w, err)
+		writeError(w, op, err)
 		if h.metrics != nil {
 			h.observeRefused(c, err)
 		}
@@ -100,6 +100,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) {
 		NumRetries: req.NumRetries,
 	}
 	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold}
+	if op == wire.OpMessages {
+		x.anthropic = anthropicHeaders(r)
+	}
 	res, err := h.router.Do(ctx, rreq, x.attempt)
 	x.end(ctx, res, err)
 }
@@ -156,13 +159,16 @@ func clientGone(ctx context.Context) bool { return errors.Is(ctx.Err(), context.
 func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, c *Completion, err error) {
 	e := apierr.From(err)
 	c.Err, c.StatusCode = err, e.HTTPStatus()
+	if c.Operation == wire.OpMessages {
+		_, c.StatusCode = apierr.Anthropic(e) // 529 for 503
+	}
 	if rf, ok := err.(*refusal); ok {
 		c.Refused = rf.scope
 	}
 	if clientGone(ctx) {
 		c.ClientGone, c.StatusCode = true, statusClientGone
 	}
-	apierr.Write(w, e)
+	writeError(w, c.Operation, e)
 }
 
 // statusClientGone is the status recorded for a client that went away
@@ -198,7 +204,7 @@ func (h *Handler) recoverPanic(ctx context.Context, v any, w http.ResponseWriter
 		c.StatusCode = http.StatusOK
 		c.ClientGone = !x.done && clientGone(ctx)
 		if x.req.Stream {
-			_, _ = w.Write(apierr.SSE(e))
+			_, _ = w.Write(sseError(c.Operation, e))
 			flush(w)
 		}
 		return
@@ -207,7 +213,7 @@ func (h *Handler) recoverPanic(ctx context.Context, v any, w http.ResponseWriter
 	if clientGone(ctx) {
 		c.ClientGone, c.StatusCode = true, statusClientGone
 	}
-	apierr.Write(w, e)
+	writeError(w, c.Operation, e)
 }
 
 // exchange is one client request's state across its attempts.
@@ -229,9 +235,10 @@ type exchange struct {
 	admitted   bool         // the key's and team's scopes were counted
 	hold       *limits.Hold // the strict-budget reservation to make with the first admission
 	admissions []limits.Admission
-	attempts   int             // attempts made
-	last       *router.Attempt // the attempt made last (the router's Final, even after a panic)
-	done       bool            // the response was written to its end
+	attempts   int                    // attempts made
+	last       *router.Attempt        // the attempt made last (the router's Final, even after a panic)
+	done       bool                   // the response was written to its end
+	anthropic  *wire.AnthropicHeaders // OpMessages: the client's Anthropic headers
 }
 
 // attempt makes one try for the router: admission (admission.go), then the
@@ -243,6 +250,9 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 	x.last = a
 	if out, err := x.admit(ctx, a); err != nil {
 		return out, err
+	}
+	if x.op == wire.OpMessages {
+		return x.messages(ctx, a) // messages.go
 	}
 	d := a.Deployment
 	inject := x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)

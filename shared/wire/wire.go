@@ -19,11 +19,18 @@ type Op uint8
 const (
 	OpChat Op = iota
 	OpEmbeddings
+	OpMessages    // Anthropic's Messages API (POST /v1/messages); messages.go
+	OpCountTokens // Anthropic's POST /v1/messages/count_tokens
 )
 
 func (o Op) String() string {
-	if o == OpEmbeddings {
+	switch o {
+	case OpEmbeddings:
 		return "embeddings"
+	case OpMessages:
+		return "messages"
+	case OpCountTokens:
+		return "count_tokens"
 	}
 	return "chat"
 }
@@ -48,6 +55,9 @@ type Call struct {
 	// DropParams is the request's own drop_params (not forwarded): a
 	// translating provider drops the params it cannot send.
 	DropParams bool
+	// Anthropic is, for OpMessages and OpCountTokens, the client's
+	// anthropic-version and anthropic-beta headers, forwarded to Anthropic.
+	Anthropic *AnthropicHeaders
 }
 
 // Request is what the gateway reads of a client's request body.
@@ -73,6 +83,7 @@ type Request struct {
 	MockResponse  string   // per-request mock_response (mock deployments only)
 	HasMock       bool
 	gatewayFields bool // the body has fields only the gateway reads
+	routeFields   bool // ... other than metadata (messages.go)
 }
 
 // FieldError is a request field of the wrong type.
@@ -146,7 +157,7 @@ func Parse(body []byte) (*Request, error) {
 				}
 			}
 		case "fallbacks":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			r.FallbacksSet = true
 			v.ForEach(func(_, f gjson.Result) bool {
 				if f.Type == gjson.String {
@@ -159,10 +170,10 @@ func Parse(body []byte) (*Request, error) {
 				return true
 			})
 		case "disable_fallbacks":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			r.NoFallbacks = v.Type == gjson.True
 		case "num_retries":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			if v.Type == gjson.Number && v.Int() >= 0 {
 				r.NumRetries = int(min(v.Int(), 10))
 			}
@@ -171,16 +182,16 @@ func Parse(body []byte) (*Request, error) {
 				r.User = v.Str
 			}
 		case "tags":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			r.Tags = appendStrings(r.Tags, v)
 		case "metadata":
 			r.gatewayFields = true
 			r.Tags = appendStrings(r.Tags, v.Get("tags"))
 		case "drop_params": // for the translators that drop (anthropic); not forwarded
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			r.DropParams = v.Type == gjson.True
 		case "mock_response":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			if v.Type != gjson.Null { // null means no mock, as in LiteLLM
 				r.MockResponse, r.HasMock = v.String(), true
 			}
