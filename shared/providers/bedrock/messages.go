@@ -32,9 +32,11 @@ import (
 const BedrockAnthropicVersion = "bedrock-2023-05-31"
 
 // NativeMessages reports whether d serves an Anthropic model (by its model
-// id, or, for a wildcard deployment, the model the call names).
+// id, or, for a wildcard deployment, the model the call names) through
+// InvokeModel.
+// A bedrock/converse/ deployment asks for Converse: the translated path.
 func (*Clients) NativeMessages(d *config.Deployment, call wire.Call) bool {
-	return strings.Contains(modelIDOf(d, call), "anthropic.")
+	return !strings.HasPrefix(d.Model, "converse/") && strings.Contains(modelIDOf(d, call), "anthropic.")
 }
 
 func modelIDOf(d *config.Deployment, call wire.Call) string {
