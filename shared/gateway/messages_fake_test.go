@@ -55,6 +55,9 @@ func (f *fakeClaude) last(t *testing.T) claudeRequest {
 	return rs[len(rs)-1]
 }
 
+// Models named ...errfirst... stream an error event first, ...cutafter...
+// drop the connection after the first text delta, ...overloaded... answer
+// 529.
 func (f *fakeClaude) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
@@ -106,6 +109,10 @@ func (f *fakeClaude) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
 		w.(http.Flusher).Flush()
 	}
+	if strings.Contains(model, "errfirst") { // an error event before anything else
+		send("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+		return
+	}
 	send("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":%q,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":20,"cache_read_input_tokens":8,"cache_creation_input_tokens":4,"output_tokens":1}}}`, model))
 	send("ping", `{"type":"ping"}`)
 	for i, b := range blocks {
@@ -115,6 +122,9 @@ func (f *fakeClaude) serve(w http.ResponseWriter, r *http.Request) {
 			send("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"text","text":""}}`, i))
 			for _, word := range strings.SplitAfter(blk.Get("text").Str, " ") {
 				send("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":%q}}`, i, word))
+				if strings.Contains(model, "cutafter") { // the connection drops after content
+					panic(http.ErrAbortHandler)
+				}
 			}
 		case "thinking":
 			send("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"thinking","thinking":"","signature":""}}`, i))
