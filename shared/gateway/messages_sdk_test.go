@@ -316,3 +316,25 @@ func TestMessagesSDKErrors(t *testing.T) {
 		})
 	}
 }
+
+// Model names as Claude Code sends them resolve through wildcards and
+// aliases: the provider gets the name the client sent (a wildcard) or the
+// group's model (an alias).
+func TestMessagesModelNames(t *testing.T) {
+	f := newMessagesFixture(t, `  - model_name: claude-*
+    litellm_params: {model: anthropic/*, api_base: CLAUDE_URL, api_key: sk-ant-fake}
+router_settings:
+  model_group_alias: {claude-3-5-haiku-20241022: claude-alias}`)
+	c := f.client("sk-master")
+	for model, upstream := range map[string]string{
+		"claude-haiku-4-5-20251001": "claude-haiku-4-5-20251001",
+		"claude-3-5-haiku-20241022": claudeModel,
+	} {
+		if _, err := c.Messages.New(context.Background(), userText(model, "hi")); err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		if got := gjson.Get(f.claude.last(t).body, "model").Str; got != upstream {
+			t.Errorf("%s reached Anthropic as %s, want %s", model, got, upstream)
+		}
+	}
+}

@@ -96,7 +96,7 @@ func summary(w io.Writer, lines []result, o options, rss map[string]int64) {
 		}
 		byRound[k][r.round] = r.rps
 	}
-	fmt.Fprintf(w, "%-5s %4s | %9s %8s %6s | %9s %8s %6s %8s %6s | %9s %8s %6s %8s %6s | %s\n",
+	fmt.Fprintf(w, "%-8s %4s | %9s %8s %6s | %9s %8s %6s %8s %6s | %9s %8s %6s %8s %6s | %s\n",
 		"mode", "c", "bare rps", "p50 ms", "cpu us", "info rps", "p50 ms", "ratio", "dp50 ms", "cpu us", "warn rps", "p50 ms", "ratio", "dp50 ms", "cpu us", "errors")
 	for _, m := range []string{"json", "sse", "messages"} {
 		for _, c := range o.concs {
@@ -107,7 +107,7 @@ func summary(w io.Writer, lines []result, o options, rss map[string]int64) {
 			br, bp := median(rps[kb]), median(p50[kb])
 			ir, ip := median(rps[ki]), median(p50[ki])
 			wr, wp := median(rps[kw]), median(p50[kw])
-			fmt.Fprintf(w, "%-5s %4d | %9.0f %8.3f %6.0f | %9.0f %8.3f %5.2fx %+8.3f %6.0f | %9.0f %8.3f %5.2fx %+8.3f %6.0f | %d\n",
+			fmt.Fprintf(w, "%-8s %4d | %9.0f %8.3f %6.0f | %9.0f %8.3f %5.2fx %+8.3f %6.0f | %9.0f %8.3f %5.2fx %+8.3f %6.0f | %d\n",
 				m, c, br, bp, median(cpu[kb]), ir, ip, ir/br, ip-bp, median(cpu[ki]), wr, wp, wr/br, wp-bp, median(cpu[kw]), errs[kb]+errs[ki]+errs[kw])
 		}
 	}
