@@ -27,6 +27,7 @@ const claudeModel = "claude-sonnet-4-5-20250929"
 
 type messagesFixture struct {
 	*fixture
+	h      *Handler
 	claude *fakeClaude
 	done   chan *Completion
 }
@@ -58,8 +59,9 @@ general_settings: {master_key: sk-master}
 		}
 	}
 	f := &messagesFixture{claude: claude, done: make(chan *Completion, 16)}
-	f.fixture = serve(t, testHandler(Options{Config: cfg, Keys: ks, Limits: limits.NewMemory(), Prices: pricing.Default(),
-		OnComplete: func(_ context.Context, c *Completion) { f.done <- c }}))
+	f.h = testHandler(Options{Config: cfg, Keys: ks, Limits: limits.NewMemory(), Prices: pricing.Default(),
+		OnComplete: func(_ context.Context, c *Completion) { f.done <- c }})
+	f.fixture = serve(t, f.h)
 	return f
 }
 
