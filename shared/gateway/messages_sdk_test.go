@@ -135,6 +135,11 @@ func wantSpend(t *testing.T, c *Completion, stream bool) {
 	if cost := p.CostNanos(want); !c.CostKnown || c.CostNanos != cost || cost == 0 {
 		t.Errorf("cost %d (known %v), want %d", c.CostNanos, c.CostKnown, cost)
 	}
+	// The spend event: LiteLLM's call type, the cache reads, the cost.
+	ev := c.SpendEvent()
+	if ev.CallType != "anthropic_messages" || ev.PromptTokens != 32 || ev.CachedTokens != 8 || ev.Cost != c.CostNanos || ev.Stream != stream {
+		t.Errorf("spend event: %+v", ev)
+	}
 }
 
 func TestMessagesSDKPlainAndStreamed(t *testing.T) {

@@ -28,7 +28,7 @@ func (o Op) String() string {
 	case OpEmbeddings:
 		return "embeddings"
 	case OpMessages:
-		return "messages"
+		return "anthropic_messages" // LiteLLM's call_type for /v1/messages
 	case OpCountTokens:
 		return "count_tokens"
 	}
