@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -61,13 +62,7 @@ func sseError(op wire.Op, err error) []byte {
 func anthropicHeaders(r *http.Request) *wire.AnthropicHeaders {
 	v, b := r.Header.Get("Anthropic-Version"), r.Header.Get("Anthropic-Beta")
 	if vs := r.Header.Values("Anthropic-Beta"); len(vs) > 1 { // the header repeated: one list
-		b = ""
-		for i, s := range vs {
-			if i > 0 {
-				b += ","
-			}
-			b += s
-		}
+		b = strings.Join(vs, ",")
 	}
 	if v == "" && b == "" {
 		return nil

@@ -124,7 +124,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
-	if strings.Contains(id, "anthropic.") && (op == "invoke" || stream || op == "count-tokens") {
+	if strings.Contains(id, "anthropic.") && (op == "invoke" || op == "invoke-with-response-stream" || op == "count-tokens") {
 		s.claude(w, op, f, body) // claude.go
 		return
 	}
