@@ -14,7 +14,8 @@ import (
 )
 
 // fakeClaude is a small Anthropic Messages API that records what reaches it:
-// it answers a tool result with text, a request with tools with a tool use,
+// it answers a tool result with text, a request with its get_weather tool
+// with a tool use,
 // a request with thinking with a signed thinking block and text, anything
 // else with a greeting; streamed or not, with Anthropic's usage (cache
 // reads and writes included). count_tokens answers 42.
@@ -90,7 +91,7 @@ func (f *fakeClaude) serve(w http.ResponseWriter, r *http.Request) {
 			res = res.Get("0.text")
 		}
 		blocks = append(blocks, fmt.Sprintf(`{"type":"text","text":"It is %s in Paris."}`, res.Str))
-	case req.Get("tools").Exists():
+	case req.Get(`tools.#(name=="get_weather")`).Exists():
 		blocks = append(blocks, `{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"location":"Paris"}}`)
 		stop = "tool_use"
 	case req.Get("thinking").Exists():
