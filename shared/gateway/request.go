@@ -55,7 +55,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 	}()
 	p, err := h.authenticate(r)
 	if err != nil {
-		apierr.Write(w, err)
+		writeError(w, op, err)
 		if h.metrics != nil {
 			h.observeRefused(c, err)
 		}
@@ -130,6 +130,9 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 		rreq.Deployment = rs.pin
 	}
 	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold, form: form, rs: rs}
+	if op == wire.OpMessages {
+		x.anthropic = anthropicHeaders(r)
+	}
 	res, err := h.router.Do(ctx, rreq, x.attempt)
 	x.end(ctx, res, err)
 }
@@ -190,13 +193,16 @@ func clientGone(ctx context.Context) bool { return errors.Is(ctx.Err(), context.
 func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, c *Completion, err error) {
 	e := apierr.From(err)
 	c.Err, c.StatusCode = err, e.HTTPStatus()
+	if c.Operation == wire.OpMessages {
+		_, c.StatusCode = apierr.Anthropic(e) // 529 for 503
+	}
 	if rf, ok := err.(*refusal); ok {
 		c.Refused = rf.scope
 	}
 	if clientGone(ctx) {
 		c.ClientGone, c.StatusCode = true, statusClientGone
 	}
-	apierr.Write(w, e)
+	writeError(w, c.Operation, e)
 }
 
 // statusClientGone is the status recorded for a client that went away
@@ -241,7 +247,7 @@ func (h *Handler) recoverPanic(ctx context.Context, v any, w http.ResponseWriter
 	if clientGone(ctx) {
 		c.ClientGone, c.StatusCode = true, statusClientGone
 	}
-	apierr.Write(w, e)
+	writeError(w, c.Operation, e)
 }
 
 // exchange is one client request's state across its attempts.
@@ -264,10 +270,11 @@ type exchange struct {
 	hold       *limits.Hold // the strict-budget reservation to make with the first admission
 	form       *form        // a transcription's multipart form (media.go); nil for JSON bodies
 	admissions []limits.Admission
-	attempts   int             // attempts made
-	last       *router.Attempt // the attempt made last (the router's Final, even after a panic)
-	done       bool            // the response was written to its end
-	rs         *respState      // a Responses request's state (responses.go); nil for others
+	attempts   int                    // attempts made
+	last       *router.Attempt        // the attempt made last (the router's Final, even after a panic)
+	done       bool                   // the response was written to its end
+	rs         *respState             // a Responses request's state (responses.go); nil for others
+	anthropic  *wire.AnthropicHeaders // OpMessages: the client's Anthropic headers
 }
 
 // attempt makes one try for the router: admission (admission.go), then the
@@ -282,6 +289,9 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 	}
 	if out, err := x.admit(ctx, a); err != nil {
 		return out, err
+	}
+	if x.op == wire.OpMessages {
+		return x.messages(ctx, a) // messages.go
 	}
 	d := a.Deployment
 	if d.MockTimeout {

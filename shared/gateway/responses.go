@@ -447,8 +447,12 @@ func respErrorBody(data []byte) []byte {
 
 // sseError is the event that ends a stream the gateway has to cut: a
 // Responses error event for a Responses request (OpenAI's shape and
-// sequence), else OpenAI's chat error event.
+// sequence), Anthropic's error event for a Messages request, else OpenAI's
+// chat error event.
 func (x *exchange) sseError(err error) []byte {
+	if x != nil && x.op == wire.OpMessages {
+		return apierr.AnthropicSSE(err)
+	}
 	if x == nil || x.rs == nil {
 		return apierr.SSE(err)
 	}

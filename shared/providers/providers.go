@@ -69,6 +69,10 @@ func (p *Dispatcher) Do(ctx context.Context, d *config.Deployment, call wire.Cal
 	if v == nil {
 		return nil, apierr.New(apierr.NotImplemented, "provider %q is not implemented yet", d.Provider)
 	}
+	if call.Op == wire.OpMessages || call.Op == wire.OpCountTokens { // messages.go
+		resp, err := messagesDo(ctx, v, d, call)
+		return check(ctx, d, resp, err)
+	}
 	if err := unsupported(d, call.Op); err != nil { // ops.go
 		return nil, err
 	}

@@ -12,7 +12,7 @@ func ParseResponses(body []byte) (*Request, error) { return parse(body, true) }
 
 // responsesGatewayFields are the fields of a Responses request the
 // gateway consumes: metadata is the API's own.
-var responsesGatewayFields = []string{"fallbacks", "disable_fallbacks", "num_retries", "mock_response", "tags", "litellm_metadata", "drop_params"}
+var responsesGatewayFields = append([]string{"litellm_metadata"}, routeOnly...)
 
 // ResponsesUsage reads a Responses API usage object (a response's
 // "usage"): input_tokens count every input token, cached ones included

@@ -22,7 +22,9 @@ type Op uint8
 const (
 	OpChat Op = iota
 	OpEmbeddings
-	OpResponses // OpenAI's Responses API (POST /v1/responses)
+	OpResponses   // OpenAI's Responses API (POST /v1/responses)
+	OpMessages    // Anthropic's Messages API (POST /v1/messages); messages.go
+	OpCountTokens // Anthropic's POST /v1/messages/count_tokens
 )
 
 func (o Op) String() string {
@@ -34,6 +36,10 @@ func (o Op) String() string {
 		return "embeddings"
 	case OpResponses:
 		return "responses"
+	case OpMessages:
+		return "anthropic_messages" // LiteLLM's call_type for /v1/messages
+	case OpCountTokens:
+		return "count_tokens"
 	}
 	return "chat"
 }
@@ -67,6 +73,9 @@ type Call struct {
 	// ContentType is the body's media type when it is not JSON (a
 	// transcription's multipart form, with its boundary).
 	ContentType string
+	// Anthropic is, for OpMessages and OpCountTokens, the client's
+	// anthropic-version and anthropic-beta headers, forwarded to Anthropic.
+	Anthropic *AnthropicHeaders
 }
 
 // Request is what the gateway reads of a client's request body.
@@ -105,6 +114,7 @@ type Request struct {
 	gatewayFields bool // the body has fields only the gateway reads
 	renamed       bool // Model is not the body's model (Rename)
 	responses     bool // a Responses API body (ParseResponses)
+	routeFields   bool // ... other than metadata (messages.go)
 }
 
 // MockTest names one of LiteLLM's mock_testing_* request switches.
@@ -199,7 +209,7 @@ func parse(body []byte, responses bool) (*Request, error) {
 				}
 			}
 		case "fallbacks":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			r.FallbacksSet = true
 			v.ForEach(func(_, f gjson.Result) bool {
 				if f.Type == gjson.String {
@@ -212,10 +222,10 @@ func parse(body []byte, responses bool) (*Request, error) {
 				return true
 			})
 		case "disable_fallbacks":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			r.NoFallbacks = v.Type == gjson.True
 		case "num_retries":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			if v.Type == gjson.Number && v.Int() >= 0 {
 				r.NumRetries = int(min(v.Int(), 10))
 			}
@@ -224,7 +234,7 @@ func parse(body []byte, responses bool) (*Request, error) {
 				r.User = v.Str
 			}
 		case "tags":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			r.Tags = appendStrings(r.Tags, v)
 		case "metadata":
 			if responses { // a Responses field, stored with the response: forwarded
@@ -242,25 +252,25 @@ func parse(body []byte, responses bool) (*Request, error) {
 				r.MaxTokens = n
 			}
 		case "drop_params": // for the translators that drop (anthropic); not forwarded
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			r.DropParams = v.Type == gjson.True
 		case "mock_response":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			if v.Type != gjson.Null { // null means no mock, as in LiteLLM
 				r.MockResponse, r.HasMock = v.String(), true
 			}
 		case "timeout", "request_timeout":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			if v.Type != gjson.Null { // null: no timeout, as in LiteLLM
 				r.Timeout, ferr = timeoutOf(k.Str, v)
 			}
 		case "stream_timeout":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			if v.Type != gjson.Null {
 				r.StreamTimeout, ferr = timeoutOf(k.Str, v)
 			}
 		case "mock_testing_fallbacks", "mock_testing_context_fallbacks", "mock_testing_content_policy_fallbacks", "mock_testing_rate_limit_error":
-			r.gatewayFields = true
+			r.gatewayFields, r.routeFields = true, true
 			if v.Type == gjson.True && r.MockTesting == MockNone {
 				r.MockTesting = mockTests[k.Str]
 			}
@@ -385,7 +395,11 @@ func appendStrings(dst []string, v gjson.Result) []string {
 
 // gatewayFields are request fields the gateway consumes; they are not sent
 // upstream (OpenAI rejects unknown parameters).
-var gatewayFields = []string{"fallbacks", "disable_fallbacks", "num_retries", "mock_response", "tags", "metadata", "drop_params",
+var gatewayFields = append([]string{"metadata"}, routeOnly...)
+
+// routeOnly are the gateway's own fields but metadata, which a Messages
+// body keeps (Anthropic's own: user_id).
+var routeOnly = []string{"fallbacks", "disable_fallbacks", "num_retries", "mock_response", "tags", "drop_params",
 	"timeout", "request_timeout", "stream_timeout", "mock_testing_fallbacks", "mock_testing_context_fallbacks",
 	"mock_testing_content_policy_fallbacks", "mock_testing_rate_limit_error"}
 

@@ -11,7 +11,9 @@
 //     upstream client with no logic between them, the floor of a hop built
 //     as the gateway is;
 //   - ./test/bench/loadgen against the bare proxy and both gateways,
-//     interleaved (the order rotates each round), at c=1 and c=32, JSON and SSE.
+//     interleaved (the order rotates each round), at c=1 and c=32, JSON and SSE;
+//     -modes messages adds an Anthropic Messages stream (POST /v1/messages)
+//     passed through to an anthropic/ deployment on the mock.
 //
 // It prints every RESULT line, then the medians over the rounds and the
 // ratios to the bare proxy. Not part of CI: the numbers depend on the machine,
@@ -80,7 +82,7 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.dur, "d", envDuration("DURATION", 5*time.Second, &envErrs), "measured duration of each load run (env DURATION)")
 	flag.DurationVar(&o.warmup, "warmup", envDuration("WARMUP", time.Second, &envErrs), "warmup before each load run, not recorded (env WARMUP)")
 	flag.StringVar(&concs, "c", envOr("CONCURRENCY", "1 32"), "concurrencies, space- or comma-separated (env CONCURRENCY)")
-	flag.StringVar(&modes, "modes", envOr("MODES", "json sse"), "modes: json, sse (env MODES)")
+	flag.StringVar(&modes, "modes", envOr("MODES", "json sse"), "modes: json, sse, messages (an Anthropic Messages stream passed through to an anthropic/ deployment) (env MODES)")
 	flag.StringVar(&o.out, "out", os.Getenv("OUT"), "directory for the raw RESULT lines and the logs (env OUT); empty: a temporary directory")
 	flag.BoolVar(&o.profile, "profile", os.Getenv("PROFILE") != "", "write a CPU profile of the gateway at log level info to the output directory (env PROFILE)")
 	flag.BoolVar(&o.null, "null", os.Getenv("NULLHOP") != "", "measure test/bench/nullhop too: net/http's server and the gateway's upstream client with no logic (env NULLHOP)")
@@ -105,8 +107,8 @@ func parseFlags() (options, error) {
 		o.concs = append(o.concs, c)
 	}
 	for _, m := range fields(modes) {
-		if m != "json" && m != "sse" {
-			return o, fmt.Errorf("mode %q: want json or sse", m)
+		if m != "json" && m != "sse" && m != "messages" {
+			return o, fmt.Errorf("mode %q: want json, sse or messages", m)
 		}
 		o.modes = append(o.modes, m)
 	}
@@ -236,7 +238,11 @@ func run() error {
 					t := targets[(i+round-1)%len(targets)]
 					cpu0, _ := procCPU(pids[t])
 					mock0, _ := procCPU(mockPid)
-					line, loadCPU, err := loadgen(ctx, filepath.Join(bin, "loadgen"), url[t], c, mode, o, t)
+					u := url[t]
+					if mode == "messages" {
+						u = strings.Replace(u, "/v1/chat/completions", "/v1/messages", 1)
+					}
+					line, loadCPU, err := loadgen(ctx, filepath.Join(bin, "loadgen"), u, c, mode, o, t)
 					if err != nil {
 						return err
 					}
@@ -283,8 +289,17 @@ func gatewayConfig(mockAddr string) string {
       model: openai/gpt-4o-mini
       api_base: http://` + mockAddr + `/v1
       api_key: dummy
+  - model_name: ` + messagesModel + `
+    litellm_params:
+      model: anthropic/` + messagesModel + `
+      api_base: http://` + mockAddr + `
+      api_key: dummy
 `
 }
+
+// messagesModel is the messages mode's model: an anthropic/ deployment on
+// the mock, whose /v1/messages streams Anthropic's events.
+const messagesModel = "claude-sonnet-4-5-20250929"
 
 // moduleRoot is the directory of this repository's go.mod.
 func moduleRoot() (string, error) {

@@ -19,7 +19,8 @@ import (
 // load generator used.
 func loadgen(ctx context.Context, path, url string, c int, mode string, o options, label string) (string, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, path, "-url", url, "-c", strconv.Itoa(c), "-d", o.dur.String(),
-		"-warmup", o.warmup.String(), "-stream="+strconv.FormatBool(mode == "sse"), "-label", label)
+		"-warmup", o.warmup.String(), "-stream="+strconv.FormatBool(mode != "json"), "-label", label,
+		"-messages="+strconv.FormatBool(mode == "messages"), "-model", modelOf(mode))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -95,9 +96,9 @@ func summary(w io.Writer, lines []result, o options, rss map[string]int64) {
 		}
 		byRound[k][r.round] = r.rps
 	}
-	fmt.Fprintf(w, "%-5s %4s | %9s %8s %6s | %9s %8s %6s %8s %6s | %9s %8s %6s %8s %6s | %s\n",
+	fmt.Fprintf(w, "%-8s %4s | %9s %8s %6s | %9s %8s %6s %8s %6s | %9s %8s %6s %8s %6s | %s\n",
 		"mode", "c", "bare rps", "p50 ms", "cpu us", "info rps", "p50 ms", "ratio", "dp50 ms", "cpu us", "warn rps", "p50 ms", "ratio", "dp50 ms", "cpu us", "errors")
-	for _, m := range []string{"json", "sse"} {
+	for _, m := range []string{"json", "sse", "messages"} {
 		for _, c := range o.concs {
 			kb, ki, kw := key{"bare", m, c}, key{"gw_info", m, c}, key{"gw_warn", m, c}
 			if len(rps[kb]) == 0 {
@@ -106,7 +107,7 @@ func summary(w io.Writer, lines []result, o options, rss map[string]int64) {
 			br, bp := median(rps[kb]), median(p50[kb])
 			ir, ip := median(rps[ki]), median(p50[ki])
 			wr, wp := median(rps[kw]), median(p50[kw])
-			fmt.Fprintf(w, "%-5s %4d | %9.0f %8.3f %6.0f | %9.0f %8.3f %5.2fx %+8.3f %6.0f | %9.0f %8.3f %5.2fx %+8.3f %6.0f | %d\n",
+			fmt.Fprintf(w, "%-8s %4d | %9.0f %8.3f %6.0f | %9.0f %8.3f %5.2fx %+8.3f %6.0f | %9.0f %8.3f %5.2fx %+8.3f %6.0f | %d\n",
 				m, c, br, bp, median(cpu[kb]), ir, ip, ir/br, ip-bp, median(cpu[ki]), wr, wp, wr/br, wp-bp, median(cpu[kw]), errs[kb]+errs[ki]+errs[kw])
 		}
 	}
@@ -117,7 +118,7 @@ func summary(w io.Writer, lines []result, o options, rss map[string]int64) {
 		return "FAIL"
 	}
 	fmt.Fprintln(w, "\n== goals (the gateway at log level info; cpu us: the server's CPU per request, warmup included)")
-	for _, m := range []string{"sse", "json"} {
+	for _, m := range []string{"sse", "messages", "json"} {
 		for _, c := range o.concs {
 			kb, ki := key{"bare", m, c}, key{"gw_info", m, c}
 			if len(rps[kb]) == 0 || c < 32 {
@@ -187,4 +188,13 @@ func median(v []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// modelOf is the model a mode's requests name: the messages mode's is an
+// anthropic/ deployment on the mock, passed through.
+func modelOf(mode string) string {
+	if mode == "messages" {
+		return messagesModel
+	}
+	return "gpt-4o-mini"
 }

@@ -255,6 +255,8 @@ func checkCommand(root string, c shellCommand, flags map[string][]string) error 
 		return nil
 	case a[0] == "export" || a[0] == "curl":
 		return nil
+	case a[0] == "claude": // Claude Code, a client pointed at the gateway (docs/agents.md)
+		return nil
 	case a[0] == "sam" && len(a) >= 2 && slices.Contains([]string{"build", "deploy"}, a[1]):
 		return nil
 	case a[0] == "aws" && len(a) >= 3 && a[1] == "ssm" && a[2] == "put-parameter":

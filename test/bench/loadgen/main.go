@@ -29,6 +29,7 @@ func main() {
 	maxN := flag.Int64("n", 5_000_000, "hard cap on measured requests")
 	stream := flag.Bool("stream", false, "send stream:true and read SSE until [DONE]")
 	model := flag.String("model", "gpt-4o-mini", "model field")
+	messages := flag.Bool("messages", false, "send an Anthropic Messages request (POST /v1/messages) and, with -stream, read its events until message_stop")
 	label := flag.String("label", "", "label printed with results")
 	flag.Parse()
 
@@ -42,6 +43,11 @@ func main() {
 		os.Exit(2)
 	}
 	body := []byte(fmt.Sprintf(`{"model":%q,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":64,"temperature":0.2,"stream":%v}`, *model, *stream))
+	doneLine := []byte("data: [DONE]")
+	if *messages {
+		body = []byte(fmt.Sprintf(`{"model":%q,"system":"You are a helpful assistant.","messages":[{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":64,"temperature":0.2,"stream":%v}`, *model, *stream))
+		doneLine = []byte(`data: {"type":"message_stop"`)
+	}
 
 	tr := &http.Transport{
 		MaxIdleConns: *conc * 2, MaxIdleConnsPerHost: *conc * 2, MaxConnsPerHost: *conc,
@@ -81,7 +87,7 @@ func main() {
 				}
 				if bytes.HasPrefix(line, []byte("data: ")) {
 					events++
-					if bytes.HasPrefix(line, []byte("data: [DONE]")) {
+					if bytes.HasPrefix(line, doneLine) {
 						done = true
 					}
 				}
@@ -176,6 +182,9 @@ loop:
 	mode := "json"
 	if *stream {
 		mode = "sse"
+	}
+	if *messages {
+		mode = "messages"
 	}
 	fmt.Printf("RESULT label=%s mode=%s c=%d ok=%d err=%d secs=%.2f rps=%.0f p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f ttfb_p50_ms=%.3f ttfb_p99_ms=%.3f",
 		*label, mode, *conc, len(all), errs.Load(), elapsed.Seconds(), float64(len(all))/elapsed.Seconds(),

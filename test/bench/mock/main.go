@@ -1,7 +1,8 @@
 // Command mock is an OpenAI-compatible upstream for the gateway overhead
 // benchmark (go run ./test/bench). POST /v1/chat/completions answers a fixed
 // completion with usage at once, or with "stream":true N SSE chunks and
-// [DONE]; GET /v1/models a fixed list. It listens on loopback only.
+// [DONE]; POST /v1/messages the same as Anthropic's Messages API (its
+// events); GET /v1/models a fixed list. It listens on loopback only.
 package main
 
 import (
@@ -94,6 +95,58 @@ func chat(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// messageEvents are the precomputed events of a streamed Anthropic Messages
+// answer: as many text deltas as the chat stream has content chunks.
+var messageEvents [][]byte
+
+func buildMessageEvents(n int) {
+	ev := func(typ, data string) {
+		messageEvents = append(messageEvents, []byte("event: "+typ+"\ndata: "+data+"\n\n"))
+	}
+	ev("message_start", `{"type":"message_start","message":{"id":"msg_mock0001","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`)
+	ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+	ev("ping", `{"type": "ping"}`)
+	for i := 1; i < n-1; i++ {
+		ev("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"tok%d "}}`, i))
+	}
+	ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	ev("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`, n-2))
+	ev("message_stop", `{"type":"message_stop"}`)
+}
+
+// messages answers POST /v1/messages with the stream of messageEvents (or,
+// without "stream":true, one message).
+func messages(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	var h reqHead
+	if err != nil || json.Unmarshal(body, &h) != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"type":"error","error":{"type":"invalid_request_error","message":"invalid json"}}`))
+		return
+	}
+	if !h.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":"msg_mock0001","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Hello! This is a fixed response from the mock upstream."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":13}}`))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	for i, ev := range messageEvents {
+		if i > 0 && *chunkDelay > 0 && i < len(messageEvents)-1 {
+			time.Sleep(*chunkDelay)
+		}
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+}
+
 func models(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(modelsBody)
@@ -105,9 +158,11 @@ func main() {
 		log.Fatalf("refusing non-loopback addr %q", *addr)
 	}
 	buildChunks(*chunks)
+	buildMessageEvents(*chunks)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/chat/completions", chat)
 	mux.HandleFunc("/chat/completions", chat)
+	mux.HandleFunc("/v1/messages", messages)
 	mux.HandleFunc("/v1/models", models)
 	mux.HandleFunc("/models", models)
 	// Empty pricing datasheet so a gateway's pricing sync (pointed here) never leaves loopback.

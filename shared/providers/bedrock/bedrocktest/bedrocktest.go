@@ -107,7 +107,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	escID, op, _ := strings.Cut(rest, "/")
 	id, _ := url.PathUnescape(escID)
-	stream := op == "converse-stream"
+	stream := op == "converse-stream" || op == "invoke-with-response-stream"
 	s.mu.Lock()
 	s.calls = append(s.calls, Call{ModelID: id, Stream: stream, Body: string(body), Auth: r.Header.Get("Authorization")})
 	f := s.fault
@@ -122,6 +122,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if f == Hang {
 		<-r.Context().Done()
+		return
+	}
+	if strings.Contains(id, "anthropic.") && (op == "invoke" || op == "invoke-with-response-stream" || op == "count-tokens") {
+		s.claude(w, op, f, body) // claude.go
 		return
 	}
 	if op == "invoke" {

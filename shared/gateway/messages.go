@@ -1,0 +1,122 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/pricing"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// Anthropic's Messages API inbound (POST /v1/messages, and ?beta=true as
+// Claude Code sends it). A request passes the chat stages (request.go:
+// authentication, model access, strict budgets, the router with admission
+// per attempt, spend): only the attempt differs. The body goes to the
+// provider as the client wrote it with the model replaced (wire.Call's
+// OpMessages); every provider answers in Anthropic's shapes (Anthropic as
+// it is, Bedrock's Claude through InvokeModel, the others translated by
+// package providers/messages), so what the gateway reads back is Anthropic
+// JSON or Anthropic SSE (messages_stream.go). Errors are Anthropic's shape
+// (apierr.WriteAnthropic).
+
+// serveMessages routes the Messages API's paths.
+func (h *Handler) serveMessages(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		apierr.WriteAnthropic(w, apierr.New(apierr.MethodNotAllowed, "%s %s is not allowed; use POST", r.Method, r.URL.Path))
+		return
+	}
+	if r.URL.Path == "/v1/messages/count_tokens" {
+		h.countTokens(w, r) // count.go
+		return
+	}
+	h.post(w, r, wire.OpMessages)
+}
+
+// writeError answers an error in the shape of the request's API.
+func writeError(w http.ResponseWriter, op wire.Op, err error) {
+	if op == wire.OpMessages || op == wire.OpCountTokens {
+		apierr.WriteAnthropic(w, err)
+		return
+	}
+	apierr.Write(w, err)
+}
+
+// anthropicHeaders are the client's Anthropic headers (nil: none).
+func anthropicHeaders(r *http.Request) *wire.AnthropicHeaders {
+	v, b := r.Header.Get("Anthropic-Version"), r.Header.Get("Anthropic-Beta")
+	if vs := r.Header.Values("Anthropic-Beta"); len(vs) > 1 { // the header repeated: one list
+		b = strings.Join(vs, ",")
+	}
+	if v == "" && b == "" {
+		return nil
+	}
+	return &wire.AnthropicHeaders{Version: v, Beta: b}
+}
+
+// messages makes one Messages attempt (after its admission).
+func (x *exchange) messages(ctx context.Context, a *router.Attempt) (router.Outcome, error) {
+	body := x.req.MessagesBody(a.ProviderModel)
+	call := wire.Call{Op: wire.OpMessages, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body),
+		DropParams: x.req.DropParams, Anthropic: x.anthropic}
+	if x.req.HasMock {
+		call.MockResponse = &x.req.MockResponse
+	}
+	if x.req.Stream {
+		return x.messagesStream(ctx, a, call)
+	}
+	return x.messagesUnary(ctx, a, call)
+}
+
+// messagesUnary forwards a Messages response once it is complete (as
+// unary does a chat completion), billed with the usage it reports.
+func (x *exchange) messagesUnary(ctx context.Context, a *router.Attempt, call wire.Call) (router.Outcome, error) {
+	if a.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.Timeout)
+		defer cancel()
+	}
+	d := a.Deployment
+	resp, err := x.h.provider.Do(ctx, d, call)
+	if err != nil {
+		return router.Outcome{}, err
+	}
+	defer resp.Body.Close()
+	buf := getBuf()
+	defer putBuf(buf)
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return router.Outcome{}, providers.TransportError(ctx, d, err)
+	}
+	out := buf.Bytes()
+	if !wire.Valid(out) {
+		return router.Outcome{}, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned a response that is not valid JSON", d.ID)}
+	}
+	var tokens int64
+	if u, ok := wire.MessagesUsage(gjson.GetBytes(out, "usage")); ok {
+		tokens = x.bill(a, u, false)
+	} else {
+		tokens = x.bill(a, estimatedUsage(call.PromptTokens, len(out)), true)
+	}
+	x.setRouteHeaders(a)
+	hd := x.w.Header()
+	hd["Content-Type"] = hdrJSON
+	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
+	if x.c.CostKnown {
+		hd["X-Litellm-Response-Cost"] = []string{pricing.USD(x.c.CostNanos)}
+	}
+	copyUpstreamHeaders(hd, resp.Header)
+	x.committed = true
+	x.w.WriteHeader(http.StatusOK)
+	_, err = x.w.Write(out)
+	x.done = err == nil
+	flush(x.w)
+	return router.Outcome{Committed: true, Tokens: tokens}, nil
+}

@@ -1,0 +1,151 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/sse"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// messagesStream forwards a Messages event stream event by event, with the
+// chat stream's boundary (stream.go): events before the first one with
+// content (message_start, ping, an empty content_block_start) are held,
+// so a failure before it is retried or falls back with nothing sent; once
+// content is sent the attempt is committed, and a later failure ends the
+// stream with an Anthropic error event. Usage comes from message_start
+// (input and cache tokens) and message_delta (output).
+func (x *exchange) messagesStream(ctx context.Context, a *router.Attempt, call wire.Call) (out router.Outcome, err error) {
+	d := a.Deployment
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var timedOut atomic.Bool
+	var timer *time.Timer
+	if a.StreamTimeout > 0 {
+		timer = time.AfterFunc(a.StreamTimeout, func() { timedOut.Store(true); cancel() })
+		defer timer.Stop()
+	}
+	noFirstChunk := func() error {
+		return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first event within %s", d.ID, a.StreamTimeout)
+	}
+	var co coalescer
+	pctx := actx
+	if pendingSupported && d.Protocol != config.ProtocolMock {
+		pctx = httptrace.WithClientTrace(actx, co.trace())
+	}
+	resp, err := x.h.provider.Do(pctx, d, call)
+	if err != nil {
+		if timedOut.Load() {
+			return out, noFirstChunk()
+		}
+		return out, err
+	}
+	defer resp.Body.Close()
+	rd := sse.NewReader(resp.Body)
+	defer rd.Release()
+	co.w = x.w
+	rd.BeforeRead = co.beforeRead
+	m := streamMeter{prompt: call.PromptTokens}
+	outBytes := 0     // delta bytes, for an estimate of output never reported
+	sawDelta := false // message_delta reported the output
+	defer func() {
+		if m.hasUsage && !sawDelta { // cut short after message_start
+			m.usage.CompletionTokens = max(m.usage.CompletionTokens, wire.TextTokens(outBytes))
+			if m.usage.PromptTokens == 0 { // a translated stream reports its input at the end
+				m.usage.PromptTokens = int64(m.prompt)
+			}
+			m.usage.TotalTokens = m.usage.PromptTokens + m.usage.CompletionTokens
+		}
+		out = x.settle(a, &m)
+	}()
+	var held [][]byte
+	var streamErr error
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if !x.committed {
+				if timedOut.Load() {
+					return out, noFirstChunk()
+				}
+				if err == io.EOF || errors.Is(err, sse.ErrTruncated) {
+					return out, apierr.New(apierr.UpstreamConnection, "deployment %s ended the stream before its first content", d.ID)
+				}
+				return out, providers.TransportError(actx, d, err)
+			}
+			if err == io.EOF {
+				x.done = !clientGone(ctx)
+				return out, streamErr
+			}
+			if clientGone(ctx) {
+				return out, &apierr.Error{Kind: apierr.StreamBroken, Message: "client disconnected", Cause: ctx.Err()}
+			}
+			msg := "the upstream stream broke after content was sent (deployment " + d.ID + ")"
+			if ctx.Err() != nil {
+				msg = "the request reached its time limit after content was sent (deployment " + d.ID + ")"
+			}
+			e := &apierr.Error{Kind: apierr.StreamBroken, Message: msg, Cause: err}
+			_, _ = x.w.Write(apierr.AnthropicSSE(e))
+			flush(x.w)
+			return out, e
+		}
+		data := sse.Data(ev)
+		typ := wire.MessagesEventType(data)
+		switch typ {
+		case "error":
+			e := providers.MessagesError(d, data)
+			if !x.committed {
+				return out, e // nothing sent yet: retry or fall back
+			}
+			streamErr = &apierr.Error{Kind: apierr.StreamBroken, Message: e.Message}
+			_, _ = x.w.Write(apierr.AnthropicSSE(e)) // classified, so redacted
+			flush(x.w)
+			continue
+		case "message_start", "message_delta":
+			if u, ok := wire.MessagesStreamUsage(m.usage, typ, data); ok {
+				m.usage, m.hasUsage = u, true
+				sawDelta = sawDelta || typ == "message_delta"
+			}
+		case "content_block_delta":
+			outBytes += max(len(data)-messagesDeltaEnvelope, 0)
+		}
+		if !x.committed {
+			held = append(held, bytes.Clone(ev))
+			if messagesContent(typ) || len(held) >= maxHeld {
+				if timer != nil {
+					timer.Stop()
+				}
+				if timedOut.Load() {
+					return out, noFirstChunk()
+				}
+				co.wrote(x.commit(a, held, resp.Header))
+				held = nil
+			}
+			continue
+		}
+		n, _ := x.w.Write(ev)
+		co.wrote(n)
+	}
+}
+
+// messagesDeltaEnvelope is about the bytes of a content_block_delta event
+// that are not generated text.
+const messagesDeltaEnvelope = 70
+
+// messagesContent reports whether a Messages stream event carries output
+// (or ends the answer): the stream's boundary.
+func messagesContent(typ string) bool {
+	switch typ {
+	case "message_start", "ping", "content_block_start", "":
+		return false
+	}
+	return true
+}

@@ -1,0 +1,106 @@
+package bedrocktest
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+	"github.com/tidwall/gjson"
+)
+
+// claude answers InvokeModel, InvokeModelWithResponseStream and CountTokens
+// for Anthropic model ids as Bedrock does for Claude: the Messages API's
+// body (with Bedrock's anthropic_version, without model and stream) in,
+// Anthropic's message or its stream events (each the payload of a chunk
+// frame) out. A request with tools gets a tool use, one with thinking a
+// signed thinking block and text, anything else "Hello from <Name>.";
+// CountTokens answers 42.
+func (s *Server) claude(w http.ResponseWriter, op string, f Fault, body []byte) {
+	if op == "count-tokens" {
+		in, _ := base64.StdEncoding.DecodeString(gjson.GetBytes(body, "input.invokeModel.body").Str)
+		if !gjson.ValidBytes(in) || !gjson.GetBytes(in, "messages").Exists() {
+			apiError(w, 400, "ValidationException", "The provided request is not valid")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"inputTokens":42}`)
+		return
+	}
+	req := gjson.ParseBytes(body)
+	if req.Get("anthropic_version").Str != "bedrock-2023-05-31" || req.Get("model").Exists() || req.Get("stream").Exists() {
+		apiError(w, 400, "ValidationException", "Malformed input request: anthropic_version, model or stream")
+		return
+	}
+	var blocks []string
+	stop := "end_turn"
+	switch {
+	case req.Get("tools").Exists():
+		blocks, stop = []string{`{"type":"tool_use","id":"toolu_bdrk_01","name":"get_weather","input":{"location":"Paris"}}`}, "tool_use"
+	case req.Get("thinking").Exists():
+		blocks = []string{`{"type":"thinking","thinking":"Let me think.","signature":"sig-bedrock"}`, `{"type":"text","text":"Thought it through."}`}
+	default:
+		b, _ := json.Marshal("Hello from " + s.Name + ".")
+		blocks = []string{`{"type":"text","text":` + string(b) + `}`}
+	}
+	usage := fmt.Sprintf(`"input_tokens":%d,"cache_read_input_tokens":%d,"cache_creation_input_tokens":%d,"output_tokens":%d`, Usage.Input, Usage.CacheRead, Usage.CacheWrite, Usage.Output)
+	if op == "invoke" {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"msg_bdrk_01","type":"message","role":"assistant","model":"claude","content":[%s],"stop_reason":%q,"stop_sequence":null,"usage":{%s}}`,
+			strings.Join(blocks, ","), stop, usage)
+		return
+	}
+	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+	w.WriteHeader(200)
+	enc := eventstream.NewEncoder()
+	chunk := func(event string) {
+		p, _ := json.Marshal(map[string]any{"bytes": []byte(event)}) // base64, as Bedrock sends it
+		var h eventstream.Headers
+		h.Set(":message-type", eventstream.StringValue("event"))
+		h.Set(":event-type", eventstream.StringValue("chunk"))
+		h.Set(":content-type", eventstream.StringValue("application/json"))
+		_ = enc.Encode(w, eventstream.Message{Headers: h, Payload: p})
+		w.(http.Flusher).Flush()
+	}
+	exception := func(typ, msg string) {
+		var h eventstream.Headers
+		h.Set(":message-type", eventstream.StringValue("exception"))
+		h.Set(":exception-type", eventstream.StringValue(typ))
+		h.Set(":content-type", eventstream.StringValue("application/json"))
+		p, _ := json.Marshal(map[string]string{"message": msg})
+		_ = enc.Encode(w, eventstream.Message{Headers: h, Payload: p})
+		w.(http.Flusher).Flush()
+	}
+	if f == ThrottleFirstFrame {
+		exception("throttlingException", "Too many tokens, please wait before trying again.")
+		return
+	}
+	chunk(`{"type":"message_start","message":{"id":"msg_bdrk_01","type":"message","role":"assistant","model":"claude","content":[],"stop_reason":null,"stop_sequence":null,"usage":{` + usage[:strings.LastIndex(usage, `,"output_tokens"`)] + `,"output_tokens":1}}}`)
+	for i, b := range blocks {
+		blk := gjson.Parse(b)
+		switch blk.Get("type").Str {
+		case "text":
+			chunk(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"text","text":""}}`, i))
+			for j, word := range strings.SplitAfter(blk.Get("text").Str, " ") {
+				q, _ := json.Marshal(word)
+				chunk(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":%s}}`, i, q))
+				if j == 0 && f == BreakAfterContent {
+					exception("modelStreamErrorException", "The model stream broke.")
+					return
+				}
+			}
+		case "thinking":
+			chunk(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"thinking","thinking":""}}`, i))
+			chunk(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"thinking_delta","thinking":%q}}`, i, blk.Get("thinking").Str))
+			chunk(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"signature_delta","signature":%q}}`, i, blk.Get("signature").Str))
+		case "tool_use":
+			chunk(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"toolu_bdrk_01","name":"get_weather","input":{}}}`, i))
+			chunk(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%q}}`, i, blk.Get("input").Raw))
+		}
+		chunk(fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
+	}
+	chunk(fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%q,"stop_sequence":null},"usage":{"output_tokens":%d}}`, stop, Usage.Output))
+	chunk(fmt.Sprintf(`{"type":"message_stop","amazon-bedrock-invocationMetrics":{"inputTokenCount":%d,"outputTokenCount":%d}}`, Usage.Input, Usage.Output))
+}
