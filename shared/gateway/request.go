@@ -374,7 +374,7 @@ func (x *exchange) setRouteHeaders(a *router.Attempt) {
 	}
 	hd["X-Litellm-Attempted-Retries"] = intHeader(a.Retries)
 	hd["X-Litellm-Attempted-Fallbacks"] = intHeader(a.Fallback)
-	if x.req.Timeout > 0 {
+	if x.req != nil && x.req.Timeout > 0 { // count_tokens' exchange has no request
 		hd["X-Litellm-Timeout"] = timeoutHeader(x.req.Timeout)
 	}
 }

@@ -17,7 +17,6 @@ type AnthropicHeaders struct {
 	Beta    string // anthropic-beta (comma-separated features)
 }
 
-
 // MessagesBody returns the Messages body with only the model replaced (by
 // byte offsets: every other byte is the client's) and the gateway's own
 // routing fields, if the client sent any, removed.

@@ -34,7 +34,9 @@ func (o Op) extra() (name, path string, ok bool) {
 func (o Op) JSONResponse() bool { return o != OpSpeech && o != OpTranscriptions }
 
 // Streams reports whether the operation can answer an event stream.
-func (o Op) Streams() bool { return o == OpChat || o == OpCompletions || o == OpResponses }
+func (o Op) Streams() bool {
+	return o == OpChat || o == OpCompletions || o == OpResponses || o == OpMessages
+}
 
 // Media reports whether the operation is priced per image, character or
 // second rather than per token (moderations: free).
