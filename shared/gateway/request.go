@@ -119,7 +119,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 	rreq := &router.Request{
 		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
-		NumRetries: req.NumRetries, Allowed: p.fallbackAccess(),
+		NumRetries: req.NumRetries, Allowed: p.fallbackAccess(h.cfg.AccessGroups),
 	}
 	if rs != nil {
 		rreq.Deployment = rs.pin
