@@ -200,6 +200,9 @@ func New(o Options) *Handler {
 		if d.APIBase != "" {
 			dh.base = []string{config.DisplayURL(d.APIBase)} // no credentials a URL may carry
 		}
+		if d.Region != "" {
+			dh.region = []string{d.Region}
+		}
 		h.depHeaders[d] = dh
 		h.groupHeaders[d.ModelName] = []string{d.ModelName}
 	}
