@@ -71,6 +71,9 @@ func deploymentInfo(d *config.Deployment) obj {
 	if len(d.Tags) > 0 {
 		params["tags"] = d.Tags
 	}
+	if d.Region != "" {
+		params["region_name"] = d.Region
+	}
 	info := obj{"id": d.ID, "db_model": false, "blocked": d.Blocked}
 	if d.MaxInputTokens > 0 {
 		info["max_input_tokens"] = d.MaxInputTokens
@@ -84,6 +87,9 @@ func deploymentInfo(d *config.Deployment) obj {
 	if p := d.Price; p != nil {
 		info["input_cost_per_token"] = p.Input
 		info["output_cost_per_token"] = p.Output
+	}
+	if len(d.AccessGroups) > 0 {
+		info["access_groups"] = d.AccessGroups
 	}
 	info["litellm_provider"] = d.Provider
 	return obj{"model_name": d.ModelName, "litellm_params": params, "model_info": info}
@@ -109,9 +115,12 @@ func (h *Handler) allowedModels(ctx context.Context, c *caller) ([][]string, err
 	return lists, nil
 }
 
-func allows(lists [][]string, model string) bool {
+// allows reports whether every list allows model: by name, "*",
+// "all-proxy-models", or a model access group (ag) holding it.
+func allows(lists [][]string, ag map[string][]string, model string) bool {
 	for _, l := range lists {
-		if len(l) > 0 && !slices.Contains(l, model) && !slices.Contains(l, "*") && !slices.Contains(l, "all-proxy-models") {
+		if len(l) > 0 && !slices.Contains(l, model) && !slices.Contains(l, "*") && !slices.Contains(l, "all-proxy-models") &&
+			!slices.ContainsFunc(l, func(g string) bool { return slices.Contains(ag[g], model) }) {
 			return false
 		}
 	}
@@ -129,7 +138,7 @@ func (h *Handler) modelInfo(w http.ResponseWriter, r *http.Request, c *caller) e
 	data := []obj{}
 	if h.cfg != nil {
 		for _, d := range h.cfg.Deployments {
-			if !allows(lists, d.ModelName) || (filter != "" && d.ID != filter) {
+			if !allows(lists, h.cfg.AccessGroups, d.ModelName) || (filter != "" && d.ID != filter) {
 				continue
 			}
 			data = append(data, deploymentInfo(d))

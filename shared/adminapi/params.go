@@ -317,17 +317,17 @@ func (p *params) done() error {
 
 // Reasons for refused fields.
 const (
-	whyParallel    = "concurrency is bounded by the function's reserved concurrency, not per key"
-	whyModelLimit  = "per-model limits and budgets are not enforced"
-	whyPermissions = "permissions, routes, guardrails, cache controls and enforced params are not enforced"
-	whyOrg         = "organizations are not built"
-	whyBudgetID    = "budgets are set on the record itself (max_budget, budget_duration), not by budget id"
-	whySpend       = "spend changes only through the spend pipeline"
-	whyMemberLimit = "team member defaults are not enforced; set max_budget_in_team per member"
-	whyRegion      = "regions and default models per end user are not applied"
-	whyTags        = "team tags are not applied"
-	whyRotation    = "automatic key rotation is not built"
-	whyLimitType   = "only the default (best effort per minute) limit type exists"
+	whyParallel     = "concurrency is bounded by the function's reserved concurrency, not per key"
+	whyModelLimit   = "per-model limits and budgets are not enforced"
+	whyPermissions  = "permissions, routes, guardrails, cache controls and enforced params are not enforced"
+	whyOrg          = "organizations are not built"
+	whyBudgetID     = "budgets are set on the record itself (max_budget, budget_duration), not by budget id"
+	whySpend        = "spend changes only through the spend pipeline"
+	whyMemberLimit  = "team member defaults are not enforced; set max_budget_in_team per member"
+	whyDefaultModel = "default models per end user are not applied"
+	whyTags         = "team tags are not applied"
+	whyRotation     = "automatic key rotation is not built"
+	whyLimitType    = "only the default (best effort per minute) limit type exists"
 )
 
 // refusedCommon are fields refused on keys, users and teams (spend is

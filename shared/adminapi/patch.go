@@ -166,7 +166,13 @@ func endUserPatch(p *params) patch[keys.EndUser] {
 	pt := aliasedPatch(p, "alias", func(e *keys.EndUser) *string { return &e.Alias })
 	pt.blocked(p)
 	pt.budgetAndLimits(p)
-	p.refuse(whyRegion, "allowed_model_region", "default_model")
+	pt.str(p, "allowed_model_region", func(e *keys.EndUser) *string { return &e.AllowedModelRegion })
+	if v, ok := p.str("allowed_model_region"); ok {
+		if err := keys.ValidRegion(v); err != nil {
+			p.fail(badParam("allowed_model_region", "want \"eu\" or \"us\", got %q", v))
+		}
+	}
+	p.refuse(whyDefaultModel, "default_model")
 	p.refuse(whyBudgetID, "budget_id")
 	p.refuse(whyParallel, "max_parallel_requests")
 	p.refuse(whyModelLimit, "model_max_budget")

@@ -187,7 +187,7 @@ func endUserObject(e keys.EndUser, now time.Time) obj {
 	o := recordObject("user_id", e.ID, "alias", e.Alias, e.CreatedAt, e.UpdatedAt)
 	o["blocked"] = e.Blocked
 	o["spend"] = e.Spend
-	o["allowed_model_region"], o["default_model"] = nil, nil
+	o["allowed_model_region"], o["default_model"] = orNil(e.AllowedModelRegion), nil
 	o["litellm_budget_table"] = budget
 	return o
 }

@@ -266,7 +266,16 @@ func runRoutes(t *testing.T, c client) (secrets []string) {
 		t.Fatalf("customer/new = %v", cu)
 	}
 	c.errParam(m, "POST", "/customer/new", `{"user_id":"acme"}`, 400, "user_id")
-	c.errParam(m, "POST", "/customer/new", `{"user_id":"x","allowed_model_region":"eu"}`, 400, "allowed_model_region")
+	c.errParam(m, "POST", "/customer/new", `{"user_id":"x","allowed_model_region":"asia"}`, 400, "allowed_model_region")
+	if eu := c.must(m, "POST", "/end_user/new", `{"user_id":"eu1","allowed_model_region":"eu"}`); eu["allowed_model_region"] != "eu" {
+		t.Fatalf("end_user/new with a region = %v", eu)
+	}
+	c.must(m, "POST", "/customer/update", `{"user_id":"eu1","allowed_model_region":"us"}`)
+	if eu := c.must(m, "GET", "/customer/info?end_user_id=eu1", ""); eu["allowed_model_region"] != "us" {
+		t.Fatalf("customer/info after update = %v", eu)
+	}
+	c.must(m, "POST", "/customer/delete", `{"user_ids":["eu1"]}`)
+	c.errParam(m, "POST", "/customer/new", `{"user_id":"x","default_model":"gpt-4o"}`, 400, "default_model")
 	c.must(m, "POST", "/customer/block", `{"user_ids":["acme"]}`)
 	if code, _, _ := c.call(newSecret, "POST", "/v1/chat/completions", `{"model":"gpt-4o-mini","user":"acme","messages":[{"role":"user","content":"hi"}]}`); code != 403 {
 		t.Fatalf("chat for a blocked end user: %d", code)

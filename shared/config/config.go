@@ -23,6 +23,10 @@ type Config struct {
 	Router      RouterSettings
 	General     GeneralSettings
 	Warnings    []Warning // unsupported or ignored keys, missing env vars, left-out deployments
+	// AccessGroups maps each model access group (model_info.access_groups)
+	// to the model groups whose deployments name it, in file order; nil
+	// when no deployment names one.
+	AccessGroups map[string][]string
 }
 
 // Warning is something the operator should know about a loaded config.
@@ -76,6 +80,14 @@ type Deployment struct {
 	Order       int  // lower is tried first; 0 = unset
 	Blocked     bool
 	Tags        []string
+	// AccessGroups are model_info.access_groups: names a key, team or user
+	// may list in its models to call this deployment's model group.
+	AccessGroups []string
+	// Region is where the deployment runs, as an end user's
+	// allowed_model_region names it ("eu", "us"): litellm_params.region_name,
+	// else derived from aws_region_name (Bedrock) or the api_base host
+	// (Azure); "" when unknown.
+	Region string
 	// MaxInputTokens is the context window used by pre-call checks (0 =
 	// unknown); filled from the price table when the config sets none.
 	MaxInputTokens int

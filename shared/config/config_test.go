@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -335,5 +336,54 @@ func TestMasterKeyEnvOverridden(t *testing.T) {
 		if cfg.General.MasterKey != "" {
 			t.Errorf("%s set: master key %q, want it left to the override", name, cfg.General.MasterKey)
 		}
+	}
+}
+
+// TestAccessGroupsAndRegions: model_info.access_groups index the model
+// groups by access group at load; region_name, aws_region_name and an Azure
+// api_base host give a deployment's region.
+func TestAccessGroupsAndRegions(t *testing.T) {
+	cfg, err := Load([]byte(`model_list:
+  - model_name: a
+    litellm_params: {model: mock/a, region_name: EU}
+    model_info: {access_groups: [beta, beta, prod]}
+  - model_name: b
+    litellm_params: {model: bedrock/anthropic.claude-3, aws_region_name: eu-central-1}
+    model_info: {access_groups: [beta]}
+  - model_name: b
+    litellm_params: {model: bedrock/anthropic.claude-3, aws_region_name: us-west-2}
+    model_info: {access_groups: [beta]}
+  - model_name: c
+    litellm_params: {model: azure/gpt-4o, api_base: "https://acme-swedencentral.openai.azure.com", api_key: k, api_version: "2024-06-01"}
+  - model_name: d
+    litellm_params: {model: azure/gpt-4o, api_base: "https://acme-eastus2.openai.azure.com", api_key: k, api_version: "2024-06-01"}
+  - model_name: e
+    litellm_params: {model: azure/gpt-4o, api_base: "https://business.openai.azure.com", api_key: k, api_version: "2024-06-01"}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"beta": {"a", "b"}, "prod": {"a"}}
+	if !reflect.DeepEqual(cfg.AccessGroups, want) {
+		t.Fatalf("AccessGroups %v, want %v", cfg.AccessGroups, want)
+	}
+	if got := cfg.Deployments[0].AccessGroups; !reflect.DeepEqual(got, []string{"beta", "prod"}) {
+		t.Fatalf("deployment access groups %v", got)
+	}
+	var regions []string
+	for _, d := range cfg.Deployments {
+		regions = append(regions, d.Region)
+	}
+	if want := []string{"eu", "eu", "us", "eu", "us", ""}; !reflect.DeepEqual(regions, want) {
+		t.Fatalf("regions %q, want %q", regions, want)
+	}
+	for _, w := range cfg.Warnings {
+		if strings.Contains(w.Path, "access_groups") || strings.Contains(w.Path, "region_name") {
+			t.Fatalf("warned: %s", w)
+		}
+	}
+	none, err := Load([]byte("model_list:\n  - model_name: a\n    litellm_params: {model: mock/a}\n"), nil)
+	if err != nil || none.AccessGroups != nil {
+		t.Fatalf("no access groups: %v, %v", none.AccessGroups, err)
 	}
 }

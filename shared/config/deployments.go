@@ -43,7 +43,7 @@ var infoKeys = map[string]bool{
 	"supports_vision": true, "supports_function_calling": true, "supports_tool_choice": true,
 	"supports_response_schema": true, "supports_system_messages": true, "supports_prompt_caching": true,
 	"supports_reasoning": true, "supports_audio_input": true, "supports_audio_output": true,
-	"litellm_provider": true, "access_groups": true, "team_id": true, "db_model": true, "updated_at": true,
+	"litellm_provider": true, "team_id": true, "db_model": true, "updated_at": true,
 	"updated_by": true, "created_at": true, "created_by": true,
 }
 
@@ -73,6 +73,7 @@ func (l *loader) models(list *yaml.Node) error {
 		ids[d.ID] = path
 		l.cfg.Deployments = append(l.cfg.Deployments, d)
 	}
+	l.cfg.indexAccessGroups()
 	return nil
 }
 
@@ -133,6 +134,7 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 	d.RPM, d.TPM = firstNonZero(e.ownLimits.rpm, e.infoLimits.rpm, e.topLimits.rpm), firstNonZero(e.ownLimits.tpm, e.infoLimits.tpm, e.topLimits.tpm)
 	d.Timeout = firstNonZero(e.ownLimits.timeout, e.infoLimits.timeout)
 	l.endpoint(e, d)
+	deriveRegion(d)
 	if d.ID == "" {
 		d.ID = stableID(d)
 	}
@@ -239,6 +241,11 @@ func (l *loader) litellmParams(e *entry, d *Deployment) error {
 		case "drop_params":
 			d.DropParams, err = l.boolv(p, v)
 			d.dropParamsSet = true
+		case "region_name":
+			var s string
+			if s, err = l.scalar(p, v); err == nil {
+				d.Region = strings.ToLower(strings.TrimSpace(s))
+			}
 		default:
 			err = l.otherParam(key, p, v, d)
 		}
@@ -318,6 +325,8 @@ func (l *loader) modelInfo(e *entry, d *Deployment) error {
 			}
 		case "max_output_tokens":
 			d.MaxOutputTokens, err = l.count(p, v)
+		case "access_groups":
+			err = l.accessGroups(p, v, d)
 		default:
 			if priceField(d, key) != nil {
 				err = l.price(p, v, key, d, true)

@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -206,7 +205,7 @@ func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Re
 	if p.restricted() {
 		group, err := h.router.Group(req.Model)
 		if err == nil {
-			err = allowModel(p, req.Model, group)
+			err = allowModel(p, h.cfg.AccessGroups, req.Model, group)
 		}
 		if err != nil {
 			return err
@@ -216,7 +215,7 @@ func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Re
 			// checked by name, so that a refusal does not depend on what
 			// the model list holds today.
 			group, _ := h.router.Group(fb)
-			if err := allowModel(p, fb, group); err != nil {
+			if err := allowModel(p, h.cfg.AccessGroups, fb, group); err != nil {
 				if e, ok := err.(*apierr.Error); ok {
 					e.Message += " (in fallbacks)"
 					e.Param = "fallbacks"
@@ -234,13 +233,13 @@ func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Re
 }
 
 // fallbackAccess is the router's check of a configured fallback for p
-// (router.Request.Allowed): nil, and no closure allocated, when p may use
-// every model.
-func (p *Principal) fallbackAccess() func(model, group string) error {
+// (router.Request.Allowed), with the config's access groups ag: nil, and
+// no closure allocated, when p may use every model.
+func (p *Principal) fallbackAccess(ag map[string][]string) func(model, group string) error {
 	if p == nil || !p.restricted() {
 		return nil
 	}
-	return func(model, group string) error { return allowModel(p, model, group) }
+	return func(model, group string) error { return allowModel(p, ag, model, group) }
 }
 
 // hdrFallbacksSkipped names the configured fallbacks the principal may not
@@ -257,29 +256,24 @@ func setFallbacksSkipped(hd http.Header, res *router.Result) {
 	hd[hdrFallbacksSkipped] = []string{strings.Join(res.Skipped, "; ")}
 }
 
-// allowModel checks a key's (and its team's) model access. An empty list
-// allows every model, as in LiteLLM; the list may name the alias the client
-// sent or the model group it resolves to, or "*" / "all-proxy-models".
-func allowModel(p *Principal, model, group string) error {
-	check := func(what string, allowed []string) error {
-		if len(allowed) == 0 || slices.Contains(allowed, model) || slices.Contains(allowed, group) ||
-			slices.Contains(allowed, "*") || slices.Contains(allowed, "all-proxy-models") {
-			return nil
-		}
-		return apierr.ModelAccessDenied(what, allowed, model)
-	}
+// allowModel checks a key's (and its team's and user's) model access. An
+// empty list allows every model, as in LiteLLM; the list may name the alias
+// the client sent or the model group it resolves to, "*" /
+// "all-proxy-models", or a model access group (ag: access group -> model
+// groups, config.Config.AccessGroups) that holds the group.
+func allowModel(p *Principal, ag map[string][]string, model, group string) error {
 	if p.Key != nil {
-		if err := check("key", p.Key.Models); err != nil {
+		if err := checkModels("key", p.Key.Models, ag, model, group); err != nil {
 			return err
 		}
 	}
 	if p.Team != nil {
-		if err := check("team", p.Team.Models); err != nil {
+		if err := checkModels("team", p.Team.Models, ag, model, group); err != nil {
 			return err
 		}
 	}
 	if p.User != nil {
-		return check("user", p.User.Models)
+		return checkModels("user", p.User.Models, ag, model, group)
 	}
 	return nil
 }

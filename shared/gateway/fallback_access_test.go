@@ -84,7 +84,7 @@ general_settings: {master_key: sk-master}
 					if resp.StatusCode != 502 || !strings.Contains(out, "down") || strings.Contains(out, "fallbacks tried") {
 						t.Fatalf("status %d: %s; want limited's 502", resp.StatusCode, out)
 					}
-					if want := fmt.Sprintf(`ok: %s not allowed to access model.`, tt.scope); !strings.HasPrefix(skipped, want) {
+					if want := fmt.Sprintf(`ok: %s not allowed to access model. This %s can only access models=['limited']. Tried to access ok`, tt.scope, tt.scope); !strings.HasPrefix(skipped, want) {
 						t.Fatalf("X-Sluice-Fallbacks-Skipped %q, want it to start with %q", skipped, want)
 					}
 					if !strings.Contains(lg.String(), `"msg":"fallback skipped: model not allowed"`) {

@@ -200,6 +200,9 @@ func New(o Options) *Handler {
 		if d.APIBase != "" {
 			dh.base = []string{config.DisplayURL(d.APIBase)} // no credentials a URL may carry
 		}
+		if d.Region != "" {
+			dh.region = []string{d.Region}
+		}
 		h.depHeaders[d] = dh
 		h.groupHeaders[d.ModelName] = []string{d.ModelName}
 	}
@@ -220,22 +223,6 @@ func modelsJSON(ms []router.Model) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{"object": "list", "data": data})
 	return b
-}
-
-// modelsFor lists the models p may use: all of them, unless its key or
-// team names a list.
-func (h *Handler) modelsFor(p *Principal) []byte {
-	if !p.restricted() {
-		return h.models
-	}
-	var allowed []router.Model
-	for _, m := range h.router.Models() {
-		group, err := h.router.Group(m.ID)
-		if err == nil && allowModel(p, m.ID, group) == nil {
-			allowed = append(allowed, m)
-		}
-	}
-	return modelsJSON(allowed)
 }
 
 // ServeHTTP routes by path. Unknown routes and methods get OpenAI-style errors.
@@ -259,7 +246,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			apierr.Write(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, h.modelsFor(p))
+		body, err := h.modelsFor(r.Context(), p, r.URL.Query()) // models_list.go
+		if err != nil {
+			apierr.Write(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, body)
 	case "/health/liveliness", "/health/liveness":
 		if h.method(w, r, http.MethodGet) {
 			writeJSON(w, http.StatusOK, []byte(`"I'm alive!"`))

@@ -56,7 +56,7 @@ func (h *Handler) modelGroupInfo(w http.ResponseWriter, r *http.Request) {
 		if filter != "" && name != filter {
 			continue
 		}
-		if allowModel(p, name, name) != nil {
+		if allowModel(p, h.cfg.AccessGroups, name, name) != nil {
 			continue
 		}
 		g := groups[name]

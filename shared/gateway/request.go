@@ -124,7 +124,10 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries, Timeout: req.Timeout, StreamTimeout: req.StreamTimeout,
-		Allowed: p.fallbackAccess(),
+		Allowed: p.fallbackAccess(h.cfg.AccessGroups),
+	}
+	if p.EndUser != nil {
+		rreq.Region = p.EndUser.AllowedModelRegion
 	}
 	if rs != nil {
 		rreq.Deployment = rs.pin
@@ -364,6 +367,9 @@ func (x *exchange) setRouteHeaders(a *router.Attempt) {
 		if dh.base != nil {
 			hd["X-Litellm-Model-Api-Base"] = dh.base
 		}
+		if dh.region != nil {
+			hd["X-Litellm-Model-Region"] = dh.region
+		}
 	} else {
 		hd["X-Litellm-Model-Id"] = []string{a.Deployment.ID}
 	}
@@ -401,7 +407,7 @@ func intHeader(n int) []string {
 }
 
 // depHeader holds a deployment's header values, built once.
-type depHeader struct{ id, base []string }
+type depHeader struct{ id, base, region []string }
 
 // bill adds an attempt the provider billed to the request's usage and cost,
 // and returns its completion tokens (for the router's usage strategies).

@@ -130,7 +130,20 @@ type EndUser struct {
 	Alias     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// AllowedModelRegion ("eu", "us"; "" any) routes the end user's
+	// requests only to deployments in that region (LiteLLM's
+	// allowed_model_region).
+	AllowedModelRegion string
 	Settings
+}
+
+// ValidRegion checks an allowed_model_region: "", "eu" or "us", as LiteLLM
+// accepts them.
+func ValidRegion(r string) error {
+	if r != "" && r != "eu" && r != "us" {
+		return invalid("allowed_model_region", "want \"eu\" or \"us\", got %q", r)
+	}
+	return nil
 }
 
 // DeletedKey is the audit copy of a deleted key.
@@ -333,7 +346,7 @@ func (m Member) Validate() error {
 
 // Validate checks e; its error wraps ErrInvalid.
 func (e EndUser) Validate() error {
-	if err := firstErr(ValidID("user_id", e.ID), validText("alias", e.Alias, MaxIDLen)); err != nil {
+	if err := firstErr(ValidID("user_id", e.ID), validText("alias", e.Alias, MaxIDLen), ValidRegion(e.AllowedModelRegion)); err != nil {
 		return err
 	}
 	return e.Settings.validate("end user " + short(e.ID))

@@ -26,6 +26,11 @@ type Request struct {
 	// a configured fallback it may not use is skipped, never called, and
 	// logged with the error's message as the reason. Nil: every model.
 	Allowed func(model, group string) error
+	// Region, when set, is the only region whose deployments may serve
+	// (the end user's allowed_model_region): every other deployment, in
+	// the group and in its fallbacks, is filtered out as LiteLLM's
+	// pre-call checks do.
+	Region string
 	// Deployment, when set, is the one deployment of a group that may serve
 	// (the one holding a Responses conversation at its provider); a group
 	// without it is served as usual.

@@ -15,6 +15,13 @@ func (s *state) pick(ctx context.Context, g *group, now time.Time, failed map[*n
 	if len(cands) == 0 {
 		return nil, apierr.New(apierr.RateLimited, "every deployment of model group %q is blocked", g.name)
 	}
+	if s.req.Region != "" {
+		if cands = filter(cands, func(n *node) bool { return n.d.Region == s.req.Region }); len(cands) == 0 {
+			e := apierr.New(apierr.RateLimited, "No deployments available for selected model: no deployment of model group %q is in allowed_model_region %q", g.name, s.req.Region)
+			e.Code = "no_deployments_available"
+			return nil, e
+		}
+	}
 	if s.req.Deployment != "" {
 		if pinned := filter(cands, func(n *node) bool { return n.d.ID == s.req.Deployment }); len(pinned) > 0 {
 			cands = pinned

@@ -169,6 +169,18 @@ func (r *Router) Models() []Model {
 	return out
 }
 
+// WildcardRoutes lists the wildcard model groups ("openai/*") with a
+// routable deployment, in config order of specificity (most specific first).
+func (r *Router) WildcardRoutes() []Model {
+	var out []Model
+	for _, g := range r.wildcards {
+		if len(g.nodes) > 0 {
+			out = append(out, Model{ID: g.name, OwnedBy: g.nodes[0].d.Provider})
+		}
+	}
+	return out
+}
+
 // resolve maps a client's model to its group: alias first, then an exact
 // group, then the first wildcard group that matches. name is the model
 // after alias resolution: the group's name, or for a wildcard group the

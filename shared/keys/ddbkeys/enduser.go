@@ -9,7 +9,8 @@ import (
 )
 
 // An end user's item: pk "enduser#<id>", kind "enduser", its settings
-// (settings.go) and alias (S), created_at and updated_at (N, epoch ms).
+// (settings.go) and alias (S), allowed_model_region (S; absent: any),
+// created_at and updated_at (N, epoch ms).
 //
 // endUsersPK is the item that counts the end user records ("n"), changed
 // in the same transaction as each record's creation and deletion, so that
@@ -20,12 +21,18 @@ const endUsersPK = "meta#endusers"
 func endUserPK(id string) string { return refPK(keys.KindEndUser, id) }
 
 // endUserAttrs encodes the settings of e (created_at aside).
-func endUserAttrs(e keys.EndUser) attrs { return aliasedAttrs(e.Settings, e.Alias, e.UpdatedAt) }
+func endUserAttrs(e keys.EndUser) attrs {
+	a := aliasedAttrs(e.Settings, e.Alias, e.UpdatedAt)
+	a.opt(attrRegion, ddb.S(e.AllowedModelRegion), e.AllowedModelRegion != "")
+	return a
+}
+
+const attrRegion = "allowed_model_region"
 
 func decodeEndUser(id string, item ddb.Item) keys.EndUser {
 	return keys.EndUser{
 		ID: id, Alias: ddb.String(item, attrAlias), CreatedAt: getTime(item, attrCreated), UpdatedAt: getTime(item, attrUpdated),
-		Settings: decodeSettings(item),
+		AllowedModelRegion: ddb.String(item, attrRegion), Settings: decodeSettings(item),
 	}
 }
 

@@ -344,7 +344,7 @@ func testMembers(t *testing.T, newStore func(t *testing.T) Store) {
 
 func testEndUsers(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
-	e := keys.EndUser{ID: id("customer"), Alias: "acme", CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{RPMLimit: 3, TPMLimit: 30,
+	e := keys.EndUser{ID: id("customer"), Alias: "acme", AllowedModelRegion: "eu", CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{RPMLimit: 3, TPMLimit: 30,
 		Budget: keys.Budget{MaxBudget: usd(1), Duration: "1h"}}}
 	if err := s.CreateEndUser(c, e); err != nil {
 		t.Fatal(err)
@@ -369,9 +369,12 @@ func testEndUsers(t *testing.T, newStore func(t *testing.T) Store) {
 	if got, _ := s.GetEndUser(c, e.ID); !got.Blocked {
 		t.Fatal("Block: end user not blocked")
 	}
-	up := keys.EndUser{ID: e.ID, Alias: "acme2", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(10)}}}
-	if got, err := s.UpdateEndUser(c, up); err != nil || got.Alias != "acme2" || got.Spend != 1 || got.Blocked || !got.CreatedAt.Equal(when) {
+	up := keys.EndUser{ID: e.ID, Alias: "acme2", AllowedModelRegion: "us", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(10)}}}
+	if got, err := s.UpdateEndUser(c, up); err != nil || got.Alias != "acme2" || got.AllowedModelRegion != "us" || got.Spend != 1 || got.Blocked || !got.CreatedAt.Equal(when) {
 		t.Fatalf("UpdateEndUser = %+v, %v", got, err)
+	}
+	if err := s.CreateEndUser(c, keys.EndUser{ID: id("customer"), AllowedModelRegion: "asia"}); !errors.Is(err, keys.ErrInvalid) {
+		t.Fatalf("CreateEndUser with region asia: %v, want ErrInvalid", err)
 	}
 	list, err := s.ListEndUsers(c)
 	if err != nil || !slices.ContainsFunc(list, func(x keys.EndUser) bool { return x.ID == e.ID && x.Spend == 1 }) {
