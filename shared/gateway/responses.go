@@ -75,7 +75,9 @@ func (h *Handler) prepareResponses(ctx context.Context, p *Principal, req *wire.
 	if err != nil {
 		return nil, err
 	}
-	rs.input = withItemIDs(in)
+	if rs.store { // kept for input_items
+		rs.input = withItemIDs(in)
+	}
 	prev := gjson.GetBytes(req.Body, "previous_response_id")
 	if prev.Type == gjson.Null || !prev.Exists() {
 		return rs, nil
@@ -177,20 +179,39 @@ func canRead(p *Principal, r *responses.Record) bool {
 }
 
 // withItemIDs gives each input item without one an id, as OpenAI lists
-// them (input_items).
+// them (input_items), in one pass over the list.
 func withItemIDs(items []byte) []byte {
-	out := items
-	i := 0
-	gjson.ParseBytes(items).ForEach(func(_, it gjson.Result) bool {
-		if it.IsObject() && !it.Get("id").Exists() {
-			if b, err := sjson.SetBytes(out, strconv.Itoa(i)+".id", responses.NewItemID("msg")); err == nil {
-				out = b
-			}
+	list := gjson.ParseBytes(items)
+	missing := false
+	list.ForEach(func(_, it gjson.Result) bool {
+		missing = it.IsObject() && !it.Get("id").Exists()
+		return !missing
+	})
+	if !missing {
+		return items
+	}
+	out := make([]byte, 0, len(items)+64)
+	out = append(out, '[')
+	first := true
+	list.ForEach(func(_, it gjson.Result) bool {
+		if !first {
+			out = append(out, ',')
 		}
-		i++
+		first = false
+		if it.IsObject() && !it.Get("id").Exists() {
+			out = append(out, `{"id":"`...)
+			out = append(out, responses.NewItemID("msg")...)
+			out = append(out, '"')
+			if rest := strings.TrimLeft(it.Raw[1:], " \t\r\n"); !strings.HasPrefix(rest, "}") {
+				out = append(out, ',')
+			}
+			out = append(out, it.Raw[1:]...)
+		} else {
+			out = append(out, it.Raw...)
+		}
 		return true
 	})
-	return out
+	return append(out, ']')
 }
 
 // do is an attempt's upstream call for a Responses request.
