@@ -142,7 +142,7 @@ func fakeAnthropic(t *testing.T, rec *recorder) *httptest.Server {
 				"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
 		default:
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"id":"msg_b","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"The weather is sunny."}],"stop_reason":"end_turn","usage":{"input_tokens":30,"output_tokens":6}}`)
+			_, _ = io.WriteString(w, `{"id":"msg_b","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"The weather is sunny."}],"stop_reason":"end_turn","usage":{"input_tokens":30,"cache_creation_input_tokens":7,"cache_read_input_tokens":3,"output_tokens":6}}`)
 		}
 	})
 }
@@ -454,7 +454,8 @@ func TestResponsesTranslatedTools(t *testing.T) {
 		msgs.Get("2.content.0.type").Str != "tool_result" || msgs.Get("2.content.0.tool_use_id").Str != call.CallID {
 		t.Errorf("continuation's messages %s", msgs.Raw)
 	}
-	if c := g.lastCompletion(t, 2); c.Usage.PromptTokens != 30 || c.Usage.CompletionTokens != 6 {
+	// Anthropic's cache reads and writes reach spend, priced apart.
+	if c := g.lastCompletion(t, 2); c.Usage.PromptTokens != 40 || c.Usage.CompletionTokens != 6 || c.Usage.CachedTokens != 3 || c.Usage.CacheCreationTokens != 7 {
 		t.Errorf("second usage %+v", c.Usage)
 	}
 }
