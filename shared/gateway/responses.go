@@ -75,7 +75,9 @@ func (h *Handler) prepareResponses(ctx context.Context, p *Principal, req *wire.
 	if err != nil {
 		return nil, err
 	}
-	rs.input = withItemIDs(in)
+	if rs.store { // kept for input_items
+		rs.input = withItemIDs(in)
+	}
 	prev := gjson.GetBytes(req.Body, "previous_response_id")
 	if prev.Type == gjson.Null || !prev.Exists() {
 		return rs, nil
@@ -177,20 +179,39 @@ func canRead(p *Principal, r *responses.Record) bool {
 }
 
 // withItemIDs gives each input item without one an id, as OpenAI lists
-// them (input_items).
+// them (input_items), in one pass over the list.
 func withItemIDs(items []byte) []byte {
-	out := items
-	i := 0
-	gjson.ParseBytes(items).ForEach(func(_, it gjson.Result) bool {
-		if it.IsObject() && !it.Get("id").Exists() {
-			if b, err := sjson.SetBytes(out, strconv.Itoa(i)+".id", responses.NewItemID("msg")); err == nil {
-				out = b
-			}
+	list := gjson.ParseBytes(items)
+	missing := false
+	list.ForEach(func(_, it gjson.Result) bool {
+		missing = it.IsObject() && !it.Get("id").Exists()
+		return !missing
+	})
+	if !missing {
+		return items
+	}
+	out := make([]byte, 0, len(items)+64)
+	out = append(out, '[')
+	first := true
+	list.ForEach(func(_, it gjson.Result) bool {
+		if !first {
+			out = append(out, ',')
 		}
-		i++
+		first = false
+		if it.IsObject() && !it.Get("id").Exists() {
+			out = append(out, `{"id":"`...)
+			out = append(out, responses.NewItemID("msg")...)
+			out = append(out, '"')
+			if rest := strings.TrimLeft(it.Raw[1:], " \t\r\n"); !strings.HasPrefix(rest, "}") {
+				out = append(out, ',')
+			}
+			out = append(out, it.Raw[1:]...)
+		} else {
+			out = append(out, it.Raw...)
+		}
 		return true
 	})
-	return out
+	return append(out, ']')
 }
 
 // do is an attempt's upstream call for a Responses request.
@@ -359,226 +380,4 @@ func replaceBody(resp *http.Response, body []byte) *http.Response {
 	resp.ContentLength = int64(len(body))
 	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	return resp
-}
-
-// eventReader is a response body made of the upstream's events, each
-// passed through next (and end's bytes after the last, and its error in
-// place of io.EOF), read one event at a time with no goroutine.
-type eventReader struct {
-	upstream io.Closer
-	rd       *sse.Reader
-	next     func(ev []byte) []byte
-	end      func() ([]byte, error)
-	out      []byte
-	off      int
-	err      error
-}
-
-func (r *eventReader) Read(p []byte) (int, error) {
-	for r.off >= len(r.out) {
-		if r.err != nil {
-			return 0, r.err
-		}
-		r.out, r.off = r.out[:0], 0
-		ev, err := r.rd.Next()
-		switch {
-		case err == io.EOF:
-			var b []byte
-			b, r.err = r.end()
-			r.out = append(r.out, b...)
-		case err != nil:
-			r.err = err
-		default:
-			r.out = append(r.out, r.next(ev)...)
-		}
-	}
-	n := copy(p, r.out[r.off:])
-	r.off += n
-	return n, nil
-}
-
-func (r *eventReader) Close() error {
-	r.rd.Release()
-	return r.upstream.Close()
-}
-
-// Responses stream events, as the streaming stage reads them.
-
-// respIsError reports whether a Responses event is a failure: an error
-// event, a failed response, or a chat-style error body.
-func respIsError(data []byte) bool {
-	if isError(data) {
-		return true
-	}
-	switch gjson.GetBytes(data, "type").Str {
-	case "error", "response.failed":
-		return true
-	}
-	return false
-}
-
-// respHasContent reports whether a Responses event commits the stream:
-// anything after the response's creation.
-func respHasContent(data []byte) bool {
-	switch gjson.GetBytes(data, "type").Str {
-	case "response.created", "response.in_progress", "response.queued", "":
-		return false
-	}
-	return true
-}
-
-// respErrorBody is a Responses failure event (an error event, a failed
-// response) as OpenAI's error body, {"error":{...}}, which the failure
-// classification and ErrorEvent read; a chat-style error stays as it is.
-func respErrorBody(data []byte) []byte {
-	if isError(data) {
-		return data
-	}
-	r := gjson.ParseBytes(data)
-	e := r
-	if r.Get("type").Str == "response.failed" {
-		e = r.Get("response.error")
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{
-		"message": e.Get("message").Str, "type": e.Get("type").Value(), "code": e.Get("code").Value(), "param": e.Get("param").Value(),
-	}})
-	return b
-}
-
-// sseError is the event that ends a stream the gateway has to cut: a
-// Responses error event for a Responses request (OpenAI's shape and
-// sequence), Anthropic's error event for a Messages request, else OpenAI's
-// chat error event.
-func (x *exchange) sseError(err error) []byte {
-	if x != nil && x.op == wire.OpMessages {
-		return apierr.AnthropicSSE(err)
-	}
-	if x == nil || x.rs == nil {
-		return apierr.SSE(err)
-	}
-	return x.rs.errorEvent(apierr.JSON(err))
-}
-
-// inBandError is the client's copy of a provider's in-band error sent
-// after content, its keys redacted.
-func (x *exchange) inBandError(data []byte, d *config.Deployment) []byte {
-	if x.rs == nil {
-		return providers.ErrorEvent(data, d)
-	}
-	return x.rs.errorEvent(sse.Data(providers.ErrorEvent(data, d)))
-}
-
-// errorEvent is a Responses error event for an OpenAI error body.
-func (rs *respState) errorEvent(body []byte) []byte {
-	e := gjson.GetBytes(body, "error")
-	b, _ := json.Marshal(struct {
-		Type    string `json:"type"`
-		Seq     int64  `json:"sequence_number"`
-		Code    any    `json:"code"`
-		Message string `json:"message"`
-		Param   any    `json:"param"`
-	}{"error", rs.seq, e.Get("code").Value(), e.Get("message").Str, e.Get("param").Value()})
-	rs.seq++
-	out := make([]byte, 0, len(b)+24)
-	out = append(out, "event: error\ndata: "...)
-	out = append(out, b...)
-	return append(out, "\n\n"...)
-}
-
-// The stored-response routes: GET and DELETE /v1/responses/{id}, GET
-// /v1/responses/{id}/input_items.
-
-// responsesRoute serves them; false: path is not one of them.
-func (h *Handler) responsesRoute(w http.ResponseWriter, r *http.Request) bool {
-	var rest string
-	found := false
-	for _, prefix := range [...]string{"/v1/responses/", "/responses/", "/openai/v1/responses/"} {
-		if rest, found = strings.CutPrefix(r.URL.Path, prefix); found {
-			break
-		}
-	}
-	if !found || rest == "" {
-		return false
-	}
-	id, sub, _ := strings.Cut(rest, "/")
-	switch {
-	case sub == "input_items":
-		if !h.method(w, r, http.MethodGet) {
-			return true
-		}
-	case sub != "":
-		return false
-	case r.Method != http.MethodDelete && !h.method(w, r, http.MethodGet):
-		return true
-	}
-	p, err := h.authenticate(r)
-	if err != nil {
-		apierr.Write(w, err)
-		return true
-	}
-	ctx := r.Context()
-	rec, err := h.responses.Get(ctx, id, h.now())
-	if err == nil && !canRead(p, &rec) {
-		err = apierr.ErrNotFound
-	}
-	if err != nil {
-		if errors.Is(err, apierr.ErrNotFound) {
-			apierr.Write(w, apierr.New(apierr.NotFound, "Response with id '%s' not found.", id))
-		} else {
-			apierr.Write(w, &apierr.Error{Kind: apierr.Unavailable, Message: "could not read the response; try again", Cause: err})
-		}
-		return true
-	}
-	switch {
-	case sub == "input_items":
-		writeJSON(w, http.StatusOK, inputItems(rec.Input, r))
-	case r.Method == http.MethodDelete:
-		if err := h.responses.Delete(ctx, id); err != nil && !errors.Is(err, apierr.ErrNotFound) {
-			apierr.Write(w, &apierr.Error{Kind: apierr.Unavailable, Message: "could not delete the response; try again", Cause: err})
-			return true
-		}
-		b, _ := json.Marshal(map[string]any{"id": id, "object": "response", "deleted": true})
-		writeJSON(w, http.StatusOK, b)
-	default:
-		writeJSON(w, http.StatusOK, rec.Response)
-	}
-	return true
-}
-
-// inputItems is the input_items list of a response's input: newest first
-// unless order=asc, after an item id, at most limit (1-100, default 20).
-func inputItems(input []byte, r *http.Request) []byte {
-	items := gjson.ParseBytes(input).Array()
-	q := r.URL.Query()
-	if q.Get("order") != "asc" {
-		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
-			items[i], items[j] = items[j], items[i]
-		}
-	}
-	if after := q.Get("after"); after != "" {
-		for i, it := range items {
-			if it.Get("id").Str == after {
-				items = items[i+1:]
-				break
-			}
-		}
-	}
-	limit := 20
-	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n >= 1 && n <= 100 {
-		limit = n
-	}
-	more := len(items) > limit
-	if more {
-		items = items[:limit]
-	}
-	data := make([]json.RawMessage, len(items))
-	for i, it := range items {
-		data[i] = json.RawMessage(it.Raw)
-	}
-	out := map[string]any{"object": "list", "data": data, "has_more": more, "first_id": nil, "last_id": nil}
-	if len(items) > 0 {
-		out["first_id"], out["last_id"] = items[0].Get("id").Str, items[len(items)-1].Get("id").Str
-	}
-	b, _ := json.Marshal(out)
-	return b
 }

@@ -146,6 +146,11 @@ func TestFromChat(t *testing.T) {
 			t.Errorf("%s = %s, want %s", path, got, want)
 		}
 	}
+	// Anthropic's cache writes, priced by the gateway, ride in the usage.
+	obj, _ = FromChat([]byte(`{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":50,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":10},"cache_creation_input_tokens":30}}`), Meta{ID: "r"})
+	if got := gjson.GetBytes(obj, "usage.input_tokens_details").Raw; got != `{"cached_tokens":10,"cache_creation_tokens":30}` {
+		t.Errorf("usage details %s", got)
+	}
 	obj, _ = FromChat([]byte(`{"choices":[{"message":{"content":"cut"},"finish_reason":"length"}]}`), Meta{ID: "r"})
 	if s, r := gjson.GetBytes(obj, "status").Str, gjson.GetBytes(obj, "incomplete_details.reason").Str; s != "incomplete" || r != "max_output_tokens" {
 		t.Errorf("cut output: status %q reason %q", s, r)

@@ -75,12 +75,19 @@ func (m *Meta) object(status string, output []byte, usage []byte, incomplete str
 	return append(b, '}')
 }
 
-// usageJSON is a Responses usage object.
+// usageJSON is a Responses usage object. Tokens written to the provider's
+// prompt cache (Anthropic's cache_creation_input_tokens), which OpenAI's
+// usage has no name for, are input_tokens_details.cache_creation_tokens:
+// the gateway prices them (wire.ResponsesUsage), clients ignore them.
 func usageJSON(u wire.Usage, reasoning int64) []byte {
 	b := []byte(`{"input_tokens":`)
 	b = strconv.AppendInt(b, u.PromptTokens, 10)
 	b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
 	b = strconv.AppendInt(b, u.CachedTokens, 10)
+	if u.CacheCreationTokens > 0 {
+		b = append(b, `,"cache_creation_tokens":`...)
+		b = strconv.AppendInt(b, u.CacheCreationTokens, 10)
+	}
 	b = append(b, `},"output_tokens":`...)
 	b = strconv.AppendInt(b, u.CompletionTokens, 10)
 	b = append(b, `,"output_tokens_details":{"reasoning_tokens":`...)

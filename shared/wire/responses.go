@@ -16,7 +16,9 @@ var responsesGatewayFields = append([]string{"litellm_metadata"}, routeOnly...)
 
 // ResponsesUsage reads a Responses API usage object (a response's
 // "usage"): input_tokens count every input token, cached ones included
-// (input_tokens_details.cached_tokens), as OpenAI's prompt_tokens do.
+// (input_tokens_details.cached_tokens), as OpenAI's prompt_tokens do; the
+// gateway's own input_tokens_details.cache_creation_tokens (a translated
+// provider's prompt cache writes) are CacheCreationTokens.
 // ok is false when v is not such an object.
 func ResponsesUsage(v gjson.Result) (u Usage, ok bool) {
 	if !v.IsObject() {
@@ -32,7 +34,8 @@ func ResponsesUsage(v gjson.Result) (u Usage, ok bool) {
 		case "total_tokens":
 			u.TotalTokens = f.Int()
 		case "input_tokens_details":
-			u.CachedTokens = f.Get("cached_tokens").Int()
+			d := f.Map()
+			u.CachedTokens, u.CacheCreationTokens = d["cached_tokens"].Int(), d["cache_creation_tokens"].Int()
 		}
 		return true
 	})

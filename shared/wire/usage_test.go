@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"github.com/tidwall/gjson"
+
 	"strings"
 	"testing"
 )
@@ -272,5 +274,30 @@ func TestEstimateTokens(t *testing.T) {
 		if got := EstimateTokens(make([]byte, tt.n)); got != tt.want {
 			t.Errorf("EstimateTokens(%d bytes) = %d, want %d", tt.n, got, tt.want)
 		}
+	}
+}
+
+func TestResponsesUsage(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string
+		want Usage
+		ok   bool
+	}{
+		{`{"input_tokens":12,"input_tokens_details":{"cached_tokens":4},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":17}`, Usage{PromptTokens: 12, CompletionTokens: 5, TotalTokens: 17, CachedTokens: 4}, true},
+		{`{"input_tokens":30,"input_tokens_details":{"cached_tokens":10,"cache_creation_tokens":8},"output_tokens":1}`, Usage{PromptTokens: 30, CompletionTokens: 1, TotalTokens: 31, CachedTokens: 10, CacheCreationTokens: 8}, true},
+		{`null`, Usage{}, false},
+		{`{"prompt_tokens":3}`, Usage{}, false},
+	} {
+		got, ok := ResponsesUsage(gjson.Parse(tt.raw))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: %+v %v, want %+v %v", tt.raw, got, ok, tt.want, tt.ok)
+		}
+	}
+	ev := `{"type":"response.completed","sequence_number":9,"response":{"id":"r","usage":{"input_tokens":2,"output_tokens":3}}}`
+	if u, ok := ResponsesEventUsage([]byte(ev)); !ok || u.TotalTokens != 5 {
+		t.Errorf("completed event: %+v %v", u, ok)
+	}
+	if _, ok := ResponsesEventUsage([]byte(`{"type":"response.created","response":{"usage":null}}`)); ok {
+		t.Error("usage read from response.created")
 	}
 }

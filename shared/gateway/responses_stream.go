@@ -1,0 +1,141 @@
+package gateway
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/sse"
+	"github.com/sluice-gw/sluice/shared/wire"
+)
+
+// The Responses API's streams: the body an attempt hands the streaming
+// stage (eventReader), and what that stage reads of Responses events.
+
+// eventReader is a response body made of the upstream's events, each
+// passed through next (and end's bytes after the last, and its error in
+// place of io.EOF), read one event at a time with no goroutine.
+type eventReader struct {
+	upstream io.Closer
+	rd       *sse.Reader
+	next     func(ev []byte) []byte
+	end      func() ([]byte, error)
+	out      []byte
+	off      int
+	err      error
+}
+
+func (r *eventReader) Read(p []byte) (int, error) {
+	for r.off >= len(r.out) {
+		if r.err != nil {
+			return 0, r.err
+		}
+		r.out, r.off = r.out[:0], 0
+		ev, err := r.rd.Next()
+		switch {
+		case err == io.EOF:
+			var b []byte
+			b, r.err = r.end()
+			r.out = append(r.out, b...)
+		case err != nil:
+			r.err = err
+		default:
+			r.out = append(r.out, r.next(ev)...)
+		}
+	}
+	n := copy(p, r.out[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *eventReader) Close() error {
+	r.rd.Release()
+	return r.upstream.Close()
+}
+
+// Responses stream events, as the streaming stage reads them.
+
+// respIsError reports whether a Responses event is a failure: an error
+// event, a failed response, or a chat-style error body.
+func respIsError(data []byte) bool {
+	if isError(data) {
+		return true
+	}
+	switch gjson.GetBytes(data, "type").Str {
+	case "error", "response.failed":
+		return true
+	}
+	return false
+}
+
+// respHasContent reports whether a Responses event commits the stream:
+// anything after the response's creation.
+func respHasContent(data []byte) bool {
+	switch gjson.GetBytes(data, "type").Str {
+	case "response.created", "response.in_progress", "response.queued", "":
+		return false
+	}
+	return true
+}
+
+// respErrorBody is a Responses failure event (an error event, a failed
+// response) as OpenAI's error body, {"error":{...}}, which the failure
+// classification and ErrorEvent read; a chat-style error stays as it is.
+func respErrorBody(data []byte) []byte {
+	if isError(data) {
+		return data
+	}
+	r := gjson.ParseBytes(data)
+	e := r
+	if r.Get("type").Str == "response.failed" {
+		e = r.Get("response.error")
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": e.Get("message").Str, "type": e.Get("type").Value(), "code": e.Get("code").Value(), "param": e.Get("param").Value(),
+	}})
+	return b
+}
+
+// sseError is the event that ends a stream the gateway has to cut: a
+// Responses error event for a Responses request (OpenAI's shape and
+// sequence), Anthropic's error event for a Messages request, else OpenAI's
+// chat error event.
+func (x *exchange) sseError(err error) []byte {
+	if x != nil && x.op == wire.OpMessages {
+		return apierr.AnthropicSSE(err)
+	}
+	if x == nil || x.rs == nil {
+		return apierr.SSE(err)
+	}
+	return x.rs.errorEvent(apierr.JSON(err))
+}
+
+// inBandError is the client's copy of a provider's in-band error sent
+// after content, its keys redacted.
+func (x *exchange) inBandError(data []byte, d *config.Deployment) []byte {
+	if x.rs == nil {
+		return providers.ErrorEvent(data, d)
+	}
+	return x.rs.errorEvent(sse.Data(providers.ErrorEvent(data, d)))
+}
+
+// errorEvent is a Responses error event for an OpenAI error body.
+func (rs *respState) errorEvent(body []byte) []byte {
+	e := gjson.GetBytes(body, "error")
+	b, _ := json.Marshal(struct {
+		Type    string `json:"type"`
+		Seq     int64  `json:"sequence_number"`
+		Code    any    `json:"code"`
+		Message string `json:"message"`
+		Param   any    `json:"param"`
+	}{"error", rs.seq, e.Get("code").Value(), e.Get("message").Str, e.Get("param").Value()})
+	rs.seq++
+	out := make([]byte, 0, len(b)+24)
+	out = append(out, "event: error\ndata: "...)
+	out = append(out, b...)
+	return append(out, "\n\n"...)
+}
