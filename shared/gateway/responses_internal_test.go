@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -39,16 +40,22 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 	if err := ks.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret("sk-strict"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
 		t.Fatal(err)
 	}
-	var holds []*limits.Hold
+	done := make(chan *limits.Hold, 2) // OnComplete runs after the response is written
 	f := serve(t, testHandler(Options{Config: cfg, Keys: ks, Limits: limits.NewMemory(),
-		OnComplete: func(_ context.Context, c *Completion) { holds = append(holds, c.Hold) }}))
+		OnComplete: func(_ context.Context, c *Completion) { done <- c.Hold }}))
 	resp := f.post(t, "/v1/responses", "sk-strict", `{"model":"m","input":"hi","max_output_tokens":100}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, gatewaytest.ReadAll(t, resp.Body))
 	}
 	gatewaytest.ReadAll(t, resp.Body)
-	if len(holds) != 1 || holds[0] == nil || holds[0].Amount < 100_000_000 || holds[0].Amount > 110_000_000 {
-		t.Fatalf("hold %+v, want about $0.10 (100 output tokens at $0.001)", holds)
+	var hold *limits.Hold
+	select {
+	case hold = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request never completed")
+	}
+	if hold == nil || hold.Amount < 100_000_000 || hold.Amount > 110_000_000 {
+		t.Fatalf("hold %+v, want about $0.10 (100 output tokens at $0.001)", hold)
 	}
 	resp = f.post(t, "/v1/responses", "sk-strict", `{"model":"m","input":"hi","max_output_tokens":5000}`)
 	body := gatewaytest.ReadAll(t, resp.Body)
