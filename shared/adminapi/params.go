@@ -167,6 +167,16 @@ func (p *params) limit(name string) (int64, bool) {
 	return int64(f), true
 }
 
+// maxParallel reads max_parallel_requests: a whole number >= 0 (0 admits
+// no request, as in LiteLLM), or null (present, nil: no bound).
+func (p *params) maxParallel(name string) (*int64, bool) {
+	n, ok := p.limit(name)
+	if !ok {
+		return nil, false
+	}
+	return &n, true
+}
+
 // Money range. Spend is counted in whole nano-dollars, so a positive
 // budget below one is a mistake (it would behave as 0 or not at all,
 // depending on the check) and is refused rather than rounded; above
@@ -317,7 +327,7 @@ func (p *params) done() error {
 
 // Reasons for refused fields.
 const (
-	whyParallel    = "concurrency is bounded by the function's reserved concurrency, not per key"
+	whyParallel    = "max_parallel_requests is applied to keys, teams, users and deployments, not to end users"
 	whyModelLimit  = "per-model limits and budgets are not enforced"
 	whyPermissions = "permissions, routes, guardrails, cache controls and enforced params are not enforced"
 	whyOrg         = "organizations are not built"
@@ -333,7 +343,6 @@ const (
 // refusedCommon are fields refused on keys, users and teams (spend is
 // refused on keys and teams only: users take it, principals.go).
 func (p *params) refuseCommon() {
-	p.refuse(whyParallel, "max_parallel_requests")
 	p.refuse(whyModelLimit, "model_max_budget", "model_rpm_limit", "model_tpm_limit")
 	p.refuse(whyPermissions, "permissions", "allowed_cache_controls", "guardrails", "enforced_params", "allowed_routes",
 		"object_permission", "prompts", "allowed_passthrough_routes", "config", "blocked_tools", "allowed_vector_store_ids",

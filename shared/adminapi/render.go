@@ -72,7 +72,7 @@ func settingsFields(o obj, s keys.Settings, now time.Time) obj {
 	o["models"] = strList(s.Models)
 	o["tpm_limit"] = limitOrNil(s.TPMLimit)
 	o["rpm_limit"] = limitOrNil(s.RPMLimit)
-	o["max_parallel_requests"] = nil
+	o["max_parallel_requests"] = s.MaxParallel // nil: null
 	o["metadata"] = metadata(s.Metadata)
 	budgetFields(o, s.Budget, now)
 	return o

@@ -30,11 +30,14 @@ type Settings struct {
 	// calls (a key's and a user's "aliases", a team's "model_aliases");
 	// the gateway applies them before routing and model access. nil: none.
 	Aliases  map[string]string
-	RPMLimit int64           // 0: none
-	TPMLimit int64           // 0: none
-	Blocked  bool            //
-	Metadata json.RawMessage // a JSON object, or nil
-	Budget                   // max_budget, soft_budget, budget_duration and spend
+	RPMLimit int64 // 0: none
+	TPMLimit int64 // 0: none
+	// MaxParallel bounds the requests in flight (max_parallel_requests):
+	// nil: none; 0 admits none, as in LiteLLM.
+	MaxParallel *int64
+	Blocked     bool            //
+	Metadata    json.RawMessage // a JSON object, or nil
+	Budget                      // max_budget, soft_budget, budget_duration and spend
 }
 
 // Key is a virtual key.
@@ -268,6 +271,8 @@ func (s Settings) validate(what string) error {
 		return fmt.Errorf("%s: %w: metadata is not a JSON object", what, ErrInvalid)
 	case s.RPMLimit < 0 || s.TPMLimit < 0:
 		return fmt.Errorf("%s: %w: negative rpm or tpm limit", what, ErrInvalid)
+	case s.MaxParallel != nil && *s.MaxParallel < 0:
+		return fmt.Errorf("%s: %w: negative max_parallel_requests", what, ErrInvalid)
 	case slices.Contains(s.Models, ""):
 		return fmt.Errorf("%s: %w: empty model name", what, ErrInvalid)
 	}
@@ -385,6 +390,10 @@ func clone[T any, P record[T]](v T) T {
 		s.Aliases = nil // as DynamoDB stores no empty map
 	}
 	s.Metadata = slices.Clone(s.Metadata)
+	if s.MaxParallel != nil {
+		n := *s.MaxParallel
+		s.MaxParallel = &n
+	}
 	s.Budget = cloneBudget(s.Budget)
 	P(&v).own()
 	return v

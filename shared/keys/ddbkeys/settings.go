@@ -16,6 +16,7 @@ import (
 //	models                   L of S; empty: every model
 //	aliases                  M of S (model alias -> model group); absent: none
 //	rpm_limit, tpm_limit     N; 0: none
+//	max_parallel_requests    N; absent: none (0 admits none)
 //	blocked                  BOOL
 //	metadata                 S (a JSON object); absent: none
 //	max_budget, soft_budget  N (USD); absent: none
@@ -29,6 +30,7 @@ const (
 	attrAliases     = "aliases"
 	attrRPM         = "rpm_limit"
 	attrTPM         = "tpm_limit"
+	attrParallel    = "max_parallel_requests"
 	attrBlocked     = "blocked"
 	attrMetadata    = "metadata"
 	attrMaxBudget   = "max_budget"
@@ -67,6 +69,11 @@ func settingsAttrs(s keys.Settings) attrs {
 		attrTPM:     ddb.N(s.TPMLimit),
 		attrBlocked: ddb.Bool(s.Blocked),
 	}}
+	if s.MaxParallel != nil {
+		a.set[attrParallel] = ddb.N(*s.MaxParallel)
+	} else {
+		a.remove = append(a.remove, attrParallel)
+	}
 	a.opt(attrMetadata, ddb.S(string(s.Metadata)), len(s.Metadata) > 0)
 	a.opt(attrAliases, aliasesAttr(s.Aliases), len(s.Aliases) > 0)
 	b := s.Budget
@@ -119,6 +126,9 @@ func decodeSettings(item ddb.Item) keys.Settings {
 		Models: ddb.Strings(item, attrModels), RPMLimit: ddb.Int0(item, attrRPM), TPMLimit: ddb.Int0(item, attrTPM),
 		Blocked: ddb.BoolOf(item, attrBlocked), Metadata: getJSON(item, attrMetadata), Aliases: decodeAliases(item),
 		Budget: keys.Budget{Duration: ddb.String(item, attrDuration)},
+	}
+	if n, ok := ddb.Int(item, attrParallel); ok {
+		s.MaxParallel = &n
 	}
 	if v, ok := ddb.Float(item, attrMaxBudget); ok {
 		s.MaxBudget = &v
