@@ -57,11 +57,15 @@ type Deployment struct {
 	Timeout       time.Duration
 	StreamTimeout time.Duration
 	RPM, TPM      int64
-	Weight        float64
-	HasWeight     bool // weight was set (simple-shuffle decides by the first candidate)
-	Order         int  // lower is tried first; 0 = unset
-	Blocked       bool
-	Tags          []string
+	// MaxParallel bounds the deployment's requests in flight across every
+	// instance (litellm_params.max_parallel_requests); nil: none, 0: none
+	// admitted (every request goes to another deployment).
+	MaxParallel *int64
+	Weight      float64
+	HasWeight   bool // weight was set (simple-shuffle decides by the first candidate)
+	Order       int  // lower is tried first; 0 = unset
+	Blocked     bool
+	Tags        []string
 	// MaxInputTokens is the context window used by pre-call checks (0 =
 	// unknown); filled from the price table when the config sets none.
 	MaxInputTokens int
