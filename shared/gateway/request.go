@@ -207,6 +207,9 @@ func (h *Handler) complete(ctx context.Context, c *Completion, x *exchange) {
 		if c.Attempt == nil { // a panic left the router's result unknown
 			c.Attempt = x.last
 		}
+		if len(x.leases) > 0 {
+			x.releaseLeases(context.WithoutCancel(ctx))
+		}
 	}
 	if h.onComplete != nil {
 		h.onComplete(ctx, c)
@@ -259,10 +262,11 @@ type exchange struct {
 	hold       *limits.Hold // the strict-budget reservation to make with the first admission
 	form       *form        // a transcription's multipart form (media.go); nil for JSON bodies
 	admissions []limits.Admission
-	attempts   int             // attempts made
-	last       *router.Attempt // the attempt made last (the router's Final, even after a panic)
-	done       bool            // the response was written to its end
-	rs         *respState      // a Responses request's state (responses.go); nil for others
+	leases     []limits.Admission // admissions that took parallel-request leases (admission.go)
+	attempts   int                // attempts made
+	last       *router.Attempt    // the attempt made last (the router's Final, even after a panic)
+	done       bool               // the response was written to its end
+	rs         *respState         // a Responses request's state (responses.go); nil for others
 }
 
 // attempt makes one try for the router: admission (admission.go), then the

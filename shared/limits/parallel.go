@@ -36,6 +36,10 @@ type StaleLease struct {
 // DynamoDB, and every in-flight request's lease is stored on the item).
 const MaxLeaseID = 128
 
+// LeaseGrace is what a lease outlives its request's bound by (the
+// gateway's lease expiry), for clocks that differ between instances.
+const LeaseGrace = 10 * time.Second
+
 // maxReaps bounds the extra attempts of an admission refused by a lease
 // item that still counted expired leases (or that changed meanwhile).
 const maxReaps = 3
