@@ -112,6 +112,8 @@ func keyPatch(p *params, now time.Time) patch[keys.Key] {
 	pt.str(p, "user_id", func(k *keys.Key) *string { return &k.UserID })
 	pt.str(p, "team_id", func(k *keys.Key) *string { return &k.TeamID })
 	pt.limits(p)
+	setting(&pt, p, "model_rpm_limit", (*params).modelLimits, func(s *keys.Settings, v map[string]int64) { s.ModelRPM = v })
+	setting(&pt, p, "model_tpm_limit", (*params).modelLimits, func(s *keys.Settings, v map[string]int64) { s.ModelTPM = v })
 	pt.metadata(p)
 	tags, ok := p.strs("tags")
 	pt.field(ok || p.has("tags"), func(k *keys.Key) { k.Tags = tags })
@@ -139,6 +141,7 @@ func teamPatch(p *params) patch[keys.Team] {
 		"team_member_key_duration", "team_member_permissions", "default_team_member_models")
 	p.refuse(whyRotation, "secret_manager_settings")
 	pt.parallel(p)
+	p.refuse(whyModelRate, "model_rpm_limit", "model_tpm_limit")
 	p.refuseCommon()
 	return pt
 }
@@ -163,6 +166,7 @@ func userPatch(p *params) patch[keys.User] {
 	p.refuse(whyOrg, "organizations")
 	p.refuse("blocking a user is not built; block its keys", "blocked")
 	pt.parallel(p)
+	p.refuse(whyModelRate, "model_rpm_limit", "model_tpm_limit")
 	p.refuseCommon()
 	p.ignore("send_invite_email", "sso_user_id", "key_alias", "duration", "tags")
 	return pt

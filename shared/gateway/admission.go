@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
@@ -61,6 +62,13 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 		}
 		if err != nil {
 			return aborted(err)
+		}
+		if k := p.Key; k != nil && (len(k.ModelRPM) > 0 || len(k.ModelTPM) > 0) {
+			// model_rpm_limit / model_tpm_limit: on the model requested
+			// (after aliases), counted once per request like the key's own.
+			if rpm, tpm := k.ModelRPM[x.req.Model], k.ModelTPM[x.req.Model]; rpm > 0 || tpm > 0 {
+				req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKeyModel, ID: k.Hash + "#" + x.req.Model, RPM: rpm, TPM: tpm, Shards: limits.ShardsFor(rpm), OnError: onErr})
+			}
 		}
 		if e := p.EndUser; e != nil && (e.RPMLimit > 0 || e.TPMLimit > 0) {
 			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindEndUser, ID: e.ID, RPM: e.RPMLimit, TPM: e.TPMLimit, Shards: limits.ShardsFor(e.RPMLimit), OnError: onErr})
@@ -161,6 +169,10 @@ func (x *exchange) rejected(dec limits.Decision) (router.Outcome, error) {
 			limit = s.TPM
 		}
 		e := apierr.New(apierr.RateLimited, "%s %s limit of %d per minute reached", scopeName(s.Kind), dec.Reason, limit)
+		if s.Kind == limits.KindKeyModel {
+			_, model, _ := strings.Cut(s.ID, "#")
+			e = apierr.New(apierr.RateLimited, "key model_%s_limit of %d per minute for model %s reached", dec.Reason, limit, model)
+		}
 		e.RetryAfter = dec.RetryAfter
 		return aborted(e)
 	}

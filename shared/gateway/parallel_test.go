@@ -124,3 +124,30 @@ func TestDeploymentMaxParallel(t *testing.T) {
 		t.Errorf("the bounded deployment served %d, want 1", full.Load())
 	}
 }
+
+// model_rpm_limit on a key bounds its requests to that model only.
+func TestKeyModelRPMLimit(t *testing.T) {
+	cfg := loadConfig(t, "general_settings: {master_key: sk-master}\nmodel_list:\n  - model_name: a\n    litellm_params: {model: mock/a}\n  - model_name: b\n    litellm_params: {model: mock/b}\n")
+	ks := keys.NewMemory()
+	k := keys.Key{Hash: keys.HashSecret("sk-models"), Settings: keys.Settings{ModelRPM: map[string]int64{"a": 1}, ModelTPM: map[string]int64{"b": 1_000_000}}}
+	if err := ks.CreateKey(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC().Truncate(time.Minute).Add(30 * time.Second) // one window for every request
+	f := serve(t, testHandler(Options{Config: cfg, Keys: ks, Limits: limits.NewMemory(), Now: func() time.Time { return at }}))
+	for i, tt := range []struct {
+		model  string
+		status int
+	}{{"a", 200}, {"a", 429}, {"b", 200}, {"b", 200}} {
+		resp := f.post(t, "/v1/chat/completions", "sk-models", `{"model":"`+tt.model+`","mock_response":"hi"}`)
+		out := gatewaytest.ReadAll(t, resp.Body)
+		if resp.StatusCode != tt.status {
+			t.Fatalf("request %d to %s: %d %s", i, tt.model, resp.StatusCode, out)
+		}
+		if tt.status == 429 {
+			if msg, _, _ := openAIError(t, out); !strings.Contains(msg, "model_rpm_limit of 1 per minute for model a") || resp.Header.Get("Retry-After") == "" {
+				t.Errorf("refusal: %s", out)
+			}
+		}
+	}
+}

@@ -34,6 +34,7 @@ const (
 	KindEndUser    Kind = "end_user"
 	KindDeployment Kind = "deployment"
 	KindModelGroup Kind = "model_group"
+	KindKeyModel   Kind = "key_model" // a key's limits on one model (id: key hash "#" model)
 )
 
 // FailMode says what a check does when the store cannot answer (DynamoDB

@@ -113,6 +113,7 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 		Hash: keys.HashSecret("sk-" + id("secret")), Alias: "ci", TeamID: "t1", UserID: "u1",
 
 		ExpiresAt: created.Add(24 * time.Hour), CreatedAt: created, Settings: keys.Settings{Models: []string{"gpt-4o", "claude"}, RPMLimit: 100, TPMLimit: 50_000, MaxParallel: i64(4),
+			ModelRPM: map[string]int64{"gpt-4o": 10, "claude": 0}, ModelTPM: map[string]int64{"gpt-4o": 1000},
 			Budget: keys.Budget{MaxBudget: usd(50), SoftBudget: usd(40), Duration: "30d"}},
 	}
 	if err := s.CreateKey(c, k); err != nil {
