@@ -136,6 +136,9 @@ func withinLimits(u *keys.User, k keys.Key) error {
 	if u.TPMLimit > 0 && (k.TPMLimit == 0 || k.TPMLimit > u.TPMLimit) {
 		return forbidden("tpm_limit: at most your own tpm_limit of %d", u.TPMLimit)
 	}
+	if u.MaxParallel != nil && (k.MaxParallel == nil || *k.MaxParallel > *u.MaxParallel) {
+		return forbidden("max_parallel_requests: at most your own max_parallel_requests of %d", *u.MaxParallel)
+	}
 	if len(u.Models) > 0 && !slices.Contains(u.Models, "*") && !slices.Contains(u.Models, "all-proxy-models") {
 		if len(k.Models) == 0 {
 			return forbidden("models: at most your own models %v", u.Models)

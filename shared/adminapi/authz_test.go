@@ -226,6 +226,19 @@ func TestInternalUserLimits(t *testing.T) {
 			t.Errorf("%s: status %d, want %d (%s)", tt.body, w.Code, tt.status, w.Body)
 		}
 	}
+	// Nor more requests in flight than the user's own max_parallel_requests.
+	if w := fx.do("master", "POST", "/user/update", `{"user_id":"internal_user","max_parallel_requests":2}`); w.Code != 200 {
+		t.Fatal(w.Body)
+	}
+	for _, tt := range []struct {
+		parallel string
+		status   int
+	}{{`null`, 403}, {`3`, 403}, {`2`, 200}, {`0`, 200}} {
+		body := `{"max_budget":5,"rpm_limit":10,"models":["gpt-4o-mini"],"max_parallel_requests":` + tt.parallel + `}`
+		if w := fx.do("internal_user", "POST", "/key/generate", body); w.Code != tt.status {
+			t.Errorf("%s: status %d, want %d (%s)", body, w.Code, tt.status, w.Body)
+		}
+	}
 }
 
 // keyInfo is a key's /key/info as the master reads it (the fields tests look at).

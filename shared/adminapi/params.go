@@ -167,6 +167,38 @@ func (p *params) limit(name string) (int64, bool) {
 	return int64(f), true
 }
 
+// maxParallel reads max_parallel_requests: a whole number >= 0 (0 admits
+// no request, as in LiteLLM), or null (present, nil: no bound).
+func (p *params) maxParallel(name string) (*int64, bool) {
+	n, ok := p.limit(name)
+	if !ok {
+		return nil, false
+	}
+	return &n, true
+}
+
+// modelLimits reads model_rpm_limit or model_tpm_limit: an object of
+// model name -> whole number >= 0; null or {} clears it.
+func (p *params) modelLimits(name string) (map[string]int64, bool) {
+	present := p.has(name)
+	m, ok := decoded[map[string]float64](p, name, "want an object of model names to whole numbers")
+	if !ok {
+		return nil, present && p.err == nil
+	}
+	out := make(map[string]int64, len(m))
+	for model, f := range m {
+		if model == "" || f < 0 || f != math.Trunc(f) || f > math.MaxInt64/2 {
+			p.fail(badParam(name, "want model names to whole numbers >= 0, got %q: %v", model, f))
+			return nil, false
+		}
+		out[model] = int64(f)
+	}
+	if len(out) == 0 {
+		return nil, true
+	}
+	return out, true
+}
+
 // Money range. Spend is counted in whole nano-dollars, so a positive
 // budget below one is a mistake (it would behave as 0 or not at all,
 // depending on the check) and is refused rather than rounded; above
@@ -317,8 +349,9 @@ func (p *params) done() error {
 
 // Reasons for refused fields.
 const (
-	whyParallel     = "concurrency is bounded by the function's reserved concurrency, not per key"
-	whyModelLimit   = "per-model limits and budgets are not enforced"
+	whyParallel     = "max_parallel_requests is applied to keys, teams, users and deployments, not to end users"
+	whyModelLimit   = "per-model budgets are not enforced"
+	whyModelRate    = "per-model rpm and tpm limits are applied to keys only"
 	whyPermissions  = "permissions, routes, guardrails, cache controls and enforced params are not enforced"
 	whyOrg          = "organizations are not built"
 	whyBudgetID     = "budgets are set on the record itself (max_budget, budget_duration), not by budget id"
@@ -333,8 +366,7 @@ const (
 // refusedCommon are fields refused on keys, users and teams (spend is
 // refused on keys and teams only: users take it, principals.go).
 func (p *params) refuseCommon() {
-	p.refuse(whyParallel, "max_parallel_requests")
-	p.refuse(whyModelLimit, "model_max_budget", "model_rpm_limit", "model_tpm_limit")
+	p.refuse(whyModelLimit, "model_max_budget")
 	p.refuse(whyPermissions, "permissions", "allowed_cache_controls", "guardrails", "enforced_params", "allowed_routes",
 		"object_permission", "prompts", "allowed_passthrough_routes", "config", "blocked_tools", "allowed_vector_store_ids",
 		"mcp_servers", "disable_global_guardrails", "policies", "allowed_mcp_servers", "access_group_ids")

@@ -83,6 +83,10 @@ func (pt *patch[T]) limits(p *params) {
 	setting(pt, p, "tpm_limit", (*params).limit, func(s *keys.Settings, v int64) { s.TPMLimit = v })
 }
 
+func (pt *patch[T]) parallel(p *params) {
+	setting(pt, p, "max_parallel_requests", (*params).maxParallel, func(s *keys.Settings, v *int64) { s.MaxParallel = v })
+}
+
 func (pt *patch[T]) blocked(p *params) {
 	setting(pt, p, "blocked", (*params).boolean, func(s *keys.Settings, v bool) { s.Blocked = v })
 }
@@ -108,6 +112,8 @@ func keyPatch(p *params, now time.Time) patch[keys.Key] {
 	pt.str(p, "user_id", func(k *keys.Key) *string { return &k.UserID })
 	pt.str(p, "team_id", func(k *keys.Key) *string { return &k.TeamID })
 	pt.limits(p)
+	setting(&pt, p, "model_rpm_limit", (*params).modelLimits, func(s *keys.Settings, v map[string]int64) { s.ModelRPM = v })
+	setting(&pt, p, "model_tpm_limit", (*params).modelLimits, func(s *keys.Settings, v map[string]int64) { s.ModelTPM = v })
 	pt.metadata(p)
 	tags, ok := p.strs("tags")
 	pt.field(ok || p.has("tags"), func(k *keys.Key) { k.Tags = tags })
@@ -115,6 +121,7 @@ func keyPatch(p *params, now time.Time) patch[keys.Key] {
 	pt.aliases(p, "aliases")
 	p.refuse(whySpend, "spend")
 	p.refuse(whyRotation, "auto_rotate", "rotation_interval")
+	pt.parallel(p)
 	p.refuseCommon()
 	p.ignore("key_type", "send_invite_email", "soft_budget_cooldown")
 	return pt
@@ -133,6 +140,8 @@ func teamPatch(p *params) patch[keys.Team] {
 	p.refuse(whyMemberLimit, "team_member_budget", "team_member_rpm_limit", "team_member_tpm_limit",
 		"team_member_key_duration", "team_member_permissions", "default_team_member_models")
 	p.refuse(whyRotation, "secret_manager_settings")
+	pt.parallel(p)
+	p.refuse(whyModelRate, "model_rpm_limit", "model_tpm_limit")
 	p.refuseCommon()
 	return pt
 }
@@ -156,6 +165,8 @@ func userPatch(p *params) patch[keys.User] {
 	pt.aliases(p, "aliases")
 	p.refuse(whyOrg, "organizations")
 	p.refuse("blocking a user is not built; block its keys", "blocked")
+	pt.parallel(p)
+	p.refuse(whyModelRate, "model_rpm_limit", "model_tpm_limit")
 	p.refuseCommon()
 	p.ignore("send_invite_email", "sso_user_id", "key_alias", "duration", "tags")
 	return pt

@@ -72,7 +72,7 @@ func settingsFields(o obj, s keys.Settings, now time.Time) obj {
 	o["models"] = strList(s.Models)
 	o["tpm_limit"] = limitOrNil(s.TPMLimit)
 	o["rpm_limit"] = limitOrNil(s.RPMLimit)
-	o["max_parallel_requests"] = nil
+	o["max_parallel_requests"] = s.MaxParallel // nil: null
 	o["metadata"] = metadata(s.Metadata)
 	budgetFields(o, s.Budget, now)
 	return o
@@ -112,8 +112,8 @@ func keyObject(k keys.Key, now time.Time) obj {
 		"tags":                   strList(k.Tags),
 		"blocked":                k.Blocked,
 		"model_max_budget":       obj{},
-		"model_rpm_limit":        nil,
-		"model_tpm_limit":        nil,
+		"model_rpm_limit":        modelLimitsOrNil(k.ModelRPM),
+		"model_tpm_limit":        modelLimitsOrNil(k.ModelTPM),
 		"model_spend":            obj{},
 		"allowed_cache_controls": []string{},
 		"created_at":             ts(k.CreatedAt),
@@ -190,4 +190,12 @@ func endUserObject(e keys.EndUser, now time.Time) obj {
 	o["allowed_model_region"], o["default_model"] = orNil(e.AllowedModelRegion), nil
 	o["litellm_budget_table"] = budget
 	return o
+}
+
+// modelLimitsOrNil renders a key's per-model limits: null when none.
+func modelLimitsOrNil(m map[string]int64) any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }

@@ -184,11 +184,25 @@ func runRoutes(t *testing.T, c client) (secrets []string) {
 	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","max_budget":-1}`, 400, "max_budget")
 	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","tpm_limit":-5}`, 400, "tpm_limit")
 	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","budget_duration":"fortnight"}`, 400, "budget_duration")
-	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","max_parallel_requests":2}`, 400, "max_parallel_requests")
-	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","model_rpm_limit":{"gpt-4o":1}}`, 400, "model_rpm_limit")
+	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","max_parallel_requests":-1}`, 400, "max_parallel_requests")
+	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","max_parallel_requests":1.5}`, 400, "max_parallel_requests")
+	if b := c.must(m, "POST", "/key/update", `{"key":"`+secret+`","max_parallel_requests":0}`); b["max_parallel_requests"] != 0.0 {
+		t.Fatalf("max_parallel_requests 0 = %v", b["max_parallel_requests"])
+	}
+	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","model_max_budget":{"gpt-4o":1}}`, 400, "model_max_budget")
+	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","model_rpm_limit":{"gpt-4o":-1}}`, 400, "model_rpm_limit")
+	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","model_tpm_limit":[1]}`, 400, "model_tpm_limit")
+	if b := c.must(m, "POST", "/key/update", `{"key":"`+secret+`","model_rpm_limit":{"gpt-4o":100},"model_tpm_limit":{"gpt-4o":100000}}`); fmt.Sprint(b["model_rpm_limit"], b["model_tpm_limit"]) != "map[gpt-4o:100] map[gpt-4o:100000]" {
+		t.Fatalf("model limits = %v %v", b["model_rpm_limit"], b["model_tpm_limit"])
+	}
+	if b := c.must(m, "POST", "/key/update", `{"key":"`+secret+`","model_rpm_limit":null,"model_tpm_limit":{}}`); b["model_rpm_limit"] != nil || b["model_tpm_limit"] != nil {
+		t.Fatalf("cleared model limits = %v %v", b["model_rpm_limit"], b["model_tpm_limit"])
+	}
 	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","max_budgett":1}`, 400, "max_budgett")
 	c.errParam(m, "POST", "/key/update", `{"key":"sk-unknown-key","rpm_limit":1}`, 404, "key")
-	c.must(m, "POST", "/key/update", `{"key":"`+secret+`","max_parallel_requests":null,"aliases":{},"permissions":{}}`)
+	if b := c.must(m, "POST", "/key/update", `{"key":"`+secret+`","max_parallel_requests":null,"aliases":{},"permissions":{}}`); b["max_parallel_requests"] != nil {
+		t.Fatalf("max_parallel_requests null = %v", b["max_parallel_requests"])
+	}
 
 	// Block, unblock.
 	if b := c.must(m, "POST", "/key/block", `{"key":"`+secret+`"}`); b["blocked"] != true {

@@ -75,6 +75,10 @@ type Deployment struct {
 	// provider (LiteLLM's test switch).
 	MockTimeout bool
 	RPM, TPM    int64
+	// MaxParallel bounds the deployment's requests in flight across every
+	// instance (litellm_params.max_parallel_requests); nil: none, 0: none
+	// admitted (every request goes to another deployment).
+	MaxParallel *int64
 	Weight      float64
 	HasWeight   bool // weight was set (simple-shuffle decides by the first candidate)
 	Order       int  // lower is tried first; 0 = unset

@@ -246,6 +246,8 @@ func (l *loader) litellmParams(e *entry, d *Deployment) error {
 			if s, err = l.scalar(p, v); err == nil {
 				d.Region = strings.ToLower(strings.TrimSpace(s))
 			}
+		case "max_parallel_requests":
+			d.MaxParallel, err = l.maxParallel(p, v)
 		default:
 			err = l.otherParam(key, p, v, d)
 		}
@@ -377,4 +379,20 @@ func firstNonZero[T comparable](vals ...T) T {
 		}
 	}
 	return zero
+}
+
+// maxParallel reads a deployment's max_parallel_requests: a whole number
+// >= 0, or null (no bound).
+func (l *loader) maxParallel(p string, v *yaml.Node) (*int64, error) {
+	if n := deref(v); n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, nil
+	}
+	n, err := l.intv(p, v)
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, errAt(p, v, "must be a whole number >= 0, got %d", n)
+	}
+	return &n, nil
 }

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -46,22 +50,47 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 		onErr = limits.FailClosed
 	}
 	if !x.admitted && p != nil {
-		if k := p.Key; k != nil && (k.RPMLimit > 0 || k.TPMLimit > 0) {
-			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKey, ID: k.Hash, RPM: k.RPMLimit, TPM: k.TPMLimit, Shards: limits.ShardsFor(k.RPMLimit), OnError: onErr})
+		var err error
+		if k := p.Key; k != nil {
+			req.Scopes, err = x.scope(req.Scopes, limits.KindKey, k.Hash, &k.Settings, onErr)
 		}
-		if t := p.Team; t != nil && (t.RPMLimit > 0 || t.TPMLimit > 0) {
-			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindTeam, ID: t.ID, RPM: t.RPMLimit, TPM: t.TPMLimit, Shards: limits.ShardsFor(t.RPMLimit), OnError: onErr})
+		if t := p.Team; t != nil && err == nil {
+			req.Scopes, err = x.scope(req.Scopes, limits.KindTeam, t.ID, &t.Settings, onErr)
 		}
-		if u := p.User; u != nil && (u.RPMLimit > 0 || u.TPMLimit > 0) {
-			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindUser, ID: u.ID, RPM: u.RPMLimit, TPM: u.TPMLimit, Shards: limits.ShardsFor(u.RPMLimit), OnError: onErr})
+		if u := p.User; u != nil && err == nil {
+			req.Scopes, err = x.scope(req.Scopes, limits.KindUser, u.ID, &u.Settings, onErr)
+		}
+		if err != nil {
+			return aborted(err)
+		}
+		if k := p.Key; k != nil && (len(k.ModelRPM) > 0 || len(k.ModelTPM) > 0) {
+			// model_rpm_limit / model_tpm_limit: on the model requested
+			// (after aliases), counted once per request like the key's own.
+			if rpm, tpm := k.ModelRPM[x.req.Model], k.ModelTPM[x.req.Model]; rpm > 0 || tpm > 0 {
+				req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKeyModel, ID: k.Hash + "#" + x.req.Model, RPM: rpm, TPM: tpm, Shards: limits.ShardsFor(rpm), OnError: onErr})
+			}
 		}
 		if e := p.EndUser; e != nil && (e.RPMLimit > 0 || e.TPMLimit > 0) {
 			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindEndUser, ID: e.ID, RPM: e.RPMLimit, TPM: e.TPMLimit, Shards: limits.ShardsFor(e.RPMLimit), OnError: onErr})
 		}
 	}
 	d := a.Deployment
-	if d.RPM > 0 || d.TPM > 0 {
-		req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindDeployment, ID: d.ID, RPM: d.RPM, TPM: d.TPM, Shards: limits.ShardsFor(d.RPM), OnError: onErr})
+	if d.RPM > 0 || d.TPM > 0 || d.MaxParallel != nil {
+		sc := limits.Scope{Kind: limits.KindDeployment, ID: d.ID, RPM: d.RPM, TPM: d.TPM, Shards: limits.ShardsFor(d.RPM), OnError: onErr}
+		if d.MaxParallel != nil {
+			if *d.MaxParallel == 0 {
+				x.c.Refused = string(limits.KindDeployment)
+				return router.Outcome{}, apierr.New(apierr.RateLimited, "deployment %s is at its max_parallel_requests limit of 0", d.ID)
+			}
+			sc.Parallel = *d.MaxParallel
+		}
+		req.Scopes = append(req.Scopes, sc)
+	}
+	for _, sc := range req.Scopes {
+		if sc.Parallel > 0 { // a lease per attempt, given back after the response (releaseLeases)
+			req.Lease, req.LeaseExpires = x.c.CallID+"."+strconv.Itoa(a.Number), x.leaseExpiry(ctx, req.Now)
+			break
+		}
 	}
 	if x.hold != nil {
 		if !x.admitted {
@@ -105,6 +134,9 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 	if len(dec.Admission.Slots) > 0 {
 		x.admissions = append(x.admissions, dec.Admission)
 	}
+	if len(dec.Admission.Leased) > 0 {
+		x.leases = append(x.leases, dec.Admission)
+	}
 	return router.Outcome{}, nil
 }
 
@@ -117,6 +149,13 @@ func aborted(err error) (router.Outcome, error) { return router.Outcome{Abort: t
 // limit ends the request.
 func (x *exchange) rejected(dec limits.Decision) (router.Outcome, error) {
 	switch dec.Reason {
+	case limits.ReasonParallel:
+		s := dec.BlockedScope
+		x.c.Refused = string(s.Kind)
+		if s.Kind == limits.KindDeployment {
+			return router.Outcome{}, apierr.New(apierr.RateLimited, "deployment %s is at its max_parallel_requests limit of %d", s.ID, s.Parallel)
+		}
+		return aborted(parallelError(s, s.Parallel))
 	case limits.ReasonRPM, limits.ReasonTPM:
 		s := dec.BlockedScope
 		x.c.Refused = string(s.Kind)
@@ -130,6 +169,10 @@ func (x *exchange) rejected(dec limits.Decision) (router.Outcome, error) {
 			limit = s.TPM
 		}
 		e := apierr.New(apierr.RateLimited, "%s", apierr.Detail(apierr.MsgRateLimit, "Hit limit for %s: %s limit of %d per minute reached", scopeName(s.Kind), dec.Reason, limit))
+		if s.Kind == limits.KindKeyModel {
+			_, model, _ := strings.Cut(s.ID, "#")
+			e = apierr.New(apierr.RateLimited, "%s", apierr.Detail(apierr.MsgRateLimit, "Hit limit for key: model_%s_limit of %d per minute for model %s reached", dec.Reason, limit, model))
+		}
 		e.RetryAfter = dec.RetryAfter
 		return aborted(e)
 	}
@@ -192,4 +235,53 @@ func budgetScope(kind string) string {
 		return "end_user"
 	}
 	return kind
+}
+
+// parallelError is the client's 429 for a key, team or user at its
+// max_parallel_requests (LiteLLM's message).
+func parallelError(s limits.Scope, limit int64) error {
+	return apierr.New(apierr.RateLimited, "Max parallel request limit reached. Hit limit for %s: max_parallel_requests of %d", scopeName(s.Kind), limit)
+}
+
+// leaseExpiry is when the leases of an attempt made at now stop counting
+// if they are never released (an instance that crashed): the request's
+// deadline, else the router's timeout, plus limits.LeaseGrace.
+func (x *exchange) leaseExpiry(ctx context.Context, now time.Time) time.Time {
+	bound := x.h.cfg.Router.Timeout
+	if bound <= 0 {
+		bound = config.DefaultTimeout
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		bound = dl.Sub(now)
+	}
+	return now.Add(max(bound, 0) + limits.LeaseGrace)
+}
+
+// releaseLeases gives back the request's parallel-request leases, once it
+// ended (one write per leased scope; a failure leaves the lease to expire).
+func (x *exchange) releaseLeases(ctx context.Context) {
+	for _, adm := range x.leases {
+		if err := x.h.limits.Release(ctx, adm); err != nil {
+			x.h.log.LogAttrs(ctx, slog.LevelWarn, "parallel-request lease release failed", slog.String("call_id", x.c.CallID), slog.String("error", err.Error()))
+		}
+	}
+	x.leases = nil
+}
+
+// scope adds the scope of a key, team or user with limits to scopes; a
+// max_parallel_requests of 0 refuses the request (LiteLLM: no request at
+// all).
+func (x *exchange) scope(scopes []limits.Scope, kind limits.Kind, id string, s *keys.Settings, onErr limits.FailMode) ([]limits.Scope, error) {
+	if s.RPMLimit == 0 && s.TPMLimit == 0 && s.MaxParallel == nil {
+		return scopes, nil
+	}
+	sc := limits.Scope{Kind: kind, ID: id, RPM: s.RPMLimit, TPM: s.TPMLimit, Shards: limits.ShardsFor(s.RPMLimit), OnError: onErr}
+	if s.MaxParallel != nil {
+		if *s.MaxParallel == 0 {
+			x.c.Refused = string(kind)
+			return scopes, parallelError(sc, 0)
+		}
+		sc.Parallel = *s.MaxParallel
+	}
+	return append(scopes, sc), nil
 }

@@ -221,6 +221,9 @@ func (h *Handler) complete(ctx context.Context, c *Completion, x *exchange) {
 		if c.Attempt == nil { // a panic left the router's result unknown
 			c.Attempt = x.last
 		}
+		if len(x.leases) > 0 {
+			x.releaseLeases(context.WithoutCancel(ctx))
+		}
 	}
 	if h.onComplete != nil {
 		h.onComplete(ctx, c)
@@ -273,6 +276,7 @@ type exchange struct {
 	hold       *limits.Hold // the strict-budget reservation to make with the first admission
 	form       *form        // a transcription's multipart form (media.go); nil for JSON bodies
 	admissions []limits.Admission
+	leases     []limits.Admission     // admissions that took parallel-request leases (admission.go)
 	attempts   int                    // attempts made
 	last       *router.Attempt        // the attempt made last (the router's Final, even after a panic)
 	done       bool                   // the response was written to its end

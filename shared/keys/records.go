@@ -30,11 +30,17 @@ type Settings struct {
 	// calls (a key's and a user's "aliases", a team's "model_aliases");
 	// the gateway applies them before routing and model access. nil: none.
 	Aliases  map[string]string
-	RPMLimit int64           // 0: none
-	TPMLimit int64           // 0: none
-	Blocked  bool            //
-	Metadata json.RawMessage // a JSON object, or nil
-	Budget                   // max_budget, soft_budget, budget_duration and spend
+	RPMLimit int64 // 0: none
+	TPMLimit int64 // 0: none
+	// MaxParallel bounds the requests in flight (max_parallel_requests):
+	// nil: none; 0 admits none, as in LiteLLM.
+	MaxParallel *int64
+	// ModelRPM and ModelTPM are a key's per-model limits (model_rpm_limit,
+	// model_tpm_limit): model name requested -> limit per minute. nil: none.
+	ModelRPM, ModelTPM map[string]int64
+	Blocked            bool            //
+	Metadata           json.RawMessage // a JSON object, or nil
+	Budget                             // max_budget, soft_budget, budget_duration and spend
 }
 
 // Key is a virtual key.
@@ -281,6 +287,10 @@ func (s Settings) validate(what string) error {
 		return fmt.Errorf("%s: %w: metadata is not a JSON object", what, ErrInvalid)
 	case s.RPMLimit < 0 || s.TPMLimit < 0:
 		return fmt.Errorf("%s: %w: negative rpm or tpm limit", what, ErrInvalid)
+	case s.MaxParallel != nil && *s.MaxParallel < 0:
+		return fmt.Errorf("%s: %w: negative max_parallel_requests", what, ErrInvalid)
+	case !validModelLimits(s.ModelRPM) || !validModelLimits(s.ModelTPM):
+		return fmt.Errorf("%s: %w: model_rpm_limit and model_tpm_limit want at most %d model names of 1 to %d bytes and limits >= 0", what, ErrInvalid, MaxModels, MaxNameLen)
 	case slices.Contains(s.Models, ""):
 		return fmt.Errorf("%s: %w: empty model name", what, ErrInvalid)
 	}
@@ -398,6 +408,11 @@ func clone[T any, P record[T]](v T) T {
 		s.Aliases = nil // as DynamoDB stores no empty map
 	}
 	s.Metadata = slices.Clone(s.Metadata)
+	if s.MaxParallel != nil {
+		n := *s.MaxParallel
+		s.MaxParallel = &n
+	}
+	s.ModelRPM, s.ModelTPM = cloneModelLimits(s.ModelRPM), cloneModelLimits(s.ModelTPM)
 	s.Budget = cloneBudget(s.Budget)
 	P(&v).own()
 	return v
@@ -447,4 +462,26 @@ func cmpString(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// validModelLimits checks a per-model limit map.
+func validModelLimits(m map[string]int64) bool {
+	if len(m) > MaxModels {
+		return false
+	}
+	for name, v := range m {
+		if name == "" || len(name) > MaxNameLen || v < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// cloneModelLimits copies a per-model limit map; nil when empty (as
+// DynamoDB stores no empty map).
+func cloneModelLimits(m map[string]int64) map[string]int64 {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
 }

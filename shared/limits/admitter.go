@@ -26,6 +26,13 @@ type Item struct {
 	Shards int   // effective number of shards of the scope
 	RPMCap int64 // this shard's request cap; 0: none
 	TPMCap int64 // this shard's token cap; 0: none
+	// Lease marks the scope's lease item (Scope.Parallel) rather than its
+	// per-minute counter; ParCap is its bound, and Reap the expired leases
+	// of other requests the attempt removes in the same write (learned from
+	// a refused attempt, see parallel.go).
+	Lease  bool
+	ParCap int64
+	Reap   []StaleLease
 }
 
 // Plan is a validated admission ready for a backend.
@@ -46,6 +53,11 @@ type Outcome struct {
 	Budget      bool
 	BudgetIndex int
 	Committed   int64
+	// Stale are the expired leases a refused lease item still counts, and
+	// Retry says it had room after all (its item changed meanwhile): in
+	// either case the admitter tries again, reaping Stale.
+	Stale []StaleLease
+	Retry bool
 }
 
 // BlockedByBudget returns an Outcome blocked by the hold's budget i, whose
@@ -149,13 +161,15 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 	p := &Plan{Req: req, Window: WindowStart(req.Now)}
 	p.Expires = p.Window.Add(time.Minute + CounterTTL)
 	for _, s := range req.Scopes {
-		if !s.counted() {
-			continue
+		if s.counted() {
+			n := effectiveShards(s)
+			it := Item{Scope: s, Shards: n, Slot: Slot{Kind: s.Kind, ID: s.ID, Shard: pick(n)}}
+			it.RPMCap, it.TPMCap = ShardCap(s.RPM, n, it.Slot.Shard), ShardCap(s.TPM, n, it.Slot.Shard)
+			p.Items = append(p.Items, it)
 		}
-		n := effectiveShards(s)
-		it := Item{Scope: s, Shards: n, Slot: Slot{Kind: s.Kind, ID: s.ID, Shard: pick(n)}}
-		it.RPMCap, it.TPMCap = ShardCap(s.RPM, n, it.Slot.Shard), ShardCap(s.TPM, n, it.Slot.Shard)
-		p.Items = append(p.Items, it)
+		if s.Parallel > 0 {
+			p.Items = append(p.Items, Item{Scope: s, Shards: 1, Slot: Slot{Kind: s.Kind, ID: s.ID}, Lease: true, ParCap: s.Parallel})
+		}
 	}
 	// An estimate larger than a whole shard's TPM can never fit.
 	for i, it := range p.Items {
@@ -190,6 +204,12 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 			out, err = a.Backend.Attempt(actx, p)
 		}
 	}
+	for try := 0; err == nil && try < maxReaps && out.Item >= 0 && p.Items[out.Item].Lease && (len(out.Stale) > 0 || out.Retry); try++ {
+		// A lease item counted leases that expired (their requests never
+		// released them): try again, removing them in the same write.
+		p.Items[out.Item].Reap = out.Stale
+		out, err = a.Backend.Attempt(actx, p)
+	}
 	if err != nil {
 		if actx.Err() != nil && (byDeadline || ctx.Err() != nil) {
 			// Slow, not down: the request's own time ran out first.
@@ -209,7 +229,11 @@ func (a *Admitter) decide(p *Plan, out Outcome) Decision {
 	if out.Allowed {
 		d := Decision{Allowed: true, Admission: Admission{Window: p.Window}}
 		for _, it := range p.Items {
-			if it.TPMCap > 0 {
+			switch {
+			case it.Lease:
+				d.Admission.Lease = p.Req.Lease
+				d.Admission.Leased = append(d.Admission.Leased, it.Slot)
+			case it.TPMCap > 0:
 				d.Admission.Slots = append(d.Admission.Slots, it.Slot)
 			}
 		}
@@ -219,11 +243,11 @@ func (a *Admitter) decide(p *Plan, out Outcome) Decision {
 		b := p.Req.Hold.Budgets[out.BudgetIndex]
 		return Decision{Reason: ReasonBudget, BlockedBudget: &b, Committed: out.Committed}
 	}
-	return Decision{
-		Reason:       out.ItemReason,
-		BlockedScope: p.Items[out.Item].Scope,
-		RetryAfter:   p.Window.Add(time.Minute).Sub(p.Req.Now),
+	d := Decision{Reason: out.ItemReason, BlockedScope: p.Items[out.Item].Scope}
+	if out.ItemReason != ReasonParallel { // a lease ends with its request, not with the window
+		d.RetryAfter = p.Window.Add(time.Minute).Sub(p.Req.Now)
 	}
+	return d
 }
 
 // failure applies the fail-open/fail-closed policy to a backend error.

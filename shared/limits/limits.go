@@ -34,6 +34,7 @@ const (
 	KindEndUser    Kind = "end_user"
 	KindDeployment Kind = "deployment"
 	KindModelGroup Kind = "model_group"
+	KindKeyModel   Kind = "key_model" // a key's limits on one model (id: key hash "#" model)
 )
 
 // FailMode says what a check does when the store cannot answer (DynamoDB
@@ -59,11 +60,16 @@ type Scope struct {
 	// Shards splits the window's counter over this many items, each with an
 	// even share of the limits, for limits above one item's write ceiling
 	// (see ShardsFor). 0 or 1: one item.
-	Shards  int
-	OnError FailMode // default: FailOpen
+	Shards int
+	// Parallel bounds the scope's requests in flight (max_parallel_requests,
+	// see parallel.go): the admission takes a lease, Release gives it back.
+	// 0: no bound (a limit of 0, which admits nothing, is the caller's to
+	// refuse without asking the store).
+	Parallel int64
+	OnError  FailMode // default: FailOpen
 }
 
-// A scope with neither RPM nor TPM is not counted at all.
+// counted says the scope has a per-minute counter (RPM or TPM).
 func (s Scope) counted() bool { return s.RPM > 0 || s.TPM > 0 }
 
 // Reason says why a request was not admitted.
@@ -71,9 +77,10 @@ type Reason string
 
 // The reasons.
 const (
-	ReasonRPM    Reason = "rpm"             // the scope's requests per minute are used up
-	ReasonTPM    Reason = "tpm"             // the scope's tokens per minute are used up
-	ReasonBudget Reason = "budget_exceeded" // a hold's budget has no room left
+	ReasonRPM      Reason = "rpm"             // the scope's requests per minute are used up
+	ReasonTPM      Reason = "tpm"             // the scope's tokens per minute are used up
+	ReasonParallel Reason = "parallel"        // the scope's requests in flight are at its Parallel bound
+	ReasonBudget   Reason = "budget_exceeded" // a hold's budget has no room left
 )
 
 // AdmitRequest is one request to admit.
@@ -85,6 +92,12 @@ type AdmitRequest struct {
 	// same atomic write (strict budgets, see Hold). Its failure mode is
 	// always closed.
 	Hold *Hold
+	// Lease names the lease the scopes with a Parallel bound take, unique
+	// per admission (the gateway's call id and attempt), and LeaseExpires
+	// is when a lease never released stops counting (the request's
+	// timeout); required when a scope has Parallel.
+	Lease        string
+	LeaseExpires time.Time
 }
 
 // Decision is the answer to an AdmitRequest.
@@ -106,10 +119,13 @@ type Decision struct {
 	Admission Admission
 }
 
-// Admission identifies the token counters an admitted request wrote.
+// Admission identifies the token counters an admitted request wrote, and
+// the leases it took.
 type Admission struct {
 	Window time.Time // start of the window
 	Slots  []Slot    // the counters of scopes with a TPM limit
+	Lease  string    // the lease id (AdmitRequest.Lease); "" when Leased is empty
+	Leased []Slot    // the scopes whose lease was taken (Shard 0), for Release
 }
 
 // Slot is one counter item: a scope's shard in a window.
@@ -134,6 +150,11 @@ type Store interface {
 	// AdjustTokens adds delta (negative to give back) to the token counters
 	// of an admission, once the real usage is known. It is unconditional.
 	AdjustTokens(ctx context.Context, a Admission, delta int64) error
+
+	// Release gives back the leases of an admission (a.Leased) once its
+	// request ended. It is idempotent: a lease released already, or
+	// expired and reclaimed, is left alone.
+	Release(ctx context.Context, a Admission) error
 }
 
 // Errors.
@@ -207,7 +228,7 @@ func Validate(req AdmitRequest) error {
 		switch {
 		case s.Kind == "" || s.ID == "":
 			return fmt.Errorf("%w: scope with empty kind or id (%q, %q)", ErrInvalid, s.Kind, s.ID)
-		case s.RPM < 0 || s.TPM < 0:
+		case s.RPM < 0 || s.TPM < 0 || s.Parallel < 0:
 			return fmt.Errorf("%w: scope %s/%s has a negative limit", ErrInvalid, s.Kind, s.ID)
 		case s.Shards < 0 || s.Shards > MaxShards:
 			return fmt.Errorf("%w: scope %s/%s has %d shards, want 0..%d", ErrInvalid, s.Kind, s.ID, s.Shards, MaxShards)
@@ -215,6 +236,9 @@ func Validate(req AdmitRequest) error {
 			return fmt.Errorf("%w: scope %s/%s given twice", ErrInvalid, s.Kind, s.ID)
 		}
 		seen[[2]string{string(s.Kind), s.ID}] = true
+		if s.Parallel > 0 && (req.Lease == "" || len(req.Lease) > MaxLeaseID || !req.LeaseExpires.After(req.Now)) {
+			return fmt.Errorf("%w: scope %s/%s has a parallel bound and the request no lease id (1..%d bytes) or a lease expiry after Now", ErrInvalid, s.Kind, s.ID, MaxLeaseID)
+		}
 	}
 	if req.Hold != nil {
 		return req.Hold.Validate()

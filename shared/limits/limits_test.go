@@ -20,6 +20,9 @@ func TestMemory(t *testing.T) {
 				return m.Count(kind, id, shard, now)
 			},
 			Committed: func(_ *testing.T, c string) int64 { v, _ := m.Ledger().Committed(c); return v },
+			InFlight: func(_ *testing.T, kind limits.Kind, id string, now time.Time) int64 {
+				return m.InFlight(kind, id, now)
+			},
 		}
 	})
 }

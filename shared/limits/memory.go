@@ -15,6 +15,7 @@ type Memory struct {
 	counters  map[memSlot]*memCounter
 	lastSweep time.Time
 	ledger    *Ledger
+	leases    leases
 }
 
 type memSlot struct {
@@ -31,7 +32,7 @@ var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty memory store.
 func NewMemory() *Memory {
-	m := &Memory{counters: map[memSlot]*memCounter{}, ledger: newLedger()}
+	m := &Memory{counters: map[memSlot]*memCounter{}, ledger: newLedger(), leases: leases{}}
 	m.admitter.Backend = memBackend{m}
 	return m
 }
@@ -100,6 +101,12 @@ func (b memBackend) Attempt(ctx context.Context, p *Plan) (Outcome, error) {
 	m.sweep(p.Req.Now)
 	w := p.Window.Unix()
 	for i, it := range p.Items {
+		if it.Lease {
+			if m.leases.live(it.Slot, p.Req.Now) >= it.ParCap {
+				return BlockedByItem(i, ReasonParallel), nil
+			}
+			continue
+		}
 		var req, tok int64
 		if c, ok := m.counters[memSlot{it.Slot, w}]; ok {
 			req, tok = c.req, c.tok
@@ -114,6 +121,10 @@ func (b memBackend) Attempt(ctx context.Context, p *Plan) (Outcome, error) {
 		}
 	}
 	for _, it := range p.Items {
+		if it.Lease {
+			m.leases.take(it.Slot, p.Req.Lease, p.Req.LeaseExpires)
+			continue
+		}
 		c := m.counter(memSlot{it.Slot, w}, p.Expires)
 		c.req++
 		c.tok = AddSat(c.tok, p.Req.Tokens)

@@ -16,6 +16,8 @@ import (
 //	models                   L of S; empty: every model
 //	aliases                  M of S (model alias -> model group); absent: none
 //	rpm_limit, tpm_limit     N; 0: none
+//	max_parallel_requests    N; absent: none (0 admits none)
+//	model_rpm_limit, model_tpm_limit  M of N (model -> limit); absent: none
 //	blocked                  BOOL
 //	metadata                 S (a JSON object); absent: none
 //	max_budget, soft_budget  N (USD); absent: none
@@ -29,6 +31,9 @@ const (
 	attrAliases     = "aliases"
 	attrRPM         = "rpm_limit"
 	attrTPM         = "tpm_limit"
+	attrParallel    = "max_parallel_requests"
+	attrModelRPM    = "model_rpm_limit"
+	attrModelTPM    = "model_tpm_limit"
 	attrBlocked     = "blocked"
 	attrMetadata    = "metadata"
 	attrMaxBudget   = "max_budget"
@@ -67,6 +72,13 @@ func settingsAttrs(s keys.Settings) attrs {
 		attrTPM:     ddb.N(s.TPMLimit),
 		attrBlocked: ddb.Bool(s.Blocked),
 	}}
+	if s.MaxParallel != nil {
+		a.set[attrParallel] = ddb.N(*s.MaxParallel)
+	} else {
+		a.remove = append(a.remove, attrParallel)
+	}
+	a.opt(attrModelRPM, modelLimitsAttr(s.ModelRPM), len(s.ModelRPM) > 0)
+	a.opt(attrModelTPM, modelLimitsAttr(s.ModelTPM), len(s.ModelTPM) > 0)
 	a.opt(attrMetadata, ddb.S(string(s.Metadata)), len(s.Metadata) > 0)
 	a.opt(attrAliases, aliasesAttr(s.Aliases), len(s.Aliases) > 0)
 	b := s.Budget
@@ -119,6 +131,10 @@ func decodeSettings(item ddb.Item) keys.Settings {
 		Models: ddb.Strings(item, attrModels), RPMLimit: ddb.Int0(item, attrRPM), TPMLimit: ddb.Int0(item, attrTPM),
 		Blocked: ddb.BoolOf(item, attrBlocked), Metadata: getJSON(item, attrMetadata), Aliases: decodeAliases(item),
 		Budget: keys.Budget{Duration: ddb.String(item, attrDuration)},
+	}
+	s.ModelRPM, s.ModelTPM = decodeModelLimits(item, attrModelRPM), decodeModelLimits(item, attrModelTPM)
+	if n, ok := ddb.Int(item, attrParallel); ok {
+		s.MaxParallel = &n
 	}
 	if v, ok := ddb.Float(item, attrMaxBudget); ok {
 		s.MaxBudget = &v
@@ -193,4 +209,25 @@ func sortedNames(m ddb.Item) []string {
 func sortedStrings(s []string) []string {
 	slices.Sort(s)
 	return s
+}
+
+func modelLimitsAttr(m map[string]int64) types.AttributeValue {
+	v := make(ddb.Item, len(m))
+	for model, n := range m {
+		v[model] = ddb.N(n)
+	}
+	return &types.AttributeValueMemberM{Value: v}
+}
+
+// decodeModelLimits reads a per-model limit map; nil when absent or empty.
+func decodeModelLimits(item ddb.Item, name string) map[string]int64 {
+	m, ok := item[name].(*types.AttributeValueMemberM)
+	if !ok || len(m.Value) == 0 {
+		return nil
+	}
+	out := make(map[string]int64, len(m.Value))
+	for model := range m.Value {
+		out[model] = ddb.Int0(m.Value, model)
+	}
+	return out
 }

@@ -220,7 +220,7 @@ func testUsers(t *testing.T, newStore func(t *testing.T) Store) {
 	u := keys.User{
 		ID: id("user"), Email: "a@example.com", Alias: "Ann", Role: keys.RoleInternalUser,
 
-		CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{Models: []string{"m1"}, RPMLimit: 10, TPMLimit: 100, Metadata: json.RawMessage(`{"x":1}`),
+		CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{Models: []string{"m1"}, RPMLimit: 10, TPMLimit: 100, MaxParallel: i64(0), Metadata: json.RawMessage(`{"x":1}`),
 			Budget: keys.Budget{MaxBudget: usd(9), Duration: "30d"}},
 	}
 	if err := s.CreateUser(c, u); err != nil {

@@ -104,13 +104,16 @@ func id(prefix string) string {
 
 func usd(v float64) *float64 { return &v }
 
+func i64(v int64) *int64 { return &v }
+
 func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	created := time.Date(2030, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
 	k := keys.Key{
 		Hash: keys.HashSecret("sk-" + id("secret")), Alias: "ci", TeamID: "t1", UserID: "u1",
 
-		ExpiresAt: created.Add(24 * time.Hour), CreatedAt: created, Settings: keys.Settings{Models: []string{"gpt-4o", "claude"}, RPMLimit: 100, TPMLimit: 50_000,
+		ExpiresAt: created.Add(24 * time.Hour), CreatedAt: created, Settings: keys.Settings{Models: []string{"gpt-4o", "claude"}, RPMLimit: 100, TPMLimit: 50_000, MaxParallel: i64(4),
+			ModelRPM: map[string]int64{"gpt-4o": 10, "claude": 0}, ModelTPM: map[string]int64{"gpt-4o": 1000},
 			Budget: keys.Budget{MaxBudget: usd(50), SoftBudget: usd(40), Duration: "30d"}},
 	}
 	if err := s.CreateKey(c, k); err != nil {

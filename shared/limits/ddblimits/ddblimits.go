@@ -8,7 +8,8 @@
 //
 // The window is part of the key, so a new minute starts at a new item with
 // no reset; an old item is never read again, and TTL (expires_at, two
-// minutes after the window ends) only tidies up.
+// minutes after the window ends) only tidies up. Parallel-request leases
+// have their own item per scope (parallel.go), updated in the same call.
 //
 // # One round trip
 //
@@ -133,8 +134,12 @@ func (s *Store) Count(ctx context.Context, kind limits.Kind, id string, shard in
 	return ddb.Int0(out.Item, "req"), ddb.Int0(out.Item, "tok"), nil
 }
 
-// update returns the conditional counter update of one item.
+// update returns the conditional update of one item: a counter's, or a
+// lease item's (parallel.go).
 func update(table string, p *limits.Plan, it limits.Item) *types.Update {
+	if it.Lease {
+		return leaseUpdate(table, p, it)
+	}
 	values := ddb.Item{
 		":one": ddb.N(1),
 		":est": ddb.N(p.Req.Tokens),
@@ -164,6 +169,9 @@ func update(table string, p *limits.Plan, it limits.Item) *types.Update {
 
 // itemBlocked names why item i's old values left no room.
 func itemBlocked(p *limits.Plan, i int, old ddb.Item) limits.Outcome {
+	if p.Items[i].Lease {
+		return leaseBlocked(p, i, old)
+	}
 	r := p.Items[i].RoomFor(ddb.Int0(old, "req"), ddb.Int0(old, "tok"), p.Req.Tokens)
 	if r == "" {
 		r = limits.ReasonRPM // changed since; report the request limit
@@ -189,6 +197,7 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 			Key:                                 u.Key,
 			UpdateExpression:                    u.UpdateExpression,
 			ConditionExpression:                 u.ConditionExpression,
+			ExpressionAttributeNames:            u.ExpressionAttributeNames,
 			ExpressionAttributeValues:           u.ExpressionAttributeValues,
 			ReturnValuesOnConditionCheckFailure: u.ReturnValuesOnConditionCheckFailure,
 		})

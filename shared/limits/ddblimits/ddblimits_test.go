@@ -50,10 +50,15 @@ func TestOneRoundTrip(t *testing.T) {
 		req        limits.AdmitRequest
 		wantCalls  int
 		wantAdjust int
+		wantFree   int
 	}{
-		{"every scope", full, 1, 2},
-		{"one scope", limits.AdmitRequest{Now: now, Scopes: full.Scopes[2:3]}, 1, 0},
-		{"unlimited scopes only", limits.AdmitRequest{Now: now, Scopes: []limits.Scope{{Kind: limits.KindUser, ID: "free"}}}, 0, 0},
+		{"every scope", full, 1, 2, 0},
+		{"one scope", limits.AdmitRequest{Now: now, Scopes: full.Scopes[2:3]}, 1, 0, 0},
+		{"unlimited scopes only", limits.AdmitRequest{Now: now, Scopes: []limits.Scope{{Kind: limits.KindUser, ID: "free"}}}, 0, 0, 0},
+		{"parallel bound only", limits.AdmitRequest{Now: now, Lease: "call-1.1", LeaseExpires: now.Add(time.Minute),
+			Scopes: []limits.Scope{{Kind: limits.KindKey, ID: "par", Parallel: 4}}}, 1, 0, 1},
+		{"parallel bound with every scope", limits.AdmitRequest{Now: now, Tokens: 50, Lease: "call-2.1", LeaseExpires: now.Add(time.Minute),
+			Scopes: append([]limits.Scope{{Kind: limits.KindTeam, ID: "par", Parallel: 4}}, full.Scopes...)}, 1, 2, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,6 +76,13 @@ func TestOneRoundTrip(t *testing.T) {
 			}
 			if count.Calls() != tt.wantAdjust {
 				t.Errorf("correction made %d calls %v, want %d", count.Calls(), count.Operations(), tt.wantAdjust)
+			}
+			count.Reset()
+			if err := st.Release(ctx, d.Admission); err != nil {
+				t.Fatal(err)
+			}
+			if count.Calls() != tt.wantFree {
+				t.Errorf("release made %d calls %v, want %d", count.Calls(), count.Operations(), tt.wantFree)
 			}
 		})
 	}

@@ -26,6 +26,9 @@ type Harness struct {
 	// Committed reads a strict-budget counter (limits.Hold); nil skips the
 	// hold tests.
 	Committed func(t *testing.T, counter string) int64
+	// InFlight returns the leases of a scope in force at now
+	// (limits.Scope.Parallel).
+	InFlight func(t *testing.T, kind limits.Kind, id string, now time.Time) int64
 }
 
 // Run runs the suite; newHarness is called once per test.
@@ -43,6 +46,9 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ConcurrentExact", testConcurrentExact},
 		{"ConcurrentKeyAndTeam", testConcurrentKeyAndTeam},
 		{"Holds", testHolds},
+		{"Parallel", testParallel},
+		{"ParallelExpiry", testParallelExpiry},
+		{"ParallelConcurrent", testParallelConcurrent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newHarness(t)) })

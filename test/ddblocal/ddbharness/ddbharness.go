@@ -37,6 +37,14 @@ func Limits(t *testing.T) limitstest.Harness {
 			return req, tok
 		},
 		Committed: committed(reader),
+		InFlight: func(t *testing.T, kind limits.Kind, id string, now time.Time) int64 {
+			t.Helper()
+			n, err := reader.InFlight(context.Background(), kind, id, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		},
 	}
 }
 
