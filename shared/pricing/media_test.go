@@ -16,6 +16,14 @@ func TestImageCostNanos(t *testing.T) {
 		{"dall-e-2", "", "", 1, 19_922_944, true},             // 1024x1024 by default
 		{"dall-e-3", "999x1", "", 1, 0, false},
 		{"unknown-model", "1024x1024", "", 1, 0, false},
+		// Bedrock, per image by size and quality (premium: hd/high/premium)
+		{"amazon.nova-canvas-v1:0", "1024x1024", "", 2, 80_000_000, true},
+		{"amazon.nova-canvas-v1:0", "1280x720", "", 1, 40_000_000, true},
+		{"amazon.nova-canvas-v1:0", "1024x1024", "hd", 1, 80_000_000, true},
+		{"amazon.titan-image-generator-v1", "512x512", "", 1, 8_000_000, true},
+		{"amazon.titan-image-generator-v2:0", "1024x1024", "premium", 1, 12_000_000, true},
+		{"stability.sd3-large-v1:0", "", "", 1, 80_000_000, true},
+		{"stability.stable-image-core-v1:0", "", "", 1, 40_000_000, true},
 	} {
 		got, ok := tab.ImageCostNanos(tt.model, tt.size, tt.quality, tt.n)
 		if ok != tt.ok || (ok && got != tt.want) {

@@ -34,10 +34,13 @@ func (c *Clients) Do(ctx context.Context, d *config.Deployment, call wire.Call) 
 	if d.Model == "*" || d.Model == "" {
 		modelID = ModelID(jsonString(call.Body, "model"))
 	}
-	if call.Op == wire.OpEmbeddings {
+	if call.Op == wire.OpEmbeddings || call.Op == wire.OpImages {
 		cl, err := c.Client(ctx, d)
 		if err != nil {
 			return nil, &apierr.Error{Kind: apierr.UpstreamAuth, Message: "could not load AWS credentials for deployment " + d.ID, Cause: err}
+		}
+		if call.Op == wire.OpImages {
+			return images(ctx, cl, d, modelID, call.Body) // images.go
 		}
 		return embed(ctx, cl, d, modelID, call.Body)
 	}

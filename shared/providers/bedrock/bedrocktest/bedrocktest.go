@@ -7,6 +7,7 @@
 package bedrocktest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -270,7 +271,9 @@ func apiError(w http.ResponseWriter, status int, typ, msg string) {
 }
 
 // invoke answers InvokeModel for embedding models: Titan text embeddings
-// (one text) and Cohere embed (texts), with deterministic vectors.
+// (one text) and Cohere embed (texts), with deterministic vectors; and for
+// image models: Titan Image Generator / Nova Canvas and Stability, with
+// FakeImages.
 func (s *Server) invoke(w http.ResponseWriter, id string, req gjson.Result) {
 	vector := func(text string, dims int) []float64 {
 		v := make([]float64, dims)
@@ -294,6 +297,22 @@ func (s *Server) invoke(w http.ResponseWriter, id string, req gjson.Result) {
 			vs = append(vs, vector(t.String(), 3))
 		}
 		out = map[string]any{"id": "emb-1", "response_type": "embeddings_floats", "embeddings": vs, "texts": req.Get("texts").Value()}
+	case strings.Contains(id, "amazon.titan-image-generator") || strings.Contains(id, "amazon.nova-canvas"):
+		// The shape Titan and Nova Canvas require: a TEXT_IMAGE task with
+		// its text; numberOfImages images (1 when absent).
+		if req.Get("taskType").Str != "TEXT_IMAGE" || req.Get("textToImageParams.text").Str == "" {
+			apiError(w, 400, "ValidationException", "taskType TEXT_IMAGE with textToImageParams.text is required")
+			return
+		}
+		n := int(req.Get("imageGenerationConfig.numberOfImages").Int())
+		out = map[string]any{"images": FakeImages(max(n, 1)), "error": nil}
+	case strings.HasPrefix(id, "stability."):
+		// SD3 and Stable Image take a prompt and make one image.
+		if req.Get("prompt").Str == "" || req.Get("text_prompts").Exists() {
+			apiError(w, 400, "ValidationException", "prompt is required")
+			return
+		}
+		out = map[string]any{"seeds": []int{42}, "finish_reasons": []any{nil}, "images": FakeImages(1)}
 	default:
 		apiError(w, 400, "ValidationException", "The provided model identifier is invalid.")
 		return
@@ -301,4 +320,14 @@ func (s *Server) invoke(w http.ResponseWriter, id string, req gjson.Result) {
 	b, _ := json.Marshal(out)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(b)
+}
+
+// FakeImages are the images the fake makes: n distinct base64 strings
+// ("fake-image-1", ...).
+func FakeImages(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("fake-image-%d", i+1)))
+	}
+	return out
 }
