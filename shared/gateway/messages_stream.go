@@ -3,8 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
@@ -34,9 +32,6 @@ func (x *exchange) messagesStream(ctx context.Context, a *router.Attempt, call w
 		timer = time.AfterFunc(a.StreamTimeout, func() { timedOut.Store(true); cancel() })
 		defer timer.Stop()
 	}
-	noFirstChunk := func() error {
-		return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first event within %s", d.ID, a.StreamTimeout)
-	}
 	var co coalescer
 	pctx := actx
 	if pendingSupported && d.Protocol != config.ProtocolMock {
@@ -45,7 +40,7 @@ func (x *exchange) messagesStream(ctx context.Context, a *router.Attempt, call w
 	resp, err := x.h.provider.Do(pctx, d, call)
 	if err != nil {
 		if timedOut.Load() {
-			return out, noFirstChunk()
+			return out, noFirstChunk(a)
 		}
 		return out, err
 	}
@@ -72,30 +67,7 @@ func (x *exchange) messagesStream(ctx context.Context, a *router.Attempt, call w
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			if !x.committed {
-				if timedOut.Load() {
-					return out, noFirstChunk()
-				}
-				if err == io.EOF || errors.Is(err, sse.ErrTruncated) {
-					return out, apierr.New(apierr.UpstreamConnection, "deployment %s ended the stream before its first content", d.ID)
-				}
-				return out, providers.TransportError(actx, d, err)
-			}
-			if err == io.EOF {
-				x.done = !clientGone(ctx)
-				return out, streamErr
-			}
-			if clientGone(ctx) {
-				return out, &apierr.Error{Kind: apierr.StreamBroken, Message: "client disconnected", Cause: ctx.Err()}
-			}
-			msg := "the upstream stream broke after content was sent (deployment " + d.ID + ")"
-			if ctx.Err() != nil {
-				msg = "the request reached its time limit after content was sent (deployment " + d.ID + ")"
-			}
-			e := &apierr.Error{Kind: apierr.StreamBroken, Message: msg, Cause: err}
-			_, _ = x.w.Write(apierr.AnthropicSSE(e))
-			flush(x.w)
-			return out, e
+			return out, x.readFailed(ctx, actx, a, err, timedOut.Load(), streamErr) // stream.go
 		}
 		data := sse.Data(ev)
 		typ := wire.MessagesEventType(data)
@@ -124,7 +96,7 @@ func (x *exchange) messagesStream(ctx context.Context, a *router.Attempt, call w
 					timer.Stop()
 				}
 				if timedOut.Load() {
-					return out, noFirstChunk()
+					return out, noFirstChunk(a)
 				}
 				co.wrote(x.commit(a, held, resp.Header))
 				held = nil

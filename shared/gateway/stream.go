@@ -38,9 +38,6 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 		timer = time.AfterFunc(a.StreamTimeout, func() { timedOut.Store(true); cancel() })
 		defer timer.Stop()
 	}
-	noFirstChunk := func() error {
-		return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", d.ID, a.StreamTimeout)
-	}
 	var co coalescer
 	pctx := actx
 	if pendingSupported && d.Protocol != config.ProtocolMock {
@@ -49,7 +46,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	resp, err := x.do(pctx, d, call)
 	if err != nil {
 		if timedOut.Load() {
-			return out, noFirstChunk()
+			return out, noFirstChunk(a)
 		}
 		return out, err
 	}
@@ -67,30 +64,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			if !x.committed {
-				if timedOut.Load() {
-					return out, noFirstChunk()
-				}
-				if err == io.EOF || errors.Is(err, sse.ErrTruncated) {
-					return out, apierr.New(apierr.UpstreamConnection, "deployment %s ended the stream before the first chunk", d.ID)
-				}
-				return out, providers.TransportError(actx, d, err)
-			}
-			if err == io.EOF {
-				x.done = !clientGone(ctx)
-				return out, streamErr
-			}
-			if clientGone(ctx) { // the client went away: nothing to tell it
-				return out, &apierr.Error{Kind: apierr.StreamBroken, Message: "client disconnected", Cause: ctx.Err()}
-			}
-			msg := "the upstream stream broke after content was sent (deployment " + d.ID + ")"
-			if ctx.Err() != nil { // the request's deadline (in Lambda, a margin before the invocation's): say so
-				msg = "the request reached its time limit after content was sent (deployment " + d.ID + ")"
-			}
-			e := &apierr.Error{Kind: apierr.StreamBroken, Message: msg, Cause: err}
-			_, _ = x.w.Write(x.sseError(e))
-			flush(x.w)
-			return out, e
+			return out, x.readFailed(ctx, actx, a, err, timedOut.Load(), streamErr)
 		}
 		data := sse.Data(ev)
 		responses := x.op == wire.OpResponses
@@ -126,7 +100,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 					timer.Stop()
 				}
 				if timedOut.Load() {
-					return out, noFirstChunk()
+					return out, noFirstChunk(a)
 				}
 				co.wrote(x.commit(a, held, resp.Header))
 				held = nil
@@ -220,4 +194,43 @@ func hasContent(data []byte) bool {
 		return !has
 	})
 	return has
+}
+
+// readFailed is the end of an upstream stream whose reader failed (io.EOF
+// included). Before the stream committed, it is a failure the router may
+// retry; after, the stream is over: cleanly at EOF (streamErr, an in-band
+// error already forwarded, or nil), else cut, and the client is told with
+// an error event in its API's shape (unless it went away).
+func (x *exchange) readFailed(ctx, actx context.Context, a *router.Attempt, err error, timedOut bool, streamErr error) error {
+	d := a.Deployment
+	if !x.committed {
+		if timedOut {
+			return noFirstChunk(a)
+		}
+		if err == io.EOF || errors.Is(err, sse.ErrTruncated) {
+			return apierr.New(apierr.UpstreamConnection, "deployment %s ended the stream before the first chunk", d.ID)
+		}
+		return providers.TransportError(actx, d, err)
+	}
+	if err == io.EOF {
+		x.done = !clientGone(ctx)
+		return streamErr
+	}
+	if clientGone(ctx) { // the client went away: nothing to tell it
+		return &apierr.Error{Kind: apierr.StreamBroken, Message: "client disconnected", Cause: ctx.Err()}
+	}
+	msg := "the upstream stream broke after content was sent (deployment " + d.ID + ")"
+	if ctx.Err() != nil { // the request's deadline (in Lambda, a margin before the invocation's): say so
+		msg = "the request reached its time limit after content was sent (deployment " + d.ID + ")"
+	}
+	e := &apierr.Error{Kind: apierr.StreamBroken, Message: msg, Cause: err}
+	_, _ = x.w.Write(x.sseError(e))
+	flush(x.w)
+	return e
+}
+
+// noFirstChunk is the failure of a stream that sent nothing within its
+// deployment's stream_timeout.
+func noFirstChunk(a *router.Attempt) error {
+	return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", a.Deployment.ID, a.StreamTimeout)
 }
