@@ -238,12 +238,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v1/messages", "/v1/messages/count_tokens": // Anthropic's Messages API (messages.go)
 		h.serveMessages(w, r)
 	case "/v1/models", "/models":
-		if !h.method(w, r, http.MethodGet) {
-			return
-		}
-		p, err := h.authenticate(r)
-		if err != nil {
-			apierr.Write(w, err)
+		p, ok := h.authGET(w, r)
+		if !ok {
 			return
 		}
 		body, err := h.modelsFor(r.Context(), p, r.URL.Query()) // models_list.go
@@ -262,6 +258,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		apierr.Write(w, apierr.New(apierr.NotFound, "no route %s %s", r.Method, path))
 	}
+}
+
+// authGET admits a GET (or HEAD) request and authenticates it; false: the
+// refusal is written.
+func (h *Handler) authGET(w http.ResponseWriter, r *http.Request) (*Principal, bool) {
+	if !h.method(w, r, http.MethodGet) {
+		return nil, false
+	}
+	p, err := h.authenticate(r)
+	if err != nil {
+		apierr.Write(w, err)
+		return nil, false
+	}
+	return p, true
 }
 
 func (h *Handler) method(w http.ResponseWriter, r *http.Request, m string) bool {

@@ -42,12 +42,8 @@ type healthEndpoint struct {
 // checked now, never from a cache, by at most healthConcurrency calls at
 // once, each bounded by healthCallTimeout.
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
-	if !h.method(w, r, http.MethodGet) {
-		return
-	}
-	p, err := h.authenticate(r)
-	if err != nil {
-		apierr.Write(w, err)
+	p, ok := h.authGET(w, r)
+	if !ok {
 		return
 	}
 	if !p.Master && h.cfg.General.MasterKey != "" {
@@ -169,11 +165,7 @@ func (h *Handler) readiness(w http.ResponseWriter, r *http.Request) {
 // no response cache (cache: null) and no LiteLLM callbacks (spend goes
 // through its own queue); litellm_version is the gateway's build version.
 func (h *Handler) readinessDetails(w http.ResponseWriter, r *http.Request) {
-	if !h.method(w, r, http.MethodGet) {
-		return
-	}
-	if _, err := h.authenticate(r); err != nil {
-		apierr.Write(w, err)
+	if _, ok := h.authGET(w, r); !ok {
 		return
 	}
 	db := "Not connected"

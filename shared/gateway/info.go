@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/sluice-gw/sluice/shared/adminapi"
-	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 )
 
@@ -40,12 +39,8 @@ type modelGroupInfo struct {
 // modelGroupInfo answers GET /model_group/info[?model_group=name]: the model
 // groups the caller may use (all of them for the master key).
 func (h *Handler) modelGroupInfo(w http.ResponseWriter, r *http.Request) {
-	if !h.method(w, r, http.MethodGet) {
-		return
-	}
-	p, err := h.authenticate(r)
-	if err != nil {
-		apierr.Write(w, err)
+	p, ok := h.authGET(w, r)
+	if !ok {
 		return
 	}
 	filter := r.URL.Query().Get("model_group")
@@ -154,11 +149,7 @@ type routeInfo struct {
 // routes answers GET /routes (any valid key): every route of the gateway
 // and of the admin API, with its method.
 func (h *Handler) routes(w http.ResponseWriter, r *http.Request) {
-	if !h.method(w, r, http.MethodGet) {
-		return
-	}
-	if _, err := h.authenticate(r); err != nil {
-		apierr.Write(w, err)
+	if _, ok := h.authGET(w, r); !ok {
 		return
 	}
 	out := make([]routeInfo, 0, len(gatewayRoutes)+64)
