@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -105,18 +103,5 @@ func (x *exchange) messagesUnary(ctx context.Context, a *router.Attempt, call wi
 	} else {
 		tokens = x.bill(a, estimatedUsage(call.PromptTokens, len(out)), true)
 	}
-	x.setRouteHeaders(a)
-	hd := x.w.Header()
-	hd["Content-Type"] = hdrJSON
-	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
-	if x.c.CostKnown {
-		hd["X-Litellm-Response-Cost"] = []string{pricing.USD(x.c.CostNanos)}
-	}
-	copyUpstreamHeaders(hd, resp.Header)
-	x.committed = true
-	x.w.WriteHeader(http.StatusOK)
-	_, err = x.w.Write(out)
-	x.done = err == nil
-	flush(x.w)
-	return router.Outcome{Committed: true, Tokens: tokens}, nil
+	return x.answer(a, resp, out, tokens), nil // unary.go
 }

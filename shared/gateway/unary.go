@@ -62,6 +62,13 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 	} else {
 		tokens = x.bill(a, estimatedUsage(call.PromptTokens, wire.TextBytes(out)), true)
 	}
+	return x.answer(a, resp, out, tokens), nil
+}
+
+// answer writes a whole upstream answer (out) to the client: the route
+// headers, the cost, the provider's headers passed on, then the body; the
+// request is committed.
+func (x *exchange) answer(a *router.Attempt, resp *http.Response, out []byte, tokens int64) router.Outcome {
 	x.setRouteHeaders(a)
 	hd := x.w.Header()
 	hd["Content-Type"] = hdrJSON
@@ -77,11 +84,11 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 	copyUpstreamHeaders(hd, resp.Header)
 	x.committed = true
 	x.w.WriteHeader(http.StatusOK)
-	_, err = x.w.Write(out)
+	_, err := x.w.Write(out)
 	x.done = err == nil
 	// Out now, not when the handler returns: the client need not wait for
 	// the attempt's log line and the spend event. With Content-Length set
 	// this is the response's one write either way.
 	flush(x.w)
-	return router.Outcome{Committed: true, Tokens: tokens}, nil
+	return router.Outcome{Committed: true, Tokens: tokens}
 }
