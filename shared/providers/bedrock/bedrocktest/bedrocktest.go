@@ -165,25 +165,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 	w.WriteHeader(200)
-	enc := eventstream.NewEncoder()
-	event := func(typ string, payload any) {
-		p, _ := json.Marshal(payload)
-		var h eventstream.Headers
-		h.Set(":message-type", eventstream.StringValue("event"))
-		h.Set(":event-type", eventstream.StringValue(typ))
-		h.Set(":content-type", eventstream.StringValue("application/json"))
-		_ = enc.Encode(w, eventstream.Message{Headers: h, Payload: p})
-		w.(http.Flusher).Flush()
-	}
-	exception := func(typ, msg string) {
-		var h eventstream.Headers
-		h.Set(":message-type", eventstream.StringValue("exception"))
-		h.Set(":exception-type", eventstream.StringValue(typ))
-		h.Set(":content-type", eventstream.StringValue("application/json"))
-		p, _ := json.Marshal(map[string]string{"message": msg})
-		_ = enc.Encode(w, eventstream.Message{Headers: h, Payload: p})
-		w.(http.Flusher).Flush()
-	}
+	event, exception := frames(w)
 	if f == ThrottleFirstFrame {
 		exception("throttlingException", "Too many tokens, please wait before trying again.")
 		return
@@ -330,4 +312,29 @@ func FakeImages(n int) []string {
 		out[i] = base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("fake-image-%d", i+1)))
 	}
 	return out
+}
+
+// frames returns writers of eventstream frames to w, each flushed: an event
+// of a type with a JSON payload, and an exception with its message.
+func frames(w http.ResponseWriter) (event func(typ string, payload any), exception func(typ, msg string)) {
+	enc := eventstream.NewEncoder()
+	write := func(h eventstream.Headers, payload any) {
+		p, _ := json.Marshal(payload)
+		h.Set(":content-type", eventstream.StringValue("application/json"))
+		_ = enc.Encode(w, eventstream.Message{Headers: h, Payload: p})
+		w.(http.Flusher).Flush()
+	}
+	event = func(typ string, payload any) {
+		var h eventstream.Headers
+		h.Set(":message-type", eventstream.StringValue("event"))
+		h.Set(":event-type", eventstream.StringValue(typ))
+		write(h, payload)
+	}
+	exception = func(typ, msg string) {
+		var h eventstream.Headers
+		h.Set(":message-type", eventstream.StringValue("exception"))
+		h.Set(":exception-type", eventstream.StringValue(typ))
+		write(h, map[string]string{"message": msg})
+	}
+	return event, exception
 }

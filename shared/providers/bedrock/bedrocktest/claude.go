@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/tidwall/gjson"
 )
 
@@ -54,24 +53,9 @@ func (s *Server) claude(w http.ResponseWriter, op string, f Fault, body []byte) 
 	}
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 	w.WriteHeader(200)
-	enc := eventstream.NewEncoder()
-	chunk := func(event string) {
-		p, _ := json.Marshal(map[string]any{"bytes": []byte(event)}) // base64, as Bedrock sends it
-		var h eventstream.Headers
-		h.Set(":message-type", eventstream.StringValue("event"))
-		h.Set(":event-type", eventstream.StringValue("chunk"))
-		h.Set(":content-type", eventstream.StringValue("application/json"))
-		_ = enc.Encode(w, eventstream.Message{Headers: h, Payload: p})
-		w.(http.Flusher).Flush()
-	}
-	exception := func(typ, msg string) {
-		var h eventstream.Headers
-		h.Set(":message-type", eventstream.StringValue("exception"))
-		h.Set(":exception-type", eventstream.StringValue(typ))
-		h.Set(":content-type", eventstream.StringValue("application/json"))
-		p, _ := json.Marshal(map[string]string{"message": msg})
-		_ = enc.Encode(w, eventstream.Message{Headers: h, Payload: p})
-		w.(http.Flusher).Flush()
+	event, exception := frames(w)
+	chunk := func(ev string) {
+		event("chunk", map[string]any{"bytes": []byte(ev)}) // base64, as Bedrock sends it
 	}
 	if f == ThrottleFirstFrame {
 		exception("throttlingException", "Too many tokens, please wait before trying again.")
