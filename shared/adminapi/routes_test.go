@@ -176,8 +176,17 @@ func runRoutes(t *testing.T, c client) (secrets []string) {
 	if code := chat(secret, "gpt-4o"); code != 200 {
 		t.Fatalf("chat after the models change: %d", code)
 	}
-	if code := chat(secret, "gpt-4o"); code != 429 {
-		t.Fatalf("chat over rpm_limit 2 (one used before): %d", code)
+	// Over rpm_limit 2 (one used before): refused. Counted in real-clock
+	// minutes, so a minute may begin between two calls and admit two more:
+	// within three calls, one is refused whatever the clock.
+	limited := 0
+	for i := 0; i < 3 && limited == 0; i++ {
+		if chat(secret, "gpt-4o") == 429 {
+			limited = i + 1
+		}
+	}
+	if limited == 0 {
+		t.Fatal("three chats over rpm_limit 2 were all served")
 	}
 	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`"`, 400, "")
 	c.errParam(m, "POST", "/key/update", `{"key":"`+secret+`","rpm_limit":"ten"}`, 400, "rpm_limit")
