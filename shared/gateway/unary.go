@@ -45,24 +45,20 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 		// billed. The check costs 1 to 2 ns a byte (wire.BenchmarkValid).
 		return router.Outcome{}, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned a response that is not valid JSON", d.ID)}
 	}
-	var tokens int64
+	if x.op.Media() {
+		return x.answer(a, resp, out, x.billMedia(a, call, out)), nil // media.go
+	}
 	var u wire.Usage
-	ok := false
-	switch {
-	case x.op.Media():
-	case x.op == wire.OpResponses:
+	var ok bool
+	if x.op == wire.OpResponses {
 		u, ok = wire.ResponsesUsage(gjson.GetBytes(out, "usage"))
-	default:
+	} else {
 		u, ok = wire.UsageOf(out)
 	}
-	if x.op.Media() {
-		tokens = x.billMedia(a, call, out) // media.go
-	} else if ok {
-		tokens = x.bill(a, u, false)
-	} else {
-		tokens = x.bill(a, estimatedUsage(call.PromptTokens, wire.TextBytes(out)), true)
+	if !ok {
+		return x.answer(a, resp, out, x.bill(a, estimatedUsage(call.PromptTokens, wire.TextBytes(out)), true)), nil
 	}
-	return x.answer(a, resp, out, tokens), nil
+	return x.answer(a, resp, out, x.bill(a, u, false)), nil
 }
 
 // answer writes a whole upstream answer (out) to the client: the route
