@@ -3,12 +3,8 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"net/http/httptrace"
-	"sync/atomic"
-	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/sse"
@@ -24,31 +20,12 @@ import (
 // (input and cache tokens) and message_delta (output).
 func (x *exchange) messagesStream(ctx context.Context, a *router.Attempt, call wire.Call) (out router.Outcome, err error) {
 	d := a.Deployment
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var timedOut atomic.Bool
-	var timer *time.Timer
-	if a.StreamTimeout > 0 {
-		timer = time.AfterFunc(a.StreamTimeout, func() { timedOut.Store(true); cancel() })
-		defer timer.Stop()
-	}
-	var co coalescer
-	pctx := actx
-	if pendingSupported && d.Protocol != config.ProtocolMock {
-		pctx = httptrace.WithClientTrace(actx, co.trace())
-	}
-	resp, err := x.h.provider.Do(pctx, d, call)
+	up, err := x.openStream(ctx, a, call) // stream.go
 	if err != nil {
-		if timedOut.Load() {
-			return out, noFirstChunk(a)
-		}
 		return out, err
 	}
-	defer resp.Body.Close()
-	rd := sse.NewReader(resp.Body)
-	defer rd.Release()
-	co.w = x.w
-	rd.BeforeRead = co.beforeRead
+	defer up.close()
+	rd, co, resp := up.rd, &up.co, up.resp
 	m := streamMeter{prompt: call.PromptTokens}
 	outBytes := 0     // delta bytes, for an estimate of output never reported
 	sawDelta := false // message_delta reported the output
@@ -67,7 +44,7 @@ func (x *exchange) messagesStream(ctx context.Context, a *router.Attempt, call w
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			return out, x.readFailed(ctx, actx, a, err, timedOut.Load(), streamErr) // stream.go
+			return out, x.readFailed(ctx, a, err, up.timedOut.Load(), streamErr) // stream.go
 		}
 		data := sse.Data(ev)
 		typ := wire.MessagesEventType(data)
@@ -92,10 +69,10 @@ func (x *exchange) messagesStream(ctx context.Context, a *router.Attempt, call w
 		if !x.committed {
 			held = append(held, bytes.Clone(ev))
 			if messagesContent(typ) || len(held) >= maxHeld {
-				if timer != nil {
-					timer.Stop()
+				if up.timer != nil {
+					up.timer.Stop()
 				}
-				if timedOut.Load() {
+				if up.timedOut.Load() {
 					return out, noFirstChunk(a)
 				}
 				co.wrote(x.commit(a, held, resp.Header))

@@ -30,31 +30,12 @@ const maxHeld = 16
 // with an OpenAI-style error event, and no other model's output is spliced in.
 func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call, injected bool) (out router.Outcome, err error) {
 	d := a.Deployment
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var timedOut atomic.Bool
-	var timer *time.Timer
-	if a.StreamTimeout > 0 {
-		timer = time.AfterFunc(a.StreamTimeout, func() { timedOut.Store(true); cancel() })
-		defer timer.Stop()
-	}
-	var co coalescer
-	pctx := actx
-	if pendingSupported && d.Protocol != config.ProtocolMock {
-		pctx = httptrace.WithClientTrace(actx, co.trace())
-	}
-	resp, err := x.do(pctx, d, call)
+	up, err := x.openStream(ctx, a, call)
 	if err != nil {
-		if timedOut.Load() {
-			return out, noFirstChunk(a)
-		}
 		return out, err
 	}
-	defer resp.Body.Close()
-	rd := sse.NewReader(resp.Body)
-	defer rd.Release()
-	co.w = x.w
-	rd.BeforeRead = co.beforeRead // flush what was written before waiting for more
+	defer up.close()
+	rd, co, resp := up.rd, &up.co, up.resp
 	m := streamMeter{prompt: call.PromptTokens}
 	// However the stream ends, a panic included, what it received is
 	// billed, and that sets the outcome the router learns.
@@ -64,7 +45,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			return out, x.readFailed(ctx, actx, a, err, timedOut.Load(), streamErr)
+			return out, x.readFailed(ctx, a, err, up.timedOut.Load(), streamErr)
 		}
 		data := sse.Data(ev)
 		responses := x.op == wire.OpResponses
@@ -96,10 +77,10 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 		if !x.committed {
 			held = append(held, bytes.Clone(ev))
 			if (responses && respHasContent(data) || !responses && hasContent(data)) || sse.IsDone(data) || len(held) >= maxHeld {
-				if timer != nil {
-					timer.Stop()
+				if up.timer != nil {
+					up.timer.Stop()
 				}
-				if timedOut.Load() {
+				if up.timedOut.Load() {
 					return out, noFirstChunk(a)
 				}
 				co.wrote(x.commit(a, held, resp.Header))
@@ -201,7 +182,9 @@ func hasContent(data []byte) bool {
 // retry; after, the stream is over: cleanly at EOF (streamErr, an in-band
 // error already forwarded, or nil), else cut, and the client is told with
 // an error event in its API's shape (unless it went away).
-func (x *exchange) readFailed(ctx, actx context.Context, a *router.Attempt, err error, timedOut bool, streamErr error) error {
+// ctx is the request's: a deadline of its shows through the call's own
+// context (canceled, not past a deadline, when stream_timeout passed).
+func (x *exchange) readFailed(ctx context.Context, a *router.Attempt, err error, timedOut bool, streamErr error) error {
 	d := a.Deployment
 	if !x.committed {
 		if timedOut {
@@ -210,7 +193,7 @@ func (x *exchange) readFailed(ctx, actx context.Context, a *router.Attempt, err 
 		if err == io.EOF || errors.Is(err, sse.ErrTruncated) {
 			return apierr.New(apierr.UpstreamConnection, "deployment %s ended the stream before the first chunk", d.ID)
 		}
-		return providers.TransportError(actx, d, err)
+		return providers.TransportError(ctx, d, err)
 	}
 	if err == io.EOF {
 		x.done = !clientGone(ctx)
@@ -233,4 +216,59 @@ func (x *exchange) readFailed(ctx, actx context.Context, a *router.Attempt, err 
 // deployment's stream_timeout.
 func noFirstChunk(a *router.Attempt) error {
 	return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", a.Deployment.ID, a.StreamTimeout)
+}
+
+// upstreamStream is a streamed attempt's upstream call: the cancel of its
+// context (called when stream_timeout passes first), the response and its
+// event reader, and the coalescer that flushes what was written before a read
+// that would wait.
+type upstreamStream struct {
+	cancel   context.CancelFunc
+	timer    *time.Timer
+	timedOut atomic.Bool // stream_timeout passed
+	co       coalescer
+	resp     *http.Response
+	rd       *sse.Reader
+}
+
+// openStream makes a streamed attempt's upstream call (chat, Responses and
+// Messages alike); the caller closes what it returns.
+func (x *exchange) openStream(ctx context.Context, a *router.Attempt, call wire.Call) (*upstreamStream, error) {
+	d := a.Deployment
+	u := &upstreamStream{}
+	uctx, cancel := context.WithCancel(ctx)
+	u.cancel = cancel
+	if a.StreamTimeout > 0 {
+		u.timer = time.AfterFunc(a.StreamTimeout, func() { u.timedOut.Store(true); u.cancel() })
+	}
+	pctx := uctx
+	if pendingSupported && d.Protocol != config.ProtocolMock {
+		pctx = httptrace.WithClientTrace(uctx, u.co.trace())
+	}
+	resp, err := x.do(pctx, d, call)
+	if err != nil {
+		u.close()
+		if u.timedOut.Load() {
+			return nil, noFirstChunk(a)
+		}
+		return nil, err
+	}
+	u.resp = resp
+	u.rd = sse.NewReader(resp.Body)
+	u.co.w = x.w
+	u.rd.BeforeRead = u.co.beforeRead // flush what was written before waiting for more
+	return u, nil
+}
+
+// close releases the reader and the response, stops the timer and cancels
+// the call.
+func (u *upstreamStream) close() {
+	if u.rd != nil {
+		u.rd.Release()
+		_ = u.resp.Body.Close()
+	}
+	if u.timer != nil {
+		u.timer.Stop()
+	}
+	u.cancel()
 }
