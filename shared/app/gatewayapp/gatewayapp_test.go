@@ -31,29 +31,8 @@ func TestServeLocal(t *testing.T) {
 		{"", "answers 401 until a master key is set", 401},
 		{"sk-local-master", "Authorization: Bearer <your master key or a virtual key>", 401},
 	} {
-		env := map[string]string{"GATEWAY_MASTER_KEY": c.masterKey}
-		e, err := appenv.Read(appenv.Gateway, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, []string{"gateway", "-addr", "127.0.0.1:0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := app.FromEnv(context.Background(), e, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		gw, err := app.Build(context.Background(), s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		out := make(syncWriter, 1)
-		done := make(chan error, 1)
-		go func() { done <- serveLocal(ctx, gw, e, out) }()
-		var banner string
-		select {
-		case banner = <-out:
-		case err := <-done:
-			t.Fatalf("serveLocal: %v", err)
-		}
+		l := startLocal(t, map[string]string{"GATEWAY_MASTER_KEY": c.masterKey})
+		banner, cancel, done := l.banner, l.cancel, l.done
 		base := regexp.MustCompile(`Gateway listening on (http://\S+)`).FindStringSubmatch(banner)
 		if base == nil || !strings.Contains(banner, c.hint) || (c.masterKey != "" && strings.Contains(banner, c.masterKey)) ||
 			!strings.Contains(banner, "store: memory") {
@@ -84,4 +63,42 @@ func TestServeLocal(t *testing.T) {
 			t.Fatal("serveLocal did not return")
 		}
 	}
+}
+
+// local is a local-mode gateway served by serveLocal.
+type local struct {
+	gw     *app.Gateway
+	banner string             // what it printed first
+	cancel context.CancelFunc // SIGTERM
+	done   chan error         // serveLocal's result
+}
+
+// startLocal builds a gateway from env and the flags after the program
+// name (on 127.0.0.1:0 unless they say otherwise) and serves it locally.
+func startLocal(t *testing.T, env map[string]string, flags ...string) *local {
+	t.Helper()
+	e, err := appenv.Read(appenv.Gateway, func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		append([]string{"gateway", "-addr", "127.0.0.1:0"}, flags...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := app.FromEnv(context.Background(), e, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &local{done: make(chan error, 1)}
+	if l.gw, err = app.Build(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	out := make(syncWriter, 1)
+	go func() { l.done <- serveLocal(ctx, l.gw, e, out) }()
+	select {
+	case l.banner = <-out:
+	case err := <-l.done:
+		cancel()
+		t.Fatalf("serveLocal: %v", err)
+	}
+	return l
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/shared/app"
-	"github.com/sluice-gw/sluice/shared/app/appenv"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
@@ -46,25 +43,9 @@ func TestShutdownCutsAndRecords(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"GATEWAY_MASTER_KEY": "sk-m", "METRICS": "off"}
-	e, err := appenv.Read(appenv.Gateway, func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		[]string{"gateway", "-addr", "127.0.0.1:0", "-config", cfg, "-drain-timeout", "300ms"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := app.FromEnv(context.Background(), e, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := app.Build(context.Background(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	out := make(syncWriter, 1)
-	done := make(chan error, 1)
-	go func() { done <- serveLocal(ctx, gw, e, out) }()
-	base := regexp.MustCompile(`Gateway listening on (http://\S+)`).FindStringSubmatch(<-out)[1]
+	l := startLocal(t, map[string]string{"GATEWAY_MASTER_KEY": "sk-m", "METRICS": "off"}, "-config", cfg, "-drain-timeout", "300ms")
+	gw, cancel, done := l.gw, l.cancel, l.done
+	base := regexp.MustCompile(`Gateway listening on (http://\S+)`).FindStringSubmatch(l.banner)[1]
 
 	const n = 3
 	ids := make(chan string, n)
