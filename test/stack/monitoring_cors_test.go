@@ -55,7 +55,9 @@ func TestTemplateCORS(t *testing.T) {
 		want := []string{"authorization", "content-type", "openai-organization", "openai-project",
 			"x-stainless-arch", "x-stainless-lang", "x-stainless-os", "x-stainless-package-version",
 			"x-stainless-runtime", "x-stainless-runtime-version", "x-stainless-retry-count", "x-stainless-timeout",
-			"x-stainless-helper-method"}
+			"x-stainless-helper-method",
+			// and what Anthropic's JS SDK sends from a browser (dangerouslyAllowBrowser)
+			"x-api-key", "anthropic-version", "anthropic-beta", "anthropic-dangerous-direct-browser-access"}
 		read := goLiterals(t, "shared/gateway", regexp.MustCompile(`Header\.Get\("([A-Za-z0-9-]+)"\)`))
 		if len(read) == 0 {
 			t.Fatal("found no request header the gateway reads (r.Header.Get): the scan is out of date")
