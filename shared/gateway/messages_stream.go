@@ -25,7 +25,7 @@ func (x *exchange) messagesStream(ctx context.Context, a *router.Attempt, call w
 		return out, err
 	}
 	defer up.close()
-	rd, co, resp := up.rd, &up.co, up.resp
+	rd := up.rd
 	m := streamMeter{prompt: call.PromptTokens}
 	outBytes := 0     // delta bytes, for an estimate of output never reported
 	sawDelta := false // message_delta reported the output
@@ -69,19 +69,15 @@ func (x *exchange) messagesStream(ctx context.Context, a *router.Attempt, call w
 		if !x.committed {
 			held = append(held, bytes.Clone(ev))
 			if messagesContent(typ) || len(held) >= maxHeld {
-				if up.timer != nil {
-					up.timer.Stop()
+				if err := x.commitHeld(up, a, held); err != nil { // stream.go
+					return out, err
 				}
-				if up.timedOut.Load() {
-					return out, noFirstChunk(a)
-				}
-				co.wrote(x.commit(a, held, resp.Header))
 				held = nil
 			}
 			continue
 		}
 		n, _ := x.w.Write(ev)
-		co.wrote(n)
+		up.co.wrote(n)
 	}
 }
 

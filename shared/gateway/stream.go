@@ -35,7 +35,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 		return out, err
 	}
 	defer up.close()
-	rd, co, resp := up.rd, &up.co, up.resp
+	rd := up.rd
 	m := streamMeter{prompt: call.PromptTokens}
 	// However the stream ends, a panic included, what it received is
 	// billed, and that sets the outcome the router learns.
@@ -77,19 +77,15 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 		if !x.committed {
 			held = append(held, bytes.Clone(ev))
 			if (responses && respHasContent(data) || !responses && hasContent(data)) || sse.IsDone(data) || len(held) >= maxHeld {
-				if up.timer != nil {
-					up.timer.Stop()
+				if err := x.commitHeld(up, a, held); err != nil {
+					return out, err
 				}
-				if up.timedOut.Load() {
-					return out, noFirstChunk(a)
-				}
-				co.wrote(x.commit(a, held, resp.Header))
 				held = nil
 			}
 			continue
 		}
 		n, _ := x.w.Write(ev)
-		co.wrote(n)
+		up.co.wrote(n)
 	}
 }
 
@@ -216,6 +212,19 @@ func (x *exchange) readFailed(ctx context.Context, a *router.Attempt, err error,
 // deployment's stream_timeout.
 func noFirstChunk(a *router.Attempt) error {
 	return apierr.New(apierr.UpstreamTimeout, "deployment %s sent no first chunk within %s", a.Deployment.ID, a.StreamTimeout)
+}
+
+// commitHeld commits the attempt with the events held before its first
+// content, unless stream_timeout passed first.
+func (x *exchange) commitHeld(up *upstreamStream, a *router.Attempt, held [][]byte) error {
+	if up.timer != nil {
+		up.timer.Stop()
+	}
+	if up.timedOut.Load() {
+		return noFirstChunk(a)
+	}
+	up.co.wrote(x.commit(a, held, up.resp.Header))
+	return nil
 }
 
 // upstreamStream is a streamed attempt's upstream call: the cancel of its
