@@ -38,9 +38,25 @@ type Settings struct {
 	// ModelRPM and ModelTPM are a key's per-model limits (model_rpm_limit,
 	// model_tpm_limit): model name requested -> limit per minute. nil: none.
 	ModelRPM, ModelTPM map[string]int64
+	// ModelMaxBudget is a per-model budget (model_max_budget): model name
+	// requested -> its budget and period. nil: none.
+	ModelMaxBudget map[string]ModelBudget
+	// BudgetID links a reusable budget (LiteLLM's budget_id): when set, the
+	// linked budget's limits (max_budget, soft_budget, rpm/tpm, budget
+	// duration, max parallel requests, model_max_budget) apply to this record
+	// in place of its own; spend stays on this record. "": none.
+	BudgetID string
 	Blocked            bool            //
 	Metadata           json.RawMessage // a JSON object, or nil
 	Budget                             // max_budget, soft_budget, budget_duration and spend
+}
+
+// ModelBudget is one model's entry of model_max_budget: a budget in
+// nano-USD per period ("1d", "30d", ...; "" for no reset), LiteLLM's
+// {"budget_limit": 0.5, "time_period": "1d"}.
+type ModelBudget struct {
+	Limit  int64  // nano-USD
+	Period string // budget_duration syntax; "": lifetime
 }
 
 // Key is a virtual key.
