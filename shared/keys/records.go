@@ -46,9 +46,9 @@ type Settings struct {
 	// duration, max parallel requests, model_max_budget) apply to this record
 	// in place of its own; spend stays on this record. "": none.
 	BudgetID string
-	Blocked            bool            //
-	Metadata           json.RawMessage // a JSON object, or nil
-	Budget                             // max_budget, soft_budget, budget_duration and spend
+	Blocked  bool            //
+	Metadata json.RawMessage // a JSON object, or nil
+	Budget                   // max_budget, soft_budget, budget_duration and spend
 }
 
 // ModelBudget is one model's entry of model_max_budget: a budget in
