@@ -23,6 +23,7 @@ type Cached struct {
 	users    readCache[User, *User]
 	members  readCache[Member, *Member] // by MemberID
 	endUsers readCache[EndUser, *EndUser]
+	orgs     readCache[Organization, *Organization]
 
 	presentMu sync.Mutex
 	present   entry[bool] // HasEndUsers; fetched 0: not read
@@ -164,6 +165,8 @@ func (c *Cached) drop(r Ref) {
 		c.members.drop(r.ID)
 	case KindEndUser:
 		c.endUsers.drop(r.ID)
+	case KindOrg:
+		c.orgs.drop(r.ID)
 	}
 }
 
@@ -181,6 +184,7 @@ func (c *Cached) dropMemberships() {
 	c.teams.clear()
 	c.users.clear()
 	c.members.clear()
+	c.orgs.clear()
 }
 
 // after runs write, then forgets refs.
@@ -217,11 +221,13 @@ func (c *Cached) RegenerateKey(ctx context.Context, oldHash string, k Key) (Key,
 // CreateTeam implements Admin.
 func (c *Cached) CreateTeam(ctx context.Context, t Team) error {
 	defer c.drop(t.ref())
+	defer c.orgs.clear() // an organization's Teams
 	return c.store.CreateTeam(ctx, t)
 }
 
 // UpdateTeam implements Admin.
 func (c *Cached) UpdateTeam(ctx context.Context, t Team) (Team, error) {
+	defer c.orgs.clear() // the Teams of the organizations it left and joined
 	return after(c, func() (Team, error) { return c.store.UpdateTeam(ctx, t) }, t.ref())
 }
 
@@ -275,7 +281,7 @@ func (c *Cached) Block(ctx context.Context, r Ref, blocked bool) error {
 // Delete implements Admin.
 func (c *Cached) Delete(ctx context.Context, r Ref) error {
 	switch r.Kind {
-	case KindTeam, KindUser:
+	case KindTeam, KindUser, KindOrg:
 		defer c.dropMemberships()
 	case KindEndUser:
 		defer c.dropPresent()

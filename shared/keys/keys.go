@@ -1,5 +1,6 @@
 // Package keys keeps the records that carry limits and spend: virtual
-// keys, teams, users, team members and end users. Every kind carries one
+// keys, teams, users, team members, end users, organizations and their
+// members. Every kind carries one
 // Settings value (limits, blocked, metadata, budget).
 //
 // A key is stored under the SHA-256 of its secret (HashSecret); the raw
@@ -33,6 +34,7 @@ type Reader interface {
 	GetUser(ctx context.Context, id string) (User, error)
 	GetMember(ctx context.Context, team, user string) (Member, error)
 	GetEndUser(ctx context.Context, id string) (EndUser, error)
+	GetOrganization(ctx context.Context, id string) (Organization, error)
 	// HasEndUsers reports whether any end user record exists, so that the
 	// gateway needs no lookup per request while none does.
 	HasEndUsers(ctx context.Context) (bool, error)
@@ -101,6 +103,28 @@ type Admin interface {
 	// ListEndUsers returns every end user, by id.
 	ListEndUsers(ctx context.Context) ([]EndUser, error)
 
+	// CreateOrganization stores a new organization (its Teams and Members
+	// are ignored); ErrExists if the id is taken.
+	CreateOrganization(ctx context.Context, o Organization) error
+	// UpdateOrganization replaces an organization's settings, alias and
+	// UpdatedAt/UpdatedBy (CreatedBy, Teams and Members are kept).
+	UpdateOrganization(ctx context.Context, o Organization) (Organization, error)
+	// ListOrganizations returns every organization, by id.
+	ListOrganizations(ctx context.Context) ([]Organization, error)
+	// GetOrgMember returns a user's membership of an organization.
+	GetOrgMember(ctx context.Context, org, user string) (OrgMembership, error)
+	// AddOrgMember makes m.UserID a member of m.OrgID with m's role and
+	// budget: the organization's Members and the user's Organizations list
+	// it, all written at once. The organization must exist (ErrNotFound);
+	// a user that does not exist is created as an internal_user; ErrExists
+	// if it is a member already.
+	AddOrgMember(ctx context.Context, m OrgMembership) error
+	// UpdateOrgMember replaces the role and budget settings of an
+	// organization membership.
+	UpdateOrgMember(ctx context.Context, m OrgMembership) (OrgMembership, error)
+	// RemoveOrgMember ends an organization membership.
+	RemoveOrgMember(ctx context.Context, org, user string) error
+
 	// SetSpend sets the spend of the record r names to nanos (LiteLLM's
 	// spend field of /user/update, which resets spend): its lifetime
 	// spend and, with a budget_duration, the spend of the period that
@@ -112,8 +136,10 @@ type Admin interface {
 	// Block sets the blocked flag of the key, team or end user r names.
 	Block(ctx context.Context, r Ref, blocked bool) error
 	// Delete deletes the record r names: a team or a user with its
-	// memberships, an end user, or a key (ArchiveKey by nobody known).
-	// Memberships end through RemoveMember.
+	// memberships (of teams and organizations), an organization with its
+	// memberships (ErrOrgHasTeams while a team names it), an end user, or
+	// a key (ArchiveKey by nobody known). Memberships end through
+	// RemoveMember and RemoveOrgMember.
 	Delete(ctx context.Context, r Ref) error
 }
 
@@ -127,6 +153,9 @@ const (
 	KindUser    Kind = "user"    // ID: the user id
 	KindMember  Kind = "member"  // ID: MemberID(team, user)
 	KindEndUser Kind = "enduser" // ID: the end user id (a request's "user")
+	KindOrg     Kind = "org"     // ID: the organization id
+	// KindOrgMember: ID OrgMemberID(org, user).
+	KindOrgMember Kind = "orgmember"
 )
 
 // Ref names a record.

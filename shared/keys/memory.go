@@ -11,17 +11,19 @@ import (
 // Memory is the in-process store for local mode and unit tests: one table
 // per record kind (table.go), spend beside them (memory_spend.go).
 type Memory struct {
-	mu       sync.Mutex
-	now      func() time.Time
-	keys     table[Key, *Key]
-	teams    table[Team, *Team]
-	users    table[User, *User]
-	members  table[Member, *Member] // by MemberID
-	endUsers table[EndUser, *EndUser]
-	spend    map[Ref]SpendState // absent: nothing spent yet
-	aliases  map[string]string  // key_alias -> key hash
-	deleted  []DeletedKey
-	moved    map[string]Move // a regenerated key's old hash -> where it went (moves.go)
+	mu         sync.Mutex
+	now        func() time.Time
+	keys       table[Key, *Key]
+	teams      table[Team, *Team]
+	users      table[User, *User]
+	members    table[Member, *Member] // by MemberID
+	endUsers   table[EndUser, *EndUser]
+	orgs       table[Organization, *Organization]
+	orgMembers table[OrgMembership, *OrgMembership] // by OrgMemberID
+	spend      map[Ref]SpendState                   // absent: nothing spent yet
+	aliases    map[string]string                    // key_alias -> key hash
+	deleted    []DeletedKey
+	moved      map[string]Move // a regenerated key's old hash -> where it went (moves.go)
 }
 
 var (
@@ -35,6 +37,7 @@ func NewMemory() *Memory {
 		now:  time.Now,
 		keys: newTable[Key]("key"), teams: newTable[Team]("team"), users: newTable[User]("user"),
 		members: newTable[Member]("member"), endUsers: newTable[EndUser]("end user"),
+		orgs: newTable[Organization]("organization"), orgMembers: newTable[OrgMembership]("organization member"),
 		spend: map[Ref]SpendState{}, aliases: map[string]string{}, moved: map[string]Move{},
 	}
 }
@@ -226,14 +229,20 @@ func (m *Memory) ListDeletedKeys(_ context.Context, f KeyFilter) ([]DeletedKey, 
 // CreateTeam implements Admin.
 func (m *Memory) CreateTeam(_ context.Context, t Team) error {
 	return m.write(t, func() error {
-		return m.teams.create(m, t, func(t *Team) error { t.Members = nil; return nil })
+		return m.teams.create(m, t, func(t *Team) error {
+			t.Members = nil
+			return m.moveTeam(t.ID, "", t.OrganizationID)
+		})
 	})
 }
 
 // UpdateTeam implements Admin.
 func (m *Memory) UpdateTeam(_ context.Context, t Team) (Team, error) {
 	return validated(m, t, func() (Team, error) {
-		return m.teams.update(m, t, func(old Team, t *Team) error { t.Members = old.Members; return nil })
+		return m.teams.update(m, t, func(old Team, t *Team) error {
+			t.Members = old.Members
+			return m.moveTeam(t.ID, old.OrganizationID, t.OrganizationID)
+		})
 	})
 }
 
@@ -286,10 +295,8 @@ func (m *Memory) AddMember(_ context.Context, mb Member) error {
 		if _, ok := m.members.m[id]; ok {
 			return fmt.Errorf("member %s: %w", id, ErrExists)
 		}
-		if _, ok := m.users.m[mb.UserID]; !ok {
-			if err := m.createUser(User{ID: mb.UserID, Email: mb.Email, Role: RoleInternalUser}); err != nil {
-				return err
-			}
+		if err := m.ensureUser(mb.UserID, mb.Email); err != nil {
+			return err
 		}
 		if err := m.members.create(m, mb, nil); err != nil {
 			return err
@@ -390,6 +397,7 @@ func (m *Memory) Delete(ctx context.Context, r Ref) error {
 			for _, mb := range t.Members {
 				m.dropMembership(r.ID, mb.UserID)
 			}
+			_ = m.moveTeam(r.ID, t.OrganizationID, "")
 			m.teams.remove(m, r.ID)
 		case KindUser:
 			u, ok := m.users.m[r.ID]
@@ -399,12 +407,17 @@ func (m *Memory) Delete(ctx context.Context, r Ref) error {
 			for _, team := range u.Teams {
 				m.dropMembership(team, r.ID)
 			}
+			for _, org := range u.Organizations {
+				m.dropOrgMembership(org, r.ID)
+			}
 			m.users.remove(m, r.ID)
 		case KindEndUser:
 			if _, ok := m.endUsers.m[r.ID]; !ok {
 				return notFound("end user", r.ID)
 			}
 			m.endUsers.remove(m, r.ID)
+		case KindOrg:
+			return m.deleteOrg(r.ID)
 		default:
 			return fmt.Errorf("delete %s: %w: memberships end through RemoveMember", r, ErrInvalid)
 		}

@@ -68,6 +68,10 @@ func (m *Memory) budgetOf(r Ref) (Budget, bool) {
 		return m.members.budget(r.ID)
 	case KindEndUser:
 		return m.endUsers.budget(r.ID)
+	case KindOrg:
+		return m.orgs.budget(r.ID)
+	case KindOrgMember:
+		return m.orgMembers.budget(r.ID)
 	}
 	return Budget{}, false
 }

@@ -24,6 +24,8 @@ import (
 //	User      yes     yes      yes      -        yes       yes
 //	Member    -       -        -        -        -         yes
 //	EndUser   -       -        yes      yes      -         yes
+//	Org       yes     -        yes      yes      yes       yes
+//	OrgMember -       -        -        -        -         yes
 type Settings struct {
 	Models []string // allowed model groups; empty: every model (LiteLLM)
 	// Aliases map a model name a request sends to the model group it
@@ -79,11 +81,14 @@ type Key struct {
 
 // Team groups keys under shared models, limits and budget.
 type Team struct {
-	ID        string
-	Alias     string
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	Members   []TeamMember // changed only by AddMember, UpdateMember and RemoveMember
+	ID    string
+	Alias string
+	// OrganizationID is the organization the team belongs to ("": none);
+	// it must exist, and its Teams lists the team (org.go).
+	OrganizationID string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	Members        []TeamMember // changed only by AddMember, UpdateMember and RemoveMember
 	Settings
 }
 
@@ -122,13 +127,16 @@ type TeamMember struct {
 
 // User is a person (or a service) that owns keys and belongs to teams.
 type User struct {
-	ID        string
-	Email     string
-	Alias     string // user_alias
-	Role      UserRole
-	Teams     []string // ids of the teams it is a member of (kept by AddMember/RemoveMember)
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID    string
+	Email string
+	Alias string // user_alias
+	Role  UserRole
+	Teams []string // ids of the teams it is a member of (kept by AddMember/RemoveMember)
+	// Organizations are the ids of the organizations it is a member of
+	// (kept by AddOrgMember/RemoveOrgMember).
+	Organizations []string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 	Settings
 }
 
@@ -342,7 +350,7 @@ func (k Key) Validate() error {
 
 // Validate checks t; its error wraps ErrInvalid.
 func (t Team) Validate() error {
-	if err := firstErr(ValidTeamID(t.ID), validText("team_alias", t.Alias, MaxIDLen)); err != nil {
+	if err := firstErr(ValidTeamID(t.ID), validText("team_alias", t.Alias, MaxIDLen), optionalID("organization_id", t.OrganizationID)); err != nil {
 		return err
 	}
 	return t.Settings.validate("team " + t.ID)
@@ -403,7 +411,7 @@ func (t *Team) own()                   { t.Members = slices.Clone(t.Members) }
 func (u *User) ref() Ref               { return Ref{KindUser, u.ID} }
 func (u *User) settings() *Settings    { return &u.Settings }
 func (u *User) stamps() []*time.Time   { return []*time.Time{&u.CreatedAt, &u.UpdatedAt} }
-func (u *User) own()                   { u.Teams = slices.Clone(u.Teams) }
+func (u *User) own()                   { u.Teams, u.Organizations = slices.Clone(u.Teams), slices.Clone(u.Organizations) }
 func (m *Member) ref() Ref             { return m.Ref() }
 func (m *Member) settings() *Settings  { return &m.Settings }
 func (m *Member) stamps() []*time.Time { return []*time.Time{&m.CreatedAt} }

@@ -74,6 +74,34 @@ func TestCached(t *testing.T) {
 			t.Fatalf("GetTeam after Block = %+v, %v", tm, err)
 		}
 	})
+	// An organization is cached like a team; the writes through the cache
+	// that change it (its members, a team joining it) drop it.
+	t.Run("organizations", func(t *testing.T) {
+		if err := c.CreateOrganization(ctx, keys.Organization{ID: "o"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.GetOrganization(ctx, "o"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := shared.UpdateOrganization(ctx, keys.Organization{ID: "o", Alias: "elsewhere"}); err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := c.GetOrganization(ctx, "o"); o.Alias != "" {
+			t.Fatalf("GetOrganization within the TTL = %+v, want the cached read", o)
+		}
+		if err := c.AddOrgMember(ctx, keys.OrgMembership{OrgID: "o", UserID: "u", Role: keys.OrgAdmin}); err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := c.GetOrganization(ctx, "o"); o.Role("u") != keys.OrgAdmin || o.Alias != "elsewhere" {
+			t.Fatalf("GetOrganization after AddOrgMember = %+v", o)
+		}
+		if err := c.CreateTeam(ctx, keys.Team{ID: "ot", OrganizationID: "o"}); err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := c.GetOrganization(ctx, "o"); len(o.Teams) != 1 {
+			t.Fatalf("GetOrganization after CreateTeam in it = %+v", o)
+		}
+	})
 }
 
 // TestMemory runs the conformance suites on the memory store.

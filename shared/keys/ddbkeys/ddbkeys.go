@@ -12,6 +12,8 @@
 //	user#<id>            kind "user" (user.go)
 //	member#<team>#<user> kind "member" (member.go)
 //	enduser#<id>         kind "enduser" (enduser.go)
+//	org#<id>             kind "org" (org.go)
+//	orgmember#<org>#<user> kind "orgmember" (org.go)
 //	alias#<key_alias>    kind "alias", key_hash: makes key_alias unique; written
 //	                     in the same TransactWriteItems as its key
 //	deleted#<hash>#<ns>  kind "deleted_key": the key item as it was, plus
@@ -448,6 +450,8 @@ func (st *Store) Delete(ctx context.Context, r keys.Ref) error {
 		return st.deleteUser(ctx, r.ID)
 	case keys.KindEndUser:
 		return st.deleteEndUser(ctx, r.ID)
+	case keys.KindOrg:
+		return st.deleteOrg(ctx, r.ID)
 	}
 	return fmt.Errorf("delete %s: %w: memberships end through RemoveMember", r, keys.ErrInvalid)
 }
@@ -459,6 +463,10 @@ func whatOf(r keys.Ref) string {
 		return keyWhat(r.ID)
 	case keys.KindEndUser:
 		return "end user " + r.ID
+	case keys.KindOrg:
+		return "organization " + r.ID
+	case keys.KindOrgMember:
+		return "organization member " + r.ID
 	}
 	return string(r.Kind) + " " + r.ID
 }

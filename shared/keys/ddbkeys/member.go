@@ -2,9 +2,7 @@ package ddbkeys
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -13,14 +11,14 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
-// A membership's item: pk "member#<team>#<user>", kind "member", its
+// A team membership's item: pk "member#<team>#<user>", kind "member", its
 // settings (settings.go: only the budget is used) and team_id, user_id,
 // role (S), email (S, absent when none), created_at (N, epoch ms).
 //
 // Membership is written in three places (the member item, the team's
-// members, the user's teams), always in one TransactWriteItems; deleting
-// a team or a user removes its memberships from all three in the same
-// transaction (deleteTeam, deleteUser).
+// members, the user's teams), always in one TransactWriteItems (group.go,
+// shared with organizations); deleting a team or a user removes its
+// memberships from all three in the same transaction.
 
 // memberAttrs encodes the settings of m (created_at aside).
 func memberAttrs(m keys.Member) attrs {
@@ -51,43 +49,11 @@ func (st *Store) AddMember(ctx context.Context, m keys.Member) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	what := "member " + keys.MemberID(m.TeamID, m.UserID)
-	for attempt := 0; ; attempt++ {
-		t, err := st.GetTeam(ctx, m.TeamID)
-		if err != nil {
-			return err
-		}
-		if t.Role(m.UserID) != "" {
-			return fmt.Errorf("%s: %w", what, keys.ErrExists)
-		}
-		if m.CreatedAt.IsZero() {
-			m.CreatedAt = time.Now()
-		}
-		items := []types.TransactWriteItem{
-			put(st.table, newItem(memberAttrs(m), m.Ref().String(), keys.KindMember, m.CreatedAt), "attribute_not_exists(pk)", nil),
-			st.teamMembersUpdate(m.TeamID, append(t.Members, keys.TeamMember{UserID: m.UserID, Email: m.Email, Role: m.Role}), len(t.Members)),
-		}
-		u, err := st.GetUser(ctx, m.UserID)
-		switch {
-		case errors.Is(err, keys.ErrNotFound):
-			items = append(items, put(st.table, newUserItem(keys.User{ID: m.UserID, Email: m.Email, Role: keys.RoleInternalUser}, m.TeamID), "attribute_not_exists(pk)", nil))
-		case err != nil:
-			return err
-		default:
-			items = append(items, st.userTeamsUpdate(m.UserID, append(u.Teams, m.TeamID), len(u.Teams)))
-		}
-		err = st.transact(ctx, what, items)
-		i, ok := failedAt(err)
-		switch {
-		case ok && i == 0:
-			return fmt.Errorf("%s: %w", what, keys.ErrExists)
-		case ok && attempt < 5:
-			continue // the team or the user changed meanwhile
-		case ok:
-			return fmt.Errorf("%s: %w: changed concurrently", what, keys.ErrUnavailable)
-		}
-		return err
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = time.Now()
 	}
+	item := newItem(memberAttrs(m), m.Ref().String(), keys.KindMember, m.CreatedAt)
+	return st.join(ctx, teamGroup, m.TeamID, keys.TeamMember{UserID: m.UserID, Email: m.Email, Role: m.Role}, item)
 }
 
 // UpdateMember implements keys.Admin.
@@ -95,28 +61,7 @@ func (st *Store) UpdateMember(ctx context.Context, m keys.Member) (keys.Member, 
 	if err := m.Validate(); err != nil {
 		return keys.Member{}, err
 	}
-	what := "member " + keys.MemberID(m.TeamID, m.UserID)
-	if _, err := st.GetMember(ctx, m.TeamID, m.UserID); err != nil {
-		return keys.Member{}, err
-	}
-	t, err := st.GetTeam(ctx, m.TeamID)
-	if err != nil {
-		return keys.Member{}, err
-	}
-	members := slices.Clone(t.Members)
-	for i := range members {
-		if members[i].UserID == m.UserID {
-			members[i].Role = m.Role
-		}
-	}
-	err = st.transact(ctx, what, []types.TransactWriteItem{
-		updateItem(st.table, m.Ref().String(), memberAttrs(m)),
-		st.teamMembersUpdate(m.TeamID, members, len(t.Members)),
-	})
-	if _, ok := failedAt(err); ok {
-		return keys.Member{}, fmt.Errorf("%s: changed concurrently or gone: %w", what, keys.ErrNotFound)
-	}
-	if err != nil {
+	if err := st.setRole(ctx, teamGroup, m.TeamID, m.UserID, m.Role, memberAttrs(m)); err != nil {
 		return keys.Member{}, err
 	}
 	return st.GetMember(ctx, m.TeamID, m.UserID)
@@ -124,26 +69,7 @@ func (st *Store) UpdateMember(ctx context.Context, m keys.Member) (keys.Member, 
 
 // RemoveMember implements keys.Admin.
 func (st *Store) RemoveMember(ctx context.Context, team, user string) error {
-	what := "member " + keys.MemberID(team, user)
-	t, err := st.GetTeam(ctx, team)
-	if err != nil {
-		return err
-	}
-	if _, err := st.GetMember(ctx, team, user); err != nil {
-		return err
-	}
-	items := []types.TransactWriteItem{
-		del(st.table, refPK(keys.KindMember, keys.MemberID(team, user)), "attribute_exists(pk)", nil),
-		st.teamMembersUpdate(team, slices.DeleteFunc(slices.Clone(t.Members), func(m keys.TeamMember) bool { return m.UserID == user }), len(t.Members)),
-	}
-	if u, err := st.GetUser(ctx, user); err == nil {
-		items = append(items, st.userTeamsUpdate(user, slices.DeleteFunc(u.Teams, func(x string) bool { return x == team }), -1))
-	}
-	err = st.transact(ctx, what, items)
-	if _, ok := failedAt(err); ok {
-		return fmt.Errorf("%s: changed concurrently or gone: %w", what, keys.ErrNotFound)
-	}
-	return err
+	return st.leave(ctx, teamGroup, team, user)
 }
 
 // A team item's members: L of M {user_id, role, email (absent when
@@ -153,7 +79,7 @@ const (
 	attrRole    = "role"
 )
 
-// decodeMembers reads a team item's members.
+// decodeMembers reads a team's or an organization's members.
 func decodeMembers(item ddb.Item) []keys.TeamMember {
 	var out []keys.TeamMember
 	if l, ok := item[attrMembers].(*types.AttributeValueMemberL); ok {
@@ -166,9 +92,9 @@ func decodeMembers(item ddb.Item) []keys.TeamMember {
 	return out
 }
 
-// deleteTeam deletes a team, its member items and its id in its members'
-// teams lists, in one transaction (a team of more than 48 members takes
-// several: the team item goes last).
+// deleteTeam deletes a team, its member items, its id in its members'
+// teams lists and in its organization's teams, in one transaction (a team
+// of more than 48 members takes several: the team item goes last).
 func (st *Store) deleteTeam(ctx context.Context, id string) error {
 	what := "team " + id
 	item, err := st.get(ctx, teamPK(id), what)
@@ -176,51 +102,31 @@ func (st *Store) deleteTeam(ctx context.Context, id string) error {
 		return err
 	}
 	t := decodeTeam(id, item)
-	var items []types.TransactWriteItem
-	for _, m := range t.Members {
-		items = append(items, del(st.table, refPK(keys.KindMember, keys.MemberID(id, m.UserID)), "", nil))
-		if u, err := st.GetUser(ctx, m.UserID); err == nil {
-			items = append(items, st.userTeamsUpdate(u.ID, slices.DeleteFunc(u.Teams, func(x string) bool { return x == id }), -1))
-		}
-		if len(items) >= 96 {
-			if err := st.transact(ctx, what, items); err != nil {
-				return err
-			}
-			items = nil
-		}
+	last := []types.TransactWriteItem{orgCond(del(st.table, teamPK(id), "attribute_exists(pk)", nil), t.OrganizationID)}
+	if t.OrganizationID != "" {
+		last = append(last, orgTeams(st.table, t.OrganizationID, id, "DELETE"))
 	}
-	items = append(items, del(st.table, teamPK(id), "attribute_exists(pk)", nil))
-	err = st.transact(ctx, what, items)
+	err = st.deleteGroup(ctx, teamGroup, id, t.Members, last)
 	if _, ok := failedAt(err); ok {
-		return fmt.Errorf("%s: %w", what, keys.ErrNotFound)
+		return fmt.Errorf("%s: changed concurrently or gone: %w", what, keys.ErrNotFound)
 	}
 	return err
 }
 
-func (st *Store) teamMembersUpdate(team string, members []keys.TeamMember, readLen int) types.TransactWriteItem {
-	l := make([]types.AttributeValue, len(members))
-	for i, m := range members {
-		e := ddb.Item{attrUserID: ddb.S(m.UserID), attrRole: ddb.S(m.Role)}
-		if m.Email != "" {
-			e[attrEmail] = ddb.S(m.Email)
-		}
-		l[i] = &types.AttributeValueMemberM{Value: e}
-	}
-	return st.listSet(teamPK(team), attrMembers, &types.AttributeValueMemberL{Value: l}, readLen)
-}
-
 // deleteUser deletes a user, its member items and its entries in its
-// teams' members, in one transaction.
+// teams' and organizations' members, in one transaction.
 func (st *Store) deleteUser(ctx context.Context, id string) error {
 	u, err := st.GetUser(ctx, id)
 	if err != nil {
 		return err
 	}
 	items := []types.TransactWriteItem{del(st.table, userPK(id), "attribute_exists(pk)", nil)}
-	for _, team := range u.Teams {
-		items = append(items, del(st.table, refPK(keys.KindMember, keys.MemberID(team, id)), "", nil))
-		if t, err := st.GetTeam(ctx, team); err == nil {
-			items = append(items, st.teamMembersUpdate(team, slices.DeleteFunc(t.Members, func(m keys.TeamMember) bool { return m.UserID == id }), -1))
+	for _, g := range []group{teamGroup, orgGroup} {
+		for _, gid := range g.userList(u) {
+			items = append(items, del(st.table, g.memberPK(gid, id), "", nil))
+			if members, err := st.groupMembers(ctx, g, gid); err == nil {
+				items = append(items, st.membersUpdate(refPK(g.kind, gid), without(members, id), -1))
+			}
 		}
 	}
 	err = st.transact(ctx, "user "+id, items)
@@ -228,8 +134,4 @@ func (st *Store) deleteUser(ctx context.Context, id string) error {
 		return fmt.Errorf("user %s: changed concurrently or gone: %w", id, keys.ErrNotFound)
 	}
 	return err
-}
-
-func (st *Store) userTeamsUpdate(user string, teams []string, readLen int) types.TransactWriteItem {
-	return st.listSet(userPK(user), attrTeams, ddb.List(teams), readLen)
 }

@@ -10,8 +10,8 @@ import (
 
 // A user's item: pk "user#<id>", kind "user", its settings (settings.go)
 // and email, alias (user_alias), user_role (S), created_at and updated_at
-// (N, epoch ms), teams (L of S; written only by the membership methods,
-// member.go).
+// (N, epoch ms), teams and organizations (L of S; written only by the
+// membership methods, group.go).
 const (
 	attrEmail    = "email"
 	attrUserRole = "user_role"
@@ -31,13 +31,13 @@ func userAttrs(u keys.User) attrs {
 func decodeUser(id string, item ddb.Item) keys.User {
 	return keys.User{
 		ID: id, Email: ddb.String(item, attrEmail), Alias: ddb.String(item, attrAlias),
-		Role: keys.UserRole(ddb.String(item, attrUserRole)), Teams: ddb.Strings(item, attrTeams),
+		Role: keys.UserRole(ddb.String(item, attrUserRole)), Teams: ddb.Strings(item, attrTeams), Organizations: ddb.Strings(item, attrOrgs),
 		CreatedAt: getTime(item, attrCreated), UpdatedAt: getTime(item, attrUpdated), Settings: decodeSettings(item),
 	}
 }
 
-// newUserItem is the item of a new user in teams.
-func newUserItem(u keys.User, teams ...string) ddb.Item {
+// newUserItem is the item of a new user (in no team).
+func newUserItem(u keys.User) ddb.Item {
 	if u.CreatedAt.IsZero() {
 		u.CreatedAt = time.Now()
 	}
@@ -45,7 +45,7 @@ func newUserItem(u keys.User, teams ...string) ddb.Item {
 		u.Role = keys.RoleInternalUser
 	}
 	item := newItem(userAttrs(u), userPK(u.ID), keys.KindUser, u.CreatedAt)
-	item[attrTeams] = ddb.List(teams)
+	item[attrTeams] = ddb.List(nil)
 	return item
 }
 

@@ -1,0 +1,179 @@
+package ddbkeys
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// An organization's item: pk "org#<id>", kind "org", its settings
+// (settings.go) and alias (S), created_by, updated_by (S), created_at and
+// updated_at (N, epoch ms), members (L of M {user_id, role, email};
+// written only by the membership methods, group.go) and team_ids (SS of
+// the ids of its teams; absent when none: DynamoDB removes an empty set),
+// changed only by ADD and DELETE in the team's own write (team.go), so
+// that deleting the organization can be conditioned on it having none.
+//
+// An organization membership's item: pk "orgmember#<org>#<user>", kind
+// "orgmember", its settings (only the budget is used) and org_id, user_id,
+// role, email (absent when none), created_at and updated_at.
+const (
+	attrTeamIDs = "team_ids"
+	attrOrgs    = "organizations" // of a user item: L of S
+	attrOrgKey  = "org_id"        // of a membership item
+)
+
+func orgPK(id string) string { return refPK(keys.KindOrg, id) }
+
+// orgTeams ADDs team to (or DELETEs it from: op) the team_ids of the
+// existing organization org.
+func orgTeams(table, org, team, op string) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(table),
+		Key:                       ddb.PK(orgPK(org)),
+		UpdateExpression:          aws.String(op + " #t :t"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames:  map[string]string{"#t": attrTeamIDs},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberSS{Value: []string{team}}},
+	}}
+}
+
+func orgAttrs(o keys.Organization) attrs {
+	a := aliasedAttrs(o.Settings, o.Alias, o.UpdatedAt)
+	a.opt(attrUpdatedBy, ddb.S(o.UpdatedBy), o.UpdatedBy != "")
+	return a
+}
+
+func decodeOrg(id string, item ddb.Item) keys.Organization {
+	var teams []string
+	if ss, ok := item[attrTeamIDs].(*types.AttributeValueMemberSS); ok && len(ss.Value) > 0 {
+		teams = slices.Sorted(slices.Values(ss.Value))
+	}
+	return keys.Organization{
+		ID: id, Alias: ddb.String(item, attrAlias), Teams: teams, Members: decodeMembers(item),
+		CreatedAt: getTime(item, attrCreated), UpdatedAt: getTime(item, attrUpdated),
+		CreatedBy: ddb.String(item, attrCreatedBy), UpdatedBy: ddb.String(item, attrUpdatedBy),
+		Settings: decodeSettings(item),
+	}
+}
+
+// GetOrganization implements keys.Reader.
+func (st *Store) GetOrganization(ctx context.Context, id string) (keys.Organization, error) {
+	return read(ctx, st, keys.Ref{Kind: keys.KindOrg, ID: id}, keys.ValidOrgID(id) == nil, decodeOrg)
+}
+
+// CreateOrganization implements keys.Admin.
+func (st *Store) CreateOrganization(ctx context.Context, o keys.Organization) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if o.CreatedAt.IsZero() {
+		o.CreatedAt = time.Now()
+	}
+	item := newItem(orgAttrs(o), orgPK(o.ID), keys.KindOrg, o.CreatedAt)
+	if o.CreatedBy != "" {
+		item[attrCreatedBy] = ddb.S(o.CreatedBy)
+	}
+	return st.create(ctx, item, "organization "+o.ID)
+}
+
+// UpdateOrganization implements keys.Admin.
+func (st *Store) UpdateOrganization(ctx context.Context, o keys.Organization) (keys.Organization, error) {
+	return write(ctx, st, o, keys.Ref{Kind: keys.KindOrg, ID: o.ID}, orgAttrs(o), decodeOrg)
+}
+
+// ListOrganizations implements keys.Admin.
+func (st *Store) ListOrganizations(ctx context.Context) ([]keys.Organization, error) {
+	return list(ctx, st, keys.KindOrg, decodeOrg)
+}
+
+// deleteOrg deletes an organization that has no teams, with its
+// memberships; the deletion is conditioned on team_ids being absent, so
+// that a team created meanwhile cancels it.
+func (st *Store) deleteOrg(ctx context.Context, id string) error {
+	o, err := st.GetOrganization(ctx, id)
+	if err != nil {
+		return err
+	}
+	what := "organization " + id
+	if len(o.Teams) > 0 {
+		return fmt.Errorf("%s (teams %v): %w", what, o.Teams, keys.ErrOrgHasTeams)
+	}
+	last := []types.TransactWriteItem{del(st.table, orgPK(id), "attribute_exists(pk) AND attribute_not_exists(#t)", nil)}
+	last[0].Delete.ExpressionAttributeNames = map[string]string{"#t": attrTeamIDs}
+	err = st.deleteGroup(ctx, orgGroup, id, o.Members, last)
+	if _, ok := failedAt(err); ok {
+		if o, err := st.GetOrganization(ctx, id); err == nil && len(o.Teams) > 0 {
+			return fmt.Errorf("%s (teams %v): %w", what, o.Teams, keys.ErrOrgHasTeams)
+		}
+		return fmt.Errorf("%s: changed concurrently or gone: %w", what, keys.ErrNotFound)
+	}
+	return err
+}
+
+// orgMemberAttrs encodes the settings of m (created_at aside).
+func orgMemberAttrs(m keys.OrgMembership) attrs {
+	a := settingsAttrs(m.Settings)
+	a.set[attrOrgKey] = ddb.S(m.OrgID)
+	a.set[attrUserID] = ddb.S(m.UserID)
+	a.set[attrRole] = ddb.S(m.Role)
+	a.opt(attrEmail, ddb.S(m.Email), m.Email != "")
+	a.time(attrUpdated, m.UpdatedAt)
+	return a
+}
+
+func decodeOrgMember(_ string, item ddb.Item) keys.OrgMembership {
+	return keys.OrgMembership{
+		OrgID: ddb.String(item, attrOrgKey), UserID: ddb.String(item, attrUserID), Role: ddb.String(item, attrRole),
+		Email: ddb.String(item, attrEmail), CreatedAt: getTime(item, attrCreated), UpdatedAt: getTime(item, attrUpdated),
+		Settings: decodeSettings(item),
+	}
+}
+
+// GetOrgMember implements keys.Admin.
+func (st *Store) GetOrgMember(ctx context.Context, org, user string) (keys.OrgMembership, error) {
+	r := keys.Ref{Kind: keys.KindOrgMember, ID: keys.OrgMemberID(org, user)}
+	return read(ctx, st, r, keys.ValidOrgMember(org, user) == nil, decodeOrgMember)
+}
+
+// AddOrgMember implements keys.Admin: the membership item, the
+// organization's members and the user's organizations (or a new user) in
+// one transaction (group.go).
+func (st *Store) AddOrgMember(ctx context.Context, m keys.OrgMembership) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = time.Now()
+	}
+	item := newItem(orgMemberAttrs(m), m.Ref().String(), keys.KindOrgMember, m.CreatedAt)
+	return st.join(ctx, orgGroup, m.OrgID, keys.OrgMember{UserID: m.UserID, Email: m.Email, Role: m.Role}, item)
+}
+
+// UpdateOrgMember implements keys.Admin.
+func (st *Store) UpdateOrgMember(ctx context.Context, m keys.OrgMembership) (keys.OrgMembership, error) {
+	if err := m.Validate(); err != nil {
+		return keys.OrgMembership{}, err
+	}
+	if err := st.setRole(ctx, orgGroup, m.OrgID, m.UserID, m.Role, orgMemberAttrs(m)); err != nil {
+		return keys.OrgMembership{}, err
+	}
+	return st.GetOrgMember(ctx, m.OrgID, m.UserID)
+}
+
+// RemoveOrgMember implements keys.Admin.
+func (st *Store) RemoveOrgMember(ctx context.Context, org, user string) error {
+	err := st.leave(ctx, orgGroup, org, user)
+	if errors.Is(err, keys.ErrNotFound) && keys.ValidOrgID(org) != nil {
+		return fmt.Errorf("organization: %w", keys.ErrNotFound)
+	}
+	return err
+}
