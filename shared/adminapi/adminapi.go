@@ -78,6 +78,10 @@ type route struct {
 	serve  func(h *Handler, w http.ResponseWriter, r *http.Request, c *caller) error
 }
 
+// alsoMethods are second methods of routes: LiteLLM's deprecated POST
+// /organization/info (a list by body) beside its GET.
+var alsoMethods = map[string]string{"/organization/info": http.MethodPost}
+
 // routes are LiteLLM's management routes. /key/{key}/regenerate is matched
 // apart (Routes lists it).
 var routes = map[string]route{
@@ -129,6 +133,15 @@ var routes = map[string]route{
 	"/user/daily/activity": {http.MethodGet, (*Handler).userDailyActivity},
 	"/team/daily/activity": {http.MethodGet, (*Handler).teamDailyActivity},
 
+	"/organization/new":           {http.MethodPost, (*Handler).orgNew},
+	"/organization/update":        {http.MethodPatch, (*Handler).orgUpdate},
+	"/organization/delete":        {http.MethodDelete, (*Handler).orgDelete},
+	"/organization/info":          {http.MethodGet, (*Handler).orgInfo},
+	"/organization/list":          {http.MethodGet, (*Handler).orgList},
+	"/organization/member_add":    {http.MethodPost, (*Handler).orgMemberAdd},
+	"/organization/member_update": {http.MethodPatch, (*Handler).orgMemberUpdate},
+	"/organization/member_delete": {http.MethodDelete, (*Handler).orgMemberDelete},
+
 	"/model/info":    {http.MethodGet, (*Handler).modelInfo},
 	"/v1/model/info": {http.MethodGet, (*Handler).modelInfo},
 }
@@ -140,6 +153,9 @@ func Routes() []string {
 	out := make([]string, 0, len(routes)+1)
 	for p, rt := range routes {
 		out = append(out, rt.method+" "+p)
+		if also := alsoMethods[p]; also != "" {
+			out = append(out, also+" "+p)
+		}
 	}
 	return append(out, http.MethodPost+" /key/{key}/regenerate")
 }
@@ -190,8 +206,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, err)
 		return
 	}
-	if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
-		w.Header().Set("Allow", rt.method)
+	also := alsoMethods[r.URL.Path]
+	if r.Method != rt.method && (also == "" || r.Method != also) && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
+		w.Header().Set("Allow", strings.TrimSuffix(rt.method+", "+also, ", "))
 		apierr.Write(w, apierr.New(apierr.MethodNotAllowed, "%s %s: use %s", r.Method, r.URL.Path, rt.method))
 		return
 	}
@@ -364,7 +381,8 @@ func needAdmin(c *caller) error {
 	return forbidden("this route needs a proxy_admin")
 }
 
-// teamRole returns c's role in team ("" if none).
+// teamRole returns c's role in team ("" if none): an org_admin of the
+// team's organization is an admin of it.
 func (h *Handler) teamRole(ctx context.Context, c *caller, team string) (string, error) {
 	if c.userID == "" || team == "" {
 		return "", nil
@@ -375,6 +393,12 @@ func (h *Handler) teamRole(ctx context.Context, c *caller, team string) (string,
 	}
 	if err != nil {
 		return "", err
+	}
+	if role := t.Role(c.userID); role == keys.MemberAdmin {
+		return role, nil
+	}
+	if admin, err := h.orgAdmin(ctx, c, t.OrganizationID); err != nil || admin {
+		return keys.MemberAdmin, err
 	}
 	return t.Role(c.userID), nil
 }

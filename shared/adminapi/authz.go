@@ -90,7 +90,10 @@ func (h *Handler) mayTouchKey(ctx context.Context, c *caller, k keys.Key, limits
 		case err != nil:
 			return err
 		}
-		role := t.Role(c.userID)
+		role, err := h.teamRole(ctx, c, k.TeamID)
+		if err != nil {
+			return err
+		}
 		if role == keys.MemberAdmin {
 			if k.UserID != "" && k.UserID != c.userID && t.Role(k.UserID) == "" {
 				return forbidden("user %s is not a member of team %s", k.UserID, k.TeamID)

@@ -17,9 +17,11 @@ import (
 )
 
 // Roles of the authorization matrix: the master key, a key of a user of
-// each role, a team admin (an internal user who is admin of team t1), and
-// a key that belongs to no user.
-var roles = []string{"master", "proxy_admin", "proxy_admin_viewer", "internal_user", "internal_user_viewer", "team_admin", "key_only"}
+// each role, a team admin (an internal user who is admin of team t1), an
+// org admin (an internal user who is org_admin of organization o1, which
+// team t1 is in; t2 is in o2, o3 has no team), and a key that belongs to
+// no user.
+var roles = []string{"master", "proxy_admin", "proxy_admin_viewer", "internal_user", "internal_user_viewer", "team_admin", "org_admin", "key_only"}
 
 // fixture is the state every matrix cell starts from.
 type fixture struct {
@@ -39,15 +41,25 @@ func newFixture(t *testing.T) *fixture {
 	users := map[string]keys.UserRole{
 		"proxy_admin": keys.RoleProxyAdmin, "proxy_admin_viewer": keys.RoleProxyAdminViewer,
 		"internal_user": keys.RoleInternalUser, "internal_user_viewer": keys.RoleInternalUserViewer,
-		"team_admin": keys.RoleInternalUser, "other": keys.RoleInternalUser,
+		"team_admin": keys.RoleInternalUser, "other": keys.RoleInternalUser, "org_admin": keys.RoleInternalUser,
 	}
 	for id, role := range users {
 		if err := ks.CreateUser(ctx, keys.User{ID: id, Role: role}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, team := range []string{"t1", "t2"} {
-		if err := ks.CreateTeam(ctx, keys.Team{ID: team}); err != nil {
+	for _, org := range []string{"o1", "o2", "o3"} {
+		if err := ks.CreateOrganization(ctx, keys.Organization{ID: org}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range []keys.OrgMembership{{OrgID: "o1", UserID: "org_admin", Role: keys.OrgAdmin}, {OrgID: "o1", UserID: "internal_user", Role: keys.OrgInternalUser}} {
+		if err := ks.AddOrgMember(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for team, org := range map[string]string{"t1": "o1", "t2": "o2"} {
+		if err := ks.CreateTeam(ctx, keys.Team{ID: team, OrganizationID: org}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,25 +114,25 @@ func plus(a []string, b ...string) []string { return append(slices.Clone(a), b..
 // matrix is every management route with a request and the roles allowed
 // to make it; every other role must get a 403.
 var matrix = map[string]cell{
-	"POST /key/generate":         {body: `{}`, allowed: plus(admins, "internal_user", "team_admin")},
-	"POST /key/update":           {body: `{"key":"sk-own-internal-key","metadata":{"a":1}}`, allowed: plus(admins, "internal_user", "team_admin")},
-	"POST /key/delete":           {body: `{"keys":["sk-own-internal-key"]}`, allowed: plus(admins, "internal_user", "team_admin")},
-	"POST /key/block":            {body: `{"key":"sk-own-internal-key"}`, allowed: plus(admins, "team_admin")},
-	"POST /key/unblock":          {body: `{"key":"sk-own-internal-key"}`, allowed: plus(admins, "team_admin")},
-	"POST /key/regenerate":       {body: `{"key":"sk-own-internal-key"}`, allowed: plus(admins, "internal_user", "team_admin")},
-	"POST /key/{key}/regenerate": {path: "/key/sk-own-internal-key/regenerate", allowed: plus(admins, "internal_user", "team_admin")},
-	"GET /key/info":              {path: "/key/info?key=sk-own-internal-key", allowed: plus(readers, "internal_user", "team_admin")},
-	"GET /key/list":              {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin")},
+	"POST /key/generate":         {body: `{}`, allowed: plus(admins, "internal_user", "team_admin", "org_admin")},
+	"POST /key/update":           {body: `{"key":"sk-own-internal-key","metadata":{"a":1}}`, allowed: plus(admins, "internal_user", "team_admin", "org_admin")},
+	"POST /key/delete":           {body: `{"keys":["sk-own-internal-key"]}`, allowed: plus(admins, "internal_user", "team_admin", "org_admin")},
+	"POST /key/block":            {body: `{"key":"sk-own-internal-key"}`, allowed: plus(admins, "team_admin", "org_admin")},
+	"POST /key/unblock":          {body: `{"key":"sk-own-internal-key"}`, allowed: plus(admins, "team_admin", "org_admin")},
+	"POST /key/regenerate":       {body: `{"key":"sk-own-internal-key"}`, allowed: plus(admins, "internal_user", "team_admin", "org_admin")},
+	"POST /key/{key}/regenerate": {path: "/key/sk-own-internal-key/regenerate", allowed: plus(admins, "internal_user", "team_admin", "org_admin")},
+	"GET /key/info":              {path: "/key/info?key=sk-own-internal-key", allowed: plus(readers, "internal_user", "team_admin", "org_admin")},
+	"GET /key/list":              {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin", "org_admin")},
 	"POST /team/new":             {body: `{"team_id":"t9"}`, allowed: admins},
-	"POST /team/update":          {body: `{"team_id":"t1","team_alias":"x"}`, allowed: admins},
+	"POST /team/update":          {body: `{"team_id":"t1","team_alias":"x"}`, allowed: plus(admins, "org_admin")},
 	"POST /team/delete":          {body: `{"team_ids":["t2"]}`, allowed: admins},
-	"POST /team/member_add":      {body: `{"team_id":"t1","member":{"role":"user","user_id":"newbie"}}`, allowed: plus(admins, "team_admin")},
-	"POST /team/member_update":   {body: `{"team_id":"t1","user_id":"internal_user","role":"user"}`, allowed: plus(admins, "team_admin")},
-	"POST /team/member_delete":   {body: `{"team_id":"t1","user_id":"internal_user"}`, allowed: plus(admins, "team_admin")},
+	"POST /team/member_add":      {body: `{"team_id":"t1","member":{"role":"user","user_id":"newbie"}}`, allowed: plus(admins, "team_admin", "org_admin")},
+	"POST /team/member_update":   {body: `{"team_id":"t1","user_id":"internal_user","role":"user"}`, allowed: plus(admins, "team_admin", "org_admin")},
+	"POST /team/member_delete":   {body: `{"team_id":"t1","user_id":"internal_user"}`, allowed: plus(admins, "team_admin", "org_admin")},
 	"POST /team/block":           {body: `{"team_id":"t2"}`, allowed: admins},
 	"POST /team/unblock":         {body: `{"team_id":"t2"}`, allowed: admins},
-	"GET /team/info":             {path: "/team/info?team_id=t1", allowed: plus(readers, "internal_user", "team_admin")},
-	"GET /team/list":             {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin")},
+	"GET /team/info":             {path: "/team/info?team_id=t1", allowed: plus(readers, "internal_user", "team_admin", "org_admin")},
+	"GET /team/list":             {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin", "org_admin")},
 	"POST /user/new":             {body: `{"user_id":"new-user"}`, allowed: admins},
 	"POST /user/update":          {body: `{"user_id":"internal_user","user_alias":"x"}`, allowed: admins},
 	"POST /user/delete":          {body: `{"user_ids":["other"]}`, allowed: admins},
@@ -133,12 +145,22 @@ var matrix = map[string]cell{
 	"POST /customer/unblock":     {body: `{"user_ids":["cust"]}`, allowed: admins},
 	"GET /customer/info":         {path: "/customer/info?end_user_id=cust", allowed: readers},
 	"GET /customer/list":         {allowed: readers},
-	"GET /spend/logs":            {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin")},
+	"GET /spend/logs":            {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin", "org_admin")},
 	"GET /global/spend/report":   {allowed: readers},
-	"GET /user/daily/activity":   {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin")},
-	"GET /team/daily/activity":   {path: "/team/daily/activity?team_ids=t1", allowed: plus(readers, "team_admin")},
-	"GET /model/info":            {allowed: roles},
-	"GET /v1/model/info":         {allowed: roles},
+	"GET /user/daily/activity":   {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin", "org_admin")},
+	"GET /team/daily/activity":   {path: "/team/daily/activity?team_ids=t1", allowed: plus(readers, "team_admin", "org_admin")},
+
+	"POST /organization/new":             {body: `{"organization_alias":"x"}`, allowed: admins},
+	"PATCH /organization/update":         {body: `{"organization_id":"o1","organization_alias":"x"}`, allowed: admins},
+	"DELETE /organization/delete":        {body: `{"organization_ids":["o3"]}`, allowed: admins},
+	"GET /organization/info":             {path: "/organization/info?organization_id=o1", allowed: plus(readers, "internal_user", "org_admin")},
+	"POST /organization/info":            {body: `{"organizations":["o1"]}`, allowed: plus(readers, "internal_user", "org_admin")},
+	"GET /organization/list":             {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin", "org_admin")},
+	"POST /organization/member_add":      {body: `{"organization_id":"o1","member":{"user_id":"newbie","role":"internal_user"}}`, allowed: plus(admins, "org_admin")},
+	"PATCH /organization/member_update":  {body: `{"organization_id":"o1","user_id":"internal_user","role":"internal_user_viewer"}`, allowed: plus(admins, "org_admin")},
+	"DELETE /organization/member_delete": {body: `{"organization_id":"o1","user_id":"internal_user"}`, allowed: plus(admins, "org_admin")},
+	"GET /model/info":                    {allowed: roles},
+	"GET /v1/model/info":                 {allowed: roles},
 }
 
 // TestAuthorizationMatrix calls every route as every role, each on fresh

@@ -20,6 +20,11 @@ type record[T any] struct {
 	get      func(s keys.Admin, ctx context.Context, id string) (T, error)
 	update   func(s keys.Admin, ctx context.Context, v T) (T, error)
 	create   func(s keys.Admin, ctx context.Context, v T) error
+	// guard authorizes c's write of v (old: the record as stored; nil
+	// when new) and checks v against the records that bound it, before
+	// anything is written. nil: only a proxy admin writes the kind,
+	// checked before the body is read.
+	guard func(h *Handler, ctx context.Context, c *caller, old, v *T) error
 }
 
 // load reads the record id, a 404 naming param when it does not exist
@@ -43,8 +48,10 @@ func (rk record[T]) load(h *Handler, ctx context.Context, param, id string) (T, 
 // settings patch and what more reads of the route's own fields, all from
 // one parse of the body.
 func (rk record[T]) decode(r *http.Request, c *caller, more func(p *params)) (string, patch[T], error) {
-	if err := needAdmin(c); err != nil {
-		return "", patch[T]{}, err
+	if rk.guard == nil {
+		if err := needAdmin(c); err != nil {
+			return "", patch[T]{}, err
+		}
 	}
 	p, err := readParams(r)
 	if err != nil {
@@ -75,8 +82,14 @@ func (rk record[T]) updated(h *Handler, r *http.Request, c *caller, resolve func
 	if err != nil {
 		return zero, err
 	}
+	old := v
 	pt.apply(&v, rk.settings(&v))
 	rk.stamp(&v, h.now())
+	if rk.guard != nil {
+		if err := rk.guard(h, r.Context(), c, &old, &v); err != nil {
+			return zero, err
+		}
+	}
 	return rk.update(h.keys, r.Context(), v)
 }
 
@@ -93,7 +106,8 @@ func (rk record[T]) updateAndShow(h *Handler, w http.ResponseWriter, r *http.Req
 // The record kinds the shared flows serve.
 var (
 	teams = record[keys.Team]{noun: "team", idParam: "team_id", parse: teamPatch, get: keys.Admin.GetTeam, create: keys.Admin.CreateTeam, update: keys.Admin.UpdateTeam,
-		settings: func(t *keys.Team) *keys.Settings { return &t.Settings }, stamp: func(t *keys.Team, now time.Time) { t.UpdatedAt = now }}
+		settings: func(t *keys.Team) *keys.Settings { return &t.Settings }, stamp: func(t *keys.Team, now time.Time) { t.UpdatedAt = now },
+		guard: (*Handler).guardTeam}
 	users = record[keys.User]{noun: "user", idParam: "user_id", parse: userPatch, get: keys.Admin.GetUser, create: keys.Admin.CreateUser, update: keys.Admin.UpdateUser,
 		settings: func(u *keys.User) *keys.Settings { return &u.Settings }, stamp: func(u *keys.User, now time.Time) { u.UpdatedAt = now }}
 	endUsers = record[keys.EndUser]{noun: "end user", idParam: "user_id", parse: endUserPatch, get: keys.Admin.GetEndUser, create: keys.Admin.CreateEndUser, update: keys.Admin.UpdateEndUser,
@@ -125,6 +139,13 @@ func (h *Handler) ids(r *http.Request, c *caller, param string, check func(ctx c
 	if err := needAdmin(c); err != nil {
 		return nil, err
 	}
+	return h.scopedIDs(r, param, check)
+}
+
+// scopedIDs reads a list of record ids (param) and checks each with check
+// (that it exists and that the caller may write it), all before any is
+// written.
+func (h *Handler) scopedIDs(r *http.Request, param string, check func(ctx context.Context, id string) error) ([]string, error) {
 	p, err := readParams(r)
 	if err != nil {
 		return nil, err

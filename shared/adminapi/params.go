@@ -114,6 +114,7 @@ func decoded[T any](p *params, name, want string) (T, bool) {
 var idParams = map[string]bool{
 	"team_id": true, "user_id": true, "key_alias": true, "end_user_id": true,
 	"team_ids": true, "user_ids": true, "key_aliases": true, "teams": true,
+	"organization_id": true, "organization_ids": true, "organizations": true, "budget_id": true,
 }
 
 // validID checks v, the value of the id field name (or an entry of it).
@@ -353,7 +354,8 @@ const (
 	whyModelLimit   = "per-model budgets are not enforced"
 	whyModelRate    = "per-model rpm and tpm limits are applied to keys only"
 	whyPermissions  = "permissions, routes, guardrails, cache controls and enforced params are not enforced"
-	whyOrg          = "organizations are not built"
+	whyKeyOrg       = "a key belongs to an organization through its team: set organization_id on the team"
+	whyUserOrg      = "add users to organizations with /organization/member_add"
 	whyBudgetID     = "budgets are set on the record itself (max_budget, budget_duration), not by budget id"
 	whySpend        = "spend changes only through the spend pipeline"
 	whyMemberLimit  = "team member defaults are not enforced; set max_budget_in_team per member"
@@ -370,7 +372,6 @@ func (p *params) refuseCommon() {
 	p.refuse(whyPermissions, "permissions", "allowed_cache_controls", "guardrails", "enforced_params", "allowed_routes",
 		"object_permission", "prompts", "allowed_passthrough_routes", "config", "blocked_tools", "allowed_vector_store_ids",
 		"mcp_servers", "disable_global_guardrails", "policies", "allowed_mcp_servers", "access_group_ids")
-	p.refuse(whyOrg, "organization_id")
 	p.refuse(whyBudgetID, "budget_id")
 	p.refuse(whyLimitType, "rpm_limit_type", "tpm_limit_type")
 }

@@ -122,6 +122,7 @@ func keyPatch(p *params, now time.Time) patch[keys.Key] {
 	p.refuse(whySpend, "spend")
 	p.refuse(whyRotation, "auto_rotate", "rotation_interval")
 	pt.parallel(p)
+	p.refuse(whyKeyOrg, "organization_id")
 	p.refuseCommon()
 	p.ignore("key_type", "send_invite_email", "soft_budget_cooldown")
 	return pt
@@ -130,6 +131,7 @@ func keyPatch(p *params, now time.Time) patch[keys.Key] {
 // teamPatch reads the settings of a team.
 func teamPatch(p *params) patch[keys.Team] {
 	pt := aliasedPatch(p, "team_alias", func(t *keys.Team) *string { return &t.Alias })
+	pt.str(p, "organization_id", func(t *keys.Team) *string { return &t.OrganizationID })
 	pt.models(p)
 	pt.budgetAndLimits(p)
 	pt.blocked(p)
@@ -163,7 +165,7 @@ func userPatch(p *params) patch[keys.User] {
 	pt.budgetAndLimits(p)
 	pt.metadata(p)
 	pt.aliases(p, "aliases")
-	p.refuse(whyOrg, "organizations")
+	p.refuse(whyUserOrg, "organizations", "organization_id")
 	p.refuse("blocking a user is not built; block its keys", "blocked")
 	pt.parallel(p)
 	p.refuse(whyModelRate, "model_rpm_limit", "model_tpm_limit")

@@ -144,7 +144,7 @@ func teamObject(t keys.Team, now time.Time) obj {
 		}
 	}
 	o := recordObject("team_id", t.ID, "team_alias", t.Alias, t.CreatedAt, t.UpdatedAt)
-	o["organization_id"] = nil
+	o["organization_id"] = orNil(t.OrganizationID)
 	o["admins"], o["members"], o["members_with_roles"] = admins, users, members
 	o["blocked"] = t.Blocked
 	teamAliasFields(o, t.Aliases)

@@ -37,8 +37,24 @@ type memberSpec struct {
 	UserEmail string `json:"user_email"`
 }
 
-// members reads a list of members (or one, for member_add's "member").
+// readMembers reads a list of team members (or one, for member_add's
+// "member").
 func readMembers(p *params, name string) ([]memberSpec, bool) {
+	return readRoles(p, name, teamRoles)
+}
+
+// memberRoles are the roles of one kind of membership: the default role
+// and the valid ones.
+type memberRoles struct {
+	def   string
+	valid func(string) bool
+	want  string // in errors
+}
+
+var teamRoles = memberRoles{keys.MemberUser, func(r string) bool { return r == keys.MemberAdmin || r == keys.MemberUser }, "admin or user"}
+
+// readRoles reads a list of members (or one) with roles.
+func readRoles(p *params, name string, roles memberRoles) ([]memberSpec, bool) {
 	v, ok := p.raw(name)
 	if !ok {
 		return nil, false
@@ -54,10 +70,10 @@ func readMembers(p *params, name string) ([]memberSpec, bool) {
 	}
 	for i, m := range list {
 		if m.Role == "" {
-			list[i].Role = keys.MemberUser
+			list[i].Role = roles.def
 		}
-		if list[i].Role != keys.MemberAdmin && list[i].Role != keys.MemberUser {
-			p.fail(badParam(name, "role %q: want admin or user", m.Role))
+		if !roles.valid(list[i].Role) {
+			p.fail(badParam(name, "role %q: want %s", m.Role, roles.want))
 			return nil, false
 		}
 		if m.UserID == "" && m.UserEmail == "" {
@@ -135,6 +151,9 @@ func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) err
 		t.ID = newID()
 	}
 	ctx := r.Context()
+	if err := teams.guard(h, ctx, c, nil, &t); err != nil {
+		return err
+	}
 	t, err = teams.created(h, ctx, t.ID, t, func() error {
 		for _, m := range members {
 			id, err := h.resolveMember(ctx, m)
@@ -160,12 +179,15 @@ func (h *Handler) teamUpdate(w http.ResponseWriter, r *http.Request, c *caller) 
 // teamDelete deletes teams, their keys (kept as deleted-key audit copies)
 // and their memberships.
 func (h *Handler) teamDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
-	ids, err := h.ids(r, c, "team_ids", func(ctx context.Context, id string) error {
-		_, err := h.loadTeam(ctx, id)
+	ids, err := h.scopedIDs(r, "team_ids", func(ctx context.Context, id string) error {
+		t, err := h.loadTeam(ctx, id)
 		if e := apierr.From(err); err != nil && e.Kind == apierr.NotFound {
 			e.Param = "team_ids"
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return h.mayWriteTeamIn(ctx, c, t.OrganizationID)
 	})
 	if err != nil {
 		return err
@@ -325,30 +347,37 @@ func (h *Handler) teamUnblock(w http.ResponseWriter, r *http.Request, c *caller)
 }
 
 func (h *Handler) setTeamBlocked(w http.ResponseWriter, r *http.Request, c *caller, blocked bool) error {
-	if err := needAdmin(c); err != nil {
-		return err
+	if !c.admin() && c.userID == "" {
+		return needAdmin(c)
 	}
 	id, err := readParam(r, "team_id")
 	if err != nil {
 		return err
 	}
-	if _, err := h.loadTeam(r.Context(), id); err != nil {
+	t, err := h.loadTeam(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := h.mayWriteTeamIn(r.Context(), c, t.OrganizationID); err != nil {
 		return err
 	}
 	if err := h.keys.Block(r.Context(), keys.Ref{Kind: keys.KindTeam, ID: id}, blocked); err != nil {
 		return err
 	}
-	t, err := h.keys.GetTeam(r.Context(), id)
-	if err != nil {
+	if t, err = h.keys.GetTeam(r.Context(), id); err != nil {
 		return err
 	}
 	return ok(w, teamObject(t, h.now()))
 }
 
-// mayReadTeam allows viewers and the team's members.
-func (h *Handler) mayReadTeam(c *caller, t keys.Team) error {
+// mayReadTeam allows viewers, the team's members and the org_admins of
+// its organization.
+func (h *Handler) mayReadTeam(ctx context.Context, c *caller, t keys.Team) error {
 	if c.viewer() || (c.userID != "" && t.Role(c.userID) != "") || (c.key != nil && c.key.TeamID == t.ID) {
 		return nil
+	}
+	if admin, err := h.orgAdmin(ctx, c, t.OrganizationID); err != nil || admin {
+		return err
 	}
 	return forbidden("you are not a member of team %s", t.ID)
 }
@@ -364,7 +393,7 @@ func (h *Handler) teamInfo(w http.ResponseWriter, r *http.Request, c *caller) er
 	if err != nil {
 		return err
 	}
-	if err := h.mayReadTeam(c, t); err != nil {
+	if err := h.mayReadTeam(ctx, c, t); err != nil {
 		return err
 	}
 	now := h.now()
@@ -401,6 +430,12 @@ func (h *Handler) teamList(w http.ResponseWriter, r *http.Request, c *caller) er
 	if err != nil {
 		return err
 	}
-	ts = slices.DeleteFunc(ts, func(t keys.Team) bool { return user != "" && t.Role(user) == "" })
+	managed, err := h.adminOrgs(r.Context(), c, user)
+	if err != nil {
+		return err
+	}
+	ts = slices.DeleteFunc(ts, func(t keys.Team) bool {
+		return user != "" && t.Role(user) == "" && !slices.Contains(managed, t.OrganizationID)
+	})
 	return ok(w, objectsAt(ts, h.now(), teamObject))
 }

@@ -1,0 +1,418 @@
+package adminapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/keys"
+)
+
+// LiteLLM's /organization routes. An organization carries its own budget
+// and limits (LiteLLM keeps them in a budget row its budget_id links;
+// here budget_id is stored and shown as given, and litellm_budget_table
+// shows the organization's own budget).
+
+// orgs is how the shared flows handle organizations: proxy admins only.
+var orgs = record[keys.Organization]{noun: "organization", idParam: "organization_id", parse: orgPatch,
+	get: keys.Admin.GetOrganization, create: keys.Admin.CreateOrganization, update: keys.Admin.UpdateOrganization,
+	settings: func(o *keys.Organization) *keys.Settings { return &o.Settings },
+	stamp:    func(o *keys.Organization, now time.Time) { o.UpdatedAt = now }}
+
+// orgRoles are the roles of organization members.
+var orgRoles = memberRoles{"", keys.ValidOrgRole, "org_admin, internal_user or internal_user_viewer"}
+
+// whyOrgField refuses what an organization does not apply.
+const whyOrgField = "an organization applies its models, budget, rpm/tpm limits and blocked flag only"
+
+// orgPatch reads the settings of an organization (NewOrganizationRequest,
+// UpdateOrganizationRequest).
+func orgPatch(p *params) patch[keys.Organization] {
+	pt := aliasedPatch(p, "organization_alias", func(o *keys.Organization) *string { return &o.Alias })
+	pt.models(p)
+	pt.budgetAndLimits(p)
+	pt.parallel(p)
+	pt.blocked(p)
+	pt.metadata(p)
+	setting(&pt, p, "budget_id", (*params).str, func(s *keys.Settings, v string) { s.BudgetID = v })
+	p.refuse(whyModelLimit, "model_max_budget")
+	p.refuse(whyModelRate, "model_rpm_limit", "model_tpm_limit")
+	p.refuse(whyOrgField, "tags", "model_aliases", "object_permission")
+	p.refuse(whySpend, "spend")
+	p.ignore("updated_by") // the caller is recorded as updated_by
+	return pt
+}
+
+// loadOrg reads the organization id (param names it in errors).
+func (h *Handler) loadOrg(ctx context.Context, param, id string) (keys.Organization, error) {
+	return orgs.load(h, ctx, param, id)
+}
+
+func (h *Handler) orgNew(w http.ResponseWriter, r *http.Request, c *caller) error {
+	id, pt, err := orgs.decode(r, c, nil)
+	if err != nil {
+		return err
+	}
+	now := h.now()
+	o := keys.Organization{ID: id, CreatedAt: now, UpdatedAt: now, CreatedBy: c.name(), UpdatedBy: c.name()}
+	pt.apply(&o, &o.Settings)
+	if o.ID == "" {
+		o.ID = newID()
+	}
+	if o, err = orgs.created(h, r.Context(), o.ID, o, nil); err != nil {
+		return err
+	}
+	return ok(w, orgObject(o, nil, nil, now))
+}
+
+func (h *Handler) orgUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
+	id, pt, err := orgs.decode(r, c, nil)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	o, err := h.loadOrg(ctx, "organization_id", id)
+	if err != nil {
+		return err
+	}
+	pt.apply(&o, &o.Settings)
+	o.UpdatedAt, o.UpdatedBy = h.now(), c.name()
+	if o, err = h.keys.UpdateOrganization(ctx, o); err != nil {
+		return err
+	}
+	return h.showOrg(w, ctx, o)
+}
+
+// showOrg answers with o, its members and its teams.
+func (h *Handler) showOrg(w http.ResponseWriter, ctx context.Context, o keys.Organization) error {
+	v, err := h.orgWithMembers(ctx, o)
+	if err != nil {
+		return err
+	}
+	return ok(w, v)
+}
+
+// orgWithMembers renders o with its memberships and teams
+// (LiteLLM_OrganizationTableWithMembers).
+func (h *Handler) orgWithMembers(ctx context.Context, o keys.Organization) (obj, error) {
+	var members []keys.OrgMembership
+	for _, m := range o.Members {
+		mb, err := h.keys.GetOrgMember(ctx, o.ID, m.UserID)
+		if errors.Is(err, keys.ErrNotFound) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, mb)
+	}
+	var teams []keys.Team
+	for _, id := range o.Teams {
+		t, err := h.keys.GetTeam(ctx, id)
+		if errors.Is(err, keys.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		teams = append(teams, t)
+	}
+	return orgObject(o, members, teams, h.now()), nil
+}
+
+// orgInfo is GET /organization/info?organization_id=, and LiteLLM's
+// deprecated POST /organization/info {"organizations": [...]}, which
+// answers a list.
+func (h *Handler) orgInfo(w http.ResponseWriter, r *http.Request, c *caller) error {
+	ctx := r.Context()
+	if r.Method == http.MethodPost {
+		p, err := readParams(r)
+		if err != nil {
+			return err
+		}
+		ids, _ := p.strs("organizations")
+		if err := p.done(); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return badParam("organizations", "Specify list of organization id's to query")
+		}
+		out := []obj{}
+		for _, id := range ids {
+			o, err := h.loadOrg(ctx, "organizations", id)
+			if err != nil {
+				return err
+			}
+			if err := mayReadOrg(c, o); err != nil {
+				return err
+			}
+			v, err := h.orgWithMembers(ctx, o)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return ok(w, out)
+	}
+	o, err := h.loadOrg(ctx, "organization_id", (&query{r: r}).str("organization_id"))
+	if err != nil {
+		return err
+	}
+	if err := mayReadOrg(c, o); err != nil {
+		return err
+	}
+	return h.showOrg(w, ctx, o)
+}
+
+// orgList lists every organization to a viewer, and the organizations a
+// user is a member of to the user (LiteLLM).
+func (h *Handler) orgList(w http.ResponseWriter, r *http.Request, c *caller) error {
+	ctx := r.Context()
+	var list []keys.Organization
+	switch {
+	case c.viewer():
+		all, err := h.keys.ListOrganizations(ctx)
+		if err != nil {
+			return err
+		}
+		list = all
+	case c.userID == "":
+		return forbidden("a key that belongs to no user may not list organizations")
+	default:
+		u, err := h.keys.GetUser(ctx, c.userID)
+		if err != nil && !errors.Is(err, keys.ErrNotFound) {
+			return err
+		}
+		for _, id := range u.Organizations {
+			o, err := h.keys.GetOrganization(ctx, id)
+			if errors.Is(err, keys.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			list = append(list, o)
+		}
+	}
+	out := make([]obj, 0, len(list))
+	for _, o := range list {
+		v, err := h.orgWithMembers(ctx, o)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+	}
+	return ok(w, out)
+}
+
+// orgDelete deletes organizations and their memberships. An organization
+// that still has teams is refused (400), and then none is deleted.
+func (h *Handler) orgDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var gone []obj
+	ids, err := h.ids(r, c, "organization_ids", func(ctx context.Context, id string) error {
+		o, err := h.loadOrg(ctx, "organization_ids", id)
+		if err != nil {
+			return err
+		}
+		if len(o.Teams) > 0 {
+			return orgHasTeams(o.ID, o.Teams)
+		}
+		v, err := h.orgWithMembers(ctx, o)
+		gone = append(gone, v)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		err := h.keys.Delete(r.Context(), keys.Ref{Kind: keys.KindOrg, ID: id})
+		if errors.Is(err, keys.ErrOrgHasTeams) {
+			o, _ := h.keys.GetOrganization(r.Context(), id)
+			return orgHasTeams(id, o.Teams) // a team joined it meanwhile
+		}
+		if err != nil && !errors.Is(err, keys.ErrNotFound) {
+			return err
+		}
+	}
+	return ok(w, gone)
+}
+
+func orgHasTeams(id string, teams []string) *apierr.Error {
+	return badParam("organization_ids", "organization %s still has teams %v: delete them or move them to another organization (/team/update organization_id) first", id, teams)
+}
+
+// orgMemberAdd adds users (by user_id or user_email; a user that does not
+// exist is created) to an organization with a role, each with the
+// body's max_budget_in_organization.
+func (h *Handler) orgMemberAdd(w http.ResponseWriter, r *http.Request, c *caller) error {
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	id, _ := p.str("organization_id")
+	members, _ := readRoles(p, "member", orgRoles)
+	budget, _ := p.money("max_budget_in_organization")
+	if err := p.done(); err != nil {
+		return err
+	}
+	if len(members) == 0 {
+		return badParam("member", "required")
+	}
+	ctx := r.Context()
+	o, err := h.loadOrg(ctx, "organization_id", id)
+	if err != nil {
+		return err
+	}
+	if err := mayManageOrg(c, o); err != nil {
+		return err
+	}
+	now := h.now()
+	users, memberships := []obj{}, []obj{}
+	for _, m := range members {
+		uid, err := h.resolveMember(ctx, m)
+		if err != nil {
+			return err
+		}
+		if err := notOwnOrgMembership(c, id, uid); err != nil {
+			return err
+		}
+		mb := keys.OrgMembership{OrgID: id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, UpdatedAt: now,
+			Settings: keys.Settings{Budget: keys.Budget{MaxBudget: budget}}}
+		if err := h.keys.AddOrgMember(ctx, mb); err != nil {
+			if errors.Is(err, keys.ErrExists) {
+				return apierr.Taken("member", "member", "user %s is already a member of organization %s", uid, id)
+			}
+			return err
+		}
+		if u, err := h.keys.GetUser(ctx, uid); err == nil {
+			users = append(users, userObject(u, now))
+		}
+		if got, err := h.keys.GetOrgMember(ctx, id, uid); err == nil {
+			memberships = append(memberships, orgMembershipObject(got, now))
+		}
+	}
+	return ok(w, obj{"organization_id": id, "updated_users": users, "updated_organization_memberships": memberships})
+}
+
+// orgMember reads the membership a member_update or member_delete body
+// names (organization_id, and user_id or user_email), with what more
+// reads, and checks that c may manage it.
+func (h *Handler) orgMember(r *http.Request, c *caller, more func(p *params)) (keys.OrgMembership, error) {
+	p, err := readParams(r)
+	if err != nil {
+		return keys.OrgMembership{}, err
+	}
+	org, _ := p.str("organization_id")
+	user, _ := p.str("user_id")
+	email, _ := p.str("user_email")
+	if more != nil {
+		more(p)
+	}
+	if err := p.done(); err != nil {
+		return keys.OrgMembership{}, err
+	}
+	ctx := r.Context()
+	o, err := h.loadOrg(ctx, "organization_id", org)
+	if err != nil {
+		return keys.OrgMembership{}, err
+	}
+	if err := mayManageOrg(c, o); err != nil {
+		return keys.OrgMembership{}, err
+	}
+	if user == "" {
+		if user, err = h.userByEmail(ctx, email); err != nil {
+			return keys.OrgMembership{}, err
+		}
+	}
+	if err := notOwnOrgMembership(c, org, user); err != nil {
+		return keys.OrgMembership{}, err
+	}
+	m, err := h.keys.GetOrgMember(ctx, org, user)
+	if errors.Is(err, keys.ErrNotFound) {
+		return m, notFound("user_id", "Member not found in organization for user_id=%s", user)
+	}
+	return m, err
+}
+
+// orgMemberUpdate changes a member's role or max_budget_in_organization.
+func (h *Handler) orgMemberUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var role string
+	var hasRole, hasBudget bool
+	var budget *float64
+	m, err := h.orgMember(r, c, func(p *params) {
+		role, hasRole = p.str("role")
+		budget, hasBudget = p.money("max_budget_in_organization")
+	})
+	if err != nil {
+		return err
+	}
+	if hasRole {
+		if !keys.ValidOrgRole(role) {
+			return badParam("role", "want %s, got %q", orgRoles.want, role)
+		}
+		m.Role = role
+	}
+	if hasBudget {
+		m.MaxBudget = budget
+	}
+	m.UpdatedAt = h.now()
+	if m, err = h.keys.UpdateOrgMember(r.Context(), m); err != nil {
+		return err
+	}
+	return ok(w, orgMembershipObject(m, h.now()))
+}
+
+// orgMemberDelete ends a membership; it answers the membership deleted.
+func (h *Handler) orgMemberDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
+	m, err := h.orgMember(r, c, nil)
+	if err != nil {
+		return err
+	}
+	if err := h.keys.RemoveOrgMember(r.Context(), m.OrgID, m.UserID); err != nil {
+		if errors.Is(err, keys.ErrNotFound) {
+			return notFound("user_id", "Member not found in organization for user_id=%s", m.UserID)
+		}
+		return err
+	}
+	return ok(w, orgMembershipObject(m, h.now()))
+}
+
+// orgObject is an organization as LiteLLM shows it
+// (LiteLLM_OrganizationTableWithMembers).
+func orgObject(o keys.Organization, members []keys.OrgMembership, teams []keys.Team, now time.Time) obj {
+	v := recordObject("organization_id", o.ID, "organization_alias", o.Alias, o.CreatedAt, o.UpdatedAt)
+	v["budget_id"] = orNil(o.BudgetID)
+	v["metadata"] = metadata(o.Metadata)
+	v["models"] = strList(o.Models)
+	v["spend"] = o.Spend
+	v["model_spend"] = obj{}
+	v["blocked"] = o.Blocked
+	v["created_by"], v["updated_by"] = orNil(o.CreatedBy), orNil(o.UpdatedBy)
+	v["object_permission"] = nil
+	budget := budgetTable(o.Budget, now)
+	budget["budget_id"] = orNil(o.BudgetID)
+	budget["tpm_limit"], budget["rpm_limit"] = limitOrNil(o.TPMLimit), limitOrNil(o.RPMLimit)
+	budget["max_parallel_requests"] = o.MaxParallel
+	budget["model_max_budget"] = nil
+	v["litellm_budget_table"] = budget
+	v["members"] = objectsAt(members, now, orgMembershipObject)
+	v["teams"] = objectsAt(teams, now, teamObject)
+	return v
+}
+
+// orgMembershipObject is LiteLLM's LiteLLM_OrganizationMembershipTable.
+func orgMembershipObject(m keys.OrgMembership, now time.Time) obj {
+	return obj{
+		"organization_id":      m.OrgID,
+		"user_id":              m.UserID,
+		"user_role":            m.Role,
+		"user_email":           orNil(m.Email),
+		"spend":                m.Spend,
+		"budget_id":            nil,
+		"created_at":           ts(m.CreatedAt),
+		"updated_at":           ts(m.UpdatedAt),
+		"litellm_budget_table": budgetTable(m.Budget, now),
+	}
+}
