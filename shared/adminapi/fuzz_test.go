@@ -25,6 +25,14 @@ var fuzzRoutes = []string{
 	"/team/block", "/team/unblock",
 	"/user/new", "/user/update", "/user/delete",
 	"/customer/new", "/customer/update", "/customer/delete", "/customer/block", "/customer/unblock",
+	"/organization/new", "/organization/update", "/organization/delete", "/organization/info",
+	"/organization/member_add", "/organization/member_update", "/organization/member_delete",
+}
+
+// fuzzMethods are the methods of the fuzzed routes that are not POST.
+var fuzzMethods = map[string]string{
+	"/organization/update": http.MethodPatch, "/organization/delete": http.MethodDelete,
+	"/organization/member_update": http.MethodPatch, "/organization/member_delete": http.MethodDelete,
 }
 
 // fuzzCallers are who makes the fuzzed request (by their key).
@@ -55,7 +63,9 @@ func fuzzFixture(t *testing.T, logs *bytes.Buffer) (http.Handler, map[string]str
 		must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), UserID: u.ID, Alias: "alias-" + u.ID}))
 		secrets[u.ID] = secret
 	}
-	must(ks.CreateTeam(ctx, keys.Team{ID: "t1"}))
+	must(ks.CreateOrganization(ctx, keys.Organization{ID: "o1"}))
+	must(ks.AddOrgMember(ctx, keys.OrgMembership{OrgID: "o1", UserID: "team_admin", Role: keys.OrgAdmin}))
+	must(ks.CreateTeam(ctx, keys.Team{ID: "t1", OrganizationID: "o1"}))
 	must(ks.CreateTeam(ctx, keys.Team{ID: "t2"}))
 	must(ks.AddMember(ctx, keys.Member{TeamID: "t1", UserID: "team_admin", Role: keys.MemberAdmin}))
 	must(ks.AddMember(ctx, keys.Member{TeamID: "t1", UserID: "internal_user", Role: keys.MemberUser}))
@@ -131,6 +141,13 @@ func FuzzRoutes(f *testing.F) {
 		`{"user_ids":["cust"]}`,
 		`{"user_ids":["cust","missing"]}`,
 		`{"user_ids":["cust"]}`,
+		`{"organization_id":"o2","organization_alias":"Org 🚀","models":["gpt-4o"],"max_budget":10,"budget_id":"b"}`,
+		`{"organization_id":"o1","max_budget":1e308,"rpm_limit":5}`,
+		`{"organization_ids":["o1"]}`,
+		`{"organizations":["o1"]}`,
+		`{"organization_id":"o1","member":[{"user_id":"new","role":"org_admin"},{"user_email":"a@b.c","role":"internal_user"}],"max_budget_in_organization":2}`,
+		`{"organization_id":"o1","user_id":"team_admin","role":"internal_user","max_budget_in_organization":1}`,
+		`{"organization_id":"o1","user_email":"a@b.c"}`,
 	} {
 		f.Add(uint8(i), uint8(0), []byte(b))
 	}
@@ -139,7 +156,11 @@ func FuzzRoutes(f *testing.F) {
 		h, secrets := fuzzFixture(t, &logs)
 		path := fuzzRoutes[int(route)%len(fuzzRoutes)]
 		who := fuzzCallers[int(caller)%len(fuzzCallers)]
-		r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+		method := fuzzMethods[path]
+		if method == "" {
+			method = http.MethodPost
+		}
+		r := httptest.NewRequest(method, path, bytes.NewReader(body))
 		r.Header.Set("Authorization", "Bearer "+secrets[who])
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
@@ -183,7 +204,7 @@ func FuzzRoutes(f *testing.F) {
 		if !mentions(body, fuzzMaster) && strings.Contains(logs.String(), fuzzMaster) {
 			t.Fatalf("the master key in the logs: %s", logs.String())
 		}
-		for _, list := range []string{"/key/list", "/team/list", "/user/list", "/customer/list"} {
+		for _, list := range []string{"/key/list", "/team/list", "/user/list", "/customer/list", "/organization/list"} {
 			r := httptest.NewRequest(http.MethodGet, list, nil)
 			r.Header.Set("Authorization", "Bearer "+fuzzMaster)
 			w := httptest.NewRecorder()
