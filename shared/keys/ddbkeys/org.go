@@ -2,7 +2,6 @@ package ddbkeys
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -171,9 +170,5 @@ func (st *Store) UpdateOrgMember(ctx context.Context, m keys.OrgMembership) (key
 
 // RemoveOrgMember implements keys.Admin.
 func (st *Store) RemoveOrgMember(ctx context.Context, org, user string) error {
-	err := st.leave(ctx, orgGroup, org, user)
-	if errors.Is(err, keys.ErrNotFound) && keys.ValidOrgID(org) != nil {
-		return fmt.Errorf("organization: %w", keys.ErrNotFound)
-	}
-	return err
+	return st.leave(ctx, orgGroup, org, user)
 }
