@@ -61,6 +61,7 @@ var tests = []struct {
 	{"Admin", "OrgMembers", testOrgMembers},
 	{"Admin", "OrgInvalid", testOrgInvalid},
 	{"Admin", "ConcurrentOrgMembers", testConcurrentOrgMembers},
+	{"Admin", "OrgDeleteRace", testOrgDeleteRace},
 	{"Spender", "ConcurrentSpend", testConcurrentSpend},
 	{"Spender", "SpendPeriods", testSpendPeriods},
 	{"Spender", "SoftBudget", testSoftBudget},

@@ -306,3 +306,43 @@ func testConcurrentOrgMembers(t *testing.T, newStore func(t *testing.T) Store) {
 		}
 	}
 }
+
+// testOrgDeleteRace: a team created in an organization while another
+// instance deletes it either joins it (and the deletion is refused) or is
+// refused (and the organization is gone): never a team in a deleted
+// organization, nor an organization whose teams list misses one.
+func testOrgDeleteRace(t *testing.T, newStore func(t *testing.T) Store) {
+	s1, c := newStore(t), ctx(t)
+	s2 := newStore(t)
+	for round := range 4 {
+		org, team := id("org"), id("team")
+		if err := s1.CreateOrganization(c, keys.Organization{ID: org}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var createErr, deleteErr error
+		wg.Add(2)
+		go func() { defer wg.Done(); createErr = s2.CreateTeam(c, keys.Team{ID: team, OrganizationID: org}) }()
+		go func() { defer wg.Done(); deleteErr = s1.Delete(c, keys.Ref{Kind: keys.KindOrg, ID: org}) }()
+		wg.Wait()
+		o, orgErr := s1.GetOrganization(c, org)
+		tm, teamErr := s1.GetTeam(c, team)
+		lost := func(err error) bool { return errors.Is(err, keys.ErrUnavailable) } // a transaction conflict: it did nothing
+		switch {
+		case orgErr == nil && teamErr == nil:
+			if tm.OrganizationID != org || !slices.Equal(o.Teams, []string{team}) || createErr != nil || !(errors.Is(deleteErr, keys.ErrOrgHasTeams) || lost(deleteErr)) {
+				t.Fatalf("round %d: organization kept with the team: teams %v; team %+v; create %v; delete %v", round, o.Teams, tm, createErr, deleteErr)
+			}
+		case orgErr == nil:
+			if !errors.Is(teamErr, keys.ErrNotFound) || len(o.Teams) != 0 || !lost(createErr) || !lost(deleteErr) {
+				t.Fatalf("round %d: organization kept without the team: teams %v; team %v; create %v; delete %v", round, o.Teams, teamErr, createErr, deleteErr)
+			}
+		case errors.Is(orgErr, keys.ErrNotFound):
+			if deleteErr != nil || !errors.Is(teamErr, keys.ErrNotFound) || !(errors.Is(createErr, keys.ErrInvalid) || lost(createErr)) {
+				t.Fatalf("round %d: organization deleted: team %+v, %v; create %v; delete %v", round, tm, teamErr, createErr, deleteErr)
+			}
+		default:
+			t.Fatal(orgErr)
+		}
+	}
+}
