@@ -13,7 +13,7 @@
 //	member#<team>#<user> kind "member" (member.go)
 //	enduser#<id>         kind "enduser" (enduser.go)
 //	org#<id>             kind "org" (org.go)
-//	orgmember#<org>#<user> kind "orgmember" (org.go)
+//	orgmember#<org>#<u>  kind "orgmember": a user's membership of an organization (org.go)
 //	alias#<key_alias>    kind "alias", key_hash: makes key_alias unique; written
 //	                     in the same TransactWriteItems as its key
 //	deleted#<hash>#<ns>  kind "deleted_key": the key item as it was, plus
