@@ -33,6 +33,9 @@ type Reader interface {
 	GetUser(ctx context.Context, id string) (User, error)
 	GetMember(ctx context.Context, team, user string) (Member, error)
 	GetEndUser(ctx context.Context, id string) (EndUser, error)
+	// GetBudget reads a reusable budget (Linked applies it to the records
+	// that link it).
+	GetBudget(ctx context.Context, id string) (BudgetRecord, error)
 	// HasEndUsers reports whether any end user record exists, so that the
 	// gateway needs no lookup per request while none does.
 	HasEndUsers(ctx context.Context) (bool, error)
@@ -100,6 +103,20 @@ type Admin interface {
 	UpdateEndUser(ctx context.Context, e EndUser) (EndUser, error)
 	// ListEndUsers returns every end user, by id.
 	ListEndUsers(ctx context.Context) ([]EndUser, error)
+
+	// CreateBudget stores a new reusable budget; ErrExists if its id is taken.
+	CreateBudget(ctx context.Context, b BudgetRecord) error
+	// UpdateBudget replaces a budget's limits (CreatedAt and CreatedBy are
+	// kept) and returns it as stored.
+	UpdateBudget(ctx context.Context, b BudgetRecord) (BudgetRecord, error)
+	// ListBudgets returns every budget, by id.
+	ListBudgets(ctx context.Context) ([]BudgetRecord, error)
+	// DeleteBudget deletes a budget; ErrNotFound if it does not exist. It
+	// does not look for records linking it (BudgetLinks).
+	DeleteBudget(ctx context.Context, id string) error
+	// BudgetLinks returns the records that link the budget id
+	// (Settings.BudgetID), of every kind, by kind then id.
+	BudgetLinks(ctx context.Context, id string) ([]Ref, error)
 
 	// SetSpend sets the spend of the record r names to nanos (LiteLLM's
 	// spend field of /user/update, which resets spend): its lifetime

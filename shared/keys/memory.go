@@ -18,6 +18,7 @@ type Memory struct {
 	users    table[User, *User]
 	members  table[Member, *Member] // by MemberID
 	endUsers table[EndUser, *EndUser]
+	budgets  table[BudgetRecord, *BudgetRecord]
 	spend    map[Ref]SpendState // absent: nothing spent yet
 	aliases  map[string]string  // key_alias -> key hash
 	deleted  []DeletedKey
@@ -34,7 +35,7 @@ func NewMemory() *Memory {
 	return &Memory{
 		now:  time.Now,
 		keys: newTable[Key]("key"), teams: newTable[Team]("team"), users: newTable[User]("user"),
-		members: newTable[Member]("member"), endUsers: newTable[EndUser]("end user"),
+		members: newTable[Member]("member"), endUsers: newTable[EndUser]("end user"), budgets: newTable[BudgetRecord]("budget"),
 		spend: map[Ref]SpendState{}, aliases: map[string]string{}, moved: map[string]Move{},
 	}
 }

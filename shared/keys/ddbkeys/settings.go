@@ -26,6 +26,7 @@ import (
 //	period_start             N (epoch ms) start of the period period_spend counts
 //	period_spend             N (USD)
 //	soft_alerted             N (epoch ms) the period whose soft budget crossing was logged
+//	budget_id                S: the reusable budget it links (budget.go); absent: none
 const (
 	attrModels      = "models"
 	attrAliases     = "aliases"
@@ -43,6 +44,7 @@ const (
 	attrPeriodStart = "period_start"
 	attrPeriodSpend = "period_spend"
 	attrSoftAlerted = "soft_alerted"
+	attrBudgetID    = "budget_id"
 )
 
 // attrs are the attributes of a record's settings to SET, and the names
@@ -85,6 +87,7 @@ func settingsAttrs(s keys.Settings) attrs {
 	a.opt(attrMaxBudget, usdAttr(b.MaxBudget), b.MaxBudget != nil)
 	a.opt(attrSoftBudget, usdAttr(b.SoftBudget), b.SoftBudget != nil)
 	a.opt(attrDuration, ddb.S(b.Duration), b.Duration != "")
+	a.opt(attrBudgetID, ddb.S(s.BudgetID), s.BudgetID != "")
 	return a
 }
 
@@ -130,7 +133,7 @@ func decodeSettings(item ddb.Item) keys.Settings {
 	s := keys.Settings{
 		Models: ddb.Strings(item, attrModels), RPMLimit: ddb.Int0(item, attrRPM), TPMLimit: ddb.Int0(item, attrTPM),
 		Blocked: ddb.BoolOf(item, attrBlocked), Metadata: getJSON(item, attrMetadata), Aliases: decodeAliases(item),
-		Budget: keys.Budget{Duration: ddb.String(item, attrDuration)},
+		Budget: keys.Budget{Duration: ddb.String(item, attrDuration)}, BudgetID: ddb.String(item, attrBudgetID),
 	}
 	s.ModelRPM, s.ModelTPM = decodeModelLimits(item, attrModelRPM), decodeModelLimits(item, attrModelTPM)
 	if n, ok := ddb.Int(item, attrParallel); ok {
