@@ -76,6 +76,9 @@ func newFixture(t *testing.T) *fixture {
 	if err := ks.CreateEndUser(ctx, keys.EndUser{ID: "cust"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := ks.CreateBudget(ctx, keys.BudgetRecord{ID: "b1", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: new(float64)}}}); err != nil {
+		t.Fatal(err)
+	}
 	return fx
 }
 
@@ -137,6 +140,12 @@ var matrix = map[string]cell{
 	"GET /global/spend/report":   {allowed: readers},
 	"GET /user/daily/activity":   {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin")},
 	"GET /team/daily/activity":   {path: "/team/daily/activity?team_ids=t1", allowed: plus(readers, "team_admin")},
+	"POST /budget/new":           {body: `{"budget_id":"b9","max_budget":1}`, allowed: admins},
+	"POST /budget/update":        {body: `{"budget_id":"b1","max_budget":2}`, allowed: admins},
+	"POST /budget/info":          {body: `{"budgets":["b1"]}`, allowed: readers},
+	"GET /budget/list":           {allowed: readers},
+	"POST /budget/delete":        {body: `{"id":"b1"}`, allowed: admins},
+	"GET /budget/settings":       {path: "/budget/settings?budget_id=b1", allowed: readers},
 	"GET /model/info":            {allowed: roles},
 	"GET /v1/model/info":         {allowed: roles},
 }

@@ -75,7 +75,11 @@ func (rk record[T]) updated(h *Handler, r *http.Request, c *caller, resolve func
 	if err != nil {
 		return zero, err
 	}
+	was := rk.settings(&v).BudgetID
 	pt.apply(&v, rk.settings(&v))
+	if err := h.linkBudget(r.Context(), c, was, rk.settings(&v)); err != nil {
+		return zero, err
+	}
 	rk.stamp(&v, h.now())
 	return rk.update(h.keys, r.Context(), v)
 }
