@@ -129,7 +129,7 @@ var routes = map[string]route{
 	"/user/daily/activity": {http.MethodGet, (*Handler).userDailyActivity},
 	"/team/daily/activity": {http.MethodGet, (*Handler).teamDailyActivity},
 
-	"/model/info":    {http.MethodGet, (*Handler).modelInfo},
+	"/model/info": {http.MethodGet, (*Handler).modelInfo},
 
 	"/budget/new":      {http.MethodPost, (*Handler).budgetNew},
 	"/budget/update":   {http.MethodPost, (*Handler).budgetUpdate},
@@ -137,7 +137,7 @@ var routes = map[string]route{
 	"/budget/list":     {http.MethodGet, (*Handler).budgetList},
 	"/budget/delete":   {http.MethodPost, (*Handler).budgetDelete},
 	"/budget/settings": {http.MethodGet, (*Handler).budgetSettings},
-	"/v1/model/info": {http.MethodGet, (*Handler).modelInfo},
+	"/v1/model/info":   {http.MethodGet, (*Handler).modelInfo},
 }
 
 // Routes returns every management route as "METHOD /path" (the
