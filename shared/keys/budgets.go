@@ -102,38 +102,49 @@ func ResolveBudget(ctx context.Context, r BudgetReader, s *Settings) error {
 	return nil
 }
 
-// linked reads a record with get and resolves its budget.
-func linked[T any, P record[T]](ctx context.Context, l Linked, get func() (T, error)) (T, error) {
-	v, err := get()
-	if err == nil {
-		err = l.Resolve(ctx, P(&v).settings())
-	}
-	return v, err
-}
-
 // GetKey implements Reader.
 func (l Linked) GetKey(ctx context.Context, hash string) (Key, error) {
-	return linked(ctx, l, func() (Key, error) { return l.Reader.GetKey(ctx, hash) })
+	k, err := l.Reader.GetKey(ctx, hash)
+	if err == nil && k.BudgetID != "" {
+		err = l.Resolve(ctx, &k.Settings)
+	}
+	return k, err
 }
 
 // GetTeam implements Reader.
 func (l Linked) GetTeam(ctx context.Context, id string) (Team, error) {
-	return linked(ctx, l, func() (Team, error) { return l.Reader.GetTeam(ctx, id) })
+	t, err := l.Reader.GetTeam(ctx, id)
+	if err == nil && t.BudgetID != "" {
+		err = l.Resolve(ctx, &t.Settings)
+	}
+	return t, err
 }
 
 // GetUser implements Reader.
 func (l Linked) GetUser(ctx context.Context, id string) (User, error) {
-	return linked(ctx, l, func() (User, error) { return l.Reader.GetUser(ctx, id) })
+	u, err := l.Reader.GetUser(ctx, id)
+	if err == nil && u.BudgetID != "" {
+		err = l.Resolve(ctx, &u.Settings)
+	}
+	return u, err
 }
 
 // GetMember implements Reader.
 func (l Linked) GetMember(ctx context.Context, team, user string) (Member, error) {
-	return linked(ctx, l, func() (Member, error) { return l.Reader.GetMember(ctx, team, user) })
+	m, err := l.Reader.GetMember(ctx, team, user)
+	if err == nil && m.BudgetID != "" {
+		err = l.Resolve(ctx, &m.Settings)
+	}
+	return m, err
 }
 
 // GetEndUser implements Reader.
 func (l Linked) GetEndUser(ctx context.Context, id string) (EndUser, error) {
-	return linked(ctx, l, func() (EndUser, error) { return l.Reader.GetEndUser(ctx, id) })
+	e, err := l.Reader.GetEndUser(ctx, id)
+	if err == nil && e.BudgetID != "" {
+		err = l.Resolve(ctx, &e.Settings)
+	}
+	return e, err
 }
 
 // validModelBudgets checks a model_max_budget map.
