@@ -83,6 +83,10 @@ func TestBudgetLinks(t *testing.T) {
 		if bt, _ := mb["litellm_budget_table"].(map[string]any); mb["budget_id"] != "gold" || bt["max_budget"] != 10.0 {
 			t.Errorf("membership = %v; want budget_id gold and its max_budget", mb)
 		}
+		info := c.must(m, "GET", "/team/info?team_id=t", "")
+		if got := fmt.Sprint(info["team_memberships"]); !strings.Contains(got, "budget_id:gold") || !strings.Contains(got, "max_budget:10") {
+			t.Errorf("/team/info memberships = %s; want budget_id gold and its max_budget", got)
+		}
 		code, _, raw := c.call(m, "POST", "/budget/delete", `{"id":"gold"}`)
 		if code != 400 || !strings.Contains(raw, "end user c1") || !strings.Contains(raw, "team member u of team t") {
 			t.Errorf("/budget/delete of a linked budget: %d %s; want 400 naming both links", code, raw)
@@ -109,6 +113,7 @@ func TestBudgetLinkNeedsProxyAdmin(t *testing.T) {
 		forbiddenCall(c, ta, "POST", "/team/member_update", `{"team_id":"t","user_id":"ta","budget_id":"big"}`)
 		forbiddenCall(c, ta, "POST", "/team/member_add", `{"team_id":"t","member":{"user_id":"newbie","role":"user"},"budget_id":"big"}`)
 		forbiddenCall(c, ta, "POST", "/budget/update", `{"budget_id":"big","max_budget":5000}`)
+		forbiddenCall(c, ta, "POST", "/customer/new", `{"user_id":"c9","budget_id":"big"}`)
 		c.errParam(ta, "POST", "/key/generate", `{"budget_id":"big"}`, 400, "budget_id")
 		info := c.must("sk-master-test", "GET", "/team/info?team_id=t", "")
 		if strings.Contains(fmt.Sprint(info["team_memberships"]), "big") {

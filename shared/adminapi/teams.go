@@ -402,6 +402,9 @@ func (h *Handler) teamInfo(w http.ResponseWriter, r *http.Request, c *caller) er
 	memberships := []obj{}
 	for _, m := range t.Members {
 		if mb, err := h.keys.GetMember(ctx, id, m.UserID); err == nil {
+			if mb.Settings, err = h.shown(ctx, mb.Settings); err != nil {
+				return err
+			}
 			memberships = append(memberships, membershipObject(mb, now))
 		}
 	}
