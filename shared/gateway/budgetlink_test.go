@@ -13,7 +13,8 @@ import (
 
 // TestLinkedBudgets: an end user and a team membership that link a
 // reusable budget are checked with the budget's max_budget and admitted
-// with its rpm_limit, in place of their own (spend stays theirs).
+// with its rpm_limit and max_parallel_requests, in place of their own
+// (spend stays theirs).
 func TestLinkedBudgets(t *testing.T) {
 	cfg := loadConfig(t, `model_list:
   - model_name: m
@@ -41,6 +42,12 @@ general_settings: {master_key: sk-master}
 	must(ks.AddMember(ctx, keys.Member{TeamID: "t", UserID: "u", Role: keys.MemberUser, Settings: linked("small")}))
 	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-member"), TeamID: "t", UserID: "u"}))
 	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-fine")}))
+	zero := int64(0)
+	must(ks.CreateBudget(ctx, keys.BudgetRecord{ID: "closed", Settings: keys.Settings{MaxParallel: &zero}}))
+	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "cust-closed", Settings: linked("closed")}))
+	must(ks.CreateTeam(ctx, keys.Team{ID: "t2"}))
+	must(ks.AddMember(ctx, keys.Member{TeamID: "t2", UserID: "u2", Role: keys.MemberUser, Settings: linked("slow")}))
+	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-slow-member"), TeamID: "t2", UserID: "u2"}))
 	_, err := ks.ApplySpend(ctx, []keys.SpendDelta{
 		{Ref: keys.Ref{Kind: keys.KindEndUser, ID: "cust-broke"}, Nanos: keys.Nanos(1.5), At: now},
 		{Ref: keys.Ref{Kind: keys.KindMember, ID: keys.MemberID("t", "u")}, Nanos: keys.Nanos(1.5), At: now},
@@ -56,6 +63,8 @@ general_settings: {master_key: sk-master}
 		{"end user over its budget's max_budget", "sk-fine", "cust-broke", []int{400}, "End User=cust-broke over budget. Spend=1.5, Budget=1"},
 		{"member over its budget's max_budget", "sk-member", "", []int{400}, "Team Member=u Team=t Current cost: 1.5, Max budget: 1"},
 		{"end user at its budget's rpm_limit", "sk-fine", "cust-slow", []int{200, 429}, "end user: rpm limit of 1"},
+		{"member at its budget's rpm_limit", "sk-slow-member", "", []int{200, 429}, "team member: rpm limit of 1"},
+		{"end user whose budget admits no parallel request", "sk-fine", "cust-closed", []int{429}, "max_parallel_requests"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			body := `{"model":"m","messages":[{"role":"user","content":"hi"}]`
