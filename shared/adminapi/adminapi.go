@@ -144,6 +144,13 @@ var routes = map[string]route{
 
 	"/model/info":    {http.MethodGet, (*Handler).modelInfo},
 	"/v1/model/info": {http.MethodGet, (*Handler).modelInfo},
+
+	"/budget/new":      {http.MethodPost, (*Handler).budgetNew},
+	"/budget/update":   {http.MethodPost, (*Handler).budgetUpdate},
+	"/budget/info":     {http.MethodPost, (*Handler).budgetInfo},
+	"/budget/list":     {http.MethodGet, (*Handler).budgetList},
+	"/budget/delete":   {http.MethodPost, (*Handler).budgetDelete},
+	"/budget/settings": {http.MethodGet, (*Handler).budgetSettings},
 }
 
 // Routes returns every management route as "METHOD /path" (the

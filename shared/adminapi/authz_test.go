@@ -88,6 +88,9 @@ func newFixture(t *testing.T) *fixture {
 	if err := ks.CreateEndUser(ctx, keys.EndUser{ID: "cust"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := ks.CreateBudget(ctx, keys.BudgetRecord{ID: "b1", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: new(float64)}}}); err != nil {
+		t.Fatal(err)
+	}
 	return fx
 }
 
@@ -161,6 +164,12 @@ var matrix = map[string]cell{
 	"DELETE /organization/member_delete": {body: `{"organization_id":"o1","user_id":"internal_user"}`, allowed: plus(admins, "org_admin")},
 	"GET /model/info":                    {allowed: roles},
 	"GET /v1/model/info":                 {allowed: roles},
+	"POST /budget/new":                   {body: `{"budget_id":"b9","max_budget":1}`, allowed: admins},
+	"POST /budget/update":                {body: `{"budget_id":"b1","max_budget":2}`, allowed: admins},
+	"POST /budget/info":                  {body: `{"budgets":["b1"]}`, allowed: readers},
+	"GET /budget/list":                   {allowed: readers},
+	"POST /budget/delete":                {body: `{"id":"b1"}`, allowed: admins},
+	"GET /budget/settings":               {path: "/budget/settings?budget_id=b1", allowed: readers},
 }
 
 // TestAuthorizationMatrix calls every route as every role, each on fresh

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/sluice-gw/sluice/shared/keys"
 )
@@ -19,15 +20,35 @@ func (h *Handler) customerNew(w http.ResponseWriter, r *http.Request, c *caller)
 	if e.ID == "" {
 		return badParam("user_id", "required: the end user id your requests send as \"user\"")
 	}
+	if e.BudgetID != "" && e.MaxBudget != nil {
+		return badParam("budget_id", "Set either 'max_budget' or 'budget_id', not both.")
+	}
+	if err := h.linkBudget(r.Context(), c, "", &e.Settings); err != nil {
+		return err
+	}
 	e, err = endUsers.created(h, r.Context(), e.ID, e, nil)
 	if err != nil {
 		return err
 	}
-	return ok(w, endUserObject(e, now))
+	return h.showEndUser(w, r.Context(), e, now)
 }
 
 func (h *Handler) customerUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	return endUsers.updateAndShow(h, w, r, c, nil, func(e keys.EndUser) obj { return endUserObject(e, h.now()) })
+	e, err := endUsers.updated(h, r, c, nil)
+	if err != nil {
+		return err
+	}
+	return h.showEndUser(w, r.Context(), e, h.now())
+}
+
+// showEndUser answers with e, its litellm_budget_table the budget it
+// links, if any.
+func (h *Handler) showEndUser(w http.ResponseWriter, ctx context.Context, e keys.EndUser, now time.Time) error {
+	var err error
+	if e.Settings, err = h.shown(ctx, e.Settings); err != nil {
+		return err
+	}
+	return ok(w, endUserObject(e, now))
 }
 
 // endUserIDs reads {"user_ids": [...]} and checks every id exists.
@@ -81,7 +102,7 @@ func (h *Handler) customerInfo(w http.ResponseWriter, r *http.Request, c *caller
 	if err != nil {
 		return err
 	}
-	return ok(w, endUserObject(e, h.now()))
+	return h.showEndUser(w, r.Context(), e, h.now())
 }
 
 func (h *Handler) customerList(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -91,6 +112,11 @@ func (h *Handler) customerList(w http.ResponseWriter, r *http.Request, c *caller
 	es, err := h.keys.ListEndUsers(r.Context())
 	if err != nil {
 		return err
+	}
+	for i := range es {
+		if es[i].Settings, err = h.shown(r.Context(), es[i].Settings); err != nil {
+			return err
+		}
 	}
 	return ok(w, objectsAt(es, h.now(), endUserObject))
 }

@@ -83,7 +83,11 @@ func (rk record[T]) updated(h *Handler, r *http.Request, c *caller, resolve func
 		return zero, err
 	}
 	old := v
+	was := rk.settings(&v).BudgetID
 	pt.apply(&v, rk.settings(&v))
+	if err := h.linkBudget(r.Context(), c, was, rk.settings(&v)); err != nil {
+		return zero, err
+	}
 	rk.stamp(&v, h.now())
 	if rk.guard != nil {
 		if err := rk.guard(h, r.Context(), c, &old, &v); err != nil {

@@ -12,8 +12,10 @@ import (
 
 // LiteLLM's /organization routes. An organization carries its own budget
 // and limits (LiteLLM keeps them in a budget row its budget_id links;
-// here budget_id is stored and shown as given, and litellm_budget_table
-// shows the organization's own budget).
+// here the organization carries them itself, and a budget_id links a
+// reusable budget (/budget/new) whose limits then apply in its place, as
+// for end users and memberships; litellm_budget_table shows the
+// organization's own budget).
 
 // orgs is how the shared flows handle organizations: proxy admins only.
 var orgs = record[keys.Organization]{noun: "organization", idParam: "organization_id", parse: orgPatch,
@@ -36,7 +38,7 @@ func orgPatch(p *params) patch[keys.Organization] {
 	pt.parallel(p)
 	pt.blocked(p)
 	pt.metadata(p)
-	setting(&pt, p, "budget_id", (*params).str, func(s *keys.Settings, v string) { s.BudgetID = v })
+	pt.budgetID(p)
 	p.refuse(whyModelLimit, "model_max_budget")
 	p.refuse(whyModelRate, "model_rpm_limit", "model_tpm_limit")
 	p.refuse(whyOrgField, "tags", "model_aliases", "object_permission")
@@ -60,6 +62,9 @@ func (h *Handler) orgNew(w http.ResponseWriter, r *http.Request, c *caller) erro
 	pt.apply(&o, &o.Settings)
 	if o.ID == "" {
 		o.ID = newID()
+	}
+	if err := h.linkBudget(r.Context(), c, "", &o.Settings); err != nil {
+		return err
 	}
 	if o, err = orgs.created(h, r.Context(), o.ID, o, nil); err != nil {
 		return err

@@ -114,7 +114,7 @@ func decoded[T any](p *params, name, want string) (T, bool) {
 var idParams = map[string]bool{
 	"team_id": true, "user_id": true, "key_alias": true, "end_user_id": true,
 	"team_ids": true, "user_ids": true, "key_aliases": true, "teams": true,
-	"organization_id": true, "organization_ids": true, "organizations": true, "budget_id": true,
+	"organization_id": true, "organization_ids": true, "organizations": true, "budget_id": true, "budgets": true,
 }
 
 // validID checks v, the value of the id field name (or an entry of it).
@@ -356,7 +356,7 @@ const (
 	whyPermissions  = "permissions, routes, guardrails, cache controls and enforced params are not enforced"
 	whyKeyOrg       = "a key belongs to an organization through its team: set organization_id on the team"
 	whyUserOrg      = "add users to organizations with /organization/member_add"
-	whyBudgetID     = "budgets are set on the record itself (max_budget, budget_duration), not by budget id"
+	whyBudgetID     = "budget_id links a reusable budget (/budget/new) on end users (/customer/*), team memberships (/team/member_add, /team/member_update) and organizations; keys, teams and users carry their own max_budget and limits"
 	whySpend        = "spend changes only through the spend pipeline"
 	whyMemberLimit  = "team member defaults are not enforced; set max_budget_in_team per member"
 	whyDefaultModel = "default models per end user are not applied"

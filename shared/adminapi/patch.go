@@ -87,6 +87,12 @@ func (pt *patch[T]) parallel(p *params) {
 	setting(pt, p, "max_parallel_requests", (*params).maxParallel, func(s *keys.Settings, v *int64) { s.MaxParallel = v })
 }
 
+// budgetID reads budget_id, the reusable budget the record links (null
+// or "" unlinks it); the handler checks it (Handler.linkBudget).
+func (pt *patch[T]) budgetID(p *params) {
+	setting(pt, p, "budget_id", (*params).str, func(s *keys.Settings, v string) { s.BudgetID = v })
+}
+
 func (pt *patch[T]) blocked(p *params) {
 	setting(pt, p, "blocked", (*params).boolean, func(s *keys.Settings, v bool) { s.Blocked = v })
 }
@@ -186,7 +192,7 @@ func endUserPatch(p *params) patch[keys.EndUser] {
 		}
 	}
 	p.refuse(whyDefaultModel, "default_model")
-	p.refuse(whyBudgetID, "budget_id")
+	pt.budgetID(p)
 	p.refuse(whyParallel, "max_parallel_requests")
 	p.refuse(whyModelLimit, "model_max_budget")
 	p.refuse(whySpend, "spend")

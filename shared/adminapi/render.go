@@ -166,7 +166,7 @@ func membershipObject(m keys.Member, now time.Time) obj {
 		"user_id":              m.UserID,
 		"role":                 m.Role,
 		"spend":                m.Spend,
-		"budget_id":            nil,
+		"budget_id":            orNil(m.BudgetID),
 		"litellm_budget_table": budgetTable(m.Budget, now),
 	}
 }
@@ -189,6 +189,7 @@ func endUserObject(e keys.EndUser, now time.Time) obj {
 	o["spend"] = e.Spend
 	o["allowed_model_region"], o["default_model"] = orNil(e.AllowedModelRegion), nil
 	o["litellm_budget_table"] = budget
+	o["budget_id"] = orNil(e.BudgetID)
 	return o
 }
 

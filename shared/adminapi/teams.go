@@ -207,17 +207,25 @@ func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *calle
 	id, _ := p.str("team_id")
 	members, _ := readMembers(p, "member")
 	budget, _ := p.money("max_budget_in_team")
+	budgetID, _ := p.str("budget_id")
 	if err := p.done(); err != nil {
 		return err
 	}
 	if len(members) == 0 {
 		return badParam("member", "required")
 	}
+	if budgetID != "" && budget != nil {
+		return badParam("budget_id", "Set either 'max_budget_in_team' or 'budget_id', not both.")
+	}
 	ctx := r.Context()
 	if _, err := h.loadTeam(ctx, id); err != nil {
 		return err
 	}
 	if err := h.mayManageTeam(ctx, c, id); err != nil {
+		return err
+	}
+	link := keys.Settings{BudgetID: budgetID, Budget: keys.Budget{MaxBudget: budget}}
+	if err := h.linkBudget(ctx, c, "", &link); err != nil {
 		return err
 	}
 	now := h.now()
@@ -230,7 +238,7 @@ func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *calle
 		if err := notOwnMembership(c, id, uid); err != nil {
 			return err
 		}
-		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: budget}}}
+		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, Settings: link}
 		if err := h.keys.AddMember(ctx, mb); err != nil {
 			if errors.Is(err, keys.ErrExists) {
 				return apierr.Taken("member", "member", "user %s is already a member of team %s", uid, id)
@@ -241,6 +249,9 @@ func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *calle
 			users = append(users, userObject(u, now))
 		}
 		if got, err := h.keys.GetMember(ctx, id, uid); err == nil {
+			if got.Settings, err = h.shown(ctx, got.Settings); err != nil {
+				return err
+			}
 			memberships = append(memberships, membershipObject(got, now))
 		}
 	}
@@ -285,12 +296,14 @@ func (h *Handler) member(r *http.Request, c *caller, more func(p *params)) (team
 
 // teamMemberUpdate changes a member's role or budget in the team.
 func (h *Handler) teamMemberUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	var role string
-	var hasRole, hasBudget bool
+	var role, budgetID string
+	var hasRole, hasBudget, hasBudgetID bool
 	var budget *float64
 	id, uid, err := h.member(r, c, func(p *params) {
 		role, hasRole = p.str("role")
 		budget, hasBudget = p.money("max_budget_in_team")
+		budgetID, hasBudgetID = p.str("budget_id")
+		hasBudgetID = hasBudgetID || p.has("budget_id")
 	})
 	if err != nil {
 		return err
@@ -315,8 +328,18 @@ func (h *Handler) teamMemberUpdate(w http.ResponseWriter, r *http.Request, c *ca
 	if hasBudget {
 		m.MaxBudget = budget
 	}
+	if hasBudgetID {
+		was := m.BudgetID
+		m.BudgetID = budgetID
+		if err := h.linkBudget(ctx, c, was, &m.Settings); err != nil {
+			return err
+		}
+	}
 	m, err = h.keys.UpdateMember(ctx, m)
 	if err != nil {
+		return err
+	}
+	if m.Settings, err = h.shown(ctx, m.Settings); err != nil {
 		return err
 	}
 	return ok(w, membershipObject(m, h.now()))
@@ -408,6 +431,9 @@ func (h *Handler) teamInfo(w http.ResponseWriter, r *http.Request, c *caller) er
 	memberships := []obj{}
 	for _, m := range t.Members {
 		if mb, err := h.keys.GetMember(ctx, id, m.UserID); err == nil {
+			if mb.Settings, err = h.shown(ctx, mb.Settings); err != nil {
+				return err
+			}
 			memberships = append(memberships, membershipObject(mb, now))
 		}
 	}

@@ -60,6 +60,15 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 		if u := p.User; u != nil && err == nil {
 			req.Scopes, err = x.scope(req.Scopes, limits.KindUser, u.ID, &u.Settings, onErr)
 		}
+		// A membership or an end user has rpm/tpm or max parallel
+		// requests of its own only through a linked budget (keys.Linked)
+		// or /customer's rpm_limit and tpm_limit.
+		if m := p.Member; m != nil && err == nil && (m.RPMLimit > 0 || m.TPMLimit > 0 || m.MaxParallel != nil) {
+			req.Scopes, err = x.scope(req.Scopes, limits.KindMember, keys.MemberID(m.TeamID, m.UserID), &m.Settings, onErr)
+		}
+		if e := p.EndUser; e != nil && err == nil {
+			req.Scopes, err = x.scope(req.Scopes, limits.KindEndUser, e.ID, &e.Settings, onErr)
+		}
 		if err != nil {
 			return aborted(err)
 		}
@@ -69,9 +78,6 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 			if rpm, tpm := k.ModelRPM[x.req.Model], k.ModelTPM[x.req.Model]; rpm > 0 || tpm > 0 {
 				req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKeyModel, ID: k.Hash + "#" + x.req.Model, RPM: rpm, TPM: tpm, Shards: limits.ShardsFor(rpm), OnError: onErr})
 			}
-		}
-		if e := p.EndUser; e != nil && (e.RPMLimit > 0 || e.TPMLimit > 0) {
-			req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindEndUser, ID: e.ID, RPM: e.RPMLimit, TPM: e.TPMLimit, Shards: limits.ShardsFor(e.RPMLimit), OnError: onErr})
 		}
 	}
 	d := a.Deployment
@@ -194,6 +200,8 @@ func scopeName(k limits.Kind) string {
 		return "user"
 	case limits.KindEndUser:
 		return "end user"
+	case limits.KindMember:
+		return "team member"
 	}
 	return string(k)
 }

@@ -135,6 +135,12 @@ type access struct {
 }
 
 func newAccess(master string, ks KeyReader, now func() time.Time) *access {
+	if ks != nil {
+		// Records that link a reusable budget are checked and admitted
+		// with its limits (max_budget, rpm/tpm, ...): resolved here, once,
+		// for keyauth, the end user check and the admission alike.
+		ks = keys.Linked{Reader: ks}
+	}
 	return &access{master: masterKey(master), keys: ks, auth: keyauth.Authenticator{Keys: ks, Now: now}, now: now}
 }
 

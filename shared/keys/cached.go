@@ -24,6 +24,7 @@ type Cached struct {
 	members  readCache[Member, *Member] // by MemberID
 	endUsers readCache[EndUser, *EndUser]
 	orgs     readCache[Organization, *Organization]
+	budgets  readCache[BudgetRecord, *BudgetRecord]
 
 	presentMu sync.Mutex
 	present   entry[bool] // HasEndUsers; fetched 0: not read
@@ -128,6 +129,11 @@ func (c *Cached) GetEndUser(ctx context.Context, id string) (EndUser, error) {
 	return c.endUsers.get(c, id, func() (EndUser, error) { return c.store.GetEndUser(ctx, id) })
 }
 
+// GetBudget implements Reader, from the cache.
+func (c *Cached) GetBudget(ctx context.Context, id string) (BudgetRecord, error) {
+	return c.budgets.get(c, id, func() (BudgetRecord, error) { return c.store.GetBudget(ctx, id) })
+}
+
 // HasEndUsers implements Reader, from the cache.
 func (c *Cached) HasEndUsers(ctx context.Context) (bool, error) {
 	c.presentMu.Lock()
@@ -167,6 +173,8 @@ func (c *Cached) drop(r Ref) {
 		c.endUsers.drop(r.ID)
 	case KindOrg:
 		c.orgs.drop(r.ID)
+	case KindBudget:
+		c.budgets.drop(r.ID)
 	}
 }
 
@@ -270,6 +278,23 @@ func (c *Cached) CreateEndUser(ctx context.Context, e EndUser) error {
 // UpdateEndUser implements Admin.
 func (c *Cached) UpdateEndUser(ctx context.Context, e EndUser) (EndUser, error) {
 	return after(c, func() (EndUser, error) { return c.store.UpdateEndUser(ctx, e) }, e.ref())
+}
+
+// CreateBudget implements Admin.
+func (c *Cached) CreateBudget(ctx context.Context, b BudgetRecord) error {
+	defer c.drop(b.ref())
+	return c.store.CreateBudget(ctx, b)
+}
+
+// UpdateBudget implements Admin.
+func (c *Cached) UpdateBudget(ctx context.Context, b BudgetRecord) (BudgetRecord, error) {
+	return after(c, func() (BudgetRecord, error) { return c.store.UpdateBudget(ctx, b) }, b.ref())
+}
+
+// DeleteBudget implements Admin.
+func (c *Cached) DeleteBudget(ctx context.Context, id string) error {
+	defer c.drop(Ref{KindBudget, id})
+	return c.store.DeleteBudget(ctx, id)
 }
 
 // Block implements Admin.

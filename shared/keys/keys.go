@@ -35,6 +35,9 @@ type Reader interface {
 	GetMember(ctx context.Context, team, user string) (Member, error)
 	GetEndUser(ctx context.Context, id string) (EndUser, error)
 	GetOrganization(ctx context.Context, id string) (Organization, error)
+	// GetBudget reads a reusable budget (Linked applies it to the records
+	// that link it).
+	GetBudget(ctx context.Context, id string) (BudgetRecord, error)
 	// HasEndUsers reports whether any end user record exists, so that the
 	// gateway needs no lookup per request while none does.
 	HasEndUsers(ctx context.Context) (bool, error)
@@ -124,6 +127,19 @@ type Admin interface {
 	UpdateOrgMember(ctx context.Context, m OrgMembership) (OrgMembership, error)
 	// RemoveOrgMember ends an organization membership.
 	RemoveOrgMember(ctx context.Context, org, user string) error
+	// CreateBudget stores a new reusable budget; ErrExists if its id is taken.
+	CreateBudget(ctx context.Context, b BudgetRecord) error
+	// UpdateBudget replaces a budget's limits (CreatedAt and CreatedBy are
+	// kept) and returns it as stored.
+	UpdateBudget(ctx context.Context, b BudgetRecord) (BudgetRecord, error)
+	// ListBudgets returns every budget, by id.
+	ListBudgets(ctx context.Context) ([]BudgetRecord, error)
+	// DeleteBudget deletes a budget; ErrNotFound if it does not exist. It
+	// does not look for records linking it (BudgetLinks).
+	DeleteBudget(ctx context.Context, id string) error
+	// BudgetLinks returns the records that link the budget id
+	// (Settings.BudgetID), of every kind, by kind then id.
+	BudgetLinks(ctx context.Context, id string) ([]Ref, error)
 
 	// SetSpend sets the spend of the record r names to nanos (LiteLLM's
 	// spend field of /user/update, which resets spend): its lifetime

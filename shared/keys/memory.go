@@ -20,8 +20,9 @@ type Memory struct {
 	endUsers   table[EndUser, *EndUser]
 	orgs       table[Organization, *Organization]
 	orgMembers table[OrgMembership, *OrgMembership] // by OrgMemberID
-	spend      map[Ref]SpendState                   // absent: nothing spent yet
-	aliases    map[string]string                    // key_alias -> key hash
+	budgets    table[BudgetRecord, *BudgetRecord]
+	spend      map[Ref]SpendState // absent: nothing spent yet
+	aliases    map[string]string  // key_alias -> key hash
 	deleted    []DeletedKey
 	moved      map[string]Move // a regenerated key's old hash -> where it went (moves.go)
 }
@@ -36,7 +37,7 @@ func NewMemory() *Memory {
 	return &Memory{
 		now:  time.Now,
 		keys: newTable[Key]("key"), teams: newTable[Team]("team"), users: newTable[User]("user"),
-		members: newTable[Member]("member"), endUsers: newTable[EndUser]("end user"),
+		members: newTable[Member]("member"), endUsers: newTable[EndUser]("end user"), budgets: newTable[BudgetRecord]("budget"),
 		orgs: newTable[Organization]("organization"), orgMembers: newTable[OrgMembership]("organization member"),
 		spend: map[Ref]SpendState{}, aliases: map[string]string{}, moved: map[string]Move{},
 	}

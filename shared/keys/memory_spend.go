@@ -54,26 +54,28 @@ func (b *Budget) clearSpend() {
 	b.Spend, b.PeriodStart, b.PeriodSpend, b.SoftAlerted = 0, time.Time{}, 0, time.Time{}
 }
 
-// budgetOf returns the budget settings of the record r names, if it exists.
-// m.mu is held.
+// budgetOf returns the budget settings of the record r names, if it
+// exists: those of the budget it links, if any (Linked). m.mu is held.
 func (m *Memory) budgetOf(r Ref) (Budget, bool) {
+	var s Settings
+	var ok bool
 	switch r.Kind {
 	case KindKey:
-		return m.keys.budget(r.ID)
+		s, ok = m.keys.settingsOf(r.ID)
 	case KindTeam:
-		return m.teams.budget(r.ID)
+		s, ok = m.teams.settingsOf(r.ID)
 	case KindUser:
-		return m.users.budget(r.ID)
+		s, ok = m.users.settingsOf(r.ID)
 	case KindMember:
-		return m.members.budget(r.ID)
+		s, ok = m.members.settingsOf(r.ID)
 	case KindEndUser:
-		return m.endUsers.budget(r.ID)
+		s, ok = m.endUsers.settingsOf(r.ID)
 	case KindOrg:
-		return m.orgs.budget(r.ID)
+		s, ok = m.orgs.settingsOf(r.ID)
 	case KindOrgMember:
-		return m.orgMembers.budget(r.ID)
+		s, ok = m.orgMembers.settingsOf(r.ID)
 	}
-	return Budget{}, false
+	return m.linkedBudget(s), ok
 }
 
 // follow returns the key a regenerated key's old hash became (moves.go),
@@ -134,6 +136,13 @@ func validDeltas(deltas []SpendDelta) error {
 // RecordSpend is what the spend pipeline reads of a record before adding to
 // it: its budget settings and its spend state.
 type RecordSpend struct {
-	Budget Budget // settings (MaxBudget, SoftBudget, Duration); spend fields as read
+	// Budget is the budget settings that apply (MaxBudget, SoftBudget,
+	// Duration: the linked budget's when the record links one), with
+	// the spend fields as read.
+	Budget Budget
 	State  SpendState
+	// BudgetID is the budget the record links ("": none): its update is
+	// conditioned on still linking it rather than on its own
+	// budget_duration.
+	BudgetID string
 }

@@ -437,6 +437,7 @@ func clone[T any, P record[T]](v T) T {
 		s.MaxParallel = &n
 	}
 	s.ModelRPM, s.ModelTPM = cloneModelLimits(s.ModelRPM), cloneModelLimits(s.ModelTPM)
+	s.ModelMaxBudget = cloneModelBudgets(s.ModelMaxBudget)
 	s.Budget = cloneBudget(s.Budget)
 	P(&v).own()
 	return v

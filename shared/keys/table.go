@@ -117,10 +117,10 @@ func (t *table[T, P]) list(m *Memory, match func(T) bool) []T {
 	return out
 }
 
-// budget returns the budget settings of the record id, if it exists.
-func (t *table[T, P]) budget(id string) (Budget, bool) {
+// settingsOf returns the settings of the record id, if it exists.
+func (t *table[T, P]) settingsOf(id string) (Settings, bool) {
 	v, ok := t.m[id]
-	return P(&v).settings().Budget, ok
+	return *P(&v).settings(), ok
 }
 
 // change applies f to the stored record id, if it exists.

@@ -32,6 +32,7 @@ const (
 	KindTeam       Kind = "team"
 	KindUser       Kind = "user"
 	KindEndUser    Kind = "end_user"
+	KindMember     Kind = "team_member" // a team membership (id: team "#" user), limited only through a linked budget
 	KindDeployment Kind = "deployment"
 	KindModelGroup Kind = "model_group"
 	KindKeyModel   Kind = "key_model" // a key's limits on one model (id: key hash "#" model)

@@ -20,6 +20,7 @@
 //	                     key_hash, deleted_at (epoch ms), deleted_by
 //	moved#<old hash>     kind "moved": a regenerated key's forwarding marker (moves.go)
 //	meta#endusers        n: the count of end user records (enduser.go)
+//	budget#<id>          kind "budget": a reusable budget (budget.go)
 //
 // spend is created as 0 and changed only by ADD, so concurrent spend
 // updates never lose an increment; updates of settings SET every other
@@ -354,6 +355,12 @@ func (st *Store) batchGet(ctx context.Context, pks []string) ([]ddb.Item, error)
 
 // scan returns every item of kind (a paged, consistent Scan).
 func (st *Store) scan(ctx context.Context, kind string) ([]ddb.Item, error) {
+	return st.scanWhere(ctx, "#kind = :kind", map[string]string{"#kind": attrKind}, ddb.Item{":kind": ddb.S(kind)}, kind)
+}
+
+// scanWhere returns every item filter selects (a paged, consistent Scan);
+// what names them in errors.
+func (st *Store) scanWhere(ctx context.Context, filter string, names map[string]string, values ddb.Item, what string) ([]ddb.Item, error) {
 	var out []ddb.Item
 	var start ddb.Item
 	for {
@@ -361,14 +368,14 @@ func (st *Store) scan(ctx context.Context, kind string) ([]ddb.Item, error) {
 		res, err := st.client.Scan(cctx, &dynamodb.ScanInput{
 			TableName:                 aws.String(st.table),
 			ConsistentRead:            aws.Bool(true),
-			FilterExpression:          aws.String("#kind = :kind"),
-			ExpressionAttributeNames:  map[string]string{"#kind": attrKind},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":kind": ddb.S(kind)},
+			FilterExpression:          aws.String(filter),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: values,
 			ExclusiveStartKey:         start,
 		})
 		cancel()
 		if err != nil {
-			return nil, wrap("list", kind, err)
+			return nil, wrap("list", what, err)
 		}
 		out = append(out, res.Items...)
 		if len(res.LastEvaluatedKey) == 0 {

@@ -26,7 +26,7 @@ import (
 //	period_start             N (epoch ms) start of the period period_spend counts
 //	period_spend             N (USD)
 //	soft_alerted             N (epoch ms) the period whose soft budget crossing was logged
-//	budget_id                S: a linked reusable budget; absent: none
+//	budget_id                S: the reusable budget it links (budget.go); absent: none
 const (
 	attrModels      = "models"
 	attrAliases     = "aliases"

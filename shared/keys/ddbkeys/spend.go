@@ -17,8 +17,10 @@ import (
 )
 
 // SpendStates reads the budget settings and spend of the records refs name,
-// with strongly consistent reads (BatchGetItem, 100 at a time). Records
-// that do not exist are absent from the result.
+// with strongly consistent reads (BatchGetItem, 100 at a time), and the
+// budgets they link, if any (one more BatchGetItem; their limits apply in
+// place of the records' own, as keys.Linked applies them). Records that
+// do not exist are absent from the result.
 func (st *Store) SpendStates(ctx context.Context, refs []keys.Ref) (map[keys.Ref]keys.RecordSpend, error) {
 	out := make(map[keys.Ref]keys.RecordSpend, len(refs))
 	byPK := make(map[string]keys.Ref, len(refs))
@@ -34,7 +36,11 @@ func (st *Store) SpendStates(ctx context.Context, refs []keys.Ref) (map[keys.Ref
 		if !ok || ddb.String(item, attrKind) == "" {
 			continue
 		}
-		out[r] = keys.RecordSpend{Budget: decodeSettings(item).Budget, State: decodeSpendState(item)}
+		s := decodeSettings(item)
+		out[r] = keys.RecordSpend{Budget: s.Budget, State: decodeSpendState(item), BudgetID: s.BudgetID}
+	}
+	if err := st.linkBudgets(ctx, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -59,17 +65,25 @@ func backoff(ctx context.Context, attempt int) error {
 // never lose an increment; a new period is SET. Its condition holds only
 // while the record exists with the budget_duration and period_start that
 // were read, so a concurrent period change or budget_duration change
-// cancels the transaction (re-read and retry). It leaves soft_alerted to
-// MarkSoft.
+// cancels the transaction (re-read and retry); a record linking a budget
+// is conditioned on still linking it instead (a change of the linked
+// budget's budget_duration between the read and the write is not seen:
+// the spend counts in the period of the duration read). It leaves
+// soft_alerted to MarkSoft.
 func SpendUpdate(table string, ref keys.Ref, from keys.RecordSpend, to keys.SpendState) types.TransactWriteItem {
-	names := map[string]string{"#spend": attrSpend, "#pk": attrPK, "#ps": attrPeriodStart, "#dur": attrDuration}
+	names := map[string]string{"#spend": attrSpend, "#pk": attrPK, "#ps": attrPeriodStart, "#dur": attrDuration, "#bid": attrBudgetID}
 	values := ddb.Item{":spend": money(to.Total - from.State.Total)}
 	expr := "ADD #spend :spend"
 	cond := "attribute_exists(#pk)"
-	if from.Budget.Duration == "" {
-		cond += " AND attribute_not_exists(#dur)"
-	} else {
-		cond += " AND #dur = :dur"
+	switch {
+	case from.BudgetID != "":
+		delete(names, "#dur")
+		cond += " AND #bid = :bid"
+		values[":bid"] = ddb.S(from.BudgetID)
+	case from.Budget.Duration == "":
+		cond += " AND attribute_not_exists(#dur) AND attribute_not_exists(#bid)"
+	default:
+		cond += " AND attribute_not_exists(#bid) AND #dur = :dur"
 		values[":dur"] = ddb.S(from.Budget.Duration)
 	}
 	if from.State.PeriodStart.IsZero() {

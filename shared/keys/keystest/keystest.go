@@ -39,6 +39,7 @@ var tests = []struct {
 	{"Reader", "TeamLifecycle", testTeamLifecycle},
 	{"Reader", "NotFound", testNotFound},
 	{"Reader", "EndUserPresence", testEndUserPresence},
+	{"Reader", "LinkedBudget", testLinkedBudget},
 	{"Admin", "Invalid", testInvalid},
 	{"Admin", "KeyAdminFields", testKeyAdminFields},
 	{"Admin", "KeyAlias", testKeyAlias},
@@ -62,10 +63,13 @@ var tests = []struct {
 	{"Admin", "OrgInvalid", testOrgInvalid},
 	{"Admin", "ConcurrentOrgMembers", testConcurrentOrgMembers},
 	{"Admin", "OrgDeleteRace", testOrgDeleteRace},
+	{"Admin", "Budgets", testBudgets},
+	{"Admin", "BudgetLinks", testBudgetLinks},
 	{"Spender", "ConcurrentSpend", testConcurrentSpend},
 	{"Spender", "SpendPeriods", testSpendPeriods},
 	{"Spender", "SoftBudget", testSoftBudget},
 	{"Spender", "RegeneratedKeySpend", testRegeneratedKeySpend},
+	{"Spender", "LinkedSpend", testLinkedSpend},
 }
 
 func run(t *testing.T, newStore NewStore, port string) {

@@ -1,0 +1,179 @@
+package keys
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+)
+
+// KindBudget is the kind of a reusable budget (BudgetRecord): it carries
+// limits, never spend.
+const KindBudget Kind = "budget"
+
+// BudgetRecord is a reusable budget (LiteLLM's budget table row,
+// /budget/new): limits that records link by id (Settings.BudgetID) instead
+// of carrying their own. Of its Settings only the budget's fields are
+// kept: MaxBudget, SoftBudget, Duration, RPMLimit, TPMLimit, MaxParallel
+// and ModelMaxBudget; it has no spend (spend stays on the records that
+// link it).
+type BudgetRecord struct {
+	ID        string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	CreatedBy string // a user id or "master_key"
+	UpdatedBy string
+	Settings
+}
+
+// Validate checks b; its error wraps ErrInvalid.
+func (b BudgetRecord) Validate() error {
+	if err := ValidID("budget_id", b.ID); err != nil {
+		return err
+	}
+	what := "budget " + short(b.ID)
+	if b.BudgetID != "" {
+		return fmt.Errorf("%s: %w: a budget cannot link another budget", what, ErrInvalid)
+	}
+	if err := validModelBudgets(b.ModelMaxBudget); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return b.Settings.validate(what)
+}
+
+// Limits returns only the budget's own fields of s: what a BudgetRecord
+// keeps of the Settings it is given.
+func (b BudgetRecord) Limits() Settings {
+	s := b.Settings
+	return Settings{
+		RPMLimit: s.RPMLimit, TPMLimit: s.TPMLimit, MaxParallel: s.MaxParallel, ModelMaxBudget: s.ModelMaxBudget,
+		Budget: Budget{MaxBudget: s.MaxBudget, SoftBudget: s.SoftBudget, Duration: s.Duration},
+	}
+}
+
+// ApplyTo puts b's limits on s, in place of s's own, as a record linking b
+// is limited: max_budget, soft_budget, budget_duration, rpm and tpm
+// limits, max parallel requests and model_max_budget (a field b leaves
+// unset is unset on s too). Spend and everything else of s stay.
+func (b BudgetRecord) ApplyTo(s *Settings) {
+	l := clone[BudgetRecord](BudgetRecord{Settings: b.Limits()}).Settings
+	s.MaxBudget, s.SoftBudget, s.Duration = l.MaxBudget, l.SoftBudget, l.Duration
+	s.RPMLimit, s.TPMLimit, s.MaxParallel = l.RPMLimit, l.TPMLimit, l.MaxParallel
+	s.ModelMaxBudget = l.ModelMaxBudget
+}
+
+// BudgetReader reads budgets (Reader has it; keys.Cached caches it).
+type BudgetReader interface {
+	GetBudget(ctx context.Context, id string) (BudgetRecord, error)
+}
+
+// Linked is a Reader whose records carry the limits of the budget they
+// link (Settings.BudgetID) in place of their own: the one place linked
+// budgets are resolved for the gateway's checks (keyauth), its admission
+// (rpm/tpm, max parallel, strict budgets) and its end user checks. A
+// record that links nothing costs no read; a linked budget is read
+// through the wrapped Reader (keys.Cached: from this instance's memory
+// within the cache TTL, so a changed budget reaches every record linking
+// it within that TTL). A linked budget that no longer exists leaves the
+// record's own limits.
+type Linked struct{ Reader }
+
+// Resolve applies to s the budget it links, if any: the generic step of
+// every Get, for a record kind Linked does not read itself.
+func (l Linked) Resolve(ctx context.Context, s *Settings) error {
+	return ResolveBudget(ctx, l.Reader, s)
+}
+
+// ResolveBudget applies to s the budget it links (ApplyTo), read from r;
+// nothing when s links none or the budget does not exist.
+func ResolveBudget(ctx context.Context, r BudgetReader, s *Settings) error {
+	if s.BudgetID == "" {
+		return nil
+	}
+	b, err := r.GetBudget(ctx, s.BudgetID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("budget %s: %w", short(s.BudgetID), err)
+	}
+	b.ApplyTo(s)
+	return nil
+}
+
+// GetKey implements Reader.
+func (l Linked) GetKey(ctx context.Context, hash string) (Key, error) {
+	k, err := l.Reader.GetKey(ctx, hash)
+	if err == nil && k.BudgetID != "" {
+		err = l.Resolve(ctx, &k.Settings)
+	}
+	return k, err
+}
+
+// GetTeam implements Reader.
+func (l Linked) GetTeam(ctx context.Context, id string) (Team, error) {
+	t, err := l.Reader.GetTeam(ctx, id)
+	if err == nil && t.BudgetID != "" {
+		err = l.Resolve(ctx, &t.Settings)
+	}
+	return t, err
+}
+
+// GetUser implements Reader.
+func (l Linked) GetUser(ctx context.Context, id string) (User, error) {
+	u, err := l.Reader.GetUser(ctx, id)
+	if err == nil && u.BudgetID != "" {
+		err = l.Resolve(ctx, &u.Settings)
+	}
+	return u, err
+}
+
+// GetMember implements Reader.
+func (l Linked) GetMember(ctx context.Context, team, user string) (Member, error) {
+	m, err := l.Reader.GetMember(ctx, team, user)
+	if err == nil && m.BudgetID != "" {
+		err = l.Resolve(ctx, &m.Settings)
+	}
+	return m, err
+}
+
+// GetEndUser implements Reader.
+func (l Linked) GetEndUser(ctx context.Context, id string) (EndUser, error) {
+	e, err := l.Reader.GetEndUser(ctx, id)
+	if err == nil && e.BudgetID != "" {
+		err = l.Resolve(ctx, &e.Settings)
+	}
+	return e, err
+}
+
+// validModelBudgets checks a model_max_budget map.
+func validModelBudgets(m map[string]ModelBudget) error {
+	if len(m) > MaxModels {
+		return invalid("model_max_budget", "want at most %d models, got %d", MaxModels, len(m))
+	}
+	for name, mb := range m {
+		if name == "" || len(name) > MaxNameLen || mb.Limit < 0 {
+			return invalid("model_max_budget", "want model names of 1 to %d bytes and budgets >= 0, got %q", MaxNameLen, short(name))
+		}
+		if mb.Period != "" {
+			if _, err := ParsePeriod(mb.Period); err != nil {
+				return invalid("model_max_budget", "%q: %v", short(name), err)
+			}
+		}
+	}
+	return nil
+}
+
+// cloneModelBudgets copies a model_max_budget map; nil when empty.
+func cloneModelBudgets(m map[string]ModelBudget) map[string]ModelBudget {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
+func (b *BudgetRecord) ref() Ref             { return Ref{KindBudget, b.ID} }
+func (b *BudgetRecord) settings() *Settings  { return &b.Settings }
+func (b *BudgetRecord) stamps() []*time.Time { return []*time.Time{&b.CreatedAt, &b.UpdatedAt} }
+func (b *BudgetRecord) own()                 { b.Settings = b.Limits() }
