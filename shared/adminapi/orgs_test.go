@@ -33,6 +33,7 @@ func ids(objs []any, field string) []string {
 func TestOrganizations(t *testing.T) {
 	onStores(t, func(t *testing.T, c client) {
 		const m = "sk-master-test"
+		c.must(m, "POST", "/budget/new", `{"budget_id":"b1","max_budget":10,"rpm_limit":5}`)
 		gen := c.must(m, "POST", "/organization/new", `{"organization_alias":"acme","models":["gpt-4o"],"max_budget":10,"budget_id":"b1","rpm_limit":5}`)
 		if id, _ := gen["organization_id"].(string); len(id) != 36 || gen["organization_alias"] != "acme" || gen["budget_id"] != "b1" || gen["created_by"] != "master_key" {
 			t.Errorf("/organization/new = %v", gen)

@@ -147,6 +147,15 @@ func (l Linked) GetEndUser(ctx context.Context, id string) (EndUser, error) {
 	return e, err
 }
 
+// GetOrganization implements Reader.
+func (l Linked) GetOrganization(ctx context.Context, id string) (Organization, error) {
+	o, err := l.Reader.GetOrganization(ctx, id)
+	if err == nil && o.BudgetID != "" {
+		err = l.Resolve(ctx, &o.Settings)
+	}
+	return o, err
+}
+
 // validModelBudgets checks a model_max_budget map.
 func validModelBudgets(m map[string]ModelBudget) error {
 	if len(m) > MaxModels {
