@@ -13,6 +13,10 @@ type SpendState struct {
 	PeriodStart time.Time // zero: no period yet
 	Period      int64     // spent in the period starting at PeriodStart
 	SoftAlerted time.Time // see Budget.SoftAlerted
+	// Models is the spend on each model of the record's model_max_budget
+	// (StepModels); nil: none. A changed map is a new one: never shared
+	// maps are written.
+	Models map[string]ModelSpend
 }
 
 // Step returns the state after adding d to a record with budget settings b
@@ -48,6 +52,24 @@ func Step(b Budget, st SpendState, d SpendDelta) (next SpendState, crossed bool)
 func (st SpendState) budget(b Budget) Budget {
 	b.Spend, b.PeriodStart, b.PeriodSpend, b.SoftAlerted = USD(st.Total), st.PeriodStart, USD(st.Period), st.SoftAlerted
 	return b
+}
+
+// modelBudgetsOf returns the model_max_budget of the record r names.
+// m.mu is held.
+func (m *Memory) modelBudgetsOf(r Ref) map[string]ModelBudget {
+	switch r.Kind {
+	case KindKey:
+		return m.keys.m[r.ID].ModelMaxBudget
+	case KindTeam:
+		return m.teams.m[r.ID].ModelMaxBudget
+	case KindUser:
+		return m.users.m[r.ID].ModelMaxBudget
+	case KindMember:
+		return m.members.m[r.ID].ModelMaxBudget
+	case KindEndUser:
+		return m.endUsers.m[r.ID].ModelMaxBudget
+	}
+	return nil
 }
 
 func (b *Budget) clearSpend() {
@@ -107,6 +129,9 @@ func (m *Memory) ApplySpend(_ context.Context, deltas []SpendDelta) ([]Ref, erro
 			continue
 		}
 		next, c := Step(b, m.spend[d.Ref], d)
+		if d.Model != "" {
+			next.Models = StepModels(m.modelBudgetsOf(d.Ref), next.Models, d)
+		}
 		m.spend[d.Ref] = next
 		if c {
 			crossed = append(crossed, d.Ref)
@@ -130,6 +155,7 @@ func validDeltas(deltas []SpendDelta) error {
 // RecordSpend is what the spend pipeline reads of a record before adding to
 // it: its budget settings and its spend state.
 type RecordSpend struct {
-	Budget Budget // settings (MaxBudget, SoftBudget, Duration); spend fields as read
-	State  SpendState
+	Budget         Budget // settings (MaxBudget, SoftBudget, Duration); spend fields as read
+	ModelMaxBudget map[string]ModelBudget
+	State          SpendState
 }
