@@ -46,7 +46,9 @@ general_settings: {master_key: sk-master}
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	body := func(model string) string { return `{"model":"` + model + `","messages":[{"role":"user","content":"hi"}]}` }
+	body := func(model string) string {
+		return `{"model":"` + model + `","messages":[{"role":"user","content":"hi"}]}`
+	}
 	var wg sync.WaitGroup
 	for _, gw := range gws {
 		for range workers {
