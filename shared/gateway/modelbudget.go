@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/limits"
 )
 
 // modelBudgetError refuses a request for model when the key's
@@ -34,3 +35,23 @@ func aliasOrNone(a string) string {
 }
 
 func usd(nanos int64) string { return strconv.FormatFloat(keys.USD(nanos), 'f', -1, 64) }
+
+// KindKeyModelBudget is the kind of a strict-budget counter of a key's
+// model_max_budget entry (limits.BudgetCounter; id: key hash "#" the
+// entry's model name).
+const KindKeyModelBudget = "key_model"
+
+// modelBudgetCounter adds to budgets the strict-budget counter of the key's
+// model_max_budget entry for model, if it has one: reserved and settled
+// like the key's own max_budget, its base the entry's spend as read.
+func modelBudgetCounter(budgets []limits.BudgetCounter, k *keys.Key, model string, now time.Time) []limits.BudgetCounter {
+	name, b, ok := keys.ResolveModelBudget(k.ModelMaxBudget, model)
+	if !ok {
+		return budgets
+	}
+	return append(budgets, limits.BudgetCounter{
+		Kind: KindKeyModelBudget, ID: k.Hash + "#" + name,
+		Period: keys.PeriodStart(b.Period, now), End: keys.PeriodStartNext(b.Period, now),
+		Base: keys.CurrentModelSpend(b, k.ModelSpend[name], now), Max: b.Limit,
+	})
+}
