@@ -21,7 +21,8 @@ func testModelMaxBudget(t *testing.T, newStore func(t *testing.T) Store) {
 		"gpt-4o":     {Limit: 1_000_000_000, Period: "1d"},
 		"claude #1!": {Limit: 5, Period: ""}, // any name: it is written through expression attribute names
 	}
-	if err := s.CreateKey(c, keys.Key{Hash: h, Settings: keys.Settings{ModelMaxBudget: mb}}); err != nil {
+	// The key's own budget has a period too: a new day changes both in one update.
+	if err := s.CreateKey(c, keys.Key{Hash: h, Settings: keys.Settings{ModelMaxBudget: mb, Budget: keys.Budget{Duration: "1d"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.CreateKey(c, keys.Key{Hash: plain}); err != nil {
@@ -76,8 +77,8 @@ func testModelMaxBudget(t *testing.T, newStore func(t *testing.T) Store) {
 	apply(keys.SpendDelta{Ref: ref, Nanos: 1, At: day1, Model: "gpt-4o"})
 	k, _ = newStore(t).GetKey(c, h)
 	want["gpt-4o"] = keys.ModelSpend{PeriodStart: time.Date(2031, 3, 5, 0, 0, 0, 0, time.UTC), Spend: 250}
-	if !maps.Equal(k.ModelSpend, want) {
-		t.Fatalf("after day 2: model spend %+v; want %+v", k.ModelSpend, want)
+	if !maps.Equal(k.ModelSpend, want) || keys.Nanos(k.PeriodSpend) != 250 || !k.PeriodStart.Equal(want["gpt-4o"].PeriodStart) {
+		t.Fatalf("after day 2: model spend %+v, key period spend %v from %v; want %+v and 250 nano-USD", k.ModelSpend, k.PeriodSpend, k.PeriodStart, want)
 	}
 	// A model added to model_max_budget later gets its own entry.
 	k.ModelMaxBudget = maps.Clone(mb)
