@@ -23,7 +23,7 @@ func budgetPatch(p *params) patch[keys.BudgetRecord] {
 	var pt patch[keys.BudgetRecord]
 	pt.budgetAndLimits(p)
 	pt.parallel(p)
-	setting(&pt, p, "model_max_budget", (*params).modelBudgets, func(s *keys.Settings, v map[string]keys.ModelBudget) { s.ModelMaxBudget = v })
+	setting(&pt, p, "model_max_budget", (*params).budgetModelBudgets, func(s *keys.Settings, v map[string]keys.ModelBudget) { s.ModelMaxBudget = v })
 	// budget_reset_at is computed from budget_duration (the periods are
 	// calendar-aligned, docs/spend-and-budgets.md), never set.
 	p.refuse("budget_reset_at is computed from budget_duration", "budget_reset_at")
@@ -31,10 +31,10 @@ func budgetPatch(p *params) patch[keys.BudgetRecord] {
 	return pt
 }
 
-// modelBudgets reads model_max_budget as a budget takes it: model name ->
+// budgetModelBudgets reads model_max_budget as a budget takes it: model name ->
 // {"max_budget" (or "budget_limit"): USD, "budget_duration" (or
 // "time_period"): period}; null or {} clears it.
-func (p *params) modelBudgets(name string) (map[string]keys.ModelBudget, bool) {
+func (p *params) budgetModelBudgets(name string) (map[string]keys.ModelBudget, bool) {
 	present := p.has(name)
 	m, ok := decoded[map[string]map[string]json.RawMessage](p, name, "want an object of model names to {max_budget, budget_duration}")
 	if !ok {

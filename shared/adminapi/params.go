@@ -351,8 +351,8 @@ func (p *params) done() error {
 // Reasons for refused fields.
 const (
 	whyParallel     = "max_parallel_requests is applied to keys, teams, users and deployments, not to end users"
-	whyModelLimit   = "per-model budgets are not enforced"
-	whyModelRate    = "per-model rpm and tpm limits are applied to keys only"
+	whyModelLimit   = "per-model budgets (model_max_budget) are applied to keys only"
+	whyModelRate    = "per-model rpm and tpm limits are applied to keys and teams only"
 	whyPermissions  = "permissions, routes, guardrails, cache controls and enforced params are not enforced"
 	whyKeyOrg       = "a key belongs to an organization through its team: set organization_id on the team"
 	whyUserOrg      = "add users to organizations with /organization/member_add"
@@ -368,7 +368,6 @@ const (
 // refusedCommon are fields refused on keys, users and teams (spend is
 // refused on keys and teams only: users take it, principals.go).
 func (p *params) refuseCommon() {
-	p.refuse(whyModelLimit, "model_max_budget")
 	p.refuse(whyPermissions, "permissions", "allowed_cache_controls", "guardrails", "enforced_params", "allowed_routes",
 		"object_permission", "prompts", "allowed_passthrough_routes", "config", "blocked_tools", "allowed_vector_store_ids",
 		"mcp_servers", "disable_global_guardrails", "policies", "allowed_mcp_servers", "access_group_ids")

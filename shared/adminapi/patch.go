@@ -93,6 +93,12 @@ func (pt *patch[T]) budgetID(p *params) {
 	setting(pt, p, "budget_id", (*params).str, func(s *keys.Settings, v string) { s.BudgetID = v })
 }
 
+// modelLimits reads model_rpm_limit and model_tpm_limit (keys and teams).
+func (pt *patch[T]) modelLimits(p *params) {
+	setting(pt, p, "model_rpm_limit", (*params).modelLimits, func(s *keys.Settings, v map[string]int64) { s.ModelRPM = v })
+	setting(pt, p, "model_tpm_limit", (*params).modelLimits, func(s *keys.Settings, v map[string]int64) { s.ModelTPM = v })
+}
+
 func (pt *patch[T]) blocked(p *params) {
 	setting(pt, p, "blocked", (*params).boolean, func(s *keys.Settings, v bool) { s.Blocked = v })
 }
@@ -118,8 +124,8 @@ func keyPatch(p *params, now time.Time) patch[keys.Key] {
 	pt.str(p, "user_id", func(k *keys.Key) *string { return &k.UserID })
 	pt.str(p, "team_id", func(k *keys.Key) *string { return &k.TeamID })
 	pt.limits(p)
-	setting(&pt, p, "model_rpm_limit", (*params).modelLimits, func(s *keys.Settings, v map[string]int64) { s.ModelRPM = v })
-	setting(&pt, p, "model_tpm_limit", (*params).modelLimits, func(s *keys.Settings, v map[string]int64) { s.ModelTPM = v })
+	pt.modelLimits(p)
+	setting(&pt, p, "model_max_budget", (*params).modelBudgets, func(s *keys.Settings, v map[string]keys.ModelBudget) { s.ModelMaxBudget = v })
 	pt.metadata(p)
 	tags, ok := p.strs("tags")
 	pt.field(ok || p.has("tags"), func(k *keys.Key) { k.Tags = tags })
@@ -149,7 +155,8 @@ func teamPatch(p *params) patch[keys.Team] {
 		"team_member_key_duration", "team_member_permissions", "default_team_member_models")
 	p.refuse(whyRotation, "secret_manager_settings")
 	pt.parallel(p)
-	p.refuse(whyModelRate, "model_rpm_limit", "model_tpm_limit")
+	pt.modelLimits(p)
+	p.refuse(whyModelLimit, "model_max_budget")
 	p.refuseCommon()
 	return pt
 }
@@ -175,6 +182,7 @@ func userPatch(p *params) patch[keys.User] {
 	p.refuse("blocking a user is not built; block its keys", "blocked")
 	pt.parallel(p)
 	p.refuse(whyModelRate, "model_rpm_limit", "model_tpm_limit")
+	p.refuse(whyModelLimit, "model_max_budget")
 	p.refuseCommon()
 	p.ignore("send_invite_email", "sso_user_id", "key_alias", "duration", "tags")
 	return pt

@@ -111,10 +111,10 @@ func keyObject(k keys.Key, now time.Time) obj {
 		"permissions":            obj{},
 		"tags":                   strList(k.Tags),
 		"blocked":                k.Blocked,
-		"model_max_budget":       obj{},
+		"model_max_budget":       modelBudgetsObject(k.ModelMaxBudget),
 		"model_rpm_limit":        modelLimitsOrNil(k.ModelRPM),
 		"model_tpm_limit":        modelLimitsOrNil(k.ModelTPM),
-		"model_spend":            obj{},
+		"model_spend":            modelSpendObject(k.Settings, now),
 		"allowed_cache_controls": []string{},
 		"created_at":             ts(k.CreatedAt),
 		"created_by":             orNil(k.CreatedBy),
@@ -148,7 +148,9 @@ func teamObject(t keys.Team, now time.Time) obj {
 	o["admins"], o["members"], o["members_with_roles"] = admins, users, members
 	o["blocked"] = t.Blocked
 	teamAliasFields(o, t.Aliases)
-	return settingsFields(o, t.Settings, now)
+	o = settingsFields(o, t.Settings, now)
+	teamModelLimits(o, t.Settings)
+	return o
 }
 
 func userObject(u keys.User, now time.Time) obj {

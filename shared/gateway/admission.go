@@ -79,6 +79,13 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 				req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKeyModel, ID: k.Hash + "#" + x.req.Model, RPM: rpm, TPM: tpm, Shards: limits.ShardsFor(rpm), OnError: onErr})
 			}
 		}
+		if t := p.Team; t != nil && (len(t.ModelRPM) > 0 || len(t.ModelTPM) > 0) {
+			// A team's model_rpm_limit / model_tpm_limit (LiteLLM keeps them
+			// in the team's metadata): the same, counted for the team.
+			if rpm, tpm := t.ModelRPM[x.req.Model], t.ModelTPM[x.req.Model]; rpm > 0 || tpm > 0 {
+				req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindTeamModel, ID: t.ID + "#" + x.req.Model, RPM: rpm, TPM: tpm, Shards: limits.ShardsFor(rpm), OnError: onErr})
+			}
+		}
 	}
 	d := a.Deployment
 	if d.RPM > 0 || d.TPM > 0 || d.MaxParallel != nil {
@@ -175,9 +182,15 @@ func (x *exchange) rejected(dec limits.Decision) (router.Outcome, error) {
 			limit = s.TPM
 		}
 		e := apierr.New(apierr.RateLimited, "%s", apierr.Detail(apierr.MsgRateLimit, "Hit limit for %s: %s limit of %d per minute reached", scopeName(s.Kind), dec.Reason, limit))
-		if s.Kind == limits.KindKeyModel {
+		if s.Kind == limits.KindKeyModel || s.Kind == limits.KindTeamModel {
+			who := "key"
+			if s.Kind == limits.KindTeamModel {
+				who = "team"
+			}
+			// The model follows the first "#": a key hash or a team id has
+			// none (keys.ValidID), a model name may.
 			_, model, _ := strings.Cut(s.ID, "#")
-			e = apierr.New(apierr.RateLimited, "%s", apierr.Detail(apierr.MsgRateLimit, "Hit limit for key: model_%s_limit of %d per minute for model %s reached", dec.Reason, limit, model))
+			e = apierr.New(apierr.RateLimited, "%s", apierr.Detail(apierr.MsgRateLimit, "Hit limit for %s: model_%s_limit of %d per minute for model %s reached", who, dec.Reason, limit, model))
 		}
 		e.RetryAfter = dec.RetryAfter
 		return aborted(e)

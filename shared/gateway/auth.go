@@ -230,6 +230,11 @@ func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Re
 			}
 		}
 	}
+	if p.Key != nil && len(p.Key.ModelMaxBudget) > 0 {
+		if err := modelBudgetError(p.Key, req.Model, h.now()); err != nil {
+			return err
+		}
+	}
 	if req.User != "" {
 		if a, ok := h.auth.(*access); ok {
 			return a.EndUser(ctx, p, req.User)

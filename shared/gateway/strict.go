@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
@@ -107,6 +108,9 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 	}
 	if k := p.Key; k != nil {
 		add(keys.KindKey, k.Hash, k.Budget)
+		if len(k.ModelMaxBudget) > 0 {
+			budgets = modelBudgetCounter(budgets, k, req.Model, now)
+		}
 	}
 	if t := p.Team; t != nil {
 		add(keys.KindTeam, t.ID, t.Budget)
@@ -177,6 +181,15 @@ func holdError(h *limits.Hold, b *limits.BudgetCounter, committed int64) error {
 		what = "end user " + b.ID
 	case keys.KindMember:
 		what = "team member " + b.ID
+	case KindKeyModelBudget:
+		_, model, _ := strings.Cut(b.ID, "#")
+		what = "key's model " + model
+		msg := fmt.Sprintf("Budget has been exceeded! The %s has spent or reserved $%s of its model_max_budget of $%s, and this request's worst-case cost is $%s (strict_budgets: lower max_tokens to reserve less)",
+			what, keys.DecimalUSD(committed), keys.DecimalUSD(b.Max), keys.DecimalUSD(h.Amount))
+		if !b.End.IsZero() {
+			msg += fmt.Sprintf("; the budget resets at %s", b.End.Format(time.RFC3339))
+		}
+		return apierr.New(apierr.BudgetExceeded, "%s", msg)
 	default:
 		what = b.Kind + " " + b.ID
 	}

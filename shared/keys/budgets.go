@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 )
 
@@ -172,14 +171,6 @@ func validModelBudgets(m map[string]ModelBudget) error {
 		}
 	}
 	return nil
-}
-
-// cloneModelBudgets copies a model_max_budget map; nil when empty.
-func cloneModelBudgets(m map[string]ModelBudget) map[string]ModelBudget {
-	if len(m) == 0 {
-		return nil
-	}
-	return maps.Clone(m)
 }
 
 func (b *BudgetRecord) ref() Ref             { return Ref{KindBudget, b.ID} }

@@ -190,6 +190,9 @@ type SpendDelta struct {
 	Ref   Ref
 	Nanos int64     // nano-USD, >= 0
 	At    time.Time // when it was spent (the request's end): picks the budget period
+	// Model is the model group the spend was on, for the record's
+	// model_max_budget (keys only); "": none.
+	Model string
 }
 
 // Errors. Store errors wrap one of these, the store-error vocabulary of

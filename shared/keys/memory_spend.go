@@ -13,6 +13,10 @@ type SpendState struct {
 	PeriodStart time.Time // zero: no period yet
 	Period      int64     // spent in the period starting at PeriodStart
 	SoftAlerted time.Time // see Budget.SoftAlerted
+	// Models is the spend on each model of the record's model_max_budget
+	// (StepModels); nil: none. A changed map is a new one: never shared
+	// maps are written.
+	Models map[string]ModelSpend
 }
 
 // Step returns the state after adding d to a record with budget settings b
@@ -48,6 +52,24 @@ func Step(b Budget, st SpendState, d SpendDelta) (next SpendState, crossed bool)
 func (st SpendState) budget(b Budget) Budget {
 	b.Spend, b.PeriodStart, b.PeriodSpend, b.SoftAlerted = USD(st.Total), st.PeriodStart, USD(st.Period), st.SoftAlerted
 	return b
+}
+
+// modelBudgetsOf returns the model_max_budget of the record r names.
+// m.mu is held.
+func (m *Memory) modelBudgetsOf(r Ref) map[string]ModelBudget {
+	switch r.Kind {
+	case KindKey:
+		return m.keys.m[r.ID].ModelMaxBudget
+	case KindTeam:
+		return m.teams.m[r.ID].ModelMaxBudget
+	case KindUser:
+		return m.users.m[r.ID].ModelMaxBudget
+	case KindMember:
+		return m.members.m[r.ID].ModelMaxBudget
+	case KindEndUser:
+		return m.endUsers.m[r.ID].ModelMaxBudget
+	}
+	return nil
 }
 
 func (b *Budget) clearSpend() {
@@ -113,6 +135,9 @@ func (m *Memory) ApplySpend(_ context.Context, deltas []SpendDelta) ([]Ref, erro
 			continue
 		}
 		next, c := Step(b, m.spend[d.Ref], d)
+		if d.Model != "" {
+			next.Models = StepModels(m.modelBudgetsOf(d.Ref), next.Models, d)
+		}
 		m.spend[d.Ref] = next
 		if c {
 			crossed = append(crossed, d.Ref)
@@ -139,8 +164,9 @@ type RecordSpend struct {
 	// Budget is the budget settings that apply (MaxBudget, SoftBudget,
 	// Duration: the linked budget's when the record links one), with
 	// the spend fields as read.
-	Budget Budget
-	State  SpendState
+	Budget         Budget
+	ModelMaxBudget map[string]ModelBudget
+	State          SpendState
 	// BudgetID is the budget the record links ("": none): its update is
 	// conditioned on still linking it rather than on its own
 	// budget_duration.

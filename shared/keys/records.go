@@ -37,12 +37,17 @@ type Settings struct {
 	// MaxParallel bounds the requests in flight (max_parallel_requests):
 	// nil: none; 0 admits none, as in LiteLLM.
 	MaxParallel *int64
-	// ModelRPM and ModelTPM are a key's per-model limits (model_rpm_limit,
-	// model_tpm_limit): model name requested -> limit per minute. nil: none.
+	// ModelRPM and ModelTPM are a key's or a team's per-model limits
+	// (model_rpm_limit, model_tpm_limit): model name requested -> limit per
+	// minute. nil: none.
 	ModelRPM, ModelTPM map[string]int64
 	// ModelMaxBudget is a per-model budget (model_max_budget): model name
 	// requested -> its budget and period. nil: none.
 	ModelMaxBudget map[string]ModelBudget
+	// ModelSpend is the spend on each model of ModelMaxBudget, by the
+	// budget's model name (read only: changed by ApplySpend alone). nil:
+	// none yet.
+	ModelSpend map[string]ModelSpend
 	// BudgetID links a reusable budget (LiteLLM's budget_id): when set, the
 	// linked budget's limits (max_budget, soft_budget, rpm/tpm, budget
 	// duration, max parallel requests, model_max_budget) apply to this record
@@ -315,6 +320,8 @@ func (s Settings) validate(what string) error {
 		return fmt.Errorf("%s: %w: negative max_parallel_requests", what, ErrInvalid)
 	case !validModelLimits(s.ModelRPM) || !validModelLimits(s.ModelTPM):
 		return fmt.Errorf("%s: %w: model_rpm_limit and model_tpm_limit want at most %d model names of 1 to %d bytes and limits >= 0", what, ErrInvalid, MaxModels, MaxNameLen)
+	case validModelBudgets(s.ModelMaxBudget) != nil:
+		return fmt.Errorf("%s: %w: model_max_budget wants at most %d model names of 1 to %d bytes, budgets >= 0 and a valid time_period", what, ErrInvalid, MaxModels, MaxNameLen)
 	case slices.Contains(s.Models, ""):
 		return fmt.Errorf("%s: %w: empty model name", what, ErrInvalid)
 	}
@@ -437,7 +444,7 @@ func clone[T any, P record[T]](v T) T {
 		s.MaxParallel = &n
 	}
 	s.ModelRPM, s.ModelTPM = cloneModelLimits(s.ModelRPM), cloneModelLimits(s.ModelTPM)
-	s.ModelMaxBudget = cloneModelBudgets(s.ModelMaxBudget)
+	s.ModelMaxBudget, s.ModelSpend = cloneMap(s.ModelMaxBudget), cloneMap(s.ModelSpend)
 	s.Budget = cloneBudget(s.Budget)
 	P(&v).own()
 	return v

@@ -34,7 +34,9 @@ func (m *Memory) SetSpend(_ context.Context, r Ref, nanos int64, at time.Time) e
 		if !ok {
 			return notFound(string(r.Kind), r.ID)
 		}
-		m.spend[r] = SpendAfterSet(b, nanos, at)
+		st := SpendAfterSet(b, nanos, at)
+		st.Models = m.spend[r].Models // per-model spend is not set (as in DynamoDB)
+		m.spend[r] = st
 		return nil
 	})
 }

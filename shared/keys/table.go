@@ -24,7 +24,8 @@ func notFound(what, id string) error { return fmt.Errorf("%s %s: %w", what, shor
 // out is v as a caller gets it: a copy with its spend filled in.
 func (t *table[T, P]) out(m *Memory, v T) T {
 	s := P(&v).settings()
-	s.Budget = m.spend[P(&v).ref()].budget(s.Budget)
+	st := m.spend[P(&v).ref()]
+	s.Budget, s.ModelSpend = st.budget(s.Budget), st.Models
 	return clone[T, P](v)
 }
 
@@ -44,6 +45,7 @@ func (t *table[T, P]) get(m *Memory, id string, invalid ...error) (T, error) {
 func (t *table[T, P]) put(v T) {
 	normalize[T, P](&v)
 	P(&v).settings().Budget.clearSpend()
+	P(&v).settings().ModelSpend = nil
 	t.m[P(&v).ref().ID] = clone[T, P](v)
 }
 

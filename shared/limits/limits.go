@@ -35,7 +35,8 @@ const (
 	KindMember     Kind = "team_member" // a team membership (id: team "#" user), limited only through a linked budget
 	KindDeployment Kind = "deployment"
 	KindModelGroup Kind = "model_group"
-	KindKeyModel   Kind = "key_model" // a key's limits on one model (id: key hash "#" model)
+	KindKeyModel   Kind = "key_model"  // a key's limits on one model (id: key hash "#" model)
+	KindTeamModel  Kind = "team_model" // a team's limits on one model (id: team id "#" model)
 )
 
 // FailMode says what a check does when the store cannot answer (DynamoDB

@@ -201,7 +201,7 @@ func (e *Event) Deltas() []keys.SpendDelta {
 	}
 	ds := make([]keys.SpendDelta, len(refs))
 	for i, r := range refs {
-		ds[i] = keys.SpendDelta{Ref: r, Nanos: n, At: e.End}
+		ds[i] = keys.SpendDelta{Ref: r, Nanos: n, At: e.End, Model: e.ModelGroup}
 	}
 	return ds
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -18,12 +17,9 @@ import (
 // A reusable budget's item: pk "budget#<id>", kind "budget", the budget
 // attributes of settings.go (max_budget, soft_budget, budget_duration,
 // rpm_limit, tpm_limit, max_parallel_requests; never spend),
-// model_max_budget (M: model -> M {budget_limit N (USD, exact decimal),
-// time_period S}), created_at and updated_at (N, epoch ms), created_by
+// model_max_budget (as on every record: settings.go), created_at and updated_at (N, epoch ms), created_by
 // and updated_by (S).
 func budgetPK(id string) string { return refPK(keys.KindBudget, id) }
-
-const attrModelMaxBudget = "model_max_budget"
 
 // budgetAttrs encodes b (created_at and created_by aside).
 func budgetAttrs(b keys.BudgetRecord) attrs {
@@ -37,43 +33,14 @@ func budgetAttrs(b keys.BudgetRecord) attrs {
 	a.opt(attrMaxBudget, usdAttr(s.MaxBudget), s.MaxBudget != nil)
 	a.opt(attrSoftBudget, usdAttr(s.SoftBudget), s.SoftBudget != nil)
 	a.opt(attrDuration, ddb.S(s.Duration), s.Duration != "")
-	a.opt(attrModelMaxBudget, modelBudgetsAttr(s.ModelMaxBudget), len(s.ModelMaxBudget) > 0)
+	a.opt(attrModelBudget, modelBudgetsAttr(s.ModelMaxBudget), len(s.ModelMaxBudget) > 0)
 	a.set[attrUpdatedBy] = ddb.S(b.UpdatedBy)
 	a.time(attrUpdated, b.UpdatedAt)
 	return a
 }
 
-func modelBudgetsAttr(m map[string]keys.ModelBudget) types.AttributeValue {
-	v := make(ddb.Item, len(m))
-	for model, mb := range m {
-		e := ddb.Item{"budget_limit": money(mb.Limit)}
-		if mb.Period != "" {
-			e["time_period"] = ddb.S(mb.Period)
-		}
-		v[model] = &types.AttributeValueMemberM{Value: e}
-	}
-	return &types.AttributeValueMemberM{Value: v}
-}
-
-func decodeModelBudgets(item ddb.Item) map[string]keys.ModelBudget {
-	m, ok := item[attrModelMaxBudget].(*types.AttributeValueMemberM)
-	if !ok || len(m.Value) == 0 {
-		return nil
-	}
-	out := make(map[string]keys.ModelBudget, len(m.Value))
-	for model, v := range m.Value {
-		e, _ := v.(*types.AttributeValueMemberM)
-		if e == nil {
-			continue
-		}
-		out[model] = keys.ModelBudget{Limit: getNanos(e.Value, "budget_limit"), Period: ddb.String(e.Value, "time_period")}
-	}
-	return out
-}
-
 func decodeBudget(id string, item ddb.Item) keys.BudgetRecord {
 	s := decodeSettings(item)
-	s.ModelMaxBudget = decodeModelBudgets(item)
 	b := keys.BudgetRecord{
 		ID: id, CreatedAt: getTime(item, attrCreated), UpdatedAt: getTime(item, attrUpdated),
 		CreatedBy: ddb.String(item, attrCreatedBy), UpdatedBy: ddb.String(item, attrUpdatedBy),

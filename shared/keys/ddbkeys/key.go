@@ -239,7 +239,7 @@ func (st *Store) RegenerateKey(ctx context.Context, oldHash string, k keys.Key) 
 		a := keyAttrs(k)
 		delete(a.set, attrCreatedBy)
 		item := ddb.Item{}
-		for _, name := range []string{attrSpend, attrPeriodStart, attrPeriodSpend, attrSoftAlerted, attrCreated, attrCreatedBy} {
+		for _, name := range []string{attrSpend, attrPeriodStart, attrPeriodSpend, attrSoftAlerted, attrModelSpend, attrCreated, attrCreatedBy} {
 			if v, ok := old[name]; ok {
 				item[name] = v
 			}

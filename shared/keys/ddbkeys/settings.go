@@ -18,6 +18,7 @@ import (
 //	rpm_limit, tpm_limit     N; 0: none
 //	max_parallel_requests    N; absent: none (0 admits none)
 //	model_rpm_limit, model_tpm_limit  M of N (model -> limit); absent: none
+//	model_max_budget         M of M (model -> {l: N USD, p: S time_period, absent: lifetime}); absent: none
 //	blocked                  BOOL
 //	metadata                 S (a JSON object); absent: none
 //	max_budget, soft_budget  N (USD); absent: none
@@ -27,6 +28,9 @@ import (
 //	period_spend             N (USD)
 //	soft_alerted             N (epoch ms) the period whose soft budget crossing was logged
 //	budget_id                S: the reusable budget it links (budget.go); absent: none
+//	model_spend              M of M (model_max_budget model -> {p: N epoch ms period start, 0 for
+//	                         the lifetime; s: N USD spent in it}); written by the spend pipeline
+//	                         alone (modelspend.go), only on records with a model_max_budget
 const (
 	attrModels      = "models"
 	attrAliases     = "aliases"
@@ -45,6 +49,8 @@ const (
 	attrPeriodSpend = "period_spend"
 	attrSoftAlerted = "soft_alerted"
 	attrBudgetID    = "budget_id"
+	attrModelBudget = "model_max_budget"
+	attrModelSpend  = "model_spend"
 )
 
 // attrs are the attributes of a record's settings to SET, and the names
@@ -81,6 +87,7 @@ func settingsAttrs(s keys.Settings) attrs {
 	}
 	a.opt(attrModelRPM, modelLimitsAttr(s.ModelRPM), len(s.ModelRPM) > 0)
 	a.opt(attrModelTPM, modelLimitsAttr(s.ModelTPM), len(s.ModelTPM) > 0)
+	a.opt(attrModelBudget, modelBudgetsAttr(s.ModelMaxBudget), len(s.ModelMaxBudget) > 0)
 	a.opt(attrMetadata, ddb.S(string(s.Metadata)), len(s.Metadata) > 0)
 	a.opt(attrAliases, aliasesAttr(s.Aliases), len(s.Aliases) > 0)
 	b := s.Budget
@@ -136,6 +143,7 @@ func decodeSettings(item ddb.Item) keys.Settings {
 		Budget: keys.Budget{Duration: ddb.String(item, attrDuration)}, BudgetID: ddb.String(item, attrBudgetID),
 	}
 	s.ModelRPM, s.ModelTPM = decodeModelLimits(item, attrModelRPM), decodeModelLimits(item, attrModelTPM)
+	s.ModelMaxBudget = decodeModelBudgets(item)
 	if n, ok := ddb.Int(item, attrParallel); ok {
 		s.MaxParallel = &n
 	}
@@ -147,6 +155,7 @@ func decodeSettings(item ddb.Item) keys.Settings {
 	}
 	st := decodeSpendState(item)
 	s.Spend, s.PeriodStart, s.PeriodSpend, s.SoftAlerted = keys.USD(st.Total), st.PeriodStart, keys.USD(st.Period), st.SoftAlerted
+	s.ModelSpend = st.Models
 	return s
 }
 
@@ -154,6 +163,7 @@ func decodeSpendState(item ddb.Item) keys.SpendState {
 	return keys.SpendState{
 		Total: getNanos(item, attrSpend), Period: getNanos(item, attrPeriodSpend),
 		PeriodStart: getTime(item, attrPeriodStart), SoftAlerted: getTime(item, attrSoftAlerted),
+		Models: decodeModelSpend(item),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -37,7 +38,7 @@ func (st *Store) SpendStates(ctx context.Context, refs []keys.Ref) (map[keys.Ref
 			continue
 		}
 		s := decodeSettings(item)
-		out[r] = keys.RecordSpend{Budget: s.Budget, State: decodeSpendState(item), BudgetID: s.BudgetID}
+		out[r] = keys.RecordSpend{Budget: s.Budget, ModelMaxBudget: s.ModelMaxBudget, State: decodeSpendState(item), BudgetID: s.BudgetID}
 	}
 	if err := st.linkBudgets(ctx, out); err != nil {
 		return nil, err
@@ -105,6 +106,14 @@ func SpendUpdate(table string, ref keys.Ref, from keys.RecordSpend, to keys.Spen
 		expr += " SET #ps = :ps, #pspend = :pspend"
 		values[":ps"] = ddb.N(to.PeriodStart.UnixMilli())
 		values[":pspend"] = money(to.Period)
+	}
+	if sets, c := modelSpendUpdate(from.State.Models, to.Models, names, values); sets != "" {
+		if strings.Contains(expr, " SET ") {
+			expr += ", " + sets
+		} else {
+			expr += " SET " + sets
+		}
+		cond += c
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(table),
@@ -224,6 +233,9 @@ func NextStates(states map[keys.Ref]keys.RecordSpend, deltas []keys.SpendDelta) 
 			cur = rs.State
 		}
 		to, c := keys.Step(rs.Budget, cur, d)
+		if d.Model != "" {
+			to.Models = keys.StepModels(rs.ModelMaxBudget, to.Models, d)
+		}
 		next[d.Ref] = to
 		if c {
 			crossed = append(crossed, Crossing{Ref: d.Ref, Mark: to.SoftAlerted})

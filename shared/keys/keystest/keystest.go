@@ -70,6 +70,8 @@ var tests = []struct {
 	{"Spender", "SoftBudget", testSoftBudget},
 	{"Spender", "RegeneratedKeySpend", testRegeneratedKeySpend},
 	{"Spender", "LinkedSpend", testLinkedSpend},
+	{"Spender", "ModelMaxBudget", testModelMaxBudget},
+	{"Spender", "ConcurrentModelSpend", testConcurrentModelSpend},
 }
 
 func run(t *testing.T, newStore NewStore, port string) {
@@ -318,6 +320,18 @@ func testInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 		}},
 		{"negative spend", func() error {
 			_, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: h}, Nanos: -1}})
+			return err
+		}},
+		{"negative model budget", func() error {
+			_, err := s.UpdateKey(c, keys.Key{Hash: h, Settings: keys.Settings{ModelMaxBudget: map[string]keys.ModelBudget{"m": {Limit: -1}}}})
+			return err
+		}},
+		{"bad model budget period", func() error {
+			_, err := s.UpdateKey(c, keys.Key{Hash: h, Settings: keys.Settings{ModelMaxBudget: map[string]keys.ModelBudget{"m": {Limit: 1, Period: "daily"}}}})
+			return err
+		}},
+		{"empty model budget name", func() error {
+			_, err := s.UpdateKey(c, keys.Key{Hash: h, Settings: keys.Settings{ModelMaxBudget: map[string]keys.ModelBudget{"": {Limit: 1}}}})
 			return err
 		}},
 		{"empty team id", func() error { return s.CreateTeam(c, keys.Team{}) }},

@@ -49,6 +49,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"UnknownCost", testUnknownCost, false},
 		{"Invalid", testInvalid, false},
 		{"BudgetPeriods", testBudgetPeriods, false},
+		{"ModelBudgetSpend", testModelBudgetSpend, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
