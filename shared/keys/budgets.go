@@ -41,7 +41,7 @@ func (b BudgetRecord) Validate() error {
 	return b.Settings.validate(what)
 }
 
-// Limits returns only the budget's own fields of s: what a BudgetRecord
+// Limits returns only the budget fields of b's Settings: what a BudgetRecord
 // keeps of the Settings it is given.
 func (b BudgetRecord) Limits() Settings {
 	s := b.Settings

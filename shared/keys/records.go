@@ -325,7 +325,7 @@ func (s Settings) validate(what string) error {
 	case slices.Contains(s.Models, ""):
 		return fmt.Errorf("%s: %w: empty model name", what, ErrInvalid)
 	}
-	if err := firstErr(validNames("models", s.Models, MaxModels), validAliases(s.Aliases)); err != nil {
+	if err := firstErr(validNames("models", s.Models, MaxModels), validAliases(s.Aliases), optionalID("budget_id", s.BudgetID)); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return s.Budget.validate(what)

@@ -70,6 +70,10 @@ func testHostileIDs(t *testing.T, newStore func(t *testing.T) Store) {
 				{"CreateKey user", "user_id", func() error {
 					return s.CreateKey(c, keys.Key{Hash: keys.HashSecret(id("sk")), UserID: bad})
 				}},
+				{"CreateBudget", "budget_id", func() error { return s.CreateBudget(c, keys.BudgetRecord{ID: bad}) }},
+				{"CreateEndUser budget_id", "budget_id", func() error {
+					return s.CreateEndUser(c, keys.EndUser{ID: id("e"), Settings: keys.Settings{BudgetID: bad}})
+				}},
 			} {
 				t.Run(tt.name, func(t *testing.T) { invalidParam(t, tt.call(), tt.param) })
 			}
@@ -79,6 +83,8 @@ func testHostileIDs(t *testing.T, newStore func(t *testing.T) Store) {
 			absent(t, "GetEndUser", errOf(s.GetEndUser(c, bad)))
 			absent(t, "GetMember", errOf(s.GetMember(c, team, bad)))
 			absent(t, "GetKeyByAlias", errOf(s.GetKeyByAlias(c, bad)))
+			absent(t, "GetBudget", errOf(s.GetBudget(c, bad)))
+			absent(t, "DeleteBudget", s.DeleteBudget(c, bad))
 			absent(t, "RemoveMember", s.RemoveMember(c, team, bad))
 		})
 	}
