@@ -228,3 +228,67 @@ export function href(route, params) {
 export const money = (v) => (v === null || v === undefined ? '' : '$' + Number(v).toFixed(Number(v) !== 0 && Math.abs(v) < 0.01 ? 6 : 2));
 export const date = (v) => (v ? new Date(v).toLocaleString() : '');
 export const num = (v) => (v === null || v === undefined ? '' : Number(v).toLocaleString());
+
+// payload turns form values (strings) into an API body by field type:
+// types = {field: 'str' | 'num' | 'list' | 'json' | 'bool'}. A number that
+// does not parse is sent as typed, so the API's error names the field; JSON
+// that does not parse is a fieldError here. Creating (no before): empty
+// values are left out. Editing (before: the record as the API gave it):
+// only changed fields are sent, a cleared one as null.
+export function payload(values, types, before) {
+  const out = {};
+  for (const [name, type] of Object.entries(types)) {
+    if (!(name in values)) continue;
+    let v = convert(name, type, values[name]);
+    if (before) {
+      if (same(v, before[name])) continue;
+      if (v === undefined) v = null;
+    } else if (v === undefined) {
+      continue;
+    }
+    out[name] = v;
+  }
+  return out;
+}
+
+function convert(name, type, raw) {
+  if (type === 'bool') return !!raw;
+  if (raw === '' || raw === undefined || raw === null) return undefined;
+  switch (type) {
+    case 'num': {
+      const n = Number(raw);
+      return Number.isFinite(n) ? n : raw;
+    }
+    case 'list': {
+      const l = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      return l.length ? l : undefined;
+    }
+    case 'json':
+      try {
+        return JSON.parse(raw);
+      } catch (e) {
+        throw fieldError(name, 'Not valid JSON: ' + e.message);
+      }
+  }
+  return raw;
+}
+
+function same(v, old) {
+  const norm = (x) => {
+    if (x === undefined || x === null || x === '') return null;
+    if (Array.isArray(x) && x.length === 0) return null;
+    if (typeof x === 'object' && !Array.isArray(x) && Object.keys(x).length === 0) return null;
+    return x;
+  };
+  return JSON.stringify(norm(v)) === JSON.stringify(norm(old));
+}
+
+// formValue is a record's field as a form control's text, by type (the
+// inverse of payload).
+export function formValue(v, type) {
+  if (v === undefined || v === null) return '';
+  if (type === 'list') return Array.isArray(v) ? v.join(', ') : String(v);
+  if (type === 'json') return typeof v === 'object' && Object.keys(v).length === 0 ? '' : JSON.stringify(v, null, 2);
+  if (type === 'bool') return !!v;
+  return String(v);
+}
