@@ -48,6 +48,10 @@ func fill(scope, name, v string) chromedp.Action[chromedp.Void] {
 func adminKeys(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	s.mustCall(t, http.MethodPost, "/team/new", master, map[string]any{"team_id": "team-web", "team_alias": "Web"}, nil)
 	s.mustCall(t, http.MethodPost, "/key/generate", master, map[string]any{"key_alias": "made-by-script", "max_budget": 5}, nil)
+	if shots {
+		run(t, ctx, "sign-in page", chromedp.Navigate(s.base+"/ui/"), js(`sessionStorage.clear()`), chromedp.Reload(), visible(`input[name="key"]`))
+		screenshot(t, ctx, "sign-in")
+	}
 	signIn(t, ctx, s.base, master)
 	if got := text(t, ctx, "#who .role"); got != "proxy_admin" {
 		t.Errorf("role shown %q, want proxy_admin", got)
