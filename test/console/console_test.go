@@ -59,7 +59,7 @@ func adminKeys(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	if shots {
 		screenshot(t, ctx, "home")
 	}
-	run(t, ctx, "open keys", chromedp.Click(chromedp.CSS(`nav#nav a[href="#/keys"]`)), visible(`.page-keys table`))
+	run(t, ctx, "open keys", chromedp.Click(chromedp.CSS(`nav#nav a[href="#/keys"]`)), visible(`#main[data-rendered="#/keys"]`))
 	if got := text(t, ctx, ".page-keys table"); !strings.Contains(got, "made-by-script") {
 		t.Errorf("keys page lacks the key made by a script: %q", got)
 	}
@@ -121,7 +121,7 @@ func adminKeys(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	}
 
 	// Search by alias, edit, block, unblock, regenerate, delete.
-	run(t, ctx, "search", chromedp.Navigate(s.base+"/ui/#/keys?key_alias=web-key"), visible(`.page-keys table`))
+	open(t, ctx, s.base, "#/keys?key_alias=web-key")
 	if got := text(t, ctx, ".page-keys table tbody"); !strings.Contains(got, "web-key") || strings.Contains(got, "made-by-script") {
 		t.Errorf("search by alias: %q", got)
 	}
@@ -134,7 +134,7 @@ func adminKeys(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	if shots {
 		screenshot(t, ctx, "keys-edit")
 	}
-	run(t, ctx, "save", fill(".edit", "rpm_limit", "120"), chromedp.Click(chromedp.CSS(`.edit button[type="submit"]`)), visible(`.page-keys table`))
+	run(t, ctx, "save", fill(".edit", "rpm_limit", "120"), chromedp.Click(chromedp.CSS(`.edit button[type="submit"]`)), visible(`#main[data-rendered="#/keys"]`))
 	s.mustCall(t, http.MethodGet, "/key/info?key="+secret, master, nil, &info)
 	if info.Info.RPM != 120 || info.Info.MaxBudget != 10 || info.Info.TeamID != "team-web" {
 		t.Errorf("after the edit: %+v, want rpm 120 and the rest unchanged", info.Info)
@@ -143,7 +143,8 @@ func adminKeys(t *testing.T, ctx context.Context, s *stack, shots bool) {
 		return chromedp.Steps(js(`window.confirm = () => true`),
 			chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll('.page-keys tbody button')].find(b => b.textContent === '`+label+`')`)))
 	}
-	run(t, ctx, "block", chromedp.Navigate(s.base+"/ui/#/keys?key_alias=web-key"), visible(`.page-keys table`), action("Block"), visible(`.page-keys .tag.bad`))
+	open(t, ctx, s.base, "#/keys?key_alias=web-key")
+	run(t, ctx, "block", action("Block"), visible(`.page-keys .tag.bad`))
 	if code := s.chat(t, secret); code == http.StatusOK {
 		t.Errorf("chat with the key blocked in the console: %d", code)
 	}
@@ -176,20 +177,22 @@ func internalUser(t *testing.T, ctx context.Context, s *stack) {
 	if got := text(t, ctx, "#who .role"); got != "internal_user" {
 		t.Errorf("role shown %q, want internal_user", got)
 	}
-	run(t, ctx, "open keys", chromedp.Navigate(s.base+"/ui/#/keys"), visible(`.page-keys table`))
+	open(t, ctx, s.base, "#/keys")
 	got := text(t, ctx, ".page-keys table")
 	if !strings.Contains(got, "alice-key") || strings.Contains(got, "bob-key") {
 		t.Errorf("alice's keys page: %q, want alice-key and not bob-key", got)
 	}
 	for _, u := range []string{"#/keys?user_id=bob", "#/keys?edit=" + bob.Token} {
-		run(t, ctx, "type "+u, chromedp.Navigate(s.base+"/ui/"+u), visible(`.page-keys .error-box`))
+		open(t, ctx, s.base, u)
+		run(t, ctx, "wait for the refusal", visible(`.page-keys .error-box`))
 		page := text(t, ctx, ".page-keys")
 		if !strings.Contains(page, "403") || strings.Contains(page, "bob-key") {
 			t.Errorf("alice typing %s: %q, want the API's 403 and no bob-key", u, page)
 		}
 	}
 	// Her own key through the form: it is hers without saying so.
-	run(t, ctx, "create own key", chromedp.Navigate(s.base+"/ui/#/keys"), visible(`.page-keys table`),
+	open(t, ctx, s.base, "#/keys")
+	run(t, ctx, "create own key",
 		chromedp.Click(chromedp.CSS(`details.create summary`)),
 		fill("details.create", "key_alias", "alice-second"),
 		chromedp.Click(chromedp.CSS(`details.create button[type="submit"]`)),
@@ -209,7 +212,8 @@ func internalUser(t *testing.T, ctx context.Context, s *stack) {
 // horizontal scrolling of the page.
 func narrow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	signIn(t, ctx, s.base, master)
-	run(t, ctx, "narrow", chromedp.EmulateViewport(375, 800), chromedp.Navigate(s.base+"/ui/#/keys"), visible(`.page-keys table`))
+	run(t, ctx, "narrow", chromedp.EmulateViewport(375, 800))
+	open(t, ctx, s.base, "#/keys")
 	defer run(t, ctx, "wide again", chromedp.EmulateViewport(1280, 860))
 	w := get(t, ctx, "page width", chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 	if w > 375 {

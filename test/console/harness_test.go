@@ -204,6 +204,13 @@ func signIn(t *testing.T, ctx context.Context, base, key string) {
 	)
 }
 
+// open navigates to the console's route hash (e.g. "#/keys?page=2") and
+// waits until the page has rendered it.
+func open(t *testing.T, ctx context.Context, base, hash string) {
+	t.Helper()
+	run(t, ctx, "open "+hash, chromedp.Navigate(base+"/ui/"+hash), visible(`#main[data-rendered="`+hash+`"]`))
+}
+
 // text is the text of the first node sel matches, once visible.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()

@@ -74,7 +74,19 @@ function renderSignIn(message) {
   f.querySelector('input').focus();
 }
 
+// render shows the route's page; main's aria-busy is set meanwhile, and
+// data-rendered holds the fragment rendered last (tests wait on it).
 async function render() {
+  main.setAttribute('aria-busy', 'true');
+  try {
+    await renderRoute();
+  } finally {
+    main.removeAttribute('aria-busy');
+    main.dataset.rendered = window.location.hash;
+  }
+}
+
+async function renderRoute() {
   if (!me) {
     if (!api.getKey()) return renderSignIn();
     try {

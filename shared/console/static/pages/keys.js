@@ -122,8 +122,8 @@ function actions(k, { api, me }, refresh, shown) {
     button('Regenerate', async () => {
       if (!window.confirm(`Regenerate ${label}? Its current secret stops working at once.`)) return;
       const res = await api.post('/key/regenerate', { key: k.token });
+      await refresh(); // first: the secret shows once the list no longer has the old key
       showSecret(shown, res, 'New secret of ' + label);
-      await refresh();
     }),
     mayBlock ? button(k.blocked ? 'Unblock' : 'Block', async () => {
       await api.post(k.blocked ? '/key/unblock' : '/key/block', { key: k.token });
@@ -158,8 +158,8 @@ function createPanel({ api, me }, shown, refresh) {
       const body = payload(v, types);
       const res = await api.post('/key/generate', body);
       formEl.reset();
-      showSecret(shown, res, 'Key ' + (res.key_alias || res.key_name) + ' created');
       await refresh();
+      showSecret(shown, res, 'Key ' + (res.key_alias || res.key_name) + ' created');
     },
   });
   return el('details', { class: 'panel create' }, el('summary', {}, 'Create a key'), f);
