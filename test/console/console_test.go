@@ -190,6 +190,18 @@ func internalUser(t *testing.T, ctx context.Context, s *stack) {
 			t.Errorf("alice typing %s: %q, want the API's 403 and no bob-key", u, page)
 		}
 	}
+	// As a team admin she sees the team's keys, bob's among them, by
+	// following the team's link.
+	s.mustCall(t, http.MethodPost, "/team/new", master, map[string]any{"team_id": "team-ops",
+		"members_with_roles": []map[string]string{{"user_id": "alice", "role": "admin"}, {"user_id": "bob", "role": "user"}}}, nil)
+	s.mustCall(t, http.MethodPost, "/key/generate", master, map[string]any{"key_alias": "bob-ops", "user_id": "bob", "team_id": "team-ops"}, nil)
+	signIn(t, ctx, s.base, alice.Key)
+	open(t, ctx, s.base, "#/keys")
+	run(t, ctx, "team link", chromedp.Click(chromedp.CSS(`.page-keys a[href="#/keys?team_id=team-ops"]`)), visible(`#main[data-rendered="#/keys?team_id=team-ops"]`))
+	if got := text(t, ctx, ".page-keys table"); !strings.Contains(got, "bob-ops") || strings.Contains(got, "bob-key") {
+		t.Errorf("alice's view of team-ops: %q, want bob-ops only", got)
+	}
+
 	// Her own key through the form: it is hers without saying so.
 	open(t, ctx, s.base, "#/keys")
 	run(t, ctx, "create own key",

@@ -54,6 +54,11 @@ export default {
     if (params.get('edit')) return editKey(root, ctx, params.get('edit'));
 
     root.append(filters(ctx));
+    if (!me.master && me.adminTeams.length) {
+      // The API lists a team admin's own keys unless asked for a team's.
+      root.append(el('p', { class: 'help' }, 'Teams you administer: ',
+        me.adminTeams.map((t, i) => [i ? ', ' : '', el('a', { href: href('keys', { team_id: t }) }, t)])));
+    }
     const list = el('div', { class: 'list' });
     if (canWriteKeys(me)) root.append(createPanel(ctx, shown, () => renderList(list, ctx, shown)));
     root.append(list);
