@@ -53,8 +53,9 @@ func browserPath(t *testing.T) string {
 // context (run bounds each step).
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	path := browserPath(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browserPath(t)),
+		chromedp.ExecPath(path),
 		chromedp.WindowSize(1280, 860),
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
@@ -63,13 +64,20 @@ func browser(t *testing.T) context.Context {
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil { // starts the browser (no deadline: it would end the browser)
-		t.Fatalf("start %s: %v", browserPath(t), err)
+	var err error
+	for attempt := 0; attempt < 2; attempt++ { // a loaded machine sometimes loses Chromium's first start
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
+		if err = chromedp.Do(ctx); err == nil { // starts the browser (no deadline: it would end the browser)
+			t.Cleanup(func() { cancelTab(); cancelAlloc() })
+			return ctx
+		}
+		cancelTab()
+		cancelAlloc()
+		t.Logf("start %s: %v", path, err)
 	}
-	return ctx
+	t.Fatalf("start %s: %v", path, err)
+	return nil
 }
 
 // stack is a local-mode gateway with the console, on a free port.
