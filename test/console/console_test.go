@@ -22,6 +22,7 @@ func TestConsole(t *testing.T) {
 			t.Run("admin keys", func(t *testing.T) { adminKeys(t, ctx, s, shots) })
 			t.Run("internal user", func(t *testing.T) { internalUser(t, ctx, s) })
 			t.Run("narrow screen", func(t *testing.T) { narrow(t, ctx, s, shots) })
+			t.Run("paging", func(t *testing.T) { paging(t, ctx, s) })
 		})
 	}
 }
@@ -233,5 +234,27 @@ func narrow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	}
 	if shots {
 		screenshot(t, ctx, "keys-narrow")
+	}
+}
+
+// paging: a team's 21 keys on two pages of 20, the second reached by the
+// pager, as /key/list pages them.
+func paging(t *testing.T, ctx context.Context, s *stack) {
+	s.mustCall(t, http.MethodPost, "/team/new", master, map[string]any{"team_id": "team-many"}, nil)
+	for i := range 21 {
+		s.mustCall(t, http.MethodPost, "/key/generate", master, map[string]any{"key_alias": "many-" + strconv.Itoa(i), "team_id": "team-many"}, nil)
+	}
+	signIn(t, ctx, s.base, master)
+	open(t, ctx, s.base, "#/keys?team_id=team-many")
+	if got := text(t, ctx, ".page-keys .pager"); !strings.Contains(got, "Page 1 of 2") {
+		t.Errorf("pager: %q", got)
+	}
+	rows := get(t, ctx, "rows", chromedp.Evaluate[int](`document.querySelectorAll('.page-keys tbody tr').length`))
+	run(t, ctx, "next page",
+		chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll('.pager button')].find(b => b.textContent.startsWith('Next'))`)),
+		visible(`#main[data-rendered="#/keys?team_id=team-many&page=2"]`))
+	rows2 := get(t, ctx, "rows", chromedp.Evaluate[int](`document.querySelectorAll('.page-keys tbody tr').length`))
+	if rows != 20 || rows2 != 1 {
+		t.Errorf("rows on pages 1 and 2: %d, %d; want 20, 1", rows, rows2)
 	}
 }

@@ -116,5 +116,7 @@ async function renderRoute() {
 }
 
 window.addEventListener('hashchange', () => render());
+// An error no page caught still says something.
+window.addEventListener('unhandledrejection', (ev) => ui.toast((ev.reason && ev.reason.message) || String(ev.reason), 'error'));
 window.addEventListener('sluice:unauthorized', (ev) => signOut('Signed out: ' + ev.detail.message));
 render();
