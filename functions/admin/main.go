@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/app/appenv"
+	"github.com/sluice-gw/sluice/shared/console"
 )
 
 func main() {
@@ -48,12 +49,13 @@ func run() error {
 	if gw.Config.General.MasterKey == "" {
 		log.Warn("admin: no master key configured: every management route answers 401 (set GATEWAY_MASTER_KEY)")
 	}
+	h := console.Wrap(gw.Admin) // the admin console at /ui (docs/console.md)
 	if e.Lambda {
-		lambda.Start(httpadapter.NewV2(gw.Admin).ProxyWithContext)
+		lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "admin API listening on http://%s (store: %s)\n", e.Addr, e.Store)
-	srv := &http.Server{Addr: e.Addr, Handler: gw.Admin, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(os.Stderr, "admin API listening on http://%s (store: %s), console at /ui\n", e.Addr, e.Store)
+	srv := &http.Server{Addr: e.Addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

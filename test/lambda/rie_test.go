@@ -309,6 +309,20 @@ var eventChecks = map[string]eventCheck{
 			t.Errorf("the list shows a secret: %s", r.Body)
 		}
 	}},
+	"admin-console.json": {"admin", func(t *testing.T, out []byte) {
+		var r bufferedResponse
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("not a function URL response: %v: %s", err, truncate(out))
+		}
+		if r.StatusCode != 200 || r.Headers["Content-Type"] != "text/html; charset=utf-8" || !strings.Contains(r.Body, `src="/ui/app.js"`) ||
+			!strings.HasPrefix(r.Headers["Content-Security-Policy"], "default-src 'none'") {
+			t.Errorf("the console's page: %d %v %s", r.StatusCode, r.Headers, truncate([]byte(r.Body)))
+		}
+	}},
+	"gateway-console.json": {"gateway", func(t *testing.T, out []byte) {
+		r := streamed(t, out, 404, "application/json") // the gateway's Lambda build serves no console
+		decodeError(t, r.Body)
+	}},
 	"admin-key-generate-no-key.json": {"admin", func(t *testing.T, out []byte) {
 		r := buffered(t, out, 401)
 		decodeError(t, []byte(r.Body))

@@ -28,6 +28,15 @@ var notInLambda = []string{
 	"github.com/aws/aws-sdk-go-v2/service/signin",
 }
 
+// notInGatewayLambda are packages the gateway's Lambda bootstrap must not
+// link though the admin function does: the admin console (its embedded
+// files and handler; the gateway function serves no console, and its
+// cold start and binary pay nothing for it). Local mode links it
+// (shared/app/gatewayapp's console.go, built without lambda.norpc).
+var notInGatewayLambda = []string{
+	module + "/shared/console",
+}
+
 // TestLambdaBuildsLeaveOutSDKConfig fails when a function built as the
 // Makefile builds it for Lambda (-tags lambda.norpc, linux/arm64, no cgo)
 // links a package of notInLambda again. The same list without the tag must
@@ -65,7 +74,8 @@ func TestLambdaBuildsLeaveOutSDKConfig(t *testing.T) {
 		}
 		return out
 	}
-	for fn, pkgs := range deps("-tags", "lambda.norpc") {
+	lambda := deps("-tags", "lambda.norpc")
+	for fn, pkgs := range lambda {
 		for _, p := range notInLambda {
 			if pkgs[p] {
 				t.Errorf("functions/%s built for Lambda links %s (go list -deps -tags lambda.norpc ./functions/%s; build AWS configs with shared/awsconf)", fn, p, fn)
@@ -75,6 +85,14 @@ func TestLambdaBuildsLeaveOutSDKConfig(t *testing.T) {
 	for fn, pkgs := range deps() {
 		if !pkgs[notInLambda[0]] {
 			t.Errorf("functions/%s without -tags lambda.norpc does not link %s: this test no longer sees what it checks", fn, notInLambda[0])
+		}
+	}
+	for _, p := range notInGatewayLambda {
+		if lambda["gateway"][p] {
+			t.Errorf("functions/gateway built for Lambda links %s (it belongs to the admin function and local mode only)", p)
+		}
+		if !lambda["admin"][p] {
+			t.Errorf("functions/admin built for Lambda does not link %s: the deployed console is gone, or this test no longer sees what it checks", p)
 		}
 	}
 }

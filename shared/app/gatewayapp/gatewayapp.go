@@ -116,10 +116,12 @@ func serveLocal(ctx context.Context, gw *app.Gateway, e appenv.Settings, w io.Wr
 	if err != nil {
 		return err
 	}
+	var ui string
+	gw.HTTP, ui = withConsole(gw.HTTP)
 	srv := gw.Server() // settings.Local's timeouts and bounds
 	d := newDrainer()
 	d.wrap(srv)
-	banner(w, gw, "http://"+ln.Addr().String(), e)
+	banner(w, gw, "http://"+ln.Addr().String(), ui, e)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -133,7 +135,7 @@ func serveLocal(ctx context.Context, gw *app.Gateway, e appenv.Settings, w io.Wr
 
 // banner tells who starts a local gateway where it listens, what it
 // serves, and how to call it.
-func banner(w io.Writer, gw *app.Gateway, base string, e appenv.Settings) {
+func banner(w io.Writer, gw *app.Gateway, base, ui string, e appenv.Settings) {
 	var models []string
 	for _, m := range gw.Router.Models() {
 		models = append(models, m.ID)
@@ -151,7 +153,7 @@ Models: %s
 
 Or point any OpenAI SDK at base_url=%s/v1
 Admin API (LiteLLM's /key, /team, /user, /customer, /spend routes) on the same port%s
-`, base, source, e.Store, strings.Join(models, ", "), base, authHint(gw.Config.General.MasterKey), first(models), base, adminHint(gw.Config.General.MasterKey))
+%s`, base, source, e.Store, strings.Join(models, ", "), base, authHint(gw.Config.General.MasterKey), first(models), base, adminHint(gw.Config.General.MasterKey), consoleHint(base, ui))
 }
 
 // authHint is the banner's curl header line when a master key is set (its
@@ -161,6 +163,15 @@ func authHint(masterKey string) string {
 		return ""
 	}
 	return "\n    -H 'Authorization: Bearer <your master key or a virtual key>' \\"
+}
+
+// consoleHint is the banner's line for the admin console ("" when this
+// build has none).
+func consoleHint(base, ui string) string {
+	if ui == "" {
+		return ""
+	}
+	return "Admin console: " + base + ui + "\n"
 }
 
 func adminHint(masterKey string) string {

@@ -21,7 +21,7 @@ func (w syncWriter) Write(p []byte) (int, error) { w <- string(p); return len(p)
 
 // TestServeLocal: local mode prints where it listens and how to call it
 // (the master key's presence, never its value), serves the gateway and the
-// admin API on that port, and returns cleanly when its context ends.
+// admin API and the console (/ui) on that port, and returns cleanly when its context ends.
 func TestServeLocal(t *testing.T) {
 	for _, c := range []struct {
 		masterKey string
@@ -38,7 +38,10 @@ func TestServeLocal(t *testing.T) {
 			!strings.Contains(banner, "store: memory") {
 			t.Fatalf("banner:\n%s", banner)
 		}
-		for path, want := range map[string]int{"/v1/models": 200, "/key/list": c.keyList} {
+		if !strings.Contains(banner, "Admin console: "+base[1]+"/ui\n") {
+			t.Errorf("banner does not show the console:\n%s", banner)
+		}
+		for path, want := range map[string]int{"/v1/models": 200, "/key/list": c.keyList, "/ui/": 200, "/ui/app.js": 200} {
 			req, _ := http.NewRequest(http.MethodGet, base[1]+path, nil)
 			if c.masterKey != "" && path == "/v1/models" {
 				req.Header.Set("Authorization", "Bearer "+c.masterKey)

@@ -1,0 +1,201 @@
+// The keys page: list (by alias, team or user, paged by the admin API),
+// create (the secret shown once), edit, regenerate, block/unblock, delete.
+// Every action is one admin API call with the signed-in key; what a role
+// may not do is hidden here and refused there.
+import { el, clear, field, form, table, pager, errorBox, button, secret, toast, money, date, num, payload, formValue, href } from '../ui.js';
+import { isAdmin, canWriteKeys } from '../roles.js';
+
+const PAGE_SIZE = 20;
+
+// The settings a key form edits, by their /key/generate and /key/update
+// names, with their types for payload.
+const types = {
+  key_alias: 'str',
+  team_id: 'str',
+  user_id: 'str',
+  models: 'list',
+  max_budget: 'num',
+  budget_duration: 'str',
+  rpm_limit: 'num',
+  tpm_limit: 'num',
+  duration: 'str',
+  metadata: 'json',
+};
+
+// settingsFields are the form's fields, filled from k (a key object) when
+// editing.
+function settingsFields(me, k) {
+  const v = (name) => formValue(k ? k[name] : undefined, types[name]);
+  return [
+    field({ name: 'key_alias', label: 'Alias', value: v('key_alias'), help: 'A unique name for the key.' }),
+    el('fieldset', {}, el('legend', {}, 'Owner'),
+      field({ name: 'team_id', label: 'Team id', value: v('team_id') }),
+      isAdmin(me) || me.adminTeams.length ? field({ name: 'user_id', label: 'User id', value: v('user_id'), help: me.userID ? 'Empty: yours.' : '' }) : null),
+    field({ name: 'models', label: 'Models', value: v('models'), help: 'Model groups the key may call, comma separated. Empty: all.' }),
+    el('fieldset', {}, el('legend', {}, 'Limits'),
+      field({ name: 'max_budget', label: 'Max budget (USD)', type: 'text', value: v('max_budget'), attrs: { inputmode: 'decimal' } }),
+      field({ name: 'budget_duration', label: 'Budget resets every', value: v('budget_duration'), placeholder: '30d', help: 'e.g. 1d, 7d, 30d, 1mo. Empty: never.' }),
+      field({ name: 'rpm_limit', label: 'Requests per minute', value: v('rpm_limit'), attrs: { inputmode: 'numeric' } }),
+      field({ name: 'tpm_limit', label: 'Tokens per minute', value: v('tpm_limit'), attrs: { inputmode: 'numeric' } })),
+    field({ name: 'duration', label: k ? 'Expires in (from now)' : 'Expires in', value: '', placeholder: '30d',
+      help: (k && k.expires ? 'Now expires ' + date(k.expires) + '. ' : '') + 'e.g. 1h, 30d, 1y. Empty: ' + (k ? 'unchanged.' : 'never.') }),
+    field({ name: 'metadata', label: 'Metadata (JSON object)', rows: 3, value: v('metadata') }),
+  ];
+}
+
+export default {
+  id: 'keys',
+  title: 'Keys',
+  async render(root, ctx) {
+    const { me, params } = ctx;
+    root.append(el('h1', {}, 'Keys'));
+    const shown = el('div', { class: 'shown' }); // a new secret, shown once
+    root.append(shown);
+    if (params.get('edit')) return editKey(root, ctx, params.get('edit'));
+
+    root.append(filters(ctx));
+    if (!me.master && me.adminTeams.length) {
+      // The API lists a team admin's own keys unless asked for a team's.
+      root.append(el('p', { class: 'help' }, 'Teams you administer: ',
+        me.adminTeams.map((t, i) => [i ? ', ' : '', el('a', { href: href('keys', { team_id: t }) }, t)])));
+    }
+    const list = el('div', { class: 'list' });
+    if (canWriteKeys(me)) root.append(createPanel(ctx, shown, () => renderList(list, ctx, shown)));
+    root.append(list);
+    await renderList(list, ctx, shown);
+  },
+};
+
+// filters is the search form: its values go in the URL (a typed URL is
+// the same search, and the API decides what it may show).
+function filters({ params, go }) {
+  const f = form({
+    submit: 'Search',
+    fields: [
+      field({ name: 'key_alias', label: 'Alias (exact)', value: params.get('key_alias') || '' }),
+      field({ name: 'team_id', label: 'Team id', value: params.get('team_id') || '' }),
+      field({ name: 'user_id', label: 'User id', value: params.get('user_id') || '' }),
+    ],
+    onSubmit: async (v) => go('keys', { ...v, page: 1 }),
+  });
+  f.classList.add('inline', 'toolbar');
+  f.setAttribute('role', 'search');
+  return f;
+}
+
+async function renderList(list, ctx, shown) {
+  const { api, params, go, me } = ctx;
+  const page = Math.max(1, Number(params.get('page')) || 1);
+  let res;
+  try {
+    res = await api.get('/key/list', {
+      page, size: PAGE_SIZE, return_full_object: true,
+      key_alias: params.get('key_alias'), team_id: params.get('team_id'), user_id: params.get('user_id'),
+    });
+  } catch (e) {
+    clear(list).append(errorBox(e));
+    return;
+  }
+  const refresh = () => renderList(list, ctx, shown);
+  clear(list).append(
+    el('p', { class: 'help' }, `${num(res.total_count)} key${res.total_count === 1 ? '' : 's'}`),
+    table([
+      { label: 'Alias', value: (k) => el('span', {}, k.key_alias || '', ' ', el('span', { class: 'mono help' }, k.key_name || '')) },
+      { label: 'Status', value: (k) => (k.blocked ? el('span', { class: 'tag bad' }, 'blocked') : expired(k) ? el('span', { class: 'tag bad' }, 'expired') : el('span', { class: 'tag' }, 'active')) },
+      { label: 'User', value: (k) => k.user_id },
+      { label: 'Team', value: (k) => k.team_id },
+      { label: 'Models', value: (k) => (k.models && k.models.length ? k.models.join(', ') : 'all') },
+      { label: 'Spend', value: (k) => money(k.spend) + (k.max_budget != null ? ' / ' + money(k.max_budget) : '') },
+      { label: 'Limits', value: (k) => [k.rpm_limit != null ? k.rpm_limit + ' rpm' : '', k.tpm_limit != null ? k.tpm_limit + ' tpm' : ''].filter(Boolean).join(', ') },
+      { label: 'Expires', value: (k) => (k.expires ? date(k.expires) : 'never') },
+      { label: 'Actions', value: (k) => actions(k, ctx, refresh, shown) },
+    ], res.keys, 'No keys match.'),
+    pager({ page, pages: res.total_pages, onPage: (p) => go('keys', { ...Object.fromEntries(params), page: p }) }));
+  if (!canWriteKeys(me)) list.append(el('p', { class: 'help' }, 'Your role reads keys only.'));
+}
+
+const expired = (k) => k.expires && new Date(k.expires) < new Date();
+
+// actions are a key's buttons; the API refuses what the role may not do,
+// so only the plainly useless ones are left out.
+function actions(k, { api, me }, refresh, shown) {
+  if (!canWriteKeys(me)) return '';
+  const label = k.key_alias || k.key_name || 'this key';
+  const mayBlock = isAdmin(me) || (k.team_id && me.adminTeams.includes(k.team_id));
+  return el('div', { class: 'actions' },
+    el('a', { class: 'button', href: href('keys', { edit: k.token }) }, 'Edit'),
+    button('Regenerate', async () => {
+      if (!window.confirm(`Regenerate ${label}? Its current secret stops working at once.`)) return;
+      const res = await api.post('/key/regenerate', { key: k.token });
+      await refresh(); // first: the secret shows once the list no longer has the old key
+      showSecret(shown, res, 'New secret of ' + label);
+    }),
+    mayBlock ? button(k.blocked ? 'Unblock' : 'Block', async () => {
+      await api.post(k.blocked ? '/key/unblock' : '/key/block', { key: k.token });
+      toast((k.blocked ? 'Unblocked ' : 'Blocked ') + label);
+      await refresh();
+    }) : null,
+    button('Delete', async () => {
+      if (!window.confirm(`Delete ${label}? Requests with it are refused from now on.`)) return;
+      await api.post('/key/delete', { keys: [k.token] });
+      toast('Deleted ' + label);
+      await refresh();
+    }, 'danger'));
+}
+
+// showSecret shows a key's secret once: it is in no URL and no storage,
+// and gone when the person leaves the page.
+function showSecret(shown, res, title) {
+  clear(shown).append(el('div', { class: 'panel', role: 'alert' },
+    el('h2', {}, title),
+    el('p', {}, 'Copy it now: it is shown only once and cannot be read again.'),
+    secret('Secret key', res.key),
+    el('div', { class: 'actions' }, button('Done', () => clear(shown)))));
+  shown.querySelector('input').focus();
+  shown.querySelector('input').select();
+}
+
+function createPanel({ api, me }, shown, refresh) {
+  const f = form({
+    submit: 'Create key',
+    fields: settingsFields(me, null),
+    onSubmit: async (v, formEl) => {
+      const body = payload(v, types);
+      const res = await api.post('/key/generate', body);
+      formEl.reset();
+      await refresh();
+      showSecret(shown, res, 'Key ' + (res.key_alias || res.key_name) + ' created');
+    },
+  });
+  return el('details', { class: 'panel create' }, el('summary', {}, 'Create a key'), f);
+}
+
+async function editKey(root, { api, me, go }, hash) {
+  let k;
+  try {
+    k = (await api.get('/key/info', { key: hash })).info;
+  } catch (e) {
+    root.append(errorBox(e), el('p', {}, el('a', { href: href('keys') }, '← All keys')));
+    return;
+  }
+  const f = form({
+    submit: 'Save',
+    fields: settingsFields(me, k),
+    onSubmit: async (v) => {
+      const body = payload(v, types, k);
+      if (Object.keys(body).length === 0) {
+        toast('Nothing changed');
+        return;
+      }
+      body.key = hash;
+      await api.post('/key/update', body);
+      toast('Saved ' + (v.key_alias || k.key_name));
+      go('keys');
+    },
+  });
+  root.append(el('div', { class: 'panel edit' },
+    el('h2', {}, 'Edit ' + (k.key_alias || k.key_name)),
+    el('p', { class: 'help' }, `Spend ${money(k.spend)}` + (k.budget_reset_at ? `, budget resets ${date(k.budget_reset_at)}` : '') + `; created ${date(k.created_at)}.`),
+    f,
+    el('p', {}, el('a', { href: href('keys') }, '← All keys'))));
+}
