@@ -29,6 +29,7 @@ func TestConsoleRecords(t *testing.T) {
 			t.Run("budgets", func(t *testing.T) { budgetsFlow(t, ctx, s, shots) })
 			t.Run("organizations", func(t *testing.T) { orgsFlow(t, ctx, s, shots) })
 			t.Run("internal user", func(t *testing.T) { internalRecordsFlow(t, ctx, s, team) })
+			t.Run("team admin", func(t *testing.T) { teamAdminFlow(t, ctx, s, team) })
 		})
 	}
 }
@@ -278,4 +279,20 @@ func internalRecordsFlow(t *testing.T, ctx context.Context, s *stack, team strin
 	if got := text(t, ctx, ".page-teams"); strings.Contains(got, "platform") {
 		t.Errorf("dora's teams page: %q, want no team platform", got)
 	}
+}
+
+// teamAdminFlow: carol, an internal user made admin of the team, manages
+// its members (adds dora with a budget) but is offered no team edit, block
+// or delete (a proxy admin's).
+func teamAdminFlow(t *testing.T, ctx context.Context, s *stack, team string) {
+	var carol struct{ Key string }
+	s.mustCall(t, "POST", "/key/generate", master, map[string]any{"user_id": "carol", "key_alias": "carol-key"}, &carol)
+	signIn(t, ctx, s.base, carol.Key)
+	open(t, ctx, s, "team?team_id="+team, `form[data-test="member-add"]`)
+	if offered := get(t, ctx, "admin-only controls", chromedp.Evaluate[bool](`!!document.querySelector('form[data-test="edit-team"]') || [...document.querySelectorAll('.page-team button')].some((b) => b.textContent === 'Block')`)); offered {
+		t.Error("a team admin is offered the team's edit form or block button (a proxy admin's)")
+	}
+	fill(t, ctx, `form[data-test="member-add"]`, map[string]string{"user_id": "dora", "max_budget_in_team": "5"})
+	waitText(t, ctx, ".page-team table", "dora")
+	waitText(t, ctx, ".page-team table", "$5.00")
 }
