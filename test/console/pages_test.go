@@ -22,13 +22,13 @@ func TestConsoleRecords(t *testing.T) {
 		t.Run(store, func(t *testing.T) {
 			s := start(t, store)
 			shots := store == "memory"
-			var team string
+			var team, org string
 			t.Run("users", func(t *testing.T) { usersFlow(t, ctx, s, shots) })
 			t.Run("teams", func(t *testing.T) { team = teamsFlow(t, ctx, s, shots) })
 			t.Run("end users", func(t *testing.T) { customersFlow(t, ctx, s, shots) })
 			t.Run("budgets", func(t *testing.T) { budgetsFlow(t, ctx, s, shots) })
-			t.Run("organizations", func(t *testing.T) { orgsFlow(t, ctx, s, shots) })
-			t.Run("internal user", func(t *testing.T) { internalRecordsFlow(t, ctx, s, team) })
+			t.Run("organizations", func(t *testing.T) { org = orgsFlow(t, ctx, s, team, shots) })
+			t.Run("internal user", func(t *testing.T) { internalRecordsFlow(t, ctx, s, team, org) })
 			t.Run("team admin", func(t *testing.T) { teamAdminFlow(t, ctx, s, team) })
 		})
 	}
@@ -228,18 +228,25 @@ func budgetsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 }
 
 // orgsFlow: a proxy admin creates an organization and adds carol as its
-// org_admin with a budget in it.
-func orgsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
+// org_admin with a budget in it, then moves the team into it through
+// the team's form; it returns the organization's id.
+func orgsFlow(t *testing.T, ctx context.Context, s *stack, team string, shots bool) string {
 	skipWithout(t, s, "/organization/list")
 	signIn(t, ctx, s.base, master)
 	open(t, ctx, s, "organizations", `form[data-test="new-organization"]`)
 	badThenGood(t, ctx, `form[data-test="new-organization"]`, map[string]string{"organization_alias": "acme"},
 		"max_budget", "abc", "max_budget: want a number of USD", "500")
 	waitText(t, ctx, ".page-organization h1", "acme")
+	org := get(t, ctx, "organization id", chromedp.Evaluate[string](`new URLSearchParams(location.hash.split('?')[1]).get('organization_id')`))
 	badThenGood(t, ctx, `form[data-test="org-member-add"]`, map[string]string{"user_id": "carol", "role": "org_admin"},
 		"max_budget_in_organization", "-2", "want a number of USD >= 0", "5")
 	waitText(t, ctx, ".page-organization table", "$5.00")
 	waitText(t, ctx, ".page-organization table", "org_admin")
+	open(t, ctx, s, "team?team_id="+team, `form[data-test="edit-team"]`)
+	fill(t, ctx, `form[data-test="edit-team"]`, map[string]string{"organization_id": org})
+	waitText(t, ctx, ".page-team dl", org)
+	open(t, ctx, s, "organization?organization_id="+org, ".page-organization dl")
+	waitText(t, ctx, ".page-organization dl", "platform")
 	if shots {
 		screenshot(t, ctx, "organization")
 	}
@@ -248,12 +255,14 @@ func orgsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	if shots {
 		screenshot(t, ctx, "organizations")
 	}
+	return org
 }
 
 // internalRecordsFlow: an internal user may open its own user page, but
 // typing another user's, the user and end user lists or a team it is not
-// in shows the API's 403 and none of their data.
-func internalRecordsFlow(t *testing.T, ctx context.Context, s *stack, team string) {
+// in shows the API's 403 and none of their data (and so do the budgets
+// and an organization it is not in, when org is given).
+func internalRecordsFlow(t *testing.T, ctx context.Context, s *stack, team, org string) {
 	var dora struct{ Key string }
 	s.mustCall(t, "POST", "/user/new", master, map[string]any{"user_id": "dora", "user_role": "internal_user", "auto_create_key": true}, &dora)
 	signIn(t, ctx, s.base, dora.Key)
@@ -262,12 +271,17 @@ func internalRecordsFlow(t *testing.T, ctx context.Context, s *stack, team strin
 	}
 	open(t, ctx, s, "user?user_id=dora", ".page-user dl")
 	waitText(t, ctx, ".page-user dl", "internal_user")
-	for _, c := range []struct{ route, page, secret string }{
+	cases := []struct{ route, page, secret string }{
 		{"user?user_id=carol", "user", "carol@example.com"},
 		{"users", "users", "carol@example.com"},
 		{"customers", "customers", "cust-1"},
 		{"team?team_id=" + team, "team", "carol"},
-	} {
+	}
+	if org != "" {
+		cases = append(cases, struct{ route, page, secret string }{"organization?organization_id=" + org, "organization", "carol"},
+			struct{ route, page, secret string }{"budgets", "budgets", "gold"})
+	}
+	for _, c := range cases {
 		sel := ".page-" + c.page
 		open(t, ctx, s, c.route, sel+" .error-box")
 		got := text(t, ctx, sel)
