@@ -4,7 +4,7 @@
 // a budget's form.
 import { el, link, button, toast, money, date } from '../ui.js';
 import { isAdmin, isViewer } from '../roles.js';
-import { budgetSpec, specForm, panel, wholeList, fetched } from './records.js';
+import { budgetSpec, specForm, panel, wholeList, fetched, rowActions } from './records.js';
 
 const spec = [
   { name: 'budget_id', label: 'Budget ID', kind: 'str', create: true, help: 'Optional: a UUID is made when empty.' },
@@ -37,7 +37,7 @@ export default {
           { label: 'Period', value: (b) => b.budget_duration },
           { label: 'Resets', value: (b) => date(b.budget_reset_at) },
           { label: 'Limits', value: (b) => `${b.rpm_limit ?? '—'} rpm, ${b.tpm_limit ?? '—'} tpm, ${b.max_parallel_requests ?? '—'} parallel` },
-          { label: 'Actions', value: (b) => (admin ? el('div', { class: 'actions' },
+          { label: 'Actions', value: (b) => (admin ? rowActions(b.budget_id,
             link('Edit', 'budgets', { ...rest, edit: b.budget_id }),
             button('Delete', async () => {
               if (!window.confirm(`Delete budget ${b.budget_id}?`)) return;

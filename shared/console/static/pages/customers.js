@@ -3,7 +3,7 @@
 // API's 403). ?edit=<id> opens an end user's form.
 import { el, button, toast, link } from '../ui.js';
 import { isAdmin, isViewer } from '../roles.js';
-import { budgetSpec, specForm, panel, budgetText, blockedTag, wholeList, fetched } from './records.js';
+import { budgetSpec, specForm, panel, budgetText, blockedTag, wholeList, fetched, rowActions } from './records.js';
 
 const spec = [
   { name: 'user_id', label: 'End user ID', kind: 'str', create: true, required: true, help: 'What requests send as "user".' },
@@ -44,7 +44,7 @@ export default {
           { label: 'Region', value: (e) => e.allowed_model_region || 'any' },
           { label: 'Spend', value: (e) => { const b = flat(e); return budgetText(e.spend, b.max_budget, b.budget_reset_at); } },
           { label: 'Status', value: blockedTag },
-          { label: 'Actions', value: (e) => (admin ? el('div', { class: 'actions' },
+          { label: 'Actions', value: (e) => (admin ? rowActions(e.user_id,
             link('Edit', 'customers', { ...Object.fromEntries(params), edit: e.user_id }),
             button(e.blocked ? 'Unblock' : 'Block', async () => {
               await api.post(e.blocked ? '/customer/unblock' : '/customer/block', { user_ids: [e.user_id] });

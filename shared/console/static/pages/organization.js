@@ -4,7 +4,7 @@
 // members (/organization/info, /update, /member_*: the API decides).
 import { el, table, link, button, toast, field, form, clear, money, date } from '../ui.js';
 import { isAdmin } from '../roles.js';
-import { specForm, panel, budgetText, blockedTag, fetched, numeric } from './records.js';
+import { specForm, panel, budgetText, blockedTag, fetched, numeric, rowActions } from './records.js';
 import { orgSpec, flat, orgDelete } from './organizations.js';
 
 const roleOptions = [['internal_user', 'internal_user'], ['internal_user_viewer', 'internal_user_viewer'], ['org_admin', 'org_admin']];
@@ -41,7 +41,7 @@ export default {
       { label: 'Role', value: (m) => m.user_role },
       { label: 'Spend', value: (m) => money(m.spend || 0) },
       { label: 'Budget in organization', value: (m) => money((m.litellm_budget_table || {}).max_budget) },
-      { label: 'Actions', value: (m) => (manage ? el('div', { class: 'actions' },
+      { label: 'Actions', value: (m) => (manage ? rowActions(m.user_id,
         button('Edit', () => editMember(slot, ctx, o.organization_id, m)),
         button('Remove', async () => {
           if (!window.confirm(`Remove ${m.user_id} from the organization?`)) return;

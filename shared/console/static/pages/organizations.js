@@ -3,7 +3,7 @@
 // create and delete them).
 import { el, link, button, toast, money } from '../ui.js';
 import { isAdmin } from '../roles.js';
-import { specForm, panel, blockedTag, wholeList, fetched } from './records.js';
+import { specForm, panel, blockedTag, wholeList, fetched, rowActions } from './records.js';
 
 // orgSpec is an organization's form: /organization/new and /update's fields.
 export const orgSpec = [
@@ -46,7 +46,7 @@ export default {
           { label: 'Members', value: (o) => String((o.members || []).length) },
           { label: 'Spend', value: (o) => money(o.spend || 0) + (flat(o).max_budget != null ? ' of ' + money(flat(o).max_budget) : '') },
           { label: 'Status', value: blockedTag },
-          { label: 'Actions', value: (o) => orgDelete(ctx, o, reload) },
+          { label: 'Actions', value: (o) => (isAdmin(me) ? rowActions(o.organization_alias || o.organization_id, orgDelete(ctx, o, reload)) : '') },
         ],
       });
     }

@@ -142,3 +142,9 @@ export async function fetched(root, load) {
     return null;
   }
 }
+
+// rowActions groups a table row's buttons, labelled by the record they act
+// on (a screen reader hears "Actions for carol", not a bare "Edit").
+export function rowActions(name, ...buttons) {
+  return el('div', { class: 'actions', role: 'group', 'aria-label': 'Actions for ' + name }, ...buttons);
+}

@@ -4,7 +4,7 @@
 // members (/team/info, /team/update, /team/member_*: the API decides).
 import { el, table, link, button, toast, field, form, clear, money, date } from '../ui.js';
 import { isAdmin } from '../roles.js';
-import { specForm, panel, budgetText, blockedTag, fetched, numeric } from './records.js';
+import { specForm, panel, budgetText, blockedTag, fetched, numeric, rowActions } from './records.js';
 import { teamSpec, teamActions } from './teams.js';
 
 // mayManage: a proxy admin or an admin of the team (the API checks).
@@ -45,7 +45,7 @@ export default {
       { label: 'Role', value: (m) => m.role },
       { label: 'Spend in team', value: (m) => money((budgets[m.user_id] || {}).spend || 0) },
       { label: 'Budget in team', value: (m) => memberBudget(budgets[m.user_id]) },
-      { label: 'Actions', value: (m) => (manage ? el('div', { class: 'actions' },
+      { label: 'Actions', value: (m) => (manage ? rowActions(m.user_id,
         button('Edit', () => editMember(editSlot, ctx, t.team_id, m, budgets[m.user_id])),
         button('Remove', async () => {
           if (!window.confirm(`Remove ${m.user_id} from the team?`)) return;

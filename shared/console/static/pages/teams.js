@@ -2,7 +2,7 @@
 // own teams otherwise (/team/list decides); create, block, delete.
 import { el, link, button, toast, money } from '../ui.js';
 import { isAdmin } from '../roles.js';
-import { budgetSpec, specForm, panel, blockedTag, wholeList, fetched } from './records.js';
+import { budgetSpec, specForm, panel, blockedTag, wholeList, fetched, rowActions } from './records.js';
 
 // teamSpec is a team's form: /team/new and /team/update's fields.
 export const teamSpec = [
@@ -57,7 +57,7 @@ export default {
 // delete (with its keys, as the API does).
 export function teamActions({ api, me }, t, after) {
   if (!isAdmin(me)) return '';
-  return el('div', { class: 'actions' },
+  return rowActions(t.team_alias || t.team_id,
     button(t.blocked ? 'Unblock' : 'Block', async () => {
       await api.post(t.blocked ? '/team/unblock' : '/team/block', { team_id: t.team_id });
       toast(`Team ${t.team_alias || t.team_id} ${t.blocked ? 'unblocked' : 'blocked'}`);

@@ -2,7 +2,7 @@
 // proxy admins and viewers only: anyone else sees the API's 403).
 import { el, table, pager, link, button, toast, field, form, secret, money, date } from '../ui.js';
 import { isAdmin, isViewer } from '../roles.js';
-import { budgetSpec, specForm, panel, fetched } from './records.js';
+import { budgetSpec, specForm, panel, fetched, rowActions } from './records.js';
 
 export const roleOptions = [
   ['internal_user', 'internal_user'],
@@ -57,7 +57,7 @@ export default {
         { label: 'Teams', value: (u) => String((u.teams || []).length) },
         { label: 'Spend', value: (u) => money(u.spend || 0) + (u.max_budget != null ? ' of ' + money(u.max_budget) : '') },
         { label: 'Created', value: (u) => date(u.created_at) },
-        { label: 'Actions', value: (u) => (isAdmin(me) ? userDelete(api, u, reload) : '') },
+        { label: 'Actions', value: (u) => (isAdmin(me) ? rowActions(u.user_id, userDelete(api, u, reload)) : '') },
       ], res.users, 'No users.'));
       root.append(pager({ page, pages: res.total_pages, onPage: (p) => go('users', { ...Object.fromEntries(params), page: p }) }));
     }
