@@ -211,7 +211,8 @@ func skipWithout(t *testing.T, s *stack, route string) {
 	}
 }
 
-// budgetsFlow: a proxy admin creates and edits a reusable budget.
+// budgetsFlow: a proxy admin creates and edits a reusable budget, and
+// links it to an end user.
 func budgetsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	skipWithout(t, s, "/budget/list")
 	signIn(t, ctx, s.base, master)
@@ -225,6 +226,11 @@ func budgetsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	if shots {
 		screenshot(t, ctx, "budgets")
 	}
+	// An end user links it: a budget that does not exist is the API's
+	// error next to budget_id; the list then shows the linked budget.
+	open(t, ctx, s, "customers?edit=cust-1", `form[data-test="edit-customer"]`)
+	badThenGood(t, ctx, `form[data-test="edit-customer"]`, map[string]string{}, "budget_id", "nope", `no budget "nope"`, "gold")
+	waitText(t, ctx, ".page-customers table", "$250.00")
 }
 
 // orgsFlow: a proxy admin creates an organization and adds carol as its
