@@ -3,5 +3,7 @@
 // one import and one entry here (PAGES.md).
 import home from './home.js';
 import keys from './keys.js';
+import spend from './spend.js';
+import models from './models.js';
 
-export default [home, keys];
+export default [home, keys, spend, models];
