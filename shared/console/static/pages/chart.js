@@ -10,7 +10,7 @@ const SVG = 'http://www.w3.org/2000/svg';
 // The chart's stylesheet, linked once (a <link> to this origin passes
 // style-src 'self'; an inline style would not).
 let linked = false;
-function linkCSS() {
+export function linkCSS() {
   if (linked) return;
   linked = true;
   document.head.appendChild(el('link', { rel: 'stylesheet', href: '/ui/pages/chart.css' }));
