@@ -25,6 +25,7 @@ func TestConsoleSpendAndModels(t *testing.T) {
 			shots := store == "memory"
 			t.Run("spend", func(t *testing.T) { spendFlow(t, ctx, s, shots) })
 			t.Run("models", func(t *testing.T) { modelsFlow(t, ctx, s, shots) })
+			t.Run("internal user", func(t *testing.T) { ownSpendFlow(t, ctx, s) })
 		})
 	}
 }
@@ -149,5 +150,32 @@ func modelsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	}
 	if shots {
 		screenshot(t, ctx, "models")
+	}
+}
+
+// ownSpendFlow: an internal user's spend page shows its own spend and
+// logs only, and a typed URL for another user's logs gets the API's 403.
+func ownSpendFlow(t *testing.T, ctx context.Context, s *stack) {
+	var carol, dave struct{ Key string }
+	s.mustCall(t, "POST", "/user/new", master, map[string]any{"user_id": "carol", "user_role": "internal_user", "auto_create_key": true, "key_alias": "carol-key"}, &carol)
+	s.mustCall(t, "POST", "/user/new", master, map[string]any{"user_id": "dave", "user_role": "internal_user", "auto_create_key": true, "key_alias": "dave-key"}, &dave)
+	mine, theirs := s.chat(t, carol.Key, "gpt-4o"), s.chat(t, dave.Key, "gpt-4o")
+	s.waitLogged(t, mine)
+	s.waitLogged(t, theirs)
+
+	signIn(t, ctx, s.base, carol.Key)
+	run(t, ctx, "open own spend by user", chromedp.Navigate(s.base+"/ui/#/spend?by=user"), visible(`.page-spend [data-test="spend-table"]`))
+	get(t, ctx, "find carol's spend", chromedp.Poll[string](rowSpend("carol"), chromedp.WithPollingTimeout(stepTimeout)))
+	run(t, ctx, "wait for the logs", visible(`.page-spend [data-test="spend-logs"]`))
+	page := text(t, ctx, ".page-spend")
+	if strings.Contains(page, "dave") || strings.Contains(page, theirs) || !strings.Contains(page, mine) {
+		t.Errorf("carol's spend page: %q, want her request %s and nothing of dave's", page, mine)
+	}
+	run(t, ctx, "type dave's request id", chromedp.Navigate(s.base+"/ui/#/spend?request_id="+theirs), visible(`.page-spend [data-test="logs-total"]`))
+	if got := text(t, ctx, `.page-spend [data-test="logs-total"]`); got != "0 logs" {
+		t.Errorf("carol searching dave's request: %q, want 0 logs", got)
+	}
+	if got := text(t, ctx, ".page-spend"); strings.Contains(got, theirs) || strings.Contains(got, "dave") {
+		t.Errorf("carol searching dave's request: %q, want no trace of it", got)
 	}
 }

@@ -264,6 +264,6 @@ async function renderLogs(root, api, params, go, p, keyLabel) {
     { label: 'Spend', value: (l) => (l.spend === null ? 'unknown' : money(l.spend)), class: 'num' },
   ], res.data, 'No logs match.');
   t.setAttribute('data-test', 'spend-logs');
-  root.append(el('p', { class: 'help' }, `${num(res.total)} logs`), t,
+  root.append(el('p', { class: 'help', 'data-test': 'logs-total' }, `${num(res.total)} logs`), t,
     pager({ page, pages: res.total_pages, onPage: (n) => go('spend', { ...all, page: n }) }));
 }
