@@ -121,10 +121,11 @@ func spendFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 		run(t, ctx, "spend overview", chromedp.Navigate(s.base+"/ui/#/spend?by=key"), visible(`.page-spend [data-test="spend-logs"]`))
 		screenshot(t, ctx, "spend")
 	}
-	// A status the API refuses is shown next to its field, not as a blank page.
-	run(t, ctx, "bad status filter", chromedp.Navigate(s.base+"/ui/#/spend?status_filter=nope"), visible(`.page-spend .error-box`))
-	if got := text(t, ctx, ".page-spend .error-box"); !strings.Contains(got, "status_filter") {
-		t.Errorf("bad status_filter: %q, want the API's error naming it", got)
+	// A status the API refuses: its error next to the status field, not a blank page.
+	run(t, ctx, "bad status filter", chromedp.Navigate(s.base+"/ui/#/spend?status_filter=nope"),
+		visible(`.page-spend form[data-test="log-search"] [name="status_filter"][aria-invalid="true"]`))
+	if got := text(t, ctx, `.page-spend form[data-test="log-search"] .field-error:not([hidden])`); !strings.Contains(got, "success or failure") {
+		t.Errorf("bad status_filter: %q, want the API's error next to the field", got)
 	}
 }
 

@@ -4,7 +4,7 @@
 // /user/daily/activity (breakdowns by api_keys, entities = users, models,
 // providers), /team/daily/activity (entities = teams), /key/list,
 // /team/list, /user/list and /spend/logs (paged, filtered).
-import { el, table, pager, form, field, errorBox, money, num, date } from '../ui.js';
+import { el, table, pager, form, field, errorBox, showError, money, num, date } from '../ui.js';
 import { isViewer } from '../roles.js';
 import { stackedBars, MAX_SERIES } from './chart.js';
 
@@ -94,7 +94,7 @@ export default {
     const chartBox = el('section', { 'aria-labelledby': 'spend-chart-h' });
     root.append(chartBox);
     if (activity instanceof Error) {
-      chartBox.append(errorBox(activity));
+      inPlace(f, chartBox, activity);
     } else {
       const meta = activity.metadata || {};
       root.insertBefore(el('dl', { class: 'summary', 'data-test': 'spend-summary' },
@@ -124,6 +124,13 @@ export default {
     await renderLogs(root, api, params, go, p, label.key);
   },
 };
+
+// inPlace shows the API's refusal next to the field of form f its param
+// names (a bad date or status), else in box.
+function inPlace(f, box, e) {
+  if (e.param && f.querySelector(`[name="${CSS.escape(e.param)}"]`)) showError(f, e);
+  else box.append(errorBox(e));
+}
 
 // teamActivityFor is /team/daily/activity for who may read it: every team
 // for viewers, the teams one administers, else null (the page then sums
@@ -249,7 +256,7 @@ async function renderLogs(root, api, params, go, p, keyLabel) {
   try {
     res = await api.get('/spend/logs', { ...q, ...range, page, page_size: 25 });
   } catch (e) {
-    root.append(errorBox(e));
+    inPlace(f, root, e);
     return;
   }
   const t = table([
