@@ -120,6 +120,9 @@ func spendFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	if shots {
 		run(t, ctx, "spend overview", chromedp.Navigate(s.base+"/ui/#/spend?by=key"), visible(`.page-spend [data-test="spend-logs"]`))
 		screenshot(t, ctx, "spend")
+		run(t, ctx, "narrow screen", chromedp.EmulateViewport(375, 800), chromedp.Reload(), visible(`.page-spend [data-test="spend-logs"]`))
+		screenshot(t, ctx, "spend-narrow")
+		run(t, ctx, "wide screen", chromedp.ResetViewport())
 	}
 	// A status the API refuses: its error next to the status field, not a blank page.
 	run(t, ctx, "bad status filter", chromedp.Navigate(s.base+"/ui/#/spend?status_filter=nope"),

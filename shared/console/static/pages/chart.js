@@ -75,5 +75,5 @@ export function stackedBars({ labels, series, format, caption }) {
     grid, xs, bars);
   const legend = el('ul', { class: 'legend' }, series.map((s, k) =>
     el('li', {}, el('span', { class: 'swatch series-' + k, 'aria-hidden': 'true' }), s.name)));
-  return el('figure', { class: 'chart-figure', 'data-test': 'spend-chart' }, image, el('figcaption', { id: capID }, caption), legend);
+  return el('figure', { class: 'chart-figure', 'data-test': 'spend-chart' }, el('div', { class: 'chart-scroll' }, image), el('figcaption', { id: capID }, caption), legend);
 }
