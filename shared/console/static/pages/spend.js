@@ -45,6 +45,7 @@ function aggregate(results, pick) {
 export default {
   id: 'spend',
   title: 'Spend',
+  visible: (me) => me.master || !!me.role, // a key of no user may read no spend
   async render(root, { api, me, params, go }) {
     const today = iso(Date.now());
     const p = {
