@@ -58,7 +58,11 @@ func (h *Handler) spendQuery(q *query, c *caller, user *string) error {
 
 func (h *Handler) spendLogs(w http.ResponseWriter, r *http.Request, c *caller) error {
 	q := &query{r: r}
-	lq := spend.LogQuery{RequestID: q.str("request_id"), UserID: q.str("user_id")}
+	lq := spend.LogQuery{RequestID: q.str("request_id"), UserID: q.str("user_id"), TeamID: q.str("team_id"),
+		Model: q.str("model"), Status: q.str("status_filter")}
+	if lq.Status != "" && lq.Status != string(spend.StatusSuccess) && lq.Status != string(spend.StatusFailure) {
+		return badParam("status_filter", "want success or failure, got %q", lq.Status)
+	}
 	if k := q.str("api_key"); k != "" {
 		lq.KeyHash = keyHash(k)
 	}
@@ -313,7 +317,14 @@ func (h *Handler) userDailyActivity(w http.ResponseWriter, r *http.Request, c *c
 	if err != nil {
 		return err
 	}
-	return h.activity(w, r, rows, nil, page, size)
+	// LiteLLM's user activity breaks down by entity too: the user
+	// (entity_id_field user_id; "Unassigned" for none).
+	return h.activity(w, r, rows, func(row spend.DailyRow) string {
+		if row.UserID == "" {
+			return "Unassigned"
+		}
+		return row.UserID
+	}, page, size)
 }
 
 func (h *Handler) teamDailyActivity(w http.ResponseWriter, r *http.Request, c *caller) error {

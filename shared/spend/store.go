@@ -51,6 +51,11 @@ type LogQuery struct {
 	UserID    string
 	TeamID    string
 	EndUser   string
+	// Model matches an event's model group or its model, Status "success"
+	// (succeeded) or "failure" (anything else): LiteLLM's /spend/logs/ui
+	// model and status_filter.
+	Model  string
+	Status string
 	// From and To bound the events' end time (From inclusive, To
 	// exclusive); zero To is now, zero From is To minus DefaultLogWindow
 	// (a RequestID is looked up over the whole log retention instead).
@@ -75,6 +80,12 @@ const (
 
 // Match reports whether e passes q's filters (not its time range).
 func (q LogQuery) Match(e *Event) bool {
+	if q.Model != "" && q.Model != e.ModelGroup && q.Model != e.Model {
+		return false
+	}
+	if (q.Status == string(StatusSuccess) && !e.Success()) || (q.Status == string(StatusFailure) && e.Success()) {
+		return false
+	}
 	return matches(q.RequestID, e.RequestID, q.KeyHash, e.KeyHash, q.UserID, e.UserID, q.TeamID, e.TeamID, q.EndUser, e.EndUser)
 }
 

@@ -34,9 +34,9 @@ func TestConsoleRecords(t *testing.T) {
 	}
 }
 
-// fill sets the named controls of the form sel (selects too) and submits
+// submitForm sets the named controls of the form sel (selects too) and submits
 // it.
-func fill(t *testing.T, ctx context.Context, form string, values map[string]string) {
+func submitForm(t *testing.T, ctx context.Context, form string, values map[string]string) {
 	t.Helper()
 	run(t, ctx, "wait for "+form, visible(form))
 	for name, v := range values {
@@ -65,12 +65,12 @@ func fieldError(form, name string) string {
 func badThenGood(t *testing.T, ctx context.Context, form string, values map[string]string, field, bad, want, good string) {
 	t.Helper()
 	values[field] = bad
-	fill(t, ctx, form, values)
+	submitForm(t, ctx, form, values)
 	waitText(t, ctx, fieldError(form, field), want)
 	if inv := get(t, ctx, "aria-invalid", chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%q).getAttribute('aria-invalid') === 'true'`, fmt.Sprintf(`%s [name=%q]`, form, field)))); !inv {
 		t.Errorf("%s %s=%q: the control is not marked aria-invalid", form, field, bad)
 	}
-	fill(t, ctx, form, map[string]string{field: good})
+	submitForm(t, ctx, form, map[string]string{field: good})
 }
 
 // clickButton clicks the button labelled label in the table row that
@@ -82,9 +82,9 @@ func clickButton(t *testing.T, ctx context.Context, row, label string) {
 	get(t, ctx, fmt.Sprintf("click %s of %s", label, row), chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(stepTimeout)))
 }
 
-// open types the console URL of route and waits for sel (reloading, so
+// openRoute types the console URL of route and waits for sel (reloading, so
 // that the page renders afresh when the URL is the one shown).
-func open(t *testing.T, ctx context.Context, s *stack, route, sel string) {
+func openRoute(t *testing.T, ctx context.Context, s *stack, route, sel string) {
 	t.Helper()
 	run(t, ctx, "open "+route, chromedp.Navigate(s.base+"/ui/#/"+route), chromedp.Reload(), visible(sel))
 }
@@ -92,7 +92,7 @@ func open(t *testing.T, ctx context.Context, s *stack, route, sel string) {
 // usersFlow: a proxy admin creates user carol through the form.
 func usersFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	signIn(t, ctx, s.base, master)
-	open(t, ctx, s, "users", `form[data-test="new-user"]`)
+	openRoute(t, ctx, s, "users", `form[data-test="new-user"]`)
 	const f = `form[data-test="new-user"]`
 	badThenGood(t, ctx, f, map[string]string{"user_id": "carol", "user_email": "carol@example.com", "user_role": "internal_user"},
 		"max_budget", "abc", "max_budget: want a number of USD", "50")
@@ -108,13 +108,13 @@ func usersFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	if info.UserInfo.MaxBudget == nil || *info.UserInfo.MaxBudget != 50 || info.UserInfo.Email != "carol@example.com" || len(info.Keys) != 0 {
 		t.Errorf("carol as stored: %+v, want max_budget 50, her email, no key (the box was not ticked)", info)
 	}
-	open(t, ctx, s, "users", ".page-users table")
+	openRoute(t, ctx, s, "users", ".page-users table")
 	waitText(t, ctx, ".page-users table", "carol@example.com")
 	if shots {
 		screenshot(t, ctx, "users")
 	}
-	open(t, ctx, s, "user?user_id=carol", `form[data-test="edit-user"]`)
-	fill(t, ctx, `form[data-test="edit-user"]`, map[string]string{"user_alias": "Carol C"})
+	openRoute(t, ctx, s, "user?user_id=carol", `form[data-test="edit-user"]`)
+	submitForm(t, ctx, `form[data-test="edit-user"]`, map[string]string{"user_alias": "Carol C"})
 	waitText(t, ctx, ".page-user dl", "Carol C")
 	if shots {
 		screenshot(t, ctx, "user")
@@ -126,7 +126,7 @@ func usersFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 // team's id.
 func teamsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) string {
 	signIn(t, ctx, s.base, master)
-	open(t, ctx, s, "teams", `form[data-test="new-team"]`)
+	openRoute(t, ctx, s, "teams", `form[data-test="new-team"]`)
 	badThenGood(t, ctx, `form[data-test="new-team"]`, map[string]string{"team_alias": "platform", "models": "gpt-4o-mini"},
 		"max_budget", "-5", "max_budget: want a number of USD >= 0", "100")
 	waitText(t, ctx, ".page-team h1", "platform")
@@ -157,14 +157,14 @@ func teamsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) string {
 		t.Errorf("team as stored: %+v, want max_budget 100, models [gpt-4o-mini]", info.Team)
 	}
 	clickButton(t, ctx, "carol", "Edit")
-	fill(t, ctx, `form[data-test="member-edit"]`, map[string]string{"role": "admin", "max_budget_in_team": "30"})
+	submitForm(t, ctx, `form[data-test="member-edit"]`, map[string]string{"role": "admin", "max_budget_in_team": "30"})
 	waitText(t, ctx, ".page-team table", "$30.00")
 	waitText(t, ctx, ".page-team table", "admin")
 	run(t, ctx, "the team's keys link", visible(fmt.Sprintf(`.page-team a[href="#/keys?team_id=%s"]`, team)))
 	if shots {
 		screenshot(t, ctx, "team")
 	}
-	open(t, ctx, s, "teams", ".page-teams table")
+	openRoute(t, ctx, s, "teams", ".page-teams table")
 	waitText(t, ctx, ".page-teams table", "platform")
 	if shots {
 		screenshot(t, ctx, "teams")
@@ -176,7 +176,7 @@ func teamsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) string {
 // blocks it.
 func customersFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	signIn(t, ctx, s.base, master)
-	open(t, ctx, s, "customers", `form[data-test="new-customer"]`)
+	openRoute(t, ctx, s, "customers", `form[data-test="new-customer"]`)
 	const f = `form[data-test="new-customer"]`
 	badThenGood(t, ctx, f, map[string]string{"user_id": "cust-1", "alias": "Customer one", "allowed_model_region": "eu"},
 		"max_budget", "-1", "max_budget: want a number of USD >= 0", "10")
@@ -194,8 +194,8 @@ func customersFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	if !e.Blocked || e.Region != "eu" || e.Budget.MaxBudget == nil || *e.Budget.MaxBudget != 10 {
 		t.Errorf("end user as stored: %+v, want blocked, eu, max_budget 10", e)
 	}
-	open(t, ctx, s, "customers?edit=cust-1", `form[data-test="edit-customer"]`)
-	fill(t, ctx, `form[data-test="edit-customer"]`, map[string]string{"allowed_model_region": "us"})
+	openRoute(t, ctx, s, "customers?edit=cust-1", `form[data-test="edit-customer"]`)
+	submitForm(t, ctx, `form[data-test="edit-customer"]`, map[string]string{"allowed_model_region": "us"})
 	waitText(t, ctx, ".page-customers table", "us")
 	if shots {
 		screenshot(t, ctx, "customers")
@@ -216,19 +216,19 @@ func skipWithout(t *testing.T, s *stack, route string) {
 func budgetsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	skipWithout(t, s, "/budget/list")
 	signIn(t, ctx, s.base, master)
-	open(t, ctx, s, "budgets", `form[data-test="new-budget"]`)
+	openRoute(t, ctx, s, "budgets", `form[data-test="new-budget"]`)
 	badThenGood(t, ctx, `form[data-test="new-budget"]`, map[string]string{"budget_id": "gold", "budget_duration": "30d"},
 		"max_budget", "abc", "max_budget: want a number of USD", "200")
 	waitText(t, ctx, ".page-budgets table", "$200.00")
-	open(t, ctx, s, "budgets?edit=gold", `form[data-test="edit-budget"]`)
-	fill(t, ctx, `form[data-test="edit-budget"]`, map[string]string{"max_budget": "250"})
+	openRoute(t, ctx, s, "budgets?edit=gold", `form[data-test="edit-budget"]`)
+	submitForm(t, ctx, `form[data-test="edit-budget"]`, map[string]string{"max_budget": "250"})
 	waitText(t, ctx, ".page-budgets table", "$250.00")
 	if shots {
 		screenshot(t, ctx, "budgets")
 	}
 	// An end user links it: a budget that does not exist is the API's
 	// error next to budget_id; the list then shows the linked budget.
-	open(t, ctx, s, "customers?edit=cust-1", `form[data-test="edit-customer"]`)
+	openRoute(t, ctx, s, "customers?edit=cust-1", `form[data-test="edit-customer"]`)
 	badThenGood(t, ctx, `form[data-test="edit-customer"]`, map[string]string{}, "budget_id", "nope", `no budget "nope"`, "gold")
 	waitText(t, ctx, ".page-customers table", "$250.00")
 }
@@ -239,7 +239,7 @@ func budgetsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 func orgsFlow(t *testing.T, ctx context.Context, s *stack, team string, shots bool) string {
 	skipWithout(t, s, "/organization/list")
 	signIn(t, ctx, s.base, master)
-	open(t, ctx, s, "organizations", `form[data-test="new-organization"]`)
+	openRoute(t, ctx, s, "organizations", `form[data-test="new-organization"]`)
 	badThenGood(t, ctx, `form[data-test="new-organization"]`, map[string]string{"organization_alias": "acme"},
 		"max_budget", "abc", "max_budget: want a number of USD", "500")
 	waitText(t, ctx, ".page-organization h1", "acme")
@@ -248,15 +248,15 @@ func orgsFlow(t *testing.T, ctx context.Context, s *stack, team string, shots bo
 		"max_budget_in_organization", "-2", "want a number of USD >= 0", "5")
 	waitText(t, ctx, ".page-organization table", "$5.00")
 	waitText(t, ctx, ".page-organization table", "org_admin")
-	open(t, ctx, s, "team?team_id="+team, `form[data-test="edit-team"]`)
-	fill(t, ctx, `form[data-test="edit-team"]`, map[string]string{"organization_id": org})
+	openRoute(t, ctx, s, "team?team_id="+team, `form[data-test="edit-team"]`)
+	submitForm(t, ctx, `form[data-test="edit-team"]`, map[string]string{"organization_id": org})
 	waitText(t, ctx, ".page-team dl", org)
-	open(t, ctx, s, "organization?organization_id="+org, ".page-organization dl")
+	openRoute(t, ctx, s, "organization?organization_id="+org, ".page-organization dl")
 	waitText(t, ctx, ".page-organization dl", "platform")
 	if shots {
 		screenshot(t, ctx, "organization")
 	}
-	open(t, ctx, s, "organizations", ".page-organizations table")
+	openRoute(t, ctx, s, "organizations", ".page-organizations table")
 	waitText(t, ctx, ".page-organizations table", "acme")
 	if shots {
 		screenshot(t, ctx, "organizations")
@@ -275,7 +275,7 @@ func internalRecordsFlow(t *testing.T, ctx context.Context, s *stack, team, org 
 	if hidden := get(t, ctx, "nav", chromedp.Evaluate[bool](`!document.querySelector('nav#nav a[href="#/users"]') && !document.querySelector('nav#nav a[href="#/customers"]')`)); !hidden {
 		t.Error("an internal user's nav links the users or end users page")
 	}
-	open(t, ctx, s, "user?user_id=dora", ".page-user dl")
+	openRoute(t, ctx, s, "user?user_id=dora", ".page-user dl")
 	waitText(t, ctx, ".page-user dl", "internal_user")
 	cases := []struct{ route, page, secret string }{
 		{"user?user_id=carol", "user", "carol@example.com"},
@@ -289,13 +289,13 @@ func internalRecordsFlow(t *testing.T, ctx context.Context, s *stack, team, org 
 	}
 	for _, c := range cases {
 		sel := ".page-" + c.page
-		open(t, ctx, s, c.route, sel+" .error-box")
+		openRoute(t, ctx, s, c.route, sel+" .error-box")
 		got := text(t, ctx, sel)
 		if !strings.Contains(got, "403") || strings.Contains(got, c.secret) {
 			t.Errorf("dora typing #/%s: %q, want the API's 403 and no %q", c.route, got, c.secret)
 		}
 	}
-	open(t, ctx, s, "teams", ".page-teams .empty")
+	openRoute(t, ctx, s, "teams", ".page-teams .empty")
 	if got := text(t, ctx, ".page-teams"); strings.Contains(got, "platform") {
 		t.Errorf("dora's teams page: %q, want no team platform", got)
 	}
@@ -308,11 +308,11 @@ func teamAdminFlow(t *testing.T, ctx context.Context, s *stack, team string) {
 	var carol struct{ Key string }
 	s.mustCall(t, "POST", "/key/generate", master, map[string]any{"user_id": "carol", "key_alias": "carol-key"}, &carol)
 	signIn(t, ctx, s.base, carol.Key)
-	open(t, ctx, s, "team?team_id="+team, `form[data-test="member-add"]`)
+	openRoute(t, ctx, s, "team?team_id="+team, `form[data-test="member-add"]`)
 	if offered := get(t, ctx, "admin-only controls", chromedp.Evaluate[bool](`!!document.querySelector('form[data-test="edit-team"]') || [...document.querySelectorAll('.page-team button')].some((b) => b.textContent === 'Block')`)); offered {
 		t.Error("a team admin is offered the team's edit form or block button (a proxy admin's)")
 	}
-	fill(t, ctx, `form[data-test="member-add"]`, map[string]string{"user_id": "dora", "max_budget_in_team": "5"})
+	submitForm(t, ctx, `form[data-test="member-add"]`, map[string]string{"user_id": "dora", "max_budget_in_team": "5"})
 	waitText(t, ctx, ".page-team table", "dora")
 	waitText(t, ctx, ".page-team table", "$5.00")
 }

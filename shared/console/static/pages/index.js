@@ -11,5 +11,7 @@ import customers from './customers.js';
 import organizations from './organizations.js';
 import organization from './organization.js';
 import budgets from './budgets.js';
+import spend from './spend.js';
+import models from './models.js';
 
-export default [home, keys, teams, team, users, user, customers, organizations, organization, budgets];
+export default [home, keys, teams, team, users, user, customers, organizations, organization, budgets, spend, models];
