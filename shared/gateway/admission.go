@@ -60,6 +60,9 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 		if u := p.User; u != nil && err == nil {
 			req.Scopes, err = x.scope(req.Scopes, limits.KindUser, u.ID, &u.Settings, onErr)
 		}
+		if o := p.Org; o != nil && err == nil { // in the same write as the team's
+			req.Scopes, err = x.scope(req.Scopes, limits.KindOrg, o.ID, &o.Settings, onErr)
+		}
 		if err != nil {
 			return aborted(err)
 		}
@@ -194,6 +197,8 @@ func scopeName(k limits.Kind) string {
 		return "user"
 	case limits.KindEndUser:
 		return "end user"
+	case limits.KindOrg:
+		return "organization"
 	}
 	return string(k)
 }
@@ -233,6 +238,8 @@ func budgetScope(kind string) string {
 		return "team_member"
 	case keys.KindEndUser:
 		return "end_user"
+	case keys.KindOrg:
+		return "organization"
 	}
 	return kind
 }

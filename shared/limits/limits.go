@@ -35,6 +35,7 @@ const (
 	KindDeployment Kind = "deployment"
 	KindModelGroup Kind = "model_group"
 	KindKeyModel   Kind = "key_model" // a key's limits on one model (id: key hash "#" model)
+	KindOrg        Kind = "org"       // an organization's limits (id: organization id)
 )
 
 // FailMode says what a check does when the store cannot answer (DynamoDB
