@@ -58,13 +58,13 @@ func (h *Handler) spendQuery(q *query, c *caller, user *string) error {
 
 func (h *Handler) spendLogs(w http.ResponseWriter, r *http.Request, c *caller) error {
 	q := &query{r: r}
-	lq := spend.LogQuery{RequestID: q.str("request_id"), UserID: q.str("user_id")}
+	lq := spend.LogQuery{RequestID: q.str("request_id"), UserID: q.str("user_id"), OrgID: q.str("organization_id")}
 	if k := q.str("api_key"); k != "" {
 		lq.KeyHash = keyHash(k)
 	}
 	lq.From, lq.To = dateRange(q)
-	page, size, paged := logPaging(q, &lq) // spendpage.go
-	if err := h.spendQuery(q, c, &lq.UserID); err != nil {
+	page, size, paged := logPaging(q, &lq)                                           // spendpage.go
+	if err := h.orgSpendQuery(r.Context(), q, c, lq.OrgID, &lq.UserID); err != nil { // orgspend.go
 		return err
 	}
 	p, err := h.spend.LogPage(r.Context(), lq)
@@ -98,6 +98,7 @@ func logObject(e *spend.Event) obj {
 		"user":                e.UserID,
 		"team_id":             e.TeamID,
 		"end_user":            e.EndUser,
+		"organization_id":     orNil(e.OrganizationID),
 		"status":              string(e.Status),
 		"request_tags":        strList(e.Tags),
 		"cache_hit":           "False",
@@ -109,12 +110,12 @@ func logObject(e *spend.Event) obj {
 }
 
 func (h *Handler) globalSpendReport(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if !c.viewer() {
-		return forbidden("the global spend report needs a proxy_admin or proxy_admin_viewer")
-	}
 	q := &query{r: r}
 	from, to := q.date("start_date"), q.date("end_date")
-	by := q.str("group_by")
+	by, org := q.str("group_by"), q.str("organization_id")
+	if err := h.mayReadSpendReport(r.Context(), c, org); err != nil { // orgspend.go
+		return err
+	}
 	if q.err != nil {
 		return q.err
 	}
@@ -123,6 +124,9 @@ func (h *Handler) globalSpendReport(w http.ResponseWriter, r *http.Request, c *c
 	}
 	if by != "team" && by != "customer" && by != "api_key" {
 		return badParam("group_by", "want team, customer or api_key, got %q", by)
+	}
+	if by == "customer" && org != "" { // end user rows name no organization
+		return badParam("group_by", "group_by=customer cannot be narrowed to an organization_id; use team or api_key")
 	}
 	if err := h.needSpend(); err != nil {
 		return err
@@ -155,7 +159,7 @@ func (h *Handler) globalSpendReport(w http.ResponseWriter, r *http.Request, c *c
 	}
 	dayFrom, _ := time.Parse(time.DateOnly, days[0])
 	dayTo, _ := time.Parse(time.DateOnly, days[len(days)-1])
-	rows, err := h.spend.Daily(ctx, spend.DailyQuery{From: dayFrom, To: dayTo})
+	rows, err := h.spend.Daily(ctx, spend.DailyQuery{From: dayFrom, To: dayTo, OrgID: org})
 	if err != nil {
 		return err
 	}
