@@ -93,12 +93,16 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 		}
 	}
 	const goroutines = 8 // per instance
+	// Each caller stops after three refusals in a row, or after maxCalls
+	// requests (about 17 times what the budget pays for in all): a
+	// gateway that never charges the organization still ends, and fails.
+	const maxCalls = 20
 	codes := map[int]int{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for g := range 2 * goroutines {
 		wg.Go(func() {
-			for misses := 0; misses < 3; {
+			for n, misses := 0, 0; misses < 3 && n < maxCalls; n++ {
 				rec := call(t, gws[g%2].Handler, ctx, secrets[(g/2)%2], `{"model":"m","max_tokens":1,"messages":[]}`)
 				mu.Lock()
 				codes[rec.Code]++
