@@ -166,8 +166,8 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 	if orgSpend != logSum || orgSpend != teamSum {
 		t.Errorf("organization spend %d nano-USD; its logs add up to %d, its teams' spend to %d: want all equal", orgSpend, logSum, teamSum)
 	}
-	if orgSpend > maxN {
-		t.Errorf("organization spend %d nano-USD exceeds its max_budget %d", orgSpend, maxN)
+	if orgSpend > maxN || logSum > maxN {
+		t.Errorf("organization spend %d nano-USD (logs: %d) exceeds its max_budget %d", orgSpend, logSum, maxN)
 	}
 	if !settled {
 		t.Errorf("after the queues drained: %d holds open, counter %d, spend %d; want no hold and counter = spend", open, committed, orgSpend)
