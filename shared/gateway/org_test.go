@@ -14,7 +14,8 @@ import (
 
 // TestOrganizationBounds: a key whose team belongs to an organization is
 // bounded by it, in LiteLLM's words: its models (access groups included),
-// its budget, blocked, its rpm; the spend event names it (version 2).
+// its budget, blocked, its rpm and max_parallel_requests; the spend event
+// names it (version 2).
 func TestOrganizationBounds(t *testing.T) {
 	cfg := loadConfig(t, `model_list:
   - model_name: beta-a
@@ -32,12 +33,13 @@ general_settings: {master_key: sk-master}
 			t.Fatal(err)
 		}
 	}
-	two := 2.0
+	two, zero := 2.0, int64(0)
 	for _, o := range []keys.Organization{
 		{ID: "org-beta", Settings: keys.Settings{Models: []string{"beta-models"}}},
 		{ID: "org-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &two}}},
 		{ID: "org-blocked", Settings: keys.Settings{Blocked: true}},
 		{ID: "org-rpm", Settings: keys.Settings{RPMLimit: 1}},
+		{ID: "org-none", Settings: keys.Settings{MaxParallel: &zero}},
 	} {
 		must(ks.CreateOrganization(ctx, o))
 		team := "t-" + strings.TrimPrefix(o.ID, "org-")
@@ -62,6 +64,7 @@ general_settings: {master_key: sk-master}
 		{"organization blocked", "sk-blocked", "other", 401, "organization org-blocked is blocked"},
 		{"organization rpm, first", "sk-rpm", "other", 200, ""},
 		{"organization rpm, second", "sk-rpm", "other", 429, "Hit limit for organization: rpm limit of 1"},
+		{"organization max_parallel_requests 0", "sk-none", "other", 429, "Max parallel request limit reached. Hit limit for organization: max_parallel_requests of 0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := f.post(t, "/v1/chat/completions", tt.key, `{"model":"`+tt.model+`","messages":[{"role":"user","content":"hi"}]}`)
