@@ -128,11 +128,12 @@ var routes = map[string]route{
 	"/end_user/info":    {http.MethodGet, (*Handler).customerInfo},
 	"/end_user/list":    {http.MethodGet, (*Handler).customerList},
 
-	"/spend/logs":                  {http.MethodGet, (*Handler).spendLogs},
-	"/global/spend/report":         {http.MethodGet, (*Handler).globalSpendReport},
-	"/user/daily/activity":         {http.MethodGet, (*Handler).userDailyActivity},
-	"/team/daily/activity":         {http.MethodGet, (*Handler).teamDailyActivity},
-	"/organization/daily/activity": {http.MethodGet, (*Handler).orgDailyActivity},
+	"/spend/logs":          {http.MethodGet, (*Handler).spendLogs},
+	"/global/spend/report": {http.MethodGet, (*Handler).globalSpendReport},
+	"/user/daily/activity": {http.MethodGet, (*Handler).userDailyActivity},
+	"/team/daily/activity": {http.MethodGet, (*Handler).teamDailyActivity},
+
+	"/organization/daily/activity": {http.MethodGet, (*Handler).orgDailyActivity}, // orgspend.go
 
 	"/organization/new":           {http.MethodPost, (*Handler).orgNew},
 	"/organization/update":        {http.MethodPatch, (*Handler).orgUpdate},
