@@ -133,6 +133,8 @@ var routes = map[string]route{
 	"/user/daily/activity": {http.MethodGet, (*Handler).userDailyActivity},
 	"/team/daily/activity": {http.MethodGet, (*Handler).teamDailyActivity},
 
+	"/organization/daily/activity": {http.MethodGet, (*Handler).orgDailyActivity}, // orgspend.go
+
 	"/organization/new":           {http.MethodPost, (*Handler).orgNew},
 	"/organization/update":        {http.MethodPatch, (*Handler).orgUpdate},
 	"/organization/delete":        {http.MethodDelete, (*Handler).orgDelete},

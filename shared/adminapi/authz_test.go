@@ -153,6 +153,8 @@ var matrix = map[string]cell{
 	"GET /user/daily/activity":   {allowed: plus(readers, "internal_user", "internal_user_viewer", "team_admin", "org_admin")},
 	"GET /team/daily/activity":   {path: "/team/daily/activity?team_ids=t1", allowed: plus(readers, "team_admin", "org_admin")},
 
+	"GET /organization/daily/activity": {path: "/organization/daily/activity?organization_ids=o1", allowed: plus(readers, "org_admin")},
+
 	"POST /organization/new":             {body: `{"organization_alias":"x"}`, allowed: admins},
 	"PATCH /organization/update":         {body: `{"organization_id":"o1","organization_alias":"x"}`, allowed: admins},
 	"DELETE /organization/delete":        {body: `{"organization_ids":["o3"]}`, allowed: admins},

@@ -58,7 +58,7 @@ func (h *Handler) spendQuery(q *query, c *caller, user *string) error {
 
 func (h *Handler) spendLogs(w http.ResponseWriter, r *http.Request, c *caller) error {
 	q := &query{r: r}
-	lq := spend.LogQuery{RequestID: q.str("request_id"), UserID: q.str("user_id"), TeamID: q.str("team_id"),
+	lq := spend.LogQuery{RequestID: q.str("request_id"), UserID: q.str("user_id"), TeamID: q.str("team_id"), OrgID: q.str("organization_id"),
 		Model: q.str("model"), Status: q.str("status_filter")}
 	if lq.Status != "" && lq.Status != string(spend.StatusSuccess) && lq.Status != string(spend.StatusFailure) {
 		return badParam("status_filter", "want success or failure, got %q", lq.Status)
@@ -67,8 +67,8 @@ func (h *Handler) spendLogs(w http.ResponseWriter, r *http.Request, c *caller) e
 		lq.KeyHash = keyHash(k)
 	}
 	lq.From, lq.To = dateRange(q)
-	page, size, paged := logPaging(q, &lq) // spendpage.go
-	if err := h.spendQuery(q, c, &lq.UserID); err != nil {
+	page, size, paged := logPaging(q, &lq)                                           // spendpage.go
+	if err := h.orgSpendQuery(r.Context(), q, c, lq.OrgID, &lq.UserID); err != nil { // orgspend.go
 		return err
 	}
 	p, err := h.spend.LogPage(r.Context(), lq)
@@ -102,6 +102,7 @@ func logObject(e *spend.Event) obj {
 		"user":                e.UserID,
 		"team_id":             e.TeamID,
 		"end_user":            e.EndUser,
+		"organization_id":     orNil(e.OrganizationID),
 		"status":              string(e.Status),
 		"request_tags":        strList(e.Tags),
 		"cache_hit":           "False",
@@ -113,12 +114,12 @@ func logObject(e *spend.Event) obj {
 }
 
 func (h *Handler) globalSpendReport(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if !c.viewer() {
-		return forbidden("the global spend report needs a proxy_admin or proxy_admin_viewer")
-	}
 	q := &query{r: r}
 	from, to := q.date("start_date"), q.date("end_date")
-	by := q.str("group_by")
+	by, org := q.str("group_by"), q.str("organization_id")
+	if err := h.mayReadSpendReport(r.Context(), c, org); err != nil { // orgspend.go
+		return err
+	}
 	if q.err != nil {
 		return q.err
 	}
@@ -127,6 +128,9 @@ func (h *Handler) globalSpendReport(w http.ResponseWriter, r *http.Request, c *c
 	}
 	if by != "team" && by != "customer" && by != "api_key" {
 		return badParam("group_by", "want team, customer or api_key, got %q", by)
+	}
+	if by == "customer" && org != "" { // end user rows name no organization
+		return badParam("group_by", "group_by=customer cannot be narrowed to an organization_id; use team or api_key")
 	}
 	if err := h.needSpend(); err != nil {
 		return err
@@ -159,7 +163,7 @@ func (h *Handler) globalSpendReport(w http.ResponseWriter, r *http.Request, c *c
 	}
 	dayFrom, _ := time.Parse(time.DateOnly, days[0])
 	dayTo, _ := time.Parse(time.DateOnly, days[len(days)-1])
-	rows, err := h.spend.Daily(ctx, spend.DailyQuery{From: dayFrom, To: dayTo})
+	rows, err := h.spend.Daily(ctx, spend.DailyQuery{From: dayFrom, To: dayTo, OrgID: org})
 	if err != nil {
 		return err
 	}

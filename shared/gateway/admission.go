@@ -60,6 +60,9 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 		if u := p.User; u != nil && err == nil {
 			req.Scopes, err = x.scope(req.Scopes, limits.KindUser, u.ID, &u.Settings, onErr)
 		}
+		if o := p.Org; o != nil && err == nil { // in the same write as the team's
+			req.Scopes, err = x.scope(req.Scopes, limits.KindOrg, o.ID, &o.Settings, onErr)
+		}
 		// A membership or an end user has rpm/tpm or max parallel
 		// requests of its own only through a linked budget (keys.Linked)
 		// or /customer's rpm_limit and tpm_limit.
@@ -215,6 +218,8 @@ func scopeName(k limits.Kind) string {
 		return "end user"
 	case limits.KindMember:
 		return "team member"
+	case limits.KindOrg:
+		return "organization"
 	}
 	return string(k)
 }
@@ -254,6 +259,8 @@ func budgetScope(kind string) string {
 		return "team_member"
 	case keys.KindEndUser:
 		return "end_user"
+	case keys.KindOrg:
+		return "organization"
 	}
 	return kind
 }

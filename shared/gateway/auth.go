@@ -28,12 +28,15 @@ type Principal struct {
 	User    *keys.User    // the key's user, if it has one and the user exists
 	Member  *keys.Member  // the user's membership of the key's team, if it exists
 	EndUser *keys.EndUser // the request's end user ("user"), if registered
+	// Org is the organization of the key's team, if it has one: its
+	// models, budget and limits bound the request like the team's.
+	Org *keys.Organization
 }
 
 // restricted reports whether p's key, team or user names the models it may use.
 func (p *Principal) restricted() bool {
 	return (p.Key != nil && len(p.Key.Models) > 0) || (p.Team != nil && len(p.Team.Models) > 0) ||
-		(p.User != nil && len(p.User.Models) > 0)
+		(p.User != nil && len(p.User.Models) > 0) || (p.Org != nil && len(p.Org.Models) > 0)
 }
 
 // resolveAlias returns the model group a request's model names for p, as
@@ -165,7 +168,7 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 		return nil, d.Err
 	}
 	k := r.Key
-	return &Principal{KeyHash: r.Key.Hash, Key: &k, Team: r.Team, User: r.User, Member: r.Member}, nil
+	return &Principal{KeyHash: r.Key.Hash, Key: &k, Team: r.Team, User: r.User, Member: r.Member, Org: r.Org}, nil
 }
 
 // EndUser checks the request's end user (its "user" field) against its
@@ -267,7 +270,7 @@ func setFallbacksSkipped(hd http.Header, res *router.Result) {
 	hd[hdrFallbacksSkipped] = []string{strings.Join(res.Skipped, "; ")}
 }
 
-// allowModel checks a key's (and its team's and user's) model access. An
+// allowModel checks a key's (and its team's, user's and organization's) model access. An
 // empty list allows every model, as in LiteLLM; the list may name the alias
 // the client sent or the model group it resolves to, "*" /
 // "all-proxy-models", or a model access group (ag: access group -> model
@@ -284,7 +287,12 @@ func allowModel(p *Principal, ag map[string][]string, model, group string) error
 		}
 	}
 	if p.User != nil {
-		return checkModels("user", p.User.Models, ag, model, group)
+		if err := checkModels("user", p.User.Models, ag, model, group); err != nil {
+			return err
+		}
+	}
+	if p.Org != nil {
+		return checkModels("org", p.Org.Models, ag, model, group) // LiteLLM's object_type "org"
 	}
 	return nil
 }

@@ -70,6 +70,9 @@ func (c *Completion) SpendEvent() spend.Event {
 		if t := p.Team; t != nil && e.TeamID == "" {
 			e.TeamID = cutID(t.ID)
 		}
+		if o := p.Org; o != nil {
+			e.Version, e.OrganizationID = spend.VersionOrg, cutID(o.ID)
+		}
 	}
 	if a := c.Attempt; a != nil && a.Deployment != nil {
 		d := a.Deployment

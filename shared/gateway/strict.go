@@ -124,6 +124,9 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 	if e := p.EndUser; e != nil {
 		add(keys.KindEndUser, e.ID, e.Budget)
 	}
+	if o := p.Org; o != nil {
+		add(keys.KindOrg, o.ID, o.Budget)
+	}
 	if len(budgets) == 0 {
 		return nil, nil
 	}
@@ -181,6 +184,8 @@ func holdError(h *limits.Hold, b *limits.BudgetCounter, committed int64) error {
 		what = "end user " + b.ID
 	case keys.KindMember:
 		what = "team member " + b.ID
+	case keys.KindOrg:
+		what = "organization " + b.ID
 	case KindKeyModelBudget:
 		_, model, _ := strings.Cut(b.ID, "#")
 		what = "key's model " + model

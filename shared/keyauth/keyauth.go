@@ -22,6 +22,7 @@ type Reader interface {
 	GetTeam(ctx context.Context, id string) (keys.Team, error)
 	GetUser(ctx context.Context, id string) (keys.User, error)
 	GetMember(ctx context.Context, team, user string) (keys.Member, error)
+	GetOrganization(ctx context.Context, id string) (keys.Organization, error)
 }
 
 var _ Reader = keys.Reader(nil)
@@ -43,8 +44,9 @@ const (
 // gateway and the admin API answer it.
 type Denied struct {
 	Reason Reason
-	// Scope is the record a refusal is about: "key", "team", "user" or
-	// "team_member" (the gateway counts over-budget refusals by it).
+	// Scope is the record a refusal is about: "key", "team", "user",
+	// "team_member" or "organization" (the gateway counts over-budget
+	// refusals by it).
 	Scope string
 	Err   *apierr.Error
 }
@@ -62,10 +64,11 @@ func unavailable(scope, what string, err error) *Denied {
 
 // Records are what a key authenticates as.
 type Records struct {
-	Key    keys.Key     //
-	Team   *keys.Team   // the key's team, if it has one
-	User   *keys.User   // the key's user, if it has one and the user exists
-	Member *keys.Member // the user's membership of the key's team, if it exists
+	Key    keys.Key           //
+	Team   *keys.Team         // the key's team, if it has one
+	User   *keys.User         // the key's user, if it has one and the user exists
+	Member *keys.Member       // the user's membership of the key's team, if it exists
+	Org    *keys.Organization // the organization of the key's team, if it has one (org.go)
 }
 
 // Authenticator checks keys against Keys at Now.
@@ -124,7 +127,8 @@ func (a *Authenticator) User(ctx context.Context, k keys.Key) (*keys.User, error
 }
 
 // Authenticate is the gateway's check of a request's key: Key, then the
-// key's budget, its team (it exists, is not blocked, its budget), its
+// key's budget, its team (it exists, is not blocked, its budget) and the
+// team's organization (the same checks), its
 // user's budget and its membership's budget, in that order. The records
 // come back by value: a request pays no allocation for them beyond its
 // own.
@@ -152,6 +156,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 			return Records{}, err
 		}
 		r.Team = &t
+		if r.Org, err = a.org(ctx, r.Team, now); err != nil {
+			return Records{}, err
+		}
 	}
 	if r.User, err = a.User(ctx, k); err != nil {
 		return Records{}, err
@@ -199,7 +206,7 @@ func keyName(k keys.Key) string {
 
 // BudgetError is the client's error when b is spent at now, nil when it
 // is not: a 400 of type budget_exceeded in LiteLLM's words for the scope
-// ("key", "team", "user", "team_member", "end_user"; id names the record:
+// ("key", "team", "user", "team_member", "end_user", "organization"; id names the record:
 // the team member's user and team), then the budget's period when it has
 // one (LiteLLM blocks at spend >= max_budget).
 func BudgetError(scope string, b keys.Budget, now time.Time, id ...string) *apierr.Error {
@@ -223,6 +230,8 @@ func BudgetError(scope string, b keys.Budget, now time.Time, id ...string) *apie
 		msg = fmt.Sprintf("Budget has been exceeded! Team=%s Current cost: %s, Max budget: %s", name(0), spend, limit)
 	case "team_member":
 		msg = fmt.Sprintf("Budget has been exceeded! Team Member=%s Team=%s Current cost: %s, Max budget: %s", name(0), name(1), spend, limit)
+	case "organization":
+		msg = fmt.Sprintf("Budget has been exceeded! Organization=%s Current cost: %s, Max budget: %s", name(0), spend, limit)
 	default:
 		msg = fmt.Sprintf("Budget has been exceeded! Key=%s Current cost: %s, Max budget: %s", name(0), spend, limit)
 	}

@@ -134,8 +134,9 @@ func HoldKey(id string, expires time.Time) (pk, sk string) {
 func HoldSortKey(t time.Time) string { return fmt.Sprintf("%013d", t.UnixMilli()) }
 
 // MaxHoldBudgets bounds Hold.Budgets: key, team, user, member, end user,
-// and the key's model_max_budget entry for the model requested.
-const MaxHoldBudgets = 6
+// organization, and the key's model_max_budget entry for the model
+// requested.
+const MaxHoldBudgets = 7
 
 // Validate checks h; its error wraps ErrInvalid.
 func (h *Hold) Validate() error {

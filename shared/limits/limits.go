@@ -37,6 +37,7 @@ const (
 	KindModelGroup Kind = "model_group"
 	KindKeyModel   Kind = "key_model"  // a key's limits on one model (id: key hash "#" model)
 	KindTeamModel  Kind = "team_model" // a team's limits on one model (id: team id "#" model)
+	KindOrg        Kind = "org"        // an organization's limits (id: organization id)
 )
 
 // FailMode says what a check does when the store cannot answer (DynamoDB

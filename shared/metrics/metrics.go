@@ -61,7 +61,7 @@ const (
 )
 
 // Refusal scopes (the scope label of RateLimited and BudgetExceeded).
-var scopes = [...]string{"key", "team", "user", "team_member", "end_user", "deployment"}
+var scopes = [...]string{"key", "team", "user", "team_member", "end_user", "deployment", "organization"}
 
 // scopeIndex maps a scope name (limits' and keys' kinds alike) to its index.
 func scopeIndex(s string) int {
@@ -78,6 +78,8 @@ func scopeIndex(s string) int {
 		return 4
 	case "deployment":
 		return 5
+	case "organization", "org":
+		return 6
 	}
 	return -1
 }

@@ -21,9 +21,17 @@ import (
 	"github.com/sluice-gw/sluice/shared/limits"
 )
 
-// Version is the version of the event format this package writes and the
-// only one it accepts.
+// Version is the version of the event format this package writes for
+// events that name no organization.
 const Version = 1
+
+// VersionOrg is the version of an event that names an organization
+// (organization_id): version 1 plus that field. An event naming one is
+// written as version 2 so that a consumer that predates organizations
+// refuses it (to the dead-letter queue, redriven after its upgrade)
+// rather than record it without the organization's share. This package
+// accepts both; a version 1 event never names an organization.
+const VersionOrg = 2
 
 // Status is how a request ended.
 type Status string
@@ -42,6 +50,7 @@ const (
 //
 //	{"v":1,"request_id":"...","start":"<RFC 3339>","end":"...","status":"success",
 //	 "key_hash":"<sha256 hex>","key_alias":"...","team_id":"...","user_id":"...",
+//	 "organization_id":"..." (version 2 only),
 //	 "end_user":"...","model_group":"<as asked>","deployment_id":"...","provider":"openai",
 //	 "model":"<provider model>","api_base":"...","call_type":"chat",
 //	 "prompt_tokens":12,"completion_tokens":3,"cached_tokens":0,"cost":1234,
@@ -62,6 +71,9 @@ type Event struct {
 	TeamID   string
 	UserID   string
 	EndUser  string // the request's "user"
+	// OrganizationID is the organization of the key's team ("": none);
+	// only a VersionOrg event names one.
+	OrganizationID string
 
 	ModelGroup   string // the model as the client asked for it
 	DeploymentID string // the final attempt's deployment
@@ -109,8 +121,10 @@ func invalid(format string, a ...any) error {
 // Validate checks e; its error wraps ErrInvalid and says why.
 func (e *Event) Validate() error {
 	switch {
-	case e.Version != Version:
-		return invalid("unknown version %d (want %d)", e.Version, Version)
+	case e.Version != Version && e.Version != VersionOrg:
+		return invalid("unknown version %d (want %d or %d)", e.Version, Version, VersionOrg)
+	case e.Version == Version && e.OrganizationID != "":
+		return invalid("request %s: a version %d event names no organization_id (version %d does)", short(e.RequestID), Version, VersionOrg)
 	case e.RequestID == "":
 		return invalid("missing request_id")
 	case e.Start.IsZero():
@@ -132,9 +146,9 @@ func (e *Event) Validate() error {
 	case len(e.Tags) > MaxTags:
 		return invalid("request %s: %d tags (at most %d)", short(e.RequestID), len(e.Tags), MaxTags)
 	}
-	for i, v := range [...]string{e.RequestID, e.KeyAlias, e.TeamID, e.UserID, e.EndUser, e.ModelGroup, e.DeploymentID, e.Provider, e.Model, e.CallType} {
+	for i, v := range [...]string{e.RequestID, e.KeyAlias, e.TeamID, e.UserID, e.EndUser, e.ModelGroup, e.DeploymentID, e.Provider, e.Model, e.CallType, e.OrganizationID} {
 		if len(v) > MaxIDLen {
-			name := [...]string{"request_id", "key_alias", "team_id", "user_id", "end_user", "model_group", "deployment_id", "provider", "model", "call_type"}[i]
+			name := [...]string{"request_id", "key_alias", "team_id", "user_id", "end_user", "model_group", "deployment_id", "provider", "model", "call_type", "organization_id"}[i]
 			return invalid("request %s: %s longer than %d bytes", short(e.RequestID), name, MaxIDLen)
 		}
 	}
@@ -164,12 +178,14 @@ func (e *Event) Nanos() int64 {
 func (e *Event) Day() string { return e.End.UTC().Format(time.DateOnly) }
 
 // Refs returns the records of the keys store whose spend the event adds to:
-// its key, team, user, team member and end user, those it names.
+// its key, team, user, team member, end user and organization, those it
+// names. (LiteLLM adds spend to the organization, not to the user's
+// organization membership.)
 func (e *Event) Refs() []keys.Ref {
-	if e.KeyHash == "" && e.TeamID == "" && e.UserID == "" && e.EndUser == "" {
+	if e.KeyHash == "" && e.TeamID == "" && e.UserID == "" && e.EndUser == "" && e.OrganizationID == "" {
 		return nil
 	}
-	refs := make([]keys.Ref, 0, 5)
+	refs := make([]keys.Ref, 0, 6)
 	if e.KeyHash != "" {
 		refs = append(refs, keys.Ref{Kind: keys.KindKey, ID: e.KeyHash})
 	}
@@ -184,6 +200,9 @@ func (e *Event) Refs() []keys.Ref {
 	}
 	if e.EndUser != "" {
 		refs = append(refs, keys.Ref{Kind: keys.KindEndUser, ID: e.EndUser})
+	}
+	if e.OrganizationID != "" {
+		refs = append(refs, keys.Ref{Kind: keys.KindOrg, ID: e.OrganizationID})
 	}
 	return refs
 }
@@ -228,6 +247,7 @@ type wireEvent struct {
 	TeamID           string          `json:"team_id,omitempty"`
 	UserID           string          `json:"user_id,omitempty"`
 	EndUser          string          `json:"end_user,omitempty"`
+	OrganizationID   string          `json:"organization_id,omitempty"`
 	ModelGroup       string          `json:"model_group,omitempty"`
 	DeploymentID     string          `json:"deployment_id,omitempty"`
 	Provider         string          `json:"provider,omitempty"`
@@ -255,7 +275,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	w := wireEvent{
 		Version: e.Version, RequestID: e.RequestID, Start: e.Start.UTC(), End: e.End.UTC(), Status: e.Status,
 		KeyHash: e.KeyHash, KeyAlias: e.KeyAlias, TeamID: e.TeamID, UserID: e.UserID, EndUser: e.EndUser,
-		ModelGroup: e.ModelGroup, DeploymentID: e.DeploymentID, Provider: e.Provider, Model: e.Model,
+		OrganizationID: e.OrganizationID,
+		ModelGroup:     e.ModelGroup, DeploymentID: e.DeploymentID, Provider: e.Provider, Model: e.Model,
 		APIBase: e.APIBase, CallType: e.CallType,
 		PromptTokens: e.PromptTokens, CompletionTokens: e.CompletionTokens, CachedTokens: e.CachedTokens,
 		Cost: jsonNull, UsageEstimated: e.UsageEstimated,
@@ -278,7 +299,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	*e = Event{
 		Version: w.Version, RequestID: w.RequestID, Start: w.Start, End: w.End, Status: w.Status,
 		KeyHash: w.KeyHash, KeyAlias: w.KeyAlias, TeamID: w.TeamID, UserID: w.UserID, EndUser: w.EndUser,
-		ModelGroup: w.ModelGroup, DeploymentID: w.DeploymentID, Provider: w.Provider, Model: w.Model,
+		OrganizationID: w.OrganizationID,
+		ModelGroup:     w.ModelGroup, DeploymentID: w.DeploymentID, Provider: w.Provider, Model: w.Model,
 		APIBase: w.APIBase, CallType: w.CallType,
 		PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, CachedTokens: w.CachedTokens,
 		UsageEstimated: w.UsageEstimated,

@@ -27,8 +27,8 @@ func (r *Rows) New(e *Event) (daily, endUser bool) {
 	return !hasD, e.EndUser != "" && !hasEU
 }
 
-// Add adds e to its rows. A daily row takes the team and user of its
-// latest event.
+// Add adds e to its rows. A daily row takes the team, user and
+// organization of its latest event.
 func (r *Rows) Add(e *Event) {
 	if r.daily == nil {
 		r.daily, r.endUsers = map[dailyID]*DailyRow{}, map[endUserID]*EndUserRow{}
@@ -40,7 +40,7 @@ func (r *Rows) Add(e *Event) {
 		r.daily[d] = row
 		r.Daily = append(r.Daily, row)
 	}
-	row.TeamID, row.UserID = e.TeamID, e.UserID
+	row.TeamID, row.UserID, row.OrgID = e.TeamID, e.UserID, e.OrganizationID
 	row.Counters.Add(e)
 	if e.EndUser == "" {
 		return

@@ -56,6 +56,7 @@ type LogQuery struct {
 	// model and status_filter.
 	Model  string
 	Status string
+	OrgID  string // organization_id
 	// From and To bound the events' end time (From inclusive, To
 	// exclusive); zero To is now, zero From is To minus DefaultLogWindow
 	// (a RequestID is looked up over the whole log retention instead).
@@ -86,7 +87,7 @@ func (q LogQuery) Match(e *Event) bool {
 	if (q.Status == string(StatusSuccess) && !e.Success()) || (q.Status == string(StatusFailure) && e.Success()) {
 		return false
 	}
-	return matches(q.RequestID, e.RequestID, q.KeyHash, e.KeyHash, q.UserID, e.UserID, q.TeamID, e.TeamID, q.EndUser, e.EndUser)
+	return matches(q.RequestID, e.RequestID, q.KeyHash, e.KeyHash, q.UserID, e.UserID, q.TeamID, e.TeamID, q.EndUser, e.EndUser, q.OrgID, e.OrganizationID)
 }
 
 // matches reports whether every (filter, value) pair passes: an empty
@@ -113,13 +114,14 @@ func (q LogQuery) Window(now time.Time) (from, to time.Time) {
 }
 
 // DailyRow is the spend of one key on one model group and provider in one
-// UTC day. TeamID and UserID are the key's team and user as its events
-// last named them. Spend is nano-USD.
+// UTC day. TeamID, UserID and OrgID are the key's team, user and
+// organization as its events last named them. Spend is nano-USD.
 type DailyRow struct {
 	Day        string // 2006-01-02
 	KeyHash    string // "" for the master key or an open gateway
 	TeamID     string
 	UserID     string
+	OrgID      string
 	ModelGroup string
 	Provider   string
 	Counters
@@ -167,13 +169,14 @@ type DailyQuery struct {
 	KeyHash    string
 	TeamID     string
 	UserID     string
+	OrgID      string
 	ModelGroup string
 	Provider   string
 }
 
 // Match reports whether r passes q's filters (not its days).
 func (q DailyQuery) Match(r *DailyRow) bool {
-	return matches(q.KeyHash, r.KeyHash, q.TeamID, r.TeamID, q.UserID, r.UserID, q.ModelGroup, r.ModelGroup, q.Provider, r.Provider)
+	return matches(q.KeyHash, r.KeyHash, q.TeamID, r.TeamID, q.UserID, r.UserID, q.OrgID, r.OrgID, q.ModelGroup, r.ModelGroup, q.Provider, r.Provider)
 }
 
 // GroupBy names what Totals groups by.
@@ -185,6 +188,7 @@ const (
 	ByTeam       GroupBy = "team"
 	ByUser       GroupBy = "user"
 	ByEndUser    GroupBy = "end_user" // LiteLLM's "customer"
+	ByOrg        GroupBy = "organization"
 	ByModelGroup GroupBy = "model_group"
 	ByProvider   GroupBy = "provider"
 	ByDay        GroupBy = "day"
@@ -197,7 +201,7 @@ type TotalsQuery struct {
 }
 
 // Total is the counters of one group. ID is the key hash, team id, user id,
-// end user id, model group, provider or day; "" gathers events that name
+// end user id, organization id, model group, provider or day; "" gathers events that name
 // none (the master key, no team, no end user).
 type Total struct {
 	ID string
@@ -250,6 +254,7 @@ var groupKeys = map[GroupBy]func(r *DailyRow) string{
 	ByKey:        func(r *DailyRow) string { return r.KeyHash },
 	ByTeam:       func(r *DailyRow) string { return r.TeamID },
 	ByUser:       func(r *DailyRow) string { return r.UserID },
+	ByOrg:        func(r *DailyRow) string { return r.OrgID },
 	ByModelGroup: func(r *DailyRow) string { return r.ModelGroup },
 	ByProvider:   func(r *DailyRow) string { return r.Provider },
 	ByDay:        func(r *DailyRow) string { return r.Day },
@@ -266,7 +271,7 @@ func GroupTotals(by GroupBy, rows []DailyRow, endUsers []EndUserRow) ([]Total, e
 		key := groupKeys[by]
 		for i := range rows {
 			if key == nil { // an unknown grouping; a report with no rows answers empty
-				return nil, fmt.Errorf("%w: group by %q (key, team, user, end_user, model_group, provider, day)", ErrQuery, by)
+				return nil, fmt.Errorf("%w: group by %q (key, team, user, end_user, organization, model_group, provider, day)", ErrQuery, by)
 			}
 			id := key(&rows[i])
 			sums[id] = sums[id].Plus(rows[i].Counters)

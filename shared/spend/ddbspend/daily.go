@@ -61,7 +61,7 @@ func (st *Store) counterUpdate(pk, sk string, c spend.Counters, set map[string]s
 
 func (st *Store) rowUpdate(r *spend.DailyRow) types.TransactWriteItem {
 	return st.counterUpdate(dayPK(r.Day), keyRowSK(r.KeyHash, r.Provider, r.ModelGroup), r.Counters,
-		map[string]string{"kh": r.KeyHash, "tm": r.TeamID, "us": r.UserID, "mg": r.ModelGroup, "pv": r.Provider})
+		map[string]string{"kh": r.KeyHash, "tm": r.TeamID, "us": r.UserID, "og": r.OrgID, "mg": r.ModelGroup, "pv": r.Provider})
 }
 
 func (st *Store) endUserUpdate(r *spend.EndUserRow) types.TransactWriteItem {
@@ -78,7 +78,7 @@ func (st *Store) Daily(ctx context.Context, q spend.DailyQuery) ([]spend.DailyRo
 	if q.KeyHash != "" {
 		prefix = "k#" + q.KeyHash + "#"
 	}
-	items, err := st.queryAll(ctx, pks, prefix, map[string]string{"tm": q.TeamID, "us": q.UserID, "mg": q.ModelGroup, "pv": q.Provider})
+	items, err := st.queryAll(ctx, pks, prefix, map[string]string{"tm": q.TeamID, "us": q.UserID, "og": q.OrgID, "mg": q.ModelGroup, "pv": q.Provider})
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (st *Store) Daily(ctx context.Context, q spend.DailyQuery) ([]spend.DailyRo
 	for _, it := range items {
 		r := spend.DailyRow{
 			Day: strings.TrimPrefix(ddb.String(it, aPK), "day#"), KeyHash: ddb.String(it, "kh"), TeamID: ddb.String(it, "tm"), UserID: ddb.String(it, "us"),
-			ModelGroup: ddb.String(it, "mg"), Provider: ddb.String(it, "pv"), Counters: decodeCounters(it),
+			OrgID: ddb.String(it, "og"), ModelGroup: ddb.String(it, "mg"), Provider: ddb.String(it, "pv"), Counters: decodeCounters(it),
 		}
 		if q.Match(&r) {
 			out = append(out, r)

@@ -8,11 +8,11 @@
 //	log     pk "log#<YYYY-MM-DD>#<s>"  sk "<request id>"
 //	        one per event; the day is the event's UTC end date, s = fnv32a(request id) % 8
 //	        (spreads a day's writes over 8 partitions). Short attribute names keep it
-//	        well under 1 KB: v t0 t1 (start/end, epoch µs) st kh ka tm us eu mg dp pv md ab ct
+//	        well under 1 KB: v t0 t1 (start/end, epoch µs) st kh ka tm us eu og mg dp pv md ab ct
 //	        pt ot ht (tokens) c (cost, integer nano-USD; absent: unknown) ue na nr nf tg sm sc,
 //	        expires_at (TTL: Options.LogRetention after the end)
 //	daily   pk "day#<YYYY-MM-DD>"  sk "k#<key hash>#<provider>#<model group>"
-//	        kh tm us mg pv (SET: the key's team and user as its events last named them),
+//	        kh tm us og mg pv (SET: the key's team, user and organization as its events last named them),
 //	        pt ot ht c rq ok fl (ADD: tokens, nano-USD, requests, successes, failures)
 //	enduser pk "day#<YYYY-MM-DD>"  sk "e#<end user>"  eu, and the same counters
 //

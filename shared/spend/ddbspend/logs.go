@@ -26,7 +26,7 @@ func (st *Store) logItem(e *spend.Event) ddb.Item {
 		aTTL: ddb.N(e.End.Add(st.o.LogRetention).Unix()),
 	}
 	for name, v := range map[string]string{
-		"kh": e.KeyHash, "ka": e.KeyAlias, "tm": e.TeamID, "us": e.UserID, "eu": e.EndUser,
+		"kh": e.KeyHash, "ka": e.KeyAlias, "tm": e.TeamID, "us": e.UserID, "eu": e.EndUser, "og": e.OrganizationID,
 		"mg": e.ModelGroup, "dp": e.DeploymentID, "pv": e.Provider, "md": e.Model, "ab": e.APIBase, "ct": e.CallType,
 	} {
 		if v != "" {
@@ -65,7 +65,7 @@ func decodeLog(it ddb.Item) spend.Event {
 		End:       time.UnixMicro(ddb.Int0(it, "t1")).UTC(),
 		Status:    spend.Status(ddb.String(it, "st")),
 		KeyHash:   ddb.String(it, "kh"), KeyAlias: ddb.String(it, "ka"), TeamID: ddb.String(it, "tm"), UserID: ddb.String(it, "us"),
-		EndUser: ddb.String(it, "eu"), ModelGroup: ddb.String(it, "mg"), DeploymentID: ddb.String(it, "dp"), Provider: ddb.String(it, "pv"),
+		EndUser: ddb.String(it, "eu"), OrganizationID: ddb.String(it, "og"), ModelGroup: ddb.String(it, "mg"), DeploymentID: ddb.String(it, "dp"), Provider: ddb.String(it, "pv"),
 		Model: ddb.String(it, "md"), APIBase: ddb.String(it, "ab"), CallType: ddb.String(it, "ct"),
 		PromptTokens: ddb.Int0(it, "pt"), CompletionTokens: ddb.Int0(it, "ot"), CachedTokens: ddb.Int0(it, "ht"),
 		Attempts: int(ddb.Int0(it, "na")), Retries: int(ddb.Int0(it, "nr")), Fallbacks: int(ddb.Int0(it, "nf")),
@@ -129,7 +129,7 @@ func (st *Store) LogPage(ctx context.Context, q spend.LogQuery) (spend.LogPage, 
 			pks = append(pks, "log#"+d+"#"+strconv.Itoa(sh))
 		}
 	}
-	filter := map[string]string{"kh": q.KeyHash, "us": q.UserID, "tm": q.TeamID, "eu": q.EndUser}
+	filter := map[string]string{"kh": q.KeyHash, "us": q.UserID, "tm": q.TeamID, "eu": q.EndUser, "og": q.OrgID}
 	items, err := st.queryAll(ctx, pks, "", filter)
 	if err != nil {
 		return spend.LogPage{}, err

@@ -42,6 +42,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"RecordOnce", testRecordOnce, false},
 		{"Queries", testQueries, false},
 		{"ConcurrentDuplicates", testConcurrentDuplicates, false},
+		{"OrgRollup", testOrgRollup, false},
 		{"LargeBatch", testLargeBatch, false},
 		{"LogPages", testLogPages, false},
 		{"MissingRecords", testMissingRecords, false},
@@ -356,7 +357,8 @@ func testInvalid(t *testing.T, h Harness) {
 	good := Event(k, "", now, 10)
 	for name, mut := range map[string]func(e *spend.Event){
 		"negative cost":  func(e *spend.Event) { e.Cost = -1 },
-		"version":        func(e *spend.Event) { e.Version = 2 },
+		"version":        func(e *spend.Event) { e.Version = spend.VersionOrg + 1 },
+		"v1 with org":    func(e *spend.Event) { e.OrganizationID = "org-1" },
 		"no request id":  func(e *spend.Event) { e.RequestID = "" },
 		"bad key hash":   func(e *spend.Event) { e.KeyHash = "sk-raw-secret" },
 		"no end":         func(e *spend.Event) { e.End = time.Time{} },

@@ -171,6 +171,7 @@ func RecordSpend(t testing.TB, ks keys.Admin, r keys.Ref) int64 {
 		keys.KindUser:    func() (keys.Budget, error) { u, err := ks.GetUser(c, r.ID); return u.Budget, err },
 		keys.KindMember:  func() (keys.Budget, error) { m, err := ks.GetMember(c, team, user); return m.Budget, err },
 		keys.KindEndUser: func() (keys.Budget, error) { e, err := ks.GetEndUser(c, r.ID); return e.Budget, err },
+		keys.KindOrg:     func() (keys.Budget, error) { o, err := ks.GetOrganization(c, r.ID); return o.Budget, err },
 	}[r.Kind]
 	if read == nil {
 		t.Fatalf("read %s: unknown kind", r)
