@@ -46,8 +46,11 @@ type Options struct {
 	Spend SpendReader
 	// Config gives /model/info its deployments; nil: none.
 	Config *config.Config
-	Now    func() time.Time
-	Logger *slog.Logger
+	// Cooldowns is the shared cooldown store /model/info reads each
+	// deployment's cooldown from (cooldowns.go); nil: cooling_down is null.
+	Cooldowns CooldownReader
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
 
 // Handler serves the admin API.
@@ -56,13 +59,14 @@ type Handler struct {
 	keys      keys.Admin
 	spend     SpendReader
 	cfg       *config.Config
+	cooldowns CooldownReader
 	now       func() time.Time
 	log       *slog.Logger
 }
 
 // New returns the admin API handler.
 func New(o Options) *Handler {
-	h := &Handler{masterKey: []byte(o.MasterKey), keys: o.Keys, spend: o.Spend, cfg: o.Config, now: o.Now, log: o.Logger}
+	h := &Handler{masterKey: []byte(o.MasterKey), keys: o.Keys, spend: o.Spend, cfg: o.Config, cooldowns: o.Cooldowns, now: o.Now, log: o.Logger}
 	if h.now == nil {
 		h.now = time.Now
 	}

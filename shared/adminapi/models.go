@@ -136,13 +136,16 @@ func (h *Handler) modelInfo(w http.ResponseWriter, r *http.Request, c *caller) e
 	}
 	filter := (&query{r: r}).str("litellm_model_id")
 	data := []obj{}
+	var shown []*config.Deployment
 	if h.cfg != nil {
 		for _, d := range h.cfg.Deployments {
 			if !allows(lists, h.cfg.AccessGroups, d.ModelName) || (filter != "" && d.ID != filter) {
 				continue
 			}
+			shown = append(shown, d)
 			data = append(data, deploymentInfo(d))
 		}
 	}
+	h.addCooldowns(r.Context(), shown, data)
 	return ok(w, obj{"data": data})
 }

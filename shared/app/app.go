@@ -135,8 +135,12 @@ type Gateway struct {
 	// (metrics.go), Lambda writes its EMF lines in AfterResponse.
 	Metrics *metrics.Registry
 
-	stopSweeper func() // stops the strict-budget hold sweeper (strict.go)
-	local       LocalLimits
+	// sharedCooldowns is the cooldown store itself, without Cached's view:
+	// the admin API's /model/info reads it, so that a failure shows there as
+	// unknown rather than as "not cooling down".
+	sharedCooldowns cooldown.Store
+	stopSweeper     func() // stops the strict-budget hold sweeper (strict.go)
+	local           LocalLimits
 }
 
 // Build loads the config and wires the gateway.
@@ -219,6 +223,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	})
 	gw.Admin = adminapi.New(adminapi.Options{
 		MasterKey: cfg.General.MasterKey, Keys: gw.Keys, Spend: gw.Spend, Config: cfg, Now: s.Now, Logger: log,
+		Cooldowns: gw.sharedCooldowns,
 	})
 	gw.HTTP = withMetricsRoute(adminapi.Mux(gw.Admin, gw.Handler), s.Metrics, cfg.General.MasterKey)
 	return gw, nil

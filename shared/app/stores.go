@@ -32,6 +32,7 @@ func memoryStores(gw *Gateway) gateway.KeyReader {
 	sm := spend.NewMemory(km)
 	sm.SettleHolds(lm.Ledger())
 	gw.Keys, gw.Limits, gw.Cooldowns, gw.Spend = km, lm, cooldown.NewMemory(), sm
+	gw.sharedCooldowns = gw.Cooldowns
 	gw.Responses = responses.NewMemory()
 	return km
 }
@@ -48,7 +49,8 @@ func dynamoStores(s Settings, gw *Gateway, log *slog.Logger) gateway.KeyReader {
 	cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{Timeout: s.StoreTimeout}), orDefault(s.KeyCacheTTL, time.Second), s.Now)
 	gw.Keys = cached
 	gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{HoldsTable: names.Spend, Logger: log, Timeout: s.StoreTimeout, AdmitTimeout: s.LimitsTimeout})
-	gw.Cooldowns = cooldown.NewCached(ddbcooldown.New(client, names.Counters, ddbcooldown.Options{Timeout: s.StoreTimeout}),
+	gw.sharedCooldowns = ddbcooldown.New(client, names.Counters, ddbcooldown.Options{Timeout: s.StoreTimeout})
+	gw.Cooldowns = cooldown.NewCached(gw.sharedCooldowns,
 		cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})
 	gw.Responses = ddbresponses.New(client, names.Counters, ddbresponses.Options{Timeout: s.StoreTimeout})
 	gw.Spend = ddbspend.New(client, names.Spend, names.Keys, ddbkeys.New(client, names.Keys, ddbkeys.Options{}),

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/sluice-gw/sluice/shared/cooldown"
 )
 
 // TestConsoleSpendAndModels: a script makes a team and a key and calls
@@ -152,10 +155,41 @@ func modelsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	if n != 4 {
 		t.Errorf("%d deployments marked healthy in the list, want 4", n)
 	}
+	cooldownFlow(t, ctx, s)
 	if shots {
 		screenshot(t, ctx, "models")
 	}
 }
+
+// cooldownFlow: no deployment is cooling down; one is put in cooldown
+// through the gateway's cooldown store (as the router does after
+// failures), and the models page's Refresh shows it cooling down until the
+// store's time, and only it.
+func cooldownFlow(t *testing.T, ctx context.Context, s *stack) {
+	const cooled = "mock-gpt-4o-mini-b" // gpt-4o-mini keeps mock-gpt-4o-mini-a for later flows
+	none := `document.querySelectorAll('.page-models [data-cooldown="none"]').length`
+	if n := get(t, ctx, "count deployments not cooling down", chromedp.Evaluate[int](none)); n != 4 {
+		t.Errorf("%d deployments shown as not cooling down, want 4", n)
+	}
+	until, err := s.gw.Cooldowns.RecordFailure(context.Background(), cooldown.Failure{
+		Deployment: cooled, Class: "server_error", At: time.Now(), Immediate: true, Cooldown: 10 * time.Minute})
+	if err != nil || until.IsZero() {
+		t.Fatalf("RecordFailure = %v, %v", until, err)
+	}
+	run(t, ctx, "refresh the models page",
+		chromedp.Click(chromedp.CSS(`.page-models .toolbar button[data-test="refresh"]`)),
+		visible(`.page-models [data-cooldown="cooling"]`))
+	type cell struct{ Row, Text, Title string }
+	cells := get(t, ctx, "read cooling cells", chromedp.Evaluate[[]cell](`[...document.querySelectorAll('.page-models [data-cooldown="cooling"]')].map((c) => ({Row: c.closest('tr').cells[0].textContent.trim(), Text: c.textContent, Title: c.title}))`))
+	if len(cells) != 1 || cells[0].Row != cooled || !cooldownText.MatchString(cells[0].Text) || cells[0].Title != "until "+until.UTC().Format(time.RFC3339) {
+		t.Errorf("cooling down cells %+v, want only %s until %s", cells, cooled, until.UTC().Format(time.RFC3339))
+	}
+	if n := get(t, ctx, "count deployments not cooling down", chromedp.Evaluate[int](none)); n != 3 {
+		t.Errorf("%d deployments shown as not cooling down after the refresh, want 3", n)
+	}
+}
+
+var cooldownText = regexp.MustCompile(`^cooling down until \d\d:\d\d:\d\d$`)
 
 // ownSpendFlow: an internal user's spend page shows its own spend and
 // logs only, and a typed URL for another user's logs gets the API's 403.

@@ -1,6 +1,8 @@
 // The models page: the config's model groups and deployments (provider,
-// region, prices, limits) from /model/info, and a health check (/health,
-// or /health?model=<group>) showing each deployment's result.
+// region, prices, limits) and each one's live cooldown from /model/info
+// (Sluice's cooling_down / cooldown_until fields; Refresh reads them
+// again), and a health check (/health, or /health?model=<group>) showing
+// each deployment's result.
 import { el, table, errorBox, button, num, toast, field } from '../ui.js';
 import { isAdmin } from '../roles.js';
 import { linkCSS } from './chart.js';
@@ -21,12 +23,8 @@ export default {
       root.append(errorBox(e));
       return;
     }
-    const deps = res.data || [];
-    const groups = new Map();
-    for (const d of deps) {
-      if (!groups.has(d.model_name)) groups.set(d.model_name, []);
-      groups.get(d.model_name).push(d);
-    }
+    let deps = res.data || [];
+    let groups = byGroup(deps);
     const health = new Map(); // deployment id → {ok, error}
     const healthCell = (d) => {
       const h = health.get(d.model_info && d.model_info.id);
@@ -35,7 +33,12 @@ export default {
     };
 
     const toolbar = el('div', { class: 'toolbar' });
-    root.append(el('p', { class: 'help' }, `${groups.size} model groups, ${deps.length} deployments, from the gateway's config.`), toolbar);
+    const summary = el('p', { class: 'help' });
+    const counts = () => {
+      const cooling = deps.filter((d) => d.model_info && d.model_info.cooling_down === true).length;
+      summary.textContent = `${groups.size} model groups, ${deps.length} deployments, from the gateway's config; ${cooling} cooling down (as of ${new Date().toLocaleTimeString([], { hour12: false })}).`;
+    };
+    root.append(summary, toolbar);
     const listBox = el('div', { 'data-test': 'model-groups' });
     const resultBox = el('div', { 'data-test': 'health-results', 'aria-live': 'polite' });
     root.append(listBox, resultBox);
@@ -52,12 +55,30 @@ export default {
           { label: 'Input', value: (d) => perMillion(price(d, 'input_cost_per_token')) },
           { label: 'Output', value: (d) => perMillion(price(d, 'output_cost_per_token')) },
           { label: 'Limits', value: (d) => limits(d) },
+          { label: 'Cooldown', value: cooldownCell },
           { label: 'Health', value: healthCell },
         ], ds));
       }
       if (!groups.size) listBox.append(el('p', { class: 'empty' }, 'No model you may use.'));
+      counts();
     };
     draw();
+
+    // Refresh reads /model/info again: the cooldowns are live state.
+    const refresh = button('Refresh', async () => {
+      let r;
+      try {
+        r = await api.get('/model/info');
+      } catch (e) {
+        toast(e.message || String(e), 'error');
+        return;
+      }
+      deps = r.data || [];
+      groups = byGroup(deps);
+      draw();
+    });
+    refresh.dataset.test = 'refresh';
+    toolbar.append(refresh);
 
     if (isAdmin(me)) {
       const pick = field({ name: 'model', label: 'Check', value: '', options: [['', 'every deployment'], ...[...groups.keys()].map((g) => [g, g])] });
@@ -91,9 +112,32 @@ export default {
         toast(`Health check: ${r.healthy_count} healthy, ${r.unhealthy_count} unhealthy`, r.unhealthy_count ? 'error' : 'ok');
       }, 'primary'));
     }
-    root.append(el('p', { class: 'help' }, 'Cooldowns: a deployment that keeps failing is taken out of rotation for cooldown_time (docs/routing.md); the admin API has no route that lists them, so this page shows the health check’s live result instead.'));
+    root.append(el('p', { class: 'help' }, 'Cooldown: a deployment that keeps failing is taken out of rotation for cooldown_time (docs/routing.md); the column shows when that ends, as the shared cooldown store says when the page was loaded or refreshed.'));
   },
 };
+
+function byGroup(deps) {
+  const groups = new Map();
+  for (const d of deps) {
+    if (!groups.has(d.model_name)) groups.set(d.model_name, []);
+    groups.get(d.model_name).push(d);
+  }
+  return groups;
+}
+
+// cooldownCell shows model_info.cooling_down: true (until when, in local
+// time; the UTC time in the title), false ("—"), or null (the store did
+// not answer).
+function cooldownCell(d) {
+  const i = d.model_info || {};
+  if (i.cooling_down === true) {
+    const until = new Date(i.cooldown_until);
+    const at = isNaN(until) ? String(i.cooldown_until) : until.toLocaleTimeString([], { hour12: false });
+    return el('span', { class: 'tag bad', 'data-cooldown': 'cooling', title: 'until ' + i.cooldown_until }, 'cooling down until ' + at);
+  }
+  if (i.cooling_down === false) return el('span', { class: 'empty', 'data-cooldown': 'none' }, '—');
+  return el('span', { class: 'empty', 'data-cooldown': 'unknown', title: 'the cooldown store did not answer' }, 'unknown');
+}
 
 function price(d, k) {
   const i = d.model_info || {};
