@@ -72,11 +72,26 @@ func (s *stack) waitLogged(t *testing.T, id string) {
 	}
 }
 
+// fresh selects the spend page rendered after the last openSpend, never
+// the one the browser showed before it (a hash change re-renders the page
+// a moment after the navigation returns).
+const fresh = `.page-spend:not([data-stale])`
+
+// openSpend marks the page shown as stale, opens the spend page with
+// query and waits for sel (under fresh) on the new one.
+func openSpend(t *testing.T, ctx context.Context, s *stack, query, sel string) {
+	t.Helper()
+	run(t, ctx, "open spend?"+query,
+		js(`document.querySelectorAll('main > section').forEach((n) => n.setAttribute('data-stale', ''))`),
+		chromedp.Navigate(s.base+"/ui/#/spend?"+query),
+		visible(fresh+" "+sel))
+}
+
 // rowSpend is a script returning the Spend cell of the row named name in
 // the spend page's data table once it is above zero, else "".
 func rowSpend(name string) string {
 	return fmt.Sprintf(`(() => {
-  const r = [...document.querySelectorAll('.page-spend [data-test="spend-table"] tbody tr')].find((tr) => tr.cells[0].textContent.trim() === %q);
+  const r = [...document.querySelectorAll('.page-spend:not([data-stale]) [data-test="spend-table"] tbody tr')].find((tr) => tr.cells[0].textContent.trim() === %q);
   if (!r) return '';
   const v = parseFloat(r.cells[1].textContent.replace(/[^0-9.]/g, ''));
   return v > 0 ? r.cells[1].textContent.trim() : '';
@@ -97,12 +112,12 @@ func spendFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 
 	signIn(t, ctx, s.base, master)
 	for _, c := range []struct{ by, name string }{{"team", "spend-team"}, {"key", "spend-key"}, {"model", "gpt-4o"}} {
-		run(t, ctx, "open spend by "+c.by, chromedp.Navigate(s.base+"/ui/#/spend?by="+c.by), visible(`.page-spend [data-test="spend-chart"] svg rect`))
+		openSpend(t, ctx, s, "by="+c.by, `[data-test="spend-chart"] svg rect`)
 		got := get(t, ctx, "find "+c.name+"'s spend in the chart's table", chromedp.Poll[string](rowSpend(c.name), chromedp.WithPollingTimeout(stepTimeout)))
 		t.Logf("spend of %s %s: %s", c.by, c.name, got)
 	}
-	run(t, ctx, "tokens per team", chromedp.Navigate(s.base+"/ui/#/spend?by=team&metric=tokens"), visible(`.page-spend [data-test="spend-table"]`))
-	if got := text(t, ctx, `.page-spend [data-test="budgets"]`); !strings.Contains(got, "spend-key") || !strings.Contains(got, "Spend team") {
+	openSpend(t, ctx, s, "by=team&metric=tokens", `[data-test="budgets"] table`)
+	if got := text(t, ctx, fresh+` [data-test="budgets"]`); !strings.Contains(got, "spend-key") || !strings.Contains(got, "Spend team") {
 		t.Errorf("budgets lack the key's or the team's budget: %q", got)
 	}
 
@@ -121,16 +136,15 @@ func spendFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 		t.Errorf("logs searched by %s: %q, want that request only", ids[1], logs)
 	}
 	if shots {
-		run(t, ctx, "spend overview", chromedp.Navigate(s.base+"/ui/#/spend?by=key"), visible(`.page-spend [data-test="spend-logs"]`))
+		openSpend(t, ctx, s, "by=key", `[data-test="spend-logs"]`)
 		screenshot(t, ctx, "spend")
 		run(t, ctx, "narrow screen", chromedp.EmulateViewport(375, 800), chromedp.Reload(), visible(`.page-spend [data-test="spend-logs"]`))
 		screenshot(t, ctx, "spend-narrow")
 		run(t, ctx, "wide screen", chromedp.ResetViewport())
 	}
 	// A status the API refuses: its error next to the status field, not a blank page.
-	run(t, ctx, "bad status filter", chromedp.Navigate(s.base+"/ui/#/spend?status_filter=nope"),
-		visible(`.page-spend form[data-test="log-search"] [name="status_filter"][aria-invalid="true"]`))
-	if got := text(t, ctx, `.page-spend form[data-test="log-search"] .field-error:not([hidden])`); !strings.Contains(got, "success or failure") {
+	openSpend(t, ctx, s, "status_filter=nope", `form[data-test="log-search"] [name="status_filter"][aria-invalid="true"]`)
+	if got := text(t, ctx, fresh+` form[data-test="log-search"] .field-error:not([hidden])`); !strings.Contains(got, "success or failure") {
 		t.Errorf("bad status_filter: %q, want the API's error next to the field", got)
 	}
 }
@@ -202,18 +216,18 @@ func ownSpendFlow(t *testing.T, ctx context.Context, s *stack) {
 	s.waitLogged(t, theirs)
 
 	signIn(t, ctx, s.base, carol.Key)
-	run(t, ctx, "open own spend by user", chromedp.Navigate(s.base+"/ui/#/spend?by=user"), visible(`.page-spend [data-test="spend-table"]`))
+	openSpend(t, ctx, s, "by=user", `[data-test="spend-table"]`)
 	get(t, ctx, "find carol's spend", chromedp.Poll[string](rowSpend("carol"), chromedp.WithPollingTimeout(stepTimeout)))
-	run(t, ctx, "wait for the logs", visible(`.page-spend [data-test="spend-logs"]`))
-	page := text(t, ctx, ".page-spend")
+	run(t, ctx, "wait for the logs", visible(fresh+` [data-test="spend-logs"]`))
+	page := text(t, ctx, fresh)
 	if strings.Contains(page, "dave") || strings.Contains(page, theirs) || !strings.Contains(page, mine) {
 		t.Errorf("carol's spend page: %q, want her request %s and nothing of dave's", page, mine)
 	}
-	run(t, ctx, "type dave's request id", chromedp.Navigate(s.base+"/ui/#/spend?request_id="+theirs), visible(`.page-spend [data-test="logs-total"]`))
-	if got := text(t, ctx, `.page-spend [data-test="logs-total"]`); got != "0 logs" {
+	openSpend(t, ctx, s, "request_id="+theirs, `[data-test="logs-total"]`)
+	if got := text(t, ctx, fresh+` [data-test="logs-total"]`); got != "0 logs" {
 		t.Errorf("carol searching dave's request: %q, want 0 logs", got)
 	}
-	if got := text(t, ctx, ".page-spend"); strings.Contains(got, theirs) || strings.Contains(got, "dave") {
+	if got := text(t, ctx, fresh); strings.Contains(got, theirs) || strings.Contains(got, "dave") {
 		t.Errorf("carol searching dave's request: %q, want no trace of it", got)
 	}
 }
