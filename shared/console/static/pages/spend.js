@@ -118,10 +118,10 @@ export default {
       root.append(el('h2', {}, 'Top spenders'), el('div', { class: 'top-spenders' },
         topTable('Keys', per.key, label.key), topTable('Teams', per.team, label.team), topTable('Users', per.user, label.user)));
     }
-    root.append(el('h2', {}, 'Budgets'));
+    // Filled before it is shown, so that what is shown is complete.
     const budgets = el('div', { class: 'budgets', 'data-test': 'budgets' });
-    root.append(budgets);
     await renderBudgets(budgets, api, me);
+    root.append(el('h2', {}, 'Budgets'), budgets);
     await renderLogs(root, api, params, go, p, label.key);
   },
 };
