@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -40,6 +41,23 @@ func (s *stack) chat(t *testing.T, key string) int {
 func fill(scope, name, v string) chromedp.Action[chromedp.Void] {
 	sel := scope + ` [name="` + name + `"]`
 	return chromedp.Steps(js(`document.querySelector(`+strconv.Quote(sel)+`).value = ""`), chromedp.SendKeys(chromedp.CSS(sel), v))
+}
+
+// formKeySpend: the key made through the form calls the OpenAI API, and
+// the spend page shows that key's spend on the chart's table and the
+// request in the logs (the issue's whole flow: form, API, chart, logs).
+func formKeySpend(t *testing.T, ctx context.Context, s *stack, secret string) {
+	id := s.chatCallID(t, secret, "gpt-4o-mini")
+	s.waitLogged(t, id)
+	openSpend(t, ctx, s, "by=key", `[data-test="spend-chart"] svg rect`)
+	get(t, ctx, "find web-key's spend in the chart's table", chromedp.Poll[string](rowSpend("web-key"), chromedp.WithPollingTimeout(stepTimeout)))
+	run(t, ctx, "search the logs by the request's id",
+		chromedp.SetValue(chromedp.CSS(`form[data-test="log-search"] input[name="request_id"]`), id),
+		chromedp.Click(chromedp.CSS(`form[data-test="log-search"] button[type="submit"]`)),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => {
+  const rows = document.querySelectorAll('.page-spend [data-test="spend-logs"] tbody tr');
+  return rows.length === 1 && rows[0].textContent.includes(%q);
+})()`, id), chromedp.WithPollingTimeout(stepTimeout)))
 }
 
 // adminKeys: the proxy admin signs in, creates a key through the form
@@ -106,6 +124,8 @@ func adminKeys(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	if code := s.chat(t, secret); code != http.StatusOK {
 		t.Fatalf("chat with the key made in the console: %d", code)
 	}
+	formKeySpend(t, ctx, s, secret)
+	run(t, ctx, "back to keys", chromedp.Navigate(s.base+"/ui/#/keys"), visible(`#main[data-rendered="#/keys"]`))
 	var info struct {
 		Info struct {
 			TeamID    string         `json:"team_id"`
