@@ -68,17 +68,24 @@ func (p *params) budgetModelBudgets(name string) (map[string]keys.ModelBudget, b
 	return out, true
 }
 
-func (h *Handler) budgetNew(w http.ResponseWriter, r *http.Request, c *caller) error {
+// budgetWrite reads the body of /budget/new and /budget/update (proxy
+// admins only): the budget's id ("" when absent) and its settings.
+func budgetWrite(r *http.Request, c *caller) (string, patch[keys.BudgetRecord], error) {
 	if err := needAdmin(c); err != nil {
-		return err
+		return "", patch[keys.BudgetRecord]{}, err
 	}
 	p, err := readParams(r)
 	if err != nil {
-		return err
+		return "", patch[keys.BudgetRecord]{}, err
 	}
 	id, _ := p.str("budget_id")
 	pt := budgetPatch(p)
-	if err := p.done(); err != nil {
+	return id, pt, p.done()
+}
+
+func (h *Handler) budgetNew(w http.ResponseWriter, r *http.Request, c *caller) error {
+	id, pt, err := budgetWrite(r, c)
+	if err != nil {
 		return err
 	}
 	if id == "" {
@@ -104,16 +111,8 @@ func (h *Handler) budgetNew(w http.ResponseWriter, r *http.Request, c *caller) e
 }
 
 func (h *Handler) budgetUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if err := needAdmin(c); err != nil {
-		return err
-	}
-	p, err := readParams(r)
+	id, pt, err := budgetWrite(r, c)
 	if err != nil {
-		return err
-	}
-	id, _ := p.str("budget_id")
-	pt := budgetPatch(p)
-	if err := p.done(); err != nil {
 		return err
 	}
 	if id == "" {
