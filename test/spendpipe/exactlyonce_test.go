@@ -178,7 +178,7 @@ func TestBadInput(t *testing.T) {
 		"negative cost":     strings.Replace(enc, `"cost":777`, `"cost":-777`, 1),
 		"NaN cost":          strings.Replace(enc, `"cost":777`, `"cost":"NaN"`, 1),
 		"infinite cost":     strings.Replace(enc, `"cost":777`, `"cost":1e999`, 1),
-		"unknown version":   strings.Replace(enc, `"v":1`, `"v":2`, 1),
+		"unknown version":   strings.Replace(enc, `"v":1`, `"v":99`, 1),
 		"missing request":   strings.Replace(enc, `"request_id":"`+good.RequestID+`"`, `"request_id":""`, 1),
 		"missing key hash":  strings.Replace(enc, w.Keys[0].Hash, "not-a-hash", 1),
 		"not JSON":          enc[:len(enc)/2],
