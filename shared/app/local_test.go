@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -231,7 +232,31 @@ func TestLocalHeaderLimit431(t *testing.T) {
 // content event and then wait for a value on hold (or the client going
 // away) before finishing; non-stream requests answer at once.
 func heldUpstream(t *testing.T) (url string, hold chan struct{}) {
+	// Each send on hold releases the oldest stream still held (in the
+	// order the upstream received them), so that a test knows which of
+	// its streams ends; closing hold releases them all.
 	hold = make(chan struct{})
+	var (
+		mu      sync.Mutex
+		waiting []chan struct{}
+		closed  bool
+	)
+	go func() {
+		for range hold {
+			mu.Lock()
+			if len(waiting) > 0 {
+				close(waiting[0])
+				waiting = waiting[1:]
+			}
+			mu.Unlock()
+		}
+		mu.Lock()
+		for _, ch := range waiting {
+			close(ch)
+		}
+		waiting, closed = nil, true
+		mu.Unlock()
+	}()
 	srv := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if !strings.Contains(string(b), `"stream":true`) {
@@ -239,11 +264,19 @@ func heldUpstream(t *testing.T) (url string, hold chan struct{}) {
 			io.WriteString(w, okBody)
 			return
 		}
+		release := make(chan struct{})
+		mu.Lock()
+		if closed {
+			close(release)
+		} else {
+			waiting = append(waiting, release)
+		}
+		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, `data: {"id":"s","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]}`+"\n\n")
 		w.(http.Flusher).Flush()
 		select {
-		case <-hold:
+		case <-release:
 		case <-r.Context().Done():
 			return
 		}
