@@ -2,7 +2,6 @@ package adminapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -23,49 +22,12 @@ func budgetPatch(p *params) patch[keys.BudgetRecord] {
 	var pt patch[keys.BudgetRecord]
 	pt.budgetAndLimits(p)
 	pt.parallel(p)
-	setting(&pt, p, "model_max_budget", (*params).budgetModelBudgets, func(s *keys.Settings, v map[string]keys.ModelBudget) { s.ModelMaxBudget = v })
+	setting(&pt, p, "model_max_budget", (*params).modelBudgets, func(s *keys.Settings, v map[string]keys.ModelBudget) { s.ModelMaxBudget = v })
 	// budget_reset_at is computed from budget_duration (the periods are
 	// calendar-aligned, docs/spend-and-budgets.md), never set.
 	p.refuse("budget_reset_at is computed from budget_duration", "budget_reset_at")
 	p.ignore("budget_id")
 	return pt
-}
-
-// budgetModelBudgets reads model_max_budget as a budget takes it: model name ->
-// {"max_budget" (or "budget_limit"): USD, "budget_duration" (or
-// "time_period"): period}; null or {} clears it.
-func (p *params) budgetModelBudgets(name string) (map[string]keys.ModelBudget, bool) {
-	present := p.has(name)
-	m, ok := decoded[map[string]map[string]json.RawMessage](p, name, "want an object of model names to {max_budget, budget_duration}")
-	if !ok {
-		return nil, present && p.err == nil
-	}
-	out := make(map[string]keys.ModelBudget, len(m))
-	for model, fields := range m {
-		inner := &params{m: fields, used: map[string]bool{}}
-		usd, _ := inner.money("max_budget")
-		if alt, ok := inner.money("budget_limit"); ok && alt != nil {
-			usd = alt
-		}
-		period, _ := inner.period("budget_duration")
-		if alt, ok := inner.period("time_period"); ok && alt != "" {
-			period = alt
-		}
-		inner.refuse("per-model rpm and tpm limits of a budget are not enforced", "rpm_limit", "tpm_limit")
-		if err := inner.done(); err != nil {
-			p.fail(badParam(name, "%q: %v", model, err))
-			return nil, false
-		}
-		if model == "" || usd == nil {
-			p.fail(badParam(name, "%q: want a model name and its max_budget", model))
-			return nil, false
-		}
-		out[model] = keys.ModelBudget{Limit: keys.Nanos(*usd), Period: period}
-	}
-	if len(out) == 0 {
-		return nil, true
-	}
-	return out, true
 }
 
 // budgetWrite reads the body of /budget/new and /budget/update (proxy

@@ -37,6 +37,8 @@ func TestBudgetRoutes(t *testing.T) {
 			`{"budget_id":"x","soft_budget":-0.5}`, `{"budget_id":"x","rpm_limit":9223372036854775808}`, `{"budget_id":"x","tpm_limit":-3}`,
 			`{"budget_id":"x","max_parallel_requests":1.5}`, `{"budget_id":"x","budget_duration":"1w"}`,
 			`{"budget_id":"x","model_max_budget":{"m":{"max_budget":-1}}}`, `{"budget_id":"x","model_max_budget":{"m":{"rpm_limit":3,"max_budget":1}}}`,
+			`{"budget_id":"x","model_max_budget":{"m":{"max_budget":1e12}}}`, `{"budget_id":"x","model_max_budget":{"m":{"max_budget":1,"budget_limit":2}}}`,
+			`{"budget_id":"x","model_max_budget":{"":{"max_budget":1}}}`,
 			`{"budget_id":"a#b"}`, `{"budget_id":"x","spend":3}`,
 		} {
 			code, _, raw := c.call(m, "POST", "/budget/new", body)

@@ -17,7 +17,9 @@ const maxModelUSD = 9e9
 // modelBudgets reads model_max_budget as LiteLLM writes it: an object of
 // model name -> {"budget_limit": USD (a number, or a string of one, as
 // LiteLLM converts it), "time_period": a budget_duration or null (the
-// budget then counts the key's lifetime)}; null or {} clears it.
+// budget then counts the record's lifetime)}; null or {} clears it. A
+// key's model_max_budget uses these names, LiteLLM's budget table
+// "max_budget" and "budget_duration": both are read, on keys and budgets.
 func (p *params) modelBudgets(name string) (map[string]keys.ModelBudget, bool) {
 	present := p.has(name)
 	m, ok := decoded[map[string]map[string]json.RawMessage](p, name, `want an object of model names to {"budget_limit": USD, "time_period": "1d"}`)
@@ -51,38 +53,51 @@ func (p *params) modelBudgets(name string) (map[string]keys.ModelBudget, bool) {
 // wrong ("" when nothing is).
 func modelBudget(entry map[string]json.RawMessage) (keys.ModelBudget, string) {
 	var b keys.ModelBudget
+	limit, period := "budget_limit", "time_period"
 	for field := range entry {
-		if field != "budget_limit" && field != "time_period" {
-			return b, "unknown field " + strconv.Quote(field) + ": want budget_limit and time_period"
+		switch field {
+		case "budget_limit", "time_period":
+		case "max_budget":
+			limit = field
+		case "budget_duration":
+			period = field
+		default:
+			return b, "unknown field " + strconv.Quote(field) + ": want budget_limit (or max_budget) and time_period (or budget_duration)"
 		}
 	}
-	raw := bytes.TrimSpace(entry["budget_limit"])
+	if _, both := entry["budget_limit"]; both && limit != "budget_limit" {
+		return b, "give budget_limit or max_budget, not both"
+	}
+	if _, both := entry["time_period"]; both && period != "time_period" {
+		return b, "give time_period or budget_duration, not both"
+	}
+	raw := bytes.TrimSpace(entry[limit])
 	if len(raw) == 0 || string(raw) == "null" {
-		return b, "want budget_limit, a number of USD"
+		return b, "want " + limit + ", a number of USD"
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			return b, "budget_limit: want a number of USD"
+			return b, limit + ": want a number of USD"
 		}
 		if f, err = strconv.ParseFloat(s, 64); err != nil {
-			return b, "budget_limit: want a number of USD, got " + strconv.Quote(s)
+			return b, limit + ": want a number of USD, got " + strconv.Quote(s)
 		}
 	}
 	switch {
 	case math.IsNaN(f) || math.IsInf(f, 0) || f < 0:
-		return b, "budget_limit: want a number of USD >= 0, got " + strconv.FormatFloat(f, 'g', -1, 64)
+		return b, limit + ": want a number of USD >= 0, got " + strconv.FormatFloat(f, 'g', -1, 64)
 	case f > maxModelUSD || (f > 0 && f < minUSD):
-		return b, "budget_limit: want 0 or a number of USD from 0.000000001 to 9e9, got " + strconv.FormatFloat(f, 'g', -1, 64)
+		return b, limit + ": want 0 or a number of USD from 0.000000001 to 9e9, got " + strconv.FormatFloat(f, 'g', -1, 64)
 	}
 	b.Limit = keys.Nanos(f)
-	if raw := bytes.TrimSpace(entry["time_period"]); len(raw) > 0 && string(raw) != "null" {
+	if raw := bytes.TrimSpace(entry[period]); len(raw) > 0 && string(raw) != "null" {
 		if json.Unmarshal(raw, &b.Period) != nil {
-			return b, "time_period: want a string such as 1d"
+			return b, period + ": want a string such as 1d"
 		}
 		if _, err := keys.ParsePeriod(b.Period); err != nil {
-			return b, "time_period: want a number and s, m, h, d or mo, such as 30s, 1h, 1d, 7d, 30d, 1mo; got " + strconv.Quote(b.Period)
+			return b, period + ": want a number and s, m, h, d or mo, such as 30s, 1h, 1d, 7d, 30d, 1mo; got " + strconv.Quote(b.Period)
 		}
 	}
 	return b, ""
