@@ -46,3 +46,22 @@ func TestLinkedNoCostUnlinked(t *testing.T) {
 		t.Fatalf("GetEndUser within the TTL = %+v, %v; want the cached budget's rpm 9", e.Settings, err)
 	}
 }
+
+// TestLinkedOrganization: an organization linking a budget is read with
+// the budget's limits in place of its own (the gateway's organization
+// check and admission read it through Linked).
+func TestLinkedOrganization(t *testing.T) {
+	ctx := context.Background()
+	m := keys.NewMemory()
+	max := 2.5
+	if err := m.CreateBudget(ctx, keys.BudgetRecord{ID: "b", Settings: keys.Settings{RPMLimit: 9, Budget: keys.Budget{MaxBudget: &max}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CreateOrganization(ctx, keys.Organization{ID: "o", Settings: keys.Settings{BudgetID: "b", RPMLimit: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	o, err := keys.Linked{Reader: m}.GetOrganization(ctx, "o")
+	if err != nil || o.RPMLimit != 9 || o.MaxBudget == nil || *o.MaxBudget != max {
+		t.Fatalf("GetOrganization = %+v, %v; want the budget's rpm 9 and max_budget %v", o.Settings, err, max)
+	}
+}
