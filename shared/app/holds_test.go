@@ -46,6 +46,41 @@ func directStores(t *testing.T, names tables.Names) (*ddbspend.Store, *ddblimits
 	return sp, ddblimits.New(client, names.Counters, ddblimits.Options{HoldsTable: names.Spend, Timeout: 30 * time.Second})
 }
 
+// settled is the end state of a strict budget once the queues drained:
+// the holds still open, the budget's committed counter and the record's
+// recorded spend (nano-USD).
+type settled struct {
+	ok               bool // no hold open and counter = spend
+	open             int
+	committed, spent int64
+}
+
+// waitSettled waits (waitFor) until no hold is open and the strict-budget
+// counter of the record kind/id equals its recorded spend, read by spent.
+func waitSettled(t *testing.T, ctx context.Context, names tables.Names, kind keys.Kind, id string, spent func(*ddbkeys.Store) (float64, error)) settled {
+	t.Helper()
+	sp, lim := directStores(t, names)
+	ks := ddbkeys.New(ddblocal.Client(t), names.Keys, ddbkeys.Options{Timeout: 30 * time.Second})
+	counter := limits.BudgetCounterName(string(kind), id, time.Time{})
+	var s settled
+	s.ok = waitFor(func() bool {
+		var err error
+		if s.open, err = sp.OpenHolds(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s.committed, _, err = lim.Committed(ctx, counter); err != nil {
+			t.Fatal(err)
+		}
+		usd, err := spent(ks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.spent = keys.Nanos(usd)
+		return s.open == 0 && s.committed == s.spent
+	})
+	return s
+}
+
 // waitFor polls cond every 100 ms for up to 30 s.
 func waitFor(cond func() bool) bool {
 	for range 300 {

@@ -11,7 +11,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
-	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
@@ -121,27 +120,15 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 		gw.FlushSpend(ctx)
 	}
 
-	sp, lim := directStores(t, names)
-	ks := ddbkeys.New(ddblocal.Client(t), names.Keys, ddbkeys.Options{Timeout: 30 * time.Second})
-	counter := limits.BudgetCounterName(string(keys.KindOrg), org, time.Time{})
-	var open int
-	var committed, orgSpend, logSum, teamSum int64
-	var nLogs int
-	settled := waitFor(func() bool {
-		var err error
-		if open, err = sp.OpenHolds(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if committed, _, err = lim.Committed(ctx, counter); err != nil {
-			t.Fatal(err)
-		}
+	st := waitSettled(t, ctx, names, keys.KindOrg, org, func(ks *ddbkeys.Store) (float64, error) {
 		o, err := ks.GetOrganization(ctx, org)
-		if err != nil {
-			t.Fatal(err)
-		}
-		orgSpend = keys.Nanos(o.Spend)
-		return open == 0 && committed == orgSpend
+		return o.Spend, err
 	})
+	open, committed, orgSpend := st.open, st.committed, st.spent
+	sp, _ := directStores(t, names)
+	ks := ddbkeys.New(ddblocal.Client(t), names.Keys, ddbkeys.Options{Timeout: 30 * time.Second})
+	var logSum, teamSum int64
+	var nLogs int
 	logs, err := sp.Logs(ctx, spend.LogQuery{OrgID: org, From: time.Now().Add(-time.Hour), Limit: 100_000})
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +156,7 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 	if orgSpend > maxN || logSum > maxN {
 		t.Errorf("organization spend %d nano-USD (logs: %d) exceeds its max_budget %d", orgSpend, logSum, maxN)
 	}
-	if !settled {
+	if !st.ok {
 		t.Errorf("after the queues drained: %d holds open, counter %d, spend %d; want no hold and counter = spend", open, committed, orgSpend)
 	}
 	if codes[500] > 0 {

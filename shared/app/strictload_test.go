@@ -12,7 +12,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
-	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
 
@@ -103,33 +102,18 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 		gw.FlushSpend(ctx)
 	}
 
-	sp, lim := directStores(t, names)
-	ks := ddbkeys.New(ddblocal.Client(t), names.Keys, ddbkeys.Options{Timeout: 30 * time.Second})
-	counter := limits.BudgetCounterName(string(keys.KindKey), hash, time.Time{})
-	var open int
-	var committed, spent int64
-	settled := waitFor(func() bool {
-		var err error
-		if open, err = sp.OpenHolds(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if committed, _, err = lim.Committed(ctx, counter); err != nil {
-			t.Fatal(err)
-		}
+	st := waitSettled(t, ctx, names, keys.KindKey, hash, func(ks *ddbkeys.Store) (float64, error) {
 		k, err := ks.GetKey(ctx, hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spent = keys.Nanos(k.Spend)
-		return open == 0 && committed == spent
+		return k.Spend, err
 	})
+	open, committed, spent := st.open, st.committed, st.spent
 	maxN := keys.Nanos(budget)
 	t.Logf("%d x %d callers at 2 instances, store answers 500 ms late: statuses %v; spent $%s of $%s (%d requests' worth); counter $%s; %d holds open",
 		clients, goroutines, codes, keys.DecimalUSD(spent), keys.DecimalUSD(maxN), spent/1_050_000, keys.DecimalUSD(committed), open)
 	if spent > maxN {
 		t.Errorf("recorded spend %d nano-USD exceeds max_budget %d", spent, maxN)
 	}
-	if !settled {
+	if !st.ok {
 		t.Errorf("after every answer and the queues drained: %d holds open, counter %d, spend %d; want no hold and counter = spend", open, committed, spent)
 	}
 	if codes[500] > 0 || codes[200] == 0 {
