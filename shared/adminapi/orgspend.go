@@ -55,49 +55,10 @@ func (h *Handler) mayReadSpendReport(ctx context.Context, c *caller, org string)
 // orgDailyActivity answers /organization/daily/activity in LiteLLM's shape
 // (as /team/daily/activity, with entities by organization).
 func (h *Handler) orgDailyActivity(w http.ResponseWriter, r *http.Request, c *caller) error {
-	q := &query{r: r}
-	dq, page, size := activityQuery(q)
-	orgs := q.list("organization_ids")
-	if q.err != nil {
-		return q.err
-	}
-	ctx := r.Context()
-	if !c.viewer() {
-		if len(orgs) == 0 {
-			return forbidden("give organization_ids of organizations you are an org_admin of")
-		}
-		for _, o := range orgs {
-			admin, err := h.orgAdmin(ctx, c, o)
-			if err != nil {
-				return err
-			}
-			if !admin {
-				return forbidden("you are not an org_admin of organization %s", o)
-			}
-		}
-	}
-	if err := h.needSpend(); err != nil {
-		return err
-	}
-	var rows []spend.DailyRow
-	if len(orgs) == 0 {
-		all, err := h.spend.Daily(ctx, dq)
-		if err != nil {
-			return err
-		}
-		for _, row := range all {
-			if row.OrgID != "" {
-				rows = append(rows, row)
-			}
-		}
-	}
-	for _, o := range orgs {
-		dq.OrgID = o
-		got, err := h.spend.Daily(ctx, dq)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, got...)
-	}
-	return h.activity(w, r, rows, func(row spend.DailyRow) string { return row.OrgID }, page, size)
+	return h.groupActivity(w, r, c, activityGroup{
+		param: "organization_ids", noun: "organization", plural: "organizations", role: "an org_admin",
+		admin:  func(ctx context.Context, id string) (bool, error) { return h.orgAdmin(ctx, c, id) },
+		filter: func(dq *spend.DailyQuery, id string) { dq.OrgID = id },
+		of:     func(row spend.DailyRow) string { return row.OrgID },
+	})
 }

@@ -1,9 +1,9 @@
 package adminapi
 
 import (
+	"context"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
@@ -332,23 +332,48 @@ func (h *Handler) userDailyActivity(w http.ResponseWriter, r *http.Request, c *c
 }
 
 func (h *Handler) teamDailyActivity(w http.ResponseWriter, r *http.Request, c *caller) error {
+	return h.groupActivity(w, r, c, activityGroup{
+		param: "team_ids", noun: "team", plural: "teams", role: "an admin",
+		admin: func(ctx context.Context, id string) (bool, error) {
+			role, err := h.teamRole(ctx, c, id)
+			return role == keys.MemberAdmin, err
+		},
+		filter: func(dq *spend.DailyQuery, id string) { dq.TeamID = id },
+		of:     func(row spend.DailyRow) string { return row.TeamID },
+	})
+}
+
+// activityGroup is what a daily activity route of groups (teams,
+// organizations) needs to know of its kind.
+type activityGroup struct {
+	param, noun, plural, role string                                             // "team_ids", "team", "teams", "an admin"
+	admin                     func(ctx context.Context, id string) (bool, error) // whether the caller administers group id
+	filter                    func(dq *spend.DailyQuery, id string)              // narrows dq to group id
+	of                        func(spend.DailyRow) string                        // a row's group ("" when none)
+}
+
+// groupActivity answers a daily activity route of groups: the rows of the
+// groups g.param names, each readable by its admins (and viewers); with
+// none given, a viewer reads every row that belongs to some group.
+func (h *Handler) groupActivity(w http.ResponseWriter, r *http.Request, c *caller, g activityGroup) error {
 	q := &query{r: r}
 	dq, page, size := activityQuery(q)
-	teams := q.list("team_ids")
+	ids := q.list(g.param)
 	if q.err != nil {
 		return q.err
 	}
+	ctx := r.Context()
 	if !c.viewer() {
-		if len(teams) == 0 {
-			return forbidden("give team_ids of teams you are an admin of")
+		if len(ids) == 0 {
+			return forbidden("give %s of %s you are %s of", g.param, g.plural, g.role)
 		}
-		for _, t := range teams {
-			role, err := h.teamRole(r.Context(), c, t)
+		for _, id := range ids {
+			admin, err := g.admin(ctx, id)
 			if err != nil {
 				return err
 			}
-			if role != keys.MemberAdmin {
-				return forbidden("you are not an admin of team %s", t)
+			if !admin {
+				return forbidden("you are not %s of %s %s", g.role, g.noun, id)
 			}
 		}
 	}
@@ -356,26 +381,24 @@ func (h *Handler) teamDailyActivity(w http.ResponseWriter, r *http.Request, c *c
 		return err
 	}
 	var rows []spend.DailyRow
-	if len(teams) == 0 {
-		all, err := h.spend.Daily(r.Context(), dq)
+	if len(ids) == 0 {
+		all, err := h.spend.Daily(ctx, dq)
 		if err != nil {
 			return err
 		}
 		for _, row := range all {
-			if row.TeamID != "" {
+			if g.of(row) != "" {
 				rows = append(rows, row)
 			}
 		}
 	}
-	for _, t := range teams {
-		dq.TeamID = t
-		got, err := h.spend.Daily(r.Context(), dq)
+	for _, id := range ids {
+		g.filter(&dq, id)
+		got, err := h.spend.Daily(ctx, dq)
 		if err != nil {
 			return err
 		}
 		rows = append(rows, got...)
 	}
-	return h.activity(w, r, rows, func(row spend.DailyRow) string { return row.TeamID }, page, size)
+	return h.activity(w, r, rows, g.of, page, size)
 }
-
-var _ = strings.TrimSpace
