@@ -75,19 +75,14 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 		if err != nil {
 			return aborted(err)
 		}
-		if k := p.Key; k != nil && (len(k.ModelRPM) > 0 || len(k.ModelTPM) > 0) {
-			// model_rpm_limit / model_tpm_limit: on the model requested
-			// (after aliases), counted once per request like the key's own.
-			if rpm, tpm := k.ModelRPM[x.req.Model], k.ModelTPM[x.req.Model]; rpm > 0 || tpm > 0 {
-				req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindKeyModel, ID: k.Hash + "#" + x.req.Model, RPM: rpm, TPM: tpm, Shards: limits.ShardsFor(rpm), OnError: onErr})
-			}
+		// model_rpm_limit / model_tpm_limit on the model requested (after
+		// aliases), counted once per request like the record's own: a
+		// key's, and a team's (LiteLLM keeps those in its metadata).
+		if k := p.Key; k != nil {
+			req.Scopes = x.modelScope(req.Scopes, limits.KindKeyModel, k.Hash, &k.Settings, onErr)
 		}
-		if t := p.Team; t != nil && (len(t.ModelRPM) > 0 || len(t.ModelTPM) > 0) {
-			// A team's model_rpm_limit / model_tpm_limit (LiteLLM keeps them
-			// in the team's metadata): the same, counted for the team.
-			if rpm, tpm := t.ModelRPM[x.req.Model], t.ModelTPM[x.req.Model]; rpm > 0 || tpm > 0 {
-				req.Scopes = append(req.Scopes, limits.Scope{Kind: limits.KindTeamModel, ID: t.ID + "#" + x.req.Model, RPM: rpm, TPM: tpm, Shards: limits.ShardsFor(rpm), OnError: onErr})
-			}
+		if t := p.Team; t != nil {
+			req.Scopes = x.modelScope(req.Scopes, limits.KindTeamModel, t.ID, &t.Settings, onErr)
 		}
 	}
 	d := a.Deployment
@@ -299,6 +294,19 @@ func (x *exchange) releaseLeases(ctx context.Context) {
 // scope adds the scope of a key, team or user with limits to scopes; a
 // max_parallel_requests of 0 refuses the request (LiteLLM: no request at
 // all).
+// modelScope adds the scope of s's per-model limits on the model
+// requested, if any (id: the record's id "#" the model).
+func (x *exchange) modelScope(scopes []limits.Scope, kind limits.Kind, id string, s *keys.Settings, onErr limits.FailMode) []limits.Scope {
+	if len(s.ModelRPM) == 0 && len(s.ModelTPM) == 0 {
+		return scopes
+	}
+	rpm, tpm := s.ModelRPM[x.req.Model], s.ModelTPM[x.req.Model]
+	if rpm <= 0 && tpm <= 0 {
+		return scopes
+	}
+	return append(scopes, limits.Scope{Kind: kind, ID: id + "#" + x.req.Model, RPM: rpm, TPM: tpm, Shards: limits.ShardsFor(rpm), OnError: onErr})
+}
+
 func (x *exchange) scope(scopes []limits.Scope, kind limits.Kind, id string, s *keys.Settings, onErr limits.FailMode) ([]limits.Scope, error) {
 	if s.RPMLimit == 0 && s.TPMLimit == 0 && s.MaxParallel == nil {
 		return scopes, nil
