@@ -176,7 +176,7 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 
 // holdError is the client's error for a hold refused by budget b.
 func holdError(h *limits.Hold, b *limits.BudgetCounter, committed int64) error {
-	what := b.Kind
+	what, limit := b.Kind, "max_budget"
 	switch keys.Kind(b.Kind) {
 	case keys.KindKey:
 		what = "key"
@@ -188,18 +188,12 @@ func holdError(h *limits.Hold, b *limits.BudgetCounter, committed int64) error {
 		what = "organization " + b.ID
 	case KindKeyModelBudget:
 		_, model, _ := strings.Cut(b.ID, "#")
-		what = "key's model " + model
-		msg := fmt.Sprintf("Budget has been exceeded! The %s has spent or reserved $%s of its model_max_budget of $%s, and this request's worst-case cost is $%s (strict_budgets: lower max_tokens to reserve less)",
-			what, keys.DecimalUSD(committed), keys.DecimalUSD(b.Max), keys.DecimalUSD(h.Amount))
-		if !b.End.IsZero() {
-			msg += fmt.Sprintf("; the budget resets at %s", b.End.Format(time.RFC3339))
-		}
-		return apierr.New(apierr.BudgetExceeded, "%s", msg)
+		what, limit = "The key's model "+model, "model_max_budget"
 	default:
 		what = b.Kind + " " + b.ID
 	}
-	msg := fmt.Sprintf("Budget has been exceeded! %s has spent or reserved $%s of its max_budget of $%s, and this request's worst-case cost is $%s (strict_budgets: lower max_tokens to reserve less)",
-		what, keys.DecimalUSD(committed), keys.DecimalUSD(b.Max), keys.DecimalUSD(h.Amount))
+	msg := fmt.Sprintf("Budget has been exceeded! %s has spent or reserved $%s of its %s of $%s, and this request's worst-case cost is $%s (strict_budgets: lower max_tokens to reserve less)",
+		what, keys.DecimalUSD(committed), limit, keys.DecimalUSD(b.Max), keys.DecimalUSD(h.Amount))
 	if !b.End.IsZero() {
 		msg += fmt.Sprintf("; the budget resets at %s", b.End.Format(time.RFC3339))
 	}
