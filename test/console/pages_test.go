@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -202,19 +201,9 @@ func customersFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	}
 }
 
-// skipWithout skips t when the stack lacks route (the organizations and
-// budgets routes come from other branches).
-func skipWithout(t *testing.T, s *stack, route string) {
-	t.Helper()
-	if s.call(t, "GET", route, master, nil, nil) == http.StatusNotFound {
-		t.Skip(route + " is not served by this build")
-	}
-}
-
 // budgetsFlow: a proxy admin creates and edits a reusable budget, and
 // links it to an end user.
 func budgetsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
-	skipWithout(t, s, "/budget/list")
 	signIn(t, ctx, s.base, master)
 	openRoute(t, ctx, s, "budgets", `form[data-test="new-budget"]`)
 	badThenGood(t, ctx, `form[data-test="new-budget"]`, map[string]string{"budget_id": "gold", "budget_duration": "30d"},
@@ -237,7 +226,6 @@ func budgetsFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 // org_admin with a budget in it, then moves the team into it through
 // the team's form; it returns the organization's id.
 func orgsFlow(t *testing.T, ctx context.Context, s *stack, team string, shots bool) string {
-	skipWithout(t, s, "/organization/list")
 	signIn(t, ctx, s.base, master)
 	openRoute(t, ctx, s, "organizations", `form[data-test="new-organization"]`)
 	badThenGood(t, ctx, `form[data-test="new-organization"]`, map[string]string{"organization_alias": "acme"},
