@@ -231,7 +231,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &statusWriter{ResponseWriter: w}
 	if err := rt.serve(h, rec, r, c); err != nil {
-		e := apierr.Store(spendError(err))
+		e := apierr.Store(err)
 		if e.Kind == apierr.Internal || e.Kind == apierr.Unavailable {
 			h.log.LogAttrs(r.Context(), slog.LevelError, "admin request failed", slog.String("path", r.URL.Path),
 				slog.String("caller", c.name()), slog.String("error", e.Error()))
@@ -275,28 +275,6 @@ func (s *statusWriter) status() int {
 	}
 	return s.code
 }
-
-// spendError puts the spend store's errors in the store-error vocabulary
-// (apierr.Store maps them to the client's).
-func spendError(err error) error {
-	switch {
-	case errors.Is(err, spend.ErrUnavailable):
-		return classified{err, apierr.ErrUnavailable}
-	case errors.Is(err, spend.ErrQuery):
-		return classified{err, apierr.ErrInvalid}
-	}
-	return err
-}
-
-// classified is an error as it is, in a class of the store-error
-// vocabulary.
-type classified struct {
-	error
-	class error
-}
-
-func (c classified) Is(target error) bool { return target == c.class }
-func (c classified) Unwrap() error        { return c.error }
 
 // caller is who makes an admin request.
 type caller struct {
