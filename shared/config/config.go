@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/catalog"
 	"github.com/sluice-gw/sluice/shared/pricing"
-	"github.com/sluice-gw/sluice/shared/providers/catalog"
 )
 
 // Config is a loaded, validated gateway configuration.

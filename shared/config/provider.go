@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/sluice-gw/sluice/shared/providers/catalog"
+	"github.com/sluice-gw/sluice/shared/catalog"
 )
 
 // endpoint reports a deployment whose provider is not implemented, and

@@ -3,7 +3,7 @@ package anthropic
 import (
 	"net/http"
 
-	"github.com/sluice-gw/sluice/shared/providers/catalog"
+	"github.com/sluice-gw/sluice/shared/catalog"
 )
 
 // Errors are Anthropic's words for what its statuses do not say: a prompt

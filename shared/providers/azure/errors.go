@@ -1,6 +1,6 @@
 package azure
 
-import "github.com/sluice-gw/sluice/shared/providers/catalog"
+import "github.com/sluice-gw/sluice/shared/catalog"
 
 // Errors are Azure's words for a refusal by its content filter (code
 // content_filter, or innererror.code ResponsibleAIPolicyViolation).

@@ -1,6 +1,6 @@
 package openai
 
-import "github.com/sluice-gw/sluice/shared/providers/catalog"
+import "github.com/sluice-gw/sluice/shared/catalog"
 
 // Errors are the words of OpenAI and of the servers that copy its API
 // (vLLM, Ollama, hosted providers) for what a 400 does not say.
