@@ -48,8 +48,9 @@ type OrgMembership struct {
 	UserID    string
 	Role      string // OrgAdmin, OrgInternalUser or OrgInternalUserViewer
 	Email     string // user_email the member was added with; a user AddOrgMember creates gets it
-	CreatedAt time.Time
+	CreatedAt time.Time // when it was added (added_at)
 	UpdatedAt time.Time
+	AddedBy   string // who added it: a user id, "master_key", or "" when unknown
 	Settings
 }
 
@@ -101,7 +102,7 @@ func (o Organization) Validate() error {
 
 // Validate checks m; its error wraps ErrInvalid.
 func (m OrgMembership) Validate() error {
-	if err := firstErr(ValidOrgMember(m.OrgID, m.UserID), validText("user_email", m.Email, MaxNameLen)); err != nil {
+	if err := firstErr(ValidOrgMember(m.OrgID, m.UserID), validText("user_email", m.Email, MaxNameLen), validText("added_by", m.AddedBy, MaxIDLen)); err != nil {
 		return err
 	}
 	if !ValidOrgRole(m.Role) {
