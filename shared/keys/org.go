@@ -48,9 +48,11 @@ type OrgMembership struct {
 	UserID    string
 	Role      string // OrgAdmin, OrgInternalUser or OrgInternalUserViewer
 	Email     string // user_email the member was added with; a user AddOrgMember creates gets it
-	CreatedAt time.Time // when it was added (added_at)
+	CreatedAt time.Time
 	UpdatedAt time.Time
-	AddedBy   string // who added it: a user id, "master_key", or "" when unknown
+	// AddedBy is who added it (a user id or "master_key"; "" when unknown);
+	// CreatedAt is when (added_at).
+	AddedBy string
 	Settings
 }
 

@@ -181,8 +181,10 @@ type Member struct {
 	UserID    string
 	Role      string // MemberAdmin or MemberUser
 	Email     string // user_email the member was added with; a user AddMember creates gets it
-	CreatedAt time.Time // when it was added (added_at)
-	AddedBy   string    // who added it: a user id, "master_key", or "" when unknown (added before it was recorded)
+	CreatedAt time.Time
+	// AddedBy is who added it (a user id or "master_key"; "" when unknown:
+	// added before it was recorded); CreatedAt is when (added_at).
+	AddedBy string
 	Settings
 }
 
