@@ -283,6 +283,9 @@ type caller struct {
 	userID string
 	key    *keys.Key // the key used; nil for the master key
 	user   *keys.User
+	// scope is the key's bound scope when it was minted for its user by
+	// someone else (bound.go); nil: the caller's rights are its user's.
+	scope *keys.Bound
 }
 
 func (c *caller) admin() bool  { return c.role == keys.RoleProxyAdmin }
@@ -350,6 +353,9 @@ func (h *Handler) authenticate(r *http.Request) (*caller, error) {
 	if u != nil {
 		c.user, c.userID, c.role = u, u.ID, u.Role
 	}
+	if !k.Bound.IsZero() {
+		c.scope, c.role = &k.Bound, boundRole(c.role)
+	}
 	return c, nil
 }
 
@@ -384,6 +390,9 @@ func (h *Handler) teamRole(ctx context.Context, c *caller, team string) (string,
 	}
 	if err != nil {
 		return "", err
+	}
+	if !c.holdsTeam(t) {
+		return "", outOfScope(c, "team "+team)
 	}
 	if role := t.Role(c.userID); role == keys.MemberAdmin {
 		return role, nil

@@ -191,6 +191,9 @@ func (h *Handler) orgList(w http.ResponseWriter, r *http.Request, c *caller) err
 			return err
 		}
 		for _, id := range u.Organizations {
+			if !c.holdsOrg(id) {
+				continue
+			}
 			o, err := h.keys.GetOrganization(ctx, id)
 			if errors.Is(err, keys.ErrNotFound) {
 				continue
@@ -283,7 +286,7 @@ func (h *Handler) orgMemberAdd(w http.ResponseWriter, r *http.Request, c *caller
 		if err := notOwnOrgMembership(c, id, uid); err != nil {
 			return err
 		}
-		mb := keys.OrgMembership{OrgID: id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, UpdatedAt: now,
+		mb := keys.OrgMembership{OrgID: id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, UpdatedAt: now, AddedBy: c.name(),
 			Settings: keys.Settings{Budget: keys.Budget{MaxBudget: budget}}}
 		if err := h.keys.AddOrgMember(ctx, mb); err != nil {
 			if errors.Is(err, keys.ErrExists) {
@@ -291,6 +294,7 @@ func (h *Handler) orgMemberAdd(w http.ResponseWriter, r *http.Request, c *caller
 			}
 			return err
 		}
+		h.added(ctx, c, "organization", id, uid, m.Role)
 		if u, err := h.keys.GetUser(ctx, uid); err == nil {
 			users = append(users, userObject(u, now))
 		}

@@ -160,9 +160,10 @@ func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) err
 			if err != nil {
 				return err
 			}
-			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t.ID, UserID: id, Role: m.Role, Email: m.UserEmail, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
+			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t.ID, UserID: id, Role: m.Role, Email: m.UserEmail, CreatedAt: now, AddedBy: c.name()}); err != nil && !errors.Is(err, keys.ErrExists) {
 				return err
 			}
+			h.added(ctx, c, "team", t.ID, id, m.Role)
 		}
 		return nil
 	})
@@ -238,13 +239,14 @@ func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *calle
 		if err := notOwnMembership(c, id, uid); err != nil {
 			return err
 		}
-		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, Settings: link}
+		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, AddedBy: c.name(), Settings: link}
 		if err := h.keys.AddMember(ctx, mb); err != nil {
 			if errors.Is(err, keys.ErrExists) {
 				return apierr.Taken("member", "member", "user %s is already a member of team %s", uid, id)
 			}
 			return err
 		}
+		h.added(ctx, c, "team", id, uid, m.Role)
 		if u, err := h.keys.GetUser(ctx, uid); err == nil {
 			users = append(users, userObject(u, now))
 		}
@@ -396,6 +398,9 @@ func (h *Handler) setTeamBlocked(w http.ResponseWriter, r *http.Request, c *call
 // mayReadTeam allows viewers, the team's members and the org_admins of
 // its organization.
 func (h *Handler) mayReadTeam(ctx context.Context, c *caller, t keys.Team) error {
+	if !c.holdsTeam(t) {
+		return outOfScope(c, "team "+t.ID)
+	}
 	if c.viewer() || (c.userID != "" && t.Role(c.userID) != "") || (c.key != nil && c.key.TeamID == t.ID) {
 		return nil
 	}
@@ -461,7 +466,7 @@ func (h *Handler) teamList(w http.ResponseWriter, r *http.Request, c *caller) er
 		return err
 	}
 	ts = slices.DeleteFunc(ts, func(t keys.Team) bool {
-		return user != "" && t.Role(user) == "" && !slices.Contains(managed, t.OrganizationID)
+		return !c.holdsTeam(t) || (user != "" && t.Role(user) == "" && !slices.Contains(managed, t.OrganizationID))
 	})
 	return ok(w, objectsAt(ts, h.now(), teamObject))
 }

@@ -50,6 +50,9 @@ type OrgMembership struct {
 	Email     string // user_email the member was added with; a user AddOrgMember creates gets it
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// AddedBy is who added it (a user id or "master_key"; "" when unknown);
+	// CreatedAt is when (added_at).
+	AddedBy string
 	Settings
 }
 
@@ -101,7 +104,7 @@ func (o Organization) Validate() error {
 
 // Validate checks m; its error wraps ErrInvalid.
 func (m OrgMembership) Validate() error {
-	if err := firstErr(ValidOrgMember(m.OrgID, m.UserID), validText("user_email", m.Email, MaxNameLen)); err != nil {
+	if err := firstErr(ValidOrgMember(m.OrgID, m.UserID), validText("user_email", m.Email, MaxNameLen), validText("added_by", m.AddedBy, MaxIDLen)); err != nil {
 		return err
 	}
 	if !ValidOrgRole(m.Role) {

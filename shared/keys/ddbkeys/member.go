@@ -13,7 +13,8 @@ import (
 
 // A team membership's item: pk "member#<team>#<user>", kind "member", its
 // settings (settings.go: only the budget is used) and team_id, user_id,
-// role (S), email (S, absent when none), created_at (N, epoch ms).
+// role (S), email (S, absent when none), added_by (S, absent when
+// unknown), created_at (N, epoch ms: when it was added).
 //
 // Membership is written in three places (the member item, the team's
 // members, the user's teams), always in one TransactWriteItems (group.go,
@@ -27,13 +28,14 @@ func memberAttrs(m keys.Member) attrs {
 	a.set[attrUserID] = ddb.S(m.UserID)
 	a.set[attrRole] = ddb.S(m.Role)
 	a.opt(attrEmail, ddb.S(m.Email), m.Email != "")
+	a.opt(attrAddedBy, ddb.S(m.AddedBy), m.AddedBy != "")
 	return a
 }
 
 func decodeMember(item ddb.Item) keys.Member {
 	return keys.Member{
 		TeamID: ddb.String(item, attrTeamID), UserID: ddb.String(item, attrUserID), Role: ddb.String(item, attrRole),
-		Email: ddb.String(item, attrEmail), CreatedAt: getTime(item, attrCreated), Settings: decodeSettings(item),
+		Email: ddb.String(item, attrEmail), CreatedAt: getTime(item, attrCreated), AddedBy: ddb.String(item, attrAddedBy), Settings: decodeSettings(item),
 	}
 }
 
@@ -77,6 +79,7 @@ func (st *Store) RemoveMember(ctx context.Context, team, user string) error {
 const (
 	attrMembers = "members"
 	attrRole    = "role"
+	attrAddedBy = "added_by" // who added a member (team or organization)
 )
 
 // decodeMembers reads a team's or an organization's members.

@@ -125,6 +125,7 @@ func orgMemberAttrs(m keys.OrgMembership) attrs {
 	a.set[attrUserID] = ddb.S(m.UserID)
 	a.set[attrRole] = ddb.S(m.Role)
 	a.opt(attrEmail, ddb.S(m.Email), m.Email != "")
+	a.opt(attrAddedBy, ddb.S(m.AddedBy), m.AddedBy != "")
 	a.time(attrUpdated, m.UpdatedAt)
 	return a
 }
@@ -133,7 +134,7 @@ func decodeOrgMember(_ string, item ddb.Item) keys.OrgMembership {
 	return keys.OrgMembership{
 		OrgID: ddb.String(item, attrOrgKey), UserID: ddb.String(item, attrUserID), Role: ddb.String(item, attrRole),
 		Email: ddb.String(item, attrEmail), CreatedAt: getTime(item, attrCreated), UpdatedAt: getTime(item, attrUpdated),
-		Settings: decodeSettings(item),
+		AddedBy: ddb.String(item, attrAddedBy), Settings: decodeSettings(item),
 	}
 }
 

@@ -155,7 +155,7 @@ func testOrgMembers(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	absent(t, "AddOrgMember to a missing organization", s.AddOrgMember(c, keys.OrgMembership{OrgID: id("missing"), UserID: user, Role: keys.OrgAdmin}))
 	absent(t, "a user created for a refused membership", errOf(s.GetUser(c, user)))
-	m := keys.OrgMembership{OrgID: org, UserID: user, Role: keys.OrgInternalUser, Email: "u@example.com", CreatedAt: when,
+	m := keys.OrgMembership{OrgID: org, UserID: user, Role: keys.OrgInternalUser, Email: "u@example.com", CreatedAt: when, AddedBy: "admin-1",
 		Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(7)}}}
 	if err := s.AddOrgMember(c, m); err != nil {
 		t.Fatal(err)
