@@ -207,6 +207,9 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	if s.MasterKey != "" {
 		cfg.General.MasterKey = s.MasterKey
 	}
+	if cfg.General.MasterKey == "" { // none named anywhere: a named one that resolves to nothing stopped config.Load
+		log.LogAttrs(ctx, slog.LevelWarn, "no master key: every request is served without a key (LiteLLM's behaviour); set GATEWAY_MASTER_KEY or general_settings.master_key")
+	}
 	gw.Handler = gateway.New(gateway.Options{
 		Config:     cfg,
 		Router:     gw.Router,

@@ -163,3 +163,66 @@ func TestSpendAppReplay(t *testing.T) {
 		}
 	}
 }
+
+// LiteLLM's Claude Code quickstart names the master key under
+// litellm_settings: the gateway reads it there, refuses to start when it
+// resolves to nothing (naming the key and the variable), and serves only
+// with the key once it does (issue 29).
+func TestMasterKeyUnderLiteLLMSettings(t *testing.T) {
+	up, _ := upstream(t, 200)
+	yaml := fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/m, api_base: %s, api_key: k}
+litellm_settings:
+  master_key: os.environ/SLUICE_TEST_QUICKSTART_KEY
+`, up.URL)
+	build := func(env map[string]string) (*app.Gateway, error) {
+		e, err := appenv.Read(appenv.Gateway, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := app.FromEnv(context.Background(), e, slog.New(slog.DiscardHandler)) // as the gateway's main
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.ConfigYAML = []byte(yaml)
+		gw, err := app.Build(context.Background(), s)
+		if err == nil {
+			t.Cleanup(func() { gw.Close(context.Background()) })
+		}
+		return gw, err
+	}
+	for _, env := range []map[string]string{nil, {"SLUICE_TEST_QUICKSTART_KEY": ""}} {
+		gw, err := build(env)
+		if err == nil {
+			rec := call(t, gw.Handler, context.Background(), "", `{"model":"m","messages":[]}`)
+			t.Fatalf("env %v: started (a call with no key: %d)", env, rec.Code)
+		}
+		for _, want := range []string{"litellm_settings.master_key", "SLUICE_TEST_QUICKSTART_KEY", "refusing to start an open gateway"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("env %v: %q lacks %q", env, err, want)
+			}
+		}
+	}
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	for _, tc := range []struct {
+		env map[string]string
+		key string
+	}{
+		{map[string]string{"SLUICE_TEST_QUICKSTART_KEY": "sk-quick"}, "sk-quick"},
+		// LITELLM_MASTER_KEY takes precedence, as in the quickstart, where
+		// the variable named is that one.
+		{map[string]string{"SLUICE_TEST_QUICKSTART_KEY": "sk-quick", "LITELLM_MASTER_KEY": "sk-env"}, "sk-env"},
+		{map[string]string{"LITELLM_MASTER_KEY": "sk-env"}, "sk-env"},
+	} {
+		gw, err := build(tc.env)
+		if err != nil {
+			t.Fatalf("env %v: %v", tc.env, err)
+		}
+		for key, want := range map[string]int{"": 401, "sk-wrong": 401, tc.key: 200} {
+			if rec := call(t, gw.Handler, context.Background(), key, body); rec.Code != want {
+				t.Errorf("env %v, key %q: %d, want %d: %s", tc.env, key, rec.Code, want, rec.Body)
+			}
+		}
+	}
+}

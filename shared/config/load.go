@@ -60,6 +60,9 @@ type loader struct {
 	cfg    *Config
 	// raw settings gathered before merging router_settings over litellm_settings
 	litellm, router map[string]setting
+	// masterKeys are the master_key settings found (masterkey.go):
+	// general_settings', then litellm_settings'; nil where none.
+	masterKeys [2]*setting
 }
 
 type setting struct {
@@ -105,6 +108,10 @@ func (l *loader) load(doc *yaml.Node) error {
 			})
 		case "litellm_settings":
 			return pairs(path, v, func(k string, vv *yaml.Node, p string) error {
+				if k == "master_key" {
+					l.masterKeys[1] = &setting{p, vv}
+					return nil
+				}
 				l.litellm[k] = setting{p, vv}
 				return nil
 			})
@@ -116,6 +123,9 @@ func (l *loader) load(doc *yaml.Node) error {
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := l.masterKey(); err != nil { // masterkey.go
 		return err
 	}
 	if err := l.models(modelList); err != nil {

@@ -90,17 +90,6 @@ var perDeployment = map[apierr.Kind]bool{
 // anyClass is the cooldown bucket of failures counted against allowed_fails.
 const anyClass = "any"
 
-// cools lists classes that count towards a deployment's cooldown.
-var cools = map[apierr.Kind]bool{
-	apierr.UpstreamRateLimited: true,
-	apierr.UpstreamTimeout:     true,
-	apierr.UpstreamConnection:  true,
-	apierr.UpstreamServer:      true,
-	apierr.UpstreamAuth:        true,
-	apierr.UpstreamNotFound:    true,
-	apierr.StreamBroken:        true,
-}
-
 // Do serves req: it resolves the group, then tries deployments with retries
 // and fallbacks, calling fn once per attempt.
 func (r *Router) Do(ctx context.Context, req *Request, fn AttemptFunc) (*Result, error) {
