@@ -57,7 +57,8 @@ func (t *rejectTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // rejected finds the bound key req carried (old) and the key to send
 // instead (cur), re-reading the secrets when old is still the current
-// value and no read started after req was sent, nor within RejectGap.
+// value, no read started after req was sent, and no rejection started one
+// within RejectGap.
 func (r *Resolver) rejected(req *http.Request, sent time.Time) (old, cur string, ok bool) {
 	name, old, ok := r.carried(req.Header)
 	if !ok {
@@ -66,8 +67,13 @@ func (r *Resolver) rejected(req *http.Request, sent time.Time) (old, cur string,
 	if cur = *r.bound(name).Load(); cur != old {
 		return old, cur, true // re-read since: send the new key
 	}
-	_, _ = r.refresh(req.Context(), func(started, ended time.Time) bool {
-		return started.Before(sent) && r.o.Now().Sub(ended) >= r.o.RejectGap
+	_, _ = r.refresh(req.Context(), func(started, _ time.Time) bool { // under r.mu
+		now := r.o.Now()
+		if !started.Before(sent) || (!r.rejectRead.IsZero() && now.Sub(r.rejectRead) < r.o.RejectGap) {
+			return false
+		}
+		r.rejectRead = now
+		return true
 	})
 	return old, *r.bound(name).Load(), true
 }

@@ -71,14 +71,16 @@ type Resolver struct {
 	vals  atomic.Pointer[map[string]string]
 	reads atomic.Int64
 
-	mu        sync.Mutex
-	inflight  chan struct{} // the read in progress, nil when none
-	err       error         // of the last read
-	started   time.Time     // when the last read started
-	ended     time.Time     // when it ended
-	refs      map[string]*atomic.Pointer[string]
-	prev      map[string]string // a bound name's value before the last change
-	startOnce sync.Once
+	mu       sync.Mutex
+	inflight chan struct{} // the read in progress, nil when none
+	err      error         // of the last read
+	started  time.Time     // when the last read started
+	ended    time.Time     // when it ended
+	// rejectRead is when a provider's rejection last started a read.
+	rejectRead time.Time
+	refs       map[string]*atomic.Pointer[string]
+	prev       map[string]string // a bound name's value before the last change
+	startOnce  sync.Once
 }
 
 // New returns a Resolver; Start begins its first read.
