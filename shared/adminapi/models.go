@@ -26,6 +26,9 @@ func secretName(name string) bool {
 	return false
 }
 
+// holds says whether s contains the key k.
+func holds(s, k string) bool { return k != "" && strings.Contains(s, k) }
+
 // deploymentInfo is a deployment as /model/info shows it: its
 // litellm_params without api_key or any other secret.
 func deploymentInfo(d *config.Deployment) obj {
@@ -34,7 +37,7 @@ func deploymentInfo(d *config.Deployment) obj {
 		if secretName(k) {
 			continue
 		}
-		if s, ok := v.(string); ok && d.APIKey != "" && strings.Contains(s, d.APIKey) {
+		if s, ok := v.(string); ok && (holds(s, d.APIKey) || holds(s, d.Key())) {
 			continue
 		}
 		params[k] = v

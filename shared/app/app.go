@@ -27,6 +27,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/responses"
 	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/secrets"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
@@ -99,6 +100,15 @@ type Settings struct {
 	// just before the handler.
 	masterKeyRead *pendingSecret
 	readAhead     <-chan struct{}
+	// secrets resolves os.environ/NAME from the environment, then the
+	// secrets the config's key management names (secrets.go); nil: none.
+	secrets *secrets.Resolver
+
+	// SecretsTTL (GATEWAY_SECRETS_TTL) is how old the secrets may get
+	// before they are read again; zero: secrets.DefaultTTL.
+	SecretsTTL time.Duration
+	// SecretSource overrides Secrets Manager (tests).
+	SecretSource secrets.Source
 
 	// Local bounds what a local-mode instance accepts from its clients
 	// (local.go; DefaultLocalLimits); zero: no bounds, as Lambda needs.
@@ -140,6 +150,10 @@ type Gateway struct {
 	// unknown rather than as "not cooling down".
 	sharedCooldowns cooldown.Store
 	stopSweeper     func() // stops the strict-budget hold sweeper (strict.go)
+	// Secrets are the secrets the config's key management names (nil:
+	// none); stopSecrets stops their local re-read ticker.
+	Secrets     *secrets.Resolver
+	stopSecrets func()
 	local           LocalLimits
 }
 
@@ -149,16 +163,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	var cfg *config.Config
-	var err error
-	switch {
-	case s.ConfigYAML != nil:
-		cfg, err = config.Load(s.ConfigYAML, s.Getenv)
-	case s.ConfigPath != "":
-		cfg, err = config.LoadFile(s.ConfigPath, s.Getenv)
-	default:
-		cfg = config.Default()
-	}
+	cfg, err := loadConfig(ctx, &s, log) // secrets.go: with the secrets it names
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +214,17 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	}
 	if cfg.General.MasterKey == "" { // none named anywhere: a named one that resolves to nothing stopped config.Load
 		log.LogAttrs(ctx, slog.LevelWarn, "no master key: every request is served without a key (LiteLLM's behaviour); set GATEWAY_MASTER_KEY or general_settings.master_key")
+	}
+	if r := s.secrets; r != nil {
+		gw.Secrets = r
+		if bindSecretKeys(cfg, r) { // a provider's 401/403 re-reads them at once
+			c := *client
+			c.Transport = r.Transport(client.Transport)
+			client = &c
+		}
+		if !s.Lambda { // Lambda re-reads after a response (AfterResponse)
+			gw.stopSecrets = refreshSecrets(r, s.SecretsTTL)
+		}
 	}
 	gw.Handler = gateway.New(gateway.Options{
 		Config:     cfg,

@@ -73,6 +73,11 @@ func (s *Settings) awaitInit(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	if s.secrets != nil { // a secret not read is init's failure, as the master key's
+		if err := s.secrets.Wait(ctx); err != nil {
+			return fmt.Errorf("secrets: %w", err)
+		}
+	}
 	p := s.masterKeyRead
 	if p == nil {
 		return nil

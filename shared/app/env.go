@@ -30,7 +30,7 @@ func FromEnv(ctx context.Context, e appenv.Settings, log *slog.Logger) (Settings
 		s.SpendQueueURL, s.Lambda, s.Local = e.SpendQueueURL, e.Lambda, e.Local
 		s.KeyCacheTTL, s.CooldownCacheTTL = e.KeyCacheTTL, e.CooldownCacheTTL
 		s.LimitsTimeout = e.LimitsTimeout
-		s.ResponsesTTL = e.ResponsesTTL
+		s.ResponsesTTL, s.SecretsTTL = e.ResponsesTTL, e.SecretsTTL
 		// EMF lines on stdout in Lambda, GET /metrics locally; METRICS=off.
 		s.Metrics = newMetrics(e.Metrics, e.MetricsNamespace, e.Lambda, os.Stdout)
 	}

@@ -102,6 +102,9 @@ func (g *Gateway) Close(ctx context.Context) error {
 	if g.stopSweeper != nil {
 		g.stopSweeper()
 	}
+	if g.stopSecrets != nil {
+		g.stopSecrets()
+	}
 	if g.SpendQueue == nil {
 		return nil
 	}

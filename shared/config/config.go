@@ -11,6 +11,7 @@ package config
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/catalog"
@@ -59,7 +60,13 @@ type Deployment struct {
 	// not implemented yet. Requests to its group get it as their error.
 	Unusable   string
 	APIBase    string // base URL, without trailing slash
-	APIKey     string `json:"-"` // resolved secret; never logged
+	APIKey     string `json:"-"` // resolved secret; never logged (Key: its current value)
+	// APIKeyEnv names the variable api_key was read from (os.environ/NAME,
+	// or Azure's AZURE_API_KEY); "" for a key written in the config.
+	APIKeyEnv string
+	// key, when bound (BindKey), holds the current value of a key that may
+	// rotate (a secret re-read); shared by copies of the deployment.
+	key *atomic.Pointer[string]
 	APIVersion string // Azure api-version
 	// AWS holds the Bedrock deployment's aws_* params (region, explicit
 	// credentials, a role to assume); empty: the default chain and region.
@@ -202,6 +209,9 @@ type GeneralSettings struct {
 	// request that a budget applies to reserves its worst-case cost in its
 	// admission, so that recorded spend never passes max_budget.
 	StrictBudgets bool
+	// KeyManagement is where os.environ/NAME values the environment does
+	// not set come from (key_management_system; keymgmt.go).
+	KeyManagement KeyManagement
 }
 
 // Defaults as LiteLLM documents them.
@@ -227,3 +237,19 @@ func (c *Config) Groups() []string {
 	}
 	return out
 }
+
+// Key is the deployment's API key: the value bound by BindKey (a key that
+// rotates), else APIKey.
+func (d *Deployment) Key() string {
+	if d.key != nil {
+		if k := d.key.Load(); k != nil {
+			return *k
+		}
+	}
+	return d.APIKey
+}
+
+// BindKey makes Key read p: the assembly binds a key read from a secret
+// manager to the value its re-reads keep current. Called at start, before
+// the deployment serves.
+func (d *Deployment) BindKey(p *atomic.Pointer[string]) { d.key = p }

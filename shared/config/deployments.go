@@ -198,6 +198,9 @@ func (l *loader) litellmParams(e *entry, d *Deployment) error {
 			}
 		case "api_key":
 			var set bool
+			if strings.HasPrefix(strings.TrimSpace(deref(v).Value), "os.environ/") {
+				d.APIKeyEnv = envName(deref(v).Value)
+			}
 			if d.APIKey, set, err = l.str(p, v); err == nil && !set {
 				l.warn(p, v, "environment variable %s is not set; calls to this deployment will fail authentication", envName(v.Value))
 			}

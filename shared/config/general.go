@@ -56,8 +56,11 @@ func (l *loader) ignoredOrUnsupported(key, path string, v *yaml.Node) {
 }
 
 func (l *loader) general(path string, n *yaml.Node) error {
+	defer l.keyManagementDone(path, n)
 	return pairs(path, n, func(key string, v *yaml.Node, p string) error {
 		switch key {
+		case "key_management_system", "key_management_settings": // keymgmt.go
+			return l.keyManagement(key, p, v)
 		case "rate_limits_fail_open":
 			b, err := l.boolv(p, v)
 			l.cfg.General.RateLimitsFailOpen = b

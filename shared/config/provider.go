@@ -62,6 +62,7 @@ func (l *loader) azureEnv(e *entry, d *Deployment) {
 	}
 	if d.APIKey == "" {
 		d.APIKey, _ = l.getenv(AzureKeyEnv)
+		d.APIKeyEnv = AzureKeyEnv
 	}
 	if d.APIVersion == "" {
 		d.APIVersion, _ = l.getenv(AzureVersionEnv)

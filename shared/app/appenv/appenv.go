@@ -86,6 +86,10 @@ type Settings struct {
 	// waits for the counters table; 0: the default (limits.DefaultAdmitTimeout).
 	LimitsTimeout time.Duration
 	ResponsesTTL  time.Duration // GATEWAY_RESPONSES_TTL: how long stored Responses API responses are kept
+	// SecretsTTL (GATEWAY_SECRETS_TTL) is how old the secrets of the
+	// config's key management may get before they are read again; 0: the
+	// default (secrets.DefaultTTL, 5 minutes).
+	SecretsTTL time.Duration
 	// Local bounds a local-mode gateway's clients (env, then flags); zero
 	// in Lambda.
 	Local      LocalLimits
@@ -193,7 +197,10 @@ func (s *Settings) gatewayEnv(get func(string) string) error {
 	if s.LimitsTimeout, err = duration(get, "GATEWAY_LIMITS_TIMEOUT"); err != nil {
 		return err
 	}
-	s.ResponsesTTL, err = duration(get, "GATEWAY_RESPONSES_TTL")
+	if s.ResponsesTTL, err = duration(get, "GATEWAY_RESPONSES_TTL"); err != nil {
+		return err
+	}
+	s.SecretsTTL, err = duration(get, "GATEWAY_SECRETS_TTL")
 	return err
 }
 
