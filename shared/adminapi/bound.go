@@ -86,10 +86,7 @@ func (h *Handler) boundHolds(ctx context.Context, b keys.Bound, team string) (bo
 // keyInScope refuses a bound caller a key outside its scope (its own key
 // is always within).
 func (h *Handler) keyInScope(ctx context.Context, c *caller, k keys.Key) error {
-	if c.scope == nil || (c.key != nil && c.key.Hash == k.Hash) {
-		return nil
-	}
-	ok, err := h.boundHolds(ctx, *c.scope, k.TeamID)
+	ok, err := h.held(ctx, c, k)
 	switch {
 	case err != nil:
 		return err
@@ -101,6 +98,15 @@ func (h *Handler) keyInScope(ctx context.Context, c *caller, k keys.Key) error {
 	return outOfScope(c, "the keys of team "+k.TeamID)
 }
 
+// held reports whether k is within c's reach: always for a caller that is
+// not bound; for a bound one, its own key and the keys of its scope.
+func (h *Handler) held(ctx context.Context, c *caller, k keys.Key) (bool, error) {
+	if c.scope == nil || (c.key != nil && c.key.Hash == k.Hash) {
+		return true, nil
+	}
+	return h.boundHolds(ctx, *c.scope, k.TeamID)
+}
+
 // inScopeKeys drops the keys outside a bound caller's scope from a list.
 func (h *Handler) inScopeKeys(ctx context.Context, c *caller, ks []keys.Key) ([]keys.Key, error) {
 	if c.scope == nil {
@@ -108,11 +114,11 @@ func (h *Handler) inScopeKeys(ctx context.Context, c *caller, ks []keys.Key) ([]
 	}
 	out := ks[:0]
 	for _, k := range ks {
-		ok, err := h.boundHolds(ctx, *c.scope, k.TeamID)
+		ok, err := h.held(ctx, c, k)
 		if err != nil {
 			return nil, err
 		}
-		if ok || (c.key != nil && c.key.Hash == k.Hash) {
+		if ok {
 			out = append(out, k)
 		}
 	}

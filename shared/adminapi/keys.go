@@ -348,10 +348,9 @@ func (h *Handler) keyList(w http.ResponseWriter, r *http.Request, c *caller) err
 			return err
 		}
 		for _, d := range del {
-			if in, err := h.inScopeKeys(ctx, c, []keys.Key{d.Key}); err != nil || len(in) == 0 {
-				if err != nil {
-					return err
-				}
+			if in, err := h.held(ctx, c, d.Key); err != nil {
+				return err
+			} else if !in {
 				continue
 			}
 			o := keyObject(d.Key, now)

@@ -34,6 +34,8 @@ func TestTeamAdminMintsForAnotherTeamsMember(t *testing.T) {
 		keyA := p.ok("a's key", post, "/key/generate", master, `{"user_id":"a","team_id":"t1"}`).str("key")
 		own := p.ok("x's own key in t2", post, "/key/generate", master, `{"user_id":"x","team_id":"t2"}`)
 		ownHash := own.str("token_id")
+		gone := p.ok("x's deleted key in t2", post, "/key/generate", master, `{"user_id":"x","team_id":"t2"}`).str("token_id")
+		p.ok("delete it", post, "/key/delete", master, fmt.Sprintf(`{"keys":[%q]}`, gone))
 		t2Keys := p.keysOf("t2")
 
 		// Step 1: a adds x to t1 (allowed, LiteLLM's behaviour), recorded
@@ -58,7 +60,7 @@ func TestTeamAdminMintsForAnotherTeamsMember(t *testing.T) {
 			t.Errorf("t1's spend = %v after the minted key's request, want > 0", t1Spend)
 		}
 
-		hideT2 := []string{`"t2"`, ownHash}
+		hideT2 := []string{`"t2"`, ownHash, gone}
 		// Step 3: the minted key creates a key in t2 (as x, a member of t2).
 		p.refused("key in t2", post, "/key/generate", keyX, `{"team_id":"t2"}`, hideT2...)
 		p.refused("key in t2 for x", post, "/key/generate", keyX, `{"team_id":"t2","user_id":"x"}`, hideT2...)
@@ -78,7 +80,7 @@ func TestTeamAdminMintsForAnotherTeamsMember(t *testing.T) {
 		p.refused("spend logs of t2", get, "/spend/logs?team_id=t2", keyX, "", hideT2...)
 		p.refused("daily activity of t2", get, "/team/daily/activity?team_ids=t2", keyX, "", hideT2...)
 		// Lists and x's /user/info answer, within t1 only.
-		for _, path := range []string{"/user/info", "/user/info?user_id=x", "/key/list", "/key/list?user_id=x", "/team/list", "/spend/logs", "/user/daily/activity"} {
+		for _, path := range []string{"/user/info", "/user/info?user_id=x", "/key/list", "/key/list?user_id=x", "/key/list?status=deleted", "/team/list", "/spend/logs", "/user/daily/activity"} {
 			p.hidden(path, p.ok(path, get, path, keyX, ""), hideT2...)
 		}
 		// Step 5: the gateway: the minted key names t2.
