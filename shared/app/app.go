@@ -154,7 +154,7 @@ type Gateway struct {
 	// none); stopSecrets stops their local re-read ticker.
 	Secrets     *secrets.Resolver
 	stopSecrets func()
-	local           LocalLimits
+	local       LocalLimits
 }
 
 // Build loads the config and wires the gateway.

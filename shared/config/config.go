@@ -58,15 +58,15 @@ type Deployment struct {
 	// Unusable says why an entry LiteLLM would load is left out of routing
 	// (an unknown provider, no model name, no api_base); "" for a provider
 	// not implemented yet. Requests to its group get it as their error.
-	Unusable   string
-	APIBase    string // base URL, without trailing slash
-	APIKey     string `json:"-"` // resolved secret; never logged (Key: its current value)
+	Unusable string
+	APIBase  string // base URL, without trailing slash
+	APIKey   string `json:"-"` // resolved secret; never logged (Key: its current value)
 	// APIKeyEnv names the variable api_key was read from (os.environ/NAME,
 	// or Azure's AZURE_API_KEY); "" for a key written in the config.
 	APIKeyEnv string
 	// key, when bound (BindKey), holds the current value of a key that may
 	// rotate (a secret re-read); shared by copies of the deployment.
-	key *atomic.Pointer[string]
+	key        *atomic.Pointer[string]
 	APIVersion string // Azure api-version
 	// AWS holds the Bedrock deployment's aws_* params (region, explicit
 	// credentials, a role to assume); empty: the default chain and region.

@@ -18,9 +18,10 @@ import (
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
+	"github.com/sluice-gw/sluice/test/sqslocal"
 )
 
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(sqslocal.With(func() int { return ddblocal.Main(m) })) }
 
 // canaries are the secrets of one run: random, so that no other text can
 // hold a window of one by chance.
@@ -282,15 +283,32 @@ func TestNoSecretLeaves(t *testing.T) {
 	if !testing.Short() {
 		stores = append(stores, app.StoreDynamoDB)
 	}
+	type variant struct {
+		store               string
+		lambda, fromSecrets bool
+	}
+	var variants []variant
 	for _, store := range stores {
 		for _, lambda := range []bool{false, true} {
+			variants = append(variants, variant{store, lambda, false})
+		}
+	}
+	// The keys from Secrets Manager (moto): the reads at start, and the
+	// re-read each provider's 401 for a secret's key starts.
+	variants = append(variants, variant{app.StoreMemory, false, true}, variant{app.StoreMemory, true, true})
+	for _, v := range variants {
+		store, lambda := v.store, v.lambda
+		{
 			name := store + "/local-http"
 			if lambda {
 				name = store + "/lambda"
 			}
+			if v.fromSecrets {
+				name = "secrets-manager/" + name
+			}
 			t.Run(name, func(t *testing.T) {
 				logs := &syncBuffer{}
-				gw := build(t, c, u, store, lambda, logs)
+				gw := build(t, c, u, store, lambda, v.fromSecrets, logs)
 				var tg target
 				if lambda {
 					tg = lambdaTarget(t, name, gw, logs)

@@ -42,7 +42,7 @@ type stack struct {
 	packages map[string]*pkg   // function logical id -> its package
 	outputs  map[string]string
 
-	ssmPuts []ssmPut // what the init scripts put
+	ssmPuts []ssmPut       // what the init scripts put
 	secret  providerSecret // the provider key in Secrets Manager (secrets_test.go)
 
 	lint   chan lintResult // cfn-lint's verdict on template.yaml
