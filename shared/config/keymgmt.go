@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -37,20 +38,11 @@ func (k KeyManagement) Secrets() []string {
 		ids = append(ids, k.PrimarySecretName)
 	}
 	for _, h := range k.HostedKeys {
-		if h != "" && h != k.PrimarySecretName && !contains(ids, h) {
+		if h != "" && h != k.PrimarySecretName && !slices.Contains(ids, h) {
 			ids = append(ids, h)
 		}
 	}
 	return ids
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // keyManagementWhy: LiteLLM's key_management_settings that do not apply

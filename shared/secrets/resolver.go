@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,20 +106,11 @@ func New(o Options) *Resolver {
 		r.ids = append(r.ids, o.Primary)
 	}
 	for _, h := range o.Hosted {
-		if h != "" && h != o.Primary && !has(r.ids, h) {
+		if h != "" && h != o.Primary && !slices.Contains(r.ids, h) {
 			r.ids = append(r.ids, h)
 		}
 	}
 	return r
-}
-
-func has(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // Start begins the first read in the background (once); Lookup and Wait

@@ -101,7 +101,7 @@ model_list:
 		t.Errorf("deployed with ProviderSecretArns %q, want the secret's ARN", got)
 	}
 	for _, id := range s.resourcesOfType("AWS::IAM::Role") {
-		b, err := json.Marshal(mapAt(s.transformed, "Resources", id, "Properties", "Policies"))
+		b, err := json.Marshal(at(s.transformed, "Resources", id, "Properties", "Policies"))
 		if err != nil {
 			t.Fatal(err)
 		}
