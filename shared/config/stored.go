@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -17,7 +18,12 @@ type Stored struct {
 }
 
 // StoredPath is the path that names a stored deployment in warnings.
-func StoredPath(id string) string { return fmt.Sprintf("model_list[id=%s]", id) }
+func StoredPath(id string) string { return storedPrefix + id + "]" }
+
+const storedPrefix = "model_list[id="
+
+// IsStoredPath reports whether a warning's path is a stored deployment's.
+func IsStoredPath(path string) bool { return strings.HasPrefix(path, storedPrefix) }
 
 // LoadStored loads data as Load does, with the stored deployments after
 // model_list's. Each is loaded by the code path of a config deployment

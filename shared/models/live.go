@@ -72,7 +72,8 @@ func NewLive[T any](ctx context.Context, store Store, build Build[T], o LiveOpti
 }
 
 // NewLiveFrom builds the first snapshot from records already read (at
-// version).
+// version; a negative version: none could be read, and the first Current
+// checks at once).
 func NewLiveFrom[T any](ctx context.Context, store Store, build Build[T], recs []Record, version int64, o LiveOptions) (*Live[T], error) {
 	l := &Live[T]{store: store, build: build, interval: o.Interval, wait: o.Wait, now: o.Now, log: o.Logger}
 	if l.interval <= 0 {
@@ -93,7 +94,9 @@ func NewLiveFrom[T any](ctx context.Context, store Store, build Build[T], recs [
 		return nil, err
 	}
 	l.cur.Store(&snapshot[T]{v: v, version: version})
-	l.checked.Store(l.now().UnixNano())
+	if version >= 0 {
+		l.checked.Store(l.now().UnixNano())
+	} // else (the records could not be read): the first Current checks
 	return l, nil
 }
 
