@@ -57,7 +57,11 @@ type Settings struct {
 	SaltKeyParameter string
 	// ModelsReload is how often an instance checks the model store for a
 	// change (store_model_in_db); zero: models.DefaultInterval (10s).
+	// ModelsWait is the longest a request waits for a due check; zero:
+	// models.DefaultWait (tests raise it to make the check's request see
+	// its result).
 	ModelsReload time.Duration
+	ModelsWait   time.Duration
 
 	Store string // StoreMemory (default) or StoreDynamoDB
 	// AWS is the SDK configuration for StoreDynamoDB; its endpoint comes

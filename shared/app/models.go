@@ -117,7 +117,7 @@ func liveModels(ctx context.Context, s Settings, gw *Gateway, p *pendingModels, 
 		log.LogAttrs(ctx, slog.LevelError, "stored models: not read at start; serving the config's until the first check", slog.String("error", p.err.Error()))
 		version = -1 // due at once
 	}
-	live, err := models.NewLiveFrom(ctx, gw.Models, build, p.recs, version, models.LiveOptions{Interval: s.ModelsReload, Now: s.Now, Logger: log})
+	live, err := models.NewLiveFrom(ctx, gw.Models, build, p.recs, version, models.LiveOptions{Interval: s.ModelsReload, Wait: s.ModelsWait, Now: s.Now, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
