@@ -88,12 +88,18 @@ func storedError(err error) error {
 	return err
 }
 
-func (h *Handler) modelNew(w http.ResponseWriter, r *http.Request, c *caller) error {
+// modelWrite is the model store and the body of a write (proxy admins).
+func (h *Handler) modelWrite(r *http.Request, c *caller) (*models.Catalog, modelBody, error) {
 	cat, err := h.catalog(c)
 	if err != nil {
-		return err
+		return nil, modelBody{}, err
 	}
 	b, err := readModelBody(r)
+	return cat, b, err
+}
+
+func (h *Handler) modelNew(w http.ResponseWriter, r *http.Request, c *caller) error {
+	cat, b, err := h.modelWrite(r, c)
 	if err != nil {
 		return err
 	}
@@ -137,11 +143,7 @@ func (h *Handler) modelUpdate(w http.ResponseWriter, r *http.Request, c *caller)
 // value, as LiteLLM's) and PATCH /model/{id}/update (id from the path;
 // null removes a value).
 func (h *Handler) updateModel(w http.ResponseWriter, r *http.Request, c *caller, pathID string) error {
-	cat, err := h.catalog(c)
-	if err != nil {
-		return err
-	}
-	b, err := readModelBody(r)
+	cat, b, err := h.modelWrite(r, c)
 	if err != nil {
 		return err
 	}
