@@ -244,7 +244,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	}
 	if r := s.secrets; r != nil {
 		gw.Secrets = r
-		if bindSecretKeys(cfg, r) { // a provider's 401/403 re-reads them at once
+		if bindSecretKeys(cfg, r) || stored != nil { // a provider's 401/403 re-reads them at once (stored deployments may name them too)
 			c := *client
 			c.Transport = r.Transport(client.Transport)
 			client = &c
