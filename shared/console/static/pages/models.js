@@ -5,7 +5,7 @@
 // each deployment's result.
 import { el, table, errorBox, button, num, toast, field } from '../ui.js';
 import { isAdmin } from '../roles.js';
-import { linkCSS } from './chart.js';
+import { linkCSS } from '../chart.js';
 
 // perMillion shows a per-token price as dollars per million tokens.
 const perMillion = (v) => (v === null || v === undefined ? '' : '$' + (Number(v) * 1e6).toFixed(Number(v) * 1e6 < 1 ? 3 : 2) + ' / 1M');
