@@ -212,3 +212,39 @@ export function orgDelete({ api, me }, o, after) {
   }, 'danger');
 }
 
+// A deployment (/model/info's entries; /model/new's and /model/update's
+// body): model_name, litellm_params and model_info, named by path. The
+// api_key is written only: /model/info redacts it, and an edit form never
+// shows it (empty: the stored key stays).
+const perMillion = (v) => (v === null || v === undefined ? '' : '$' + (Number(v) * 1e6).toFixed(Number(v) * 1e6 < 1 ? 3 : 2) + ' / 1M');
+const price = (k) => (d) => perMillion((d.model_info || {})[k] ?? (d.litellm_params || {})[k]);
+
+// stored: a deployment added through the API (LiteLLM's db_model mark),
+// not one of the config's.
+export const stored = (d) => !!(d.model_info && d.model_info.db_model === true);
+
+export const model = {
+  fields: [
+    { name: 'model_info.id', label: 'Deployment ID', title: 'Deployment', kind: 'str', create: true, help: 'Optional: a UUID is made when empty.', class: 'mono' },
+    { name: 'model_name', label: 'Model group (model_name)', kind: 'str', required: true, help: 'The name requests call.' },
+    { name: 'provider', label: 'Provider', show: (d) => (d.model_info && d.model_info.litellm_provider) || ((d.litellm_params || {}).model || '').split('/').slice(0, -1).join('/') },
+    { name: 'litellm_params.model', label: 'Provider model', title: 'Model', kind: 'str', required: true, placeholder: 'openai/gpt-4o-mini', class: 'mono',
+      help: 'provider/model, as in the config’s litellm_params.model.' },
+    { name: 'litellm_params.api_key', label: 'API key', kind: 'str', type: 'password', autocomplete: 'new-password', get: () => null,
+      help: (d) => (d ? 'Empty: the stored key stays. A key typed here replaces it and is never shown again.' : 'Stored encrypted, never shown again. Or os.environ/NAME.') },
+    { name: 'litellm_params.region_name', label: 'Region', kind: 'str' },
+    { name: 'litellm_params.api_base', label: 'API base', kind: 'str', type: 'url', placeholder: 'https://api.openai.com/v1' },
+    { name: 'model_info.input_cost_per_token', label: 'Input price (USD per token)', title: 'Input', kind: 'num', show: price('input_cost_per_token') },
+    { name: 'model_info.output_cost_per_token', label: 'Output price (USD per token)', title: 'Output', kind: 'num', show: price('output_cost_per_token') },
+    { name: 'litellm_params.rpm', label: 'Requests per minute', kind: 'num' },
+    { name: 'litellm_params.tpm', label: 'Tokens per minute', kind: 'num' },
+    { name: 'limits', label: 'Limits', show: (d) => {
+      const p = d.litellm_params || {};
+      const i = d.model_info || {};
+      return [[p.rpm, ' rpm'], [p.tpm, ' tpm'], [i.max_input_tokens, ' in'], [i.max_output_tokens, ' out']].filter(([v]) => v).map(([v, u]) => v.toLocaleString() + u).join(', ');
+    } },
+    { name: 'source', label: 'Source', show: (d) => (stored(d) ? el('span', { class: 'tag ok' }, 'stored') : el('span', { class: 'tag' }, 'config')) },
+  ],
+  columns: ['model_info.id', 'provider', 'litellm_params.model', 'litellm_params.region_name', 'litellm_params.api_base',
+    'model_info.input_cost_per_token', 'model_info.output_cost_per_token', 'limits', 'source'],
+};
