@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/metrics"
+	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/responses"
@@ -48,6 +49,19 @@ type Settings struct {
 	// MasterKeyParameter names the SSM parameter holding the master key
 	// (ResolveAWS reads it into MasterKey).
 	MasterKeyParameter string
+	// SaltKey seals stored credentials (store_model_in_db; LiteLLM's
+	// LITELLM_SALT_KEY); "": the master key, as in LiteLLM.
+	// SaltKeyParameter names its SSM parameter, read in the master key's
+	// call (ResolveAWS).
+	SaltKey          string
+	SaltKeyParameter string
+	// ModelsReload is how often an instance checks the model store for a
+	// change (store_model_in_db); zero: models.DefaultInterval (10s).
+	// ModelsWait is the longest a request waits for a due check; zero:
+	// models.DefaultWait (tests raise it to make the check's request see
+	// its result).
+	ModelsReload time.Duration
+	ModelsWait   time.Duration
 
 	Store string // StoreMemory (default) or StoreDynamoDB
 	// AWS is the SDK configuration for StoreDynamoDB; its endpoint comes
@@ -114,9 +128,17 @@ type KeyStore interface {
 
 // Gateway is an assembled gateway.
 type Gateway struct {
+	// Config, Router and Handler are the gateway as built; with
+	// store_model_in_db, the first snapshot of the stored models (API
+	// serves the current one).
 	Config  *config.Config
 	Router  *router.Router
 	Handler *gateway.Handler
+	// API serves the gateway's routes: Handler, or with store_model_in_db
+	// the current snapshot's handler (models.go).
+	API http.Handler
+	// Models is the model store (store_model_in_db).
+	Models models.Store
 	// Admin is the admin API on the same stores; HTTP serves the gateway
 	// and every admin route on one port (local mode, as LiteLLM's proxy).
 	Admin     *adminapi.Handler
@@ -191,7 +213,12 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	}
 	startSweeper(s, gw, log)
 	gw.Metrics = s.Metrics
-	gw.Router = router.New(cfg, router.Options{Logger: log, Cooldowns: gw.Cooldowns, Now: s.Now, OnCooldown: s.Metrics.CooldownStarted})
+	var stored *pendingModels
+	if cfg.General.StoreModelInDB {
+		stored = readModels(ctx, gw.Models) // beside the master key's read
+	} else {
+		gw.Router = router.New(cfg, router.Options{Logger: log, Cooldowns: gw.Cooldowns, Now: s.Now, OnCooldown: s.Metrics.CooldownStarted})
+	}
 	client := s.HTTPClient
 	if client == nil {
 		client = providers.NewHTTPClient()
@@ -207,24 +234,39 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	if s.MasterKey != "" {
 		cfg.General.MasterKey = s.MasterKey
 	}
-	gw.Handler = gateway.New(gateway.Options{
-		Config:     cfg,
-		Router:     gw.Router,
-		Provider:   providers.New(client),
-		Keys:       keyReader,
-		Limits:     gw.Limits,
-		Now:        s.Now,
-		Logger:     log,
-		Prices:     priceTable,
-		Metrics:    s.Metrics,
-		OnComplete: gateway.PublishSpend(gw.SpendQueue),
-		MaxStreams: s.Local.MaxStreams,
-		Responses:  gw.Responses, ResponsesTTL: s.ResponsesTTL,
-	})
+	provider := providers.New(client)
+	newHandler := func(cfg *config.Config, rt *router.Router) *gateway.Handler {
+		return gateway.New(gateway.Options{
+			Config:     cfg,
+			Router:     rt,
+			Provider:   provider,
+			Keys:       keyReader,
+			Limits:     gw.Limits,
+			Now:        s.Now,
+			Logger:     log,
+			Prices:     priceTable,
+			Metrics:    s.Metrics,
+			OnComplete: gateway.PublishSpend(gw.SpendQueue),
+			MaxStreams: s.Local.MaxStreams,
+			Responses:  gw.Responses, ResponsesTTL: s.ResponsesTTL,
+		})
+	}
+	var catalog *models.Catalog
+	if stored != nil {
+		live, cat, err := liveModels(ctx, s, gw, stored, priceTable, newHandler, log)
+		if err != nil {
+			return nil, err
+		}
+		first := live.Current(ctx)
+		gw.Config, gw.Router, gw.Handler, gw.API, catalog = first.cfg, first.router, first.handler, liveHandler{live}, cat
+	} else {
+		gw.Handler = newHandler(cfg, gw.Router)
+		gw.API = gw.Handler
+	}
 	gw.Admin = adminapi.New(adminapi.Options{
 		MasterKey: cfg.General.MasterKey, Keys: gw.Keys, Spend: gw.Spend, Config: cfg, Now: s.Now, Logger: log,
-		Cooldowns: gw.sharedCooldowns,
+		Cooldowns: gw.sharedCooldowns, Models: catalog,
 	})
-	gw.HTTP = withMetricsRoute(adminapi.Mux(gw.Admin, gw.Handler), s.Metrics, cfg.General.MasterKey)
+	gw.HTTP = withMetricsRoute(adminapi.Mux(gw.Admin, gw.API), s.Metrics, cfg.General.MasterKey)
 	return gw, nil
 }

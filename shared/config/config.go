@@ -83,7 +83,10 @@ type Deployment struct {
 	HasWeight   bool // weight was set (simple-shuffle decides by the first candidate)
 	Order       int  // lower is tried first; 0 = unset
 	Blocked     bool
-	Tags        []string
+	// Stored: added through the admin API (store_model_in_db), not the
+	// config file; /model/info shows it as LiteLLM's db_model.
+	Stored bool
+	Tags   []string
 	// AccessGroups are model_info.access_groups: names a key, team or user
 	// may list in its models to call this deployment's model group.
 	AccessGroups []string
@@ -202,6 +205,10 @@ type GeneralSettings struct {
 	// request that a budget applies to reserves its worst-case cost in its
 	// admission, so that recorded spend never passes max_budget.
 	StrictBudgets bool
+	// StoreModelInDB (store_model_in_db): deployments may also be added,
+	// changed and deleted through the admin API's /model/* routes; they
+	// live in the model store and every instance reloads them.
+	StoreModelInDB bool
 }
 
 // Defaults as LiteLLM documents them.

@@ -49,14 +49,16 @@ var infoKeys = map[string]bool{
 
 func (l *loader) models(list *yaml.Node) error {
 	list = deref(list)
+	ids := map[string]string{}
 	if list == nil || (list.Kind == yaml.ScalarNode && list.Tag == "!!null") {
-		l.warn("model_list", list, "no models configured: every request will get 404")
-		return nil
+		if len(l.stored) == 0 {
+			l.warn("model_list", list, "no models configured: every request will get 404")
+		}
+		list = &yaml.Node{Kind: yaml.SequenceNode}
 	}
 	if list.Kind != yaml.SequenceNode {
 		return errAt("model_list", list, "must be a list of deployments")
 	}
-	ids := map[string]string{}
 	for i, item := range list.Content {
 		item = deref(item)
 		path := fmt.Sprintf("model_list[%d]", i)
@@ -72,6 +74,9 @@ func (l *loader) models(list *yaml.Node) error {
 		}
 		ids[d.ID] = path
 		l.cfg.Deployments = append(l.cfg.Deployments, d)
+	}
+	if err := l.storedModels(ids); err != nil {
+		return err
 	}
 	l.cfg.indexAccessGroups()
 	return nil

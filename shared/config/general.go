@@ -11,7 +11,6 @@ var ignoredWhy = map[string]string{
 	"database_url":                     "state lives in DynamoDB, not a SQL database",
 	"database_connection_pool_limit":   "state lives in DynamoDB, not a SQL database",
 	"database_connection_timeout":      "state lives in DynamoDB, not a SQL database",
-	"store_model_in_db":                "models come from this config file; state lives in DynamoDB",
 	"redis_host":                       "shared state lives in DynamoDB; no Redis is needed",
 	"redis_port":                       "shared state lives in DynamoDB; no Redis is needed",
 	"redis_password":                   "shared state lives in DynamoDB; no Redis is needed",
@@ -63,6 +62,10 @@ func (l *loader) general(path string, n *yaml.Node) error {
 		case "rate_limits_fail_open":
 			b, err := l.boolv(p, v)
 			l.cfg.General.RateLimitsFailOpen = b
+			return err
+		case "store_model_in_db":
+			b, err := l.boolv(p, v)
+			l.cfg.General.StoreModelInDB = b
 			return err
 		case "strict_budgets":
 			b, err := l.boolv(p, v)

@@ -41,6 +41,10 @@ func LoadFile(path string, getenv Getenv) (*Config, error) {
 
 // Load parses and validates a LiteLLM proxy config.
 func Load(data []byte, getenv Getenv) (*Config, error) {
+	return load(data, getenv, nil, false)
+}
+
+func load(data []byte, getenv Getenv, stored []Stored, strict bool) (*Config, error) {
 	if getenv == nil {
 		getenv = func(string) (string, bool) { return "", false }
 	}
@@ -48,7 +52,7 @@ func Load(data []byte, getenv Getenv) (*Config, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("parse config: %w", err)
 	}
-	l := &loader{getenv: getenv, cfg: &Config{General: GeneralSettings{RateLimitsFailOpen: true}}}
+	l := &loader{getenv: getenv, cfg: &Config{General: GeneralSettings{RateLimitsFailOpen: true}}, stored: stored, strict: strict}
 	if err := l.load(&doc); err != nil {
 		return nil, err
 	}
@@ -60,6 +64,10 @@ type loader struct {
 	cfg    *Config
 	// raw settings gathered before merging router_settings over litellm_settings
 	litellm, router map[string]setting
+	// stored are the deployments of the model store (stored.go), loaded
+	// after model_list's; strict makes one that fails the load's error.
+	stored []Stored
+	strict bool
 }
 
 type setting struct {

@@ -33,6 +33,11 @@ type Options struct {
 	// OnCooldown, if set, is called when a failure this instance recorded
 	// started a deployment's cooldown (metrics), with the failure's status.
 	OnCooldown func(group, deployment string, status int, until time.Time)
+	// Previous is the router this one replaces (a model list reloaded):
+	// a deployment with the same id that calls the same provider, model,
+	// base and credentials keeps its counters (in flight, latency, usage).
+	// Cooldowns live in Cooldowns, by id, and so survive as well.
+	Previous *Router
 }
 
 // Router routes requests over a loaded config. It is safe for concurrent use.
@@ -89,6 +94,7 @@ func New(cfg *config.Config, opt Options) *Router {
 	if r.log == nil {
 		r.log = slog.Default()
 	}
+	prev := opt.Previous.statsByID()
 	for _, d := range cfg.Deployments {
 		g := r.groups[d.ModelName]
 		if g == nil {
@@ -99,7 +105,11 @@ func New(cfg *config.Config, opt Options) *Router {
 			}
 		}
 		if d.Implemented {
-			g.nodes = append(g.nodes, &node{d: d, provider: d.Provider + "/" + d.Model})
+			n := &node{d: d, provider: d.Provider + "/" + d.Model, stats: new(stats)}
+			if p, ok := prev[d.ID]; ok && sameCallee(p.d, d) {
+				n.stats = p.stats
+			}
+			g.nodes = append(g.nodes, n)
 			g.ids = append(g.ids, d.ID)
 		} else {
 			g.unimplemented = append(g.unimplemented, d)
@@ -127,6 +137,27 @@ func New(cfg *config.Config, opt Options) *Router {
 		}
 	}
 	return r
+}
+
+// statsByID returns r's nodes by deployment id (nil r: none).
+func (r *Router) statsByID() map[string]*node {
+	if r == nil {
+		return nil
+	}
+	out := map[string]*node{}
+	for _, g := range r.groups {
+		for _, n := range g.nodes {
+			out[n.d.ID] = n
+		}
+	}
+	return out
+}
+
+// sameCallee reports whether a and b call the same thing: provider, model,
+// base, version and credentials.
+func sameCallee(a, b *config.Deployment) bool {
+	return a.Provider == b.Provider && a.Model == b.Model && a.APIBase == b.APIBase &&
+		a.APIKey == b.APIKey && a.APIVersion == b.APIVersion && a.AWS == b.AWS
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
