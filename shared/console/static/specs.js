@@ -233,7 +233,7 @@ export const model = {
     { name: 'litellm_params.api_key', label: 'API key', kind: 'str', type: 'password', autocomplete: 'new-password', get: () => null,
       help: (d) => (d ? 'Empty: the stored key stays. A key typed here replaces it and is never shown again.' : 'Stored encrypted, never shown again. Or os.environ/NAME.') },
     { name: 'litellm_params.region_name', label: 'Region', kind: 'str' },
-    { name: 'litellm_params.api_base', label: 'API base', kind: 'str', type: 'url', placeholder: 'https://api.openai.com/v1' },
+    { name: 'litellm_params.api_base', label: 'API base', kind: 'str', type: 'url', placeholder: 'https://api.openai.com/v1', class: 'url' },
     { name: 'model_info.input_cost_per_token', label: 'Input price (USD per token)', title: 'Input', kind: 'num', show: price('input_cost_per_token') },
     { name: 'model_info.output_cost_per_token', label: 'Output price (USD per token)', title: 'Output', kind: 'num', show: price('output_cost_per_token') },
     { name: 'litellm_params.rpm', label: 'Requests per minute', kind: 'num' },
