@@ -19,6 +19,10 @@ func (tpl *samTemplate) policies(fn string) []policy {
 	var out []policy
 	list, _ := at(tpl.resources(), fn, "Properties", "Policies").([]any)
 	for _, p := range list {
+		// A policy on an optional parameter: !If [Cond, policy, !Ref AWS::NoValue].
+		if alt, _ := at(p, "Fn::If").([]any); len(alt) == 3 && refTarget(alt[2]) == "AWS::NoValue" {
+			p = alt[1]
+		}
 		m, ok := p.(map[string]any)
 		if !ok {
 			out = append(out, policy{name: fmt.Sprint(p)})
@@ -125,6 +129,12 @@ func TestTemplatePoliciesCoverWhatEachFunctionUses(t *testing.T) {
 						t.Error("the function reads the master key parameter without SSMParameterReadPolicy on it")
 					}
 					granted["MasterKeyParameterName"] = true
+				}
+				if name == "GATEWAY_SALT_KEY_PARAMETER" {
+					if !hasPolicy(ps, "SaltKeyParameterName", "SSMParameterReadPolicy") {
+						t.Error("the function reads the salt key parameter without SSMParameterReadPolicy on it")
+					}
+					granted["SaltKeyParameterName"] = true
 				}
 			}
 			if pkgs[fn] == "gateway" { // calls Bedrock with its role

@@ -124,7 +124,7 @@ func serveLocal(t *testing.T, gw *app.Gateway) string {
 // admin API through a buffered one (httpadapter).
 func lambdaTarget(t *testing.T, name string, gw *app.Gateway, logs io.Writer) target {
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	gwFn := lambdahttp.Wrap(gw.Handler, lambdahttp.WithLogger(log), lambdahttp.WithAfterResponse(gw.AfterResponse))
+	gwFn := lambdahttp.Wrap(gw.API, lambdahttp.WithLogger(log), lambdahttp.WithAfterResponse(gw.AfterResponse))
 	adminFn := httpadapter.NewV2(gw.Admin)
 	return target{name: name, do: func(method, path, key, body string) response {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -236,7 +236,7 @@ func runProcess(t *testing.T, rec *Recorder, u *upstreams, c canaries) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the gateway did not start:\n%s", out.Bytes())
 	}
-	drive(t, rec, httpTarget(t, "process/local-http", url), c)
+	drive(t, rec, httpTarget(t, "process/local-http", url), c, u)
 	stop()
 	rec.Record("process/local-http: stdout and stderr", out.Bytes())
 	if !bytes.Contains(out.Bytes(), []byte(`"level":"INFO"`)) {

@@ -30,6 +30,7 @@ func (s *stack) story(t *testing.T, fns map[string]*function, m *mapping) {
 	t.Run("admin health", st.adminHealth)
 	t.Run("team new", st.teamNew)
 	t.Run("key generate", st.keyGenerate)
+	t.Run("model new, served by the gateway", st.storedModel)
 	t.Run("gateway chat with the key", st.chat)
 	t.Run("gateway stream with the key", st.stream)
 	t.Run("spend events queued", st.spendQueued)
