@@ -25,28 +25,15 @@ import (
 // JSON or Anthropic SSE (messages_stream.go). Errors are Anthropic's shape
 // (apierr.WriteAnthropic).
 
-// serveMessages routes the Messages API's paths.
-func (h *Handler) serveMessages(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		apierr.WriteAnthropic(w, apierr.New(apierr.MethodNotAllowed, "%s %s is not allowed; use POST", r.Method, r.URL.Path))
-		return
-	}
-	if r.URL.Path == "/v1/messages/count_tokens" {
-		h.countTokens(w, r) // count.go
-		return
-	}
-	h.post(w, r, wire.OpMessages)
-}
-
-// writeError answers an error in the shape of the request's API.
-func writeError(w http.ResponseWriter, op wire.Op, err error) {
-	if op == wire.OpMessages || op == wire.OpCountTokens {
-		apierr.WriteAnthropic(w, err)
-		return
-	}
-	apierr.Write(w, err)
-}
+// messagesAPI is Anthropic's Messages API; its state is the client's
+// Anthropic headers.
+var messagesAPI = registerAPI(&api{op: wire.OpMessages, name: "anthropic_response", paths: []string{"/v1/messages"},
+	anthropic: true, streams: true, attempt: (*exchange).messages,
+	prepare: func(_ *Handler, _ context.Context, r *http.Request, _ *Principal, _ *wire.Request) (any, string, error) {
+		return anthropicHeaders(r), "", nil
+	},
+	sseError: func(_ *exchange, err error) []byte { return apierr.AnthropicSSE(err) },
+})
 
 // anthropicHeaders are the client's Anthropic headers (nil: none).
 func anthropicHeaders(r *http.Request) *wire.AnthropicHeaders {
@@ -64,7 +51,8 @@ func anthropicHeaders(r *http.Request) *wire.AnthropicHeaders {
 func (x *exchange) messages(ctx context.Context, a *router.Attempt) (router.Outcome, error) {
 	body := x.req.MessagesBody(a.ProviderModel)
 	call := wire.Call{Op: wire.OpMessages, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body),
-		DropParams: x.req.DropParams, Anthropic: x.anthropic}
+		DropParams: x.req.DropParams}
+	call.Anthropic, _ = x.state.(*wire.AnthropicHeaders)
 	if x.req.HasMock {
 		call.MockResponse = &x.req.MockResponse
 	}
