@@ -13,7 +13,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -155,7 +154,6 @@ const bytesPerSecond = 16000
 // media price table, else from the deployment's token price when the
 // provider reported tokens. It returns the completion tokens.
 func (x *exchange) billMedia(a *router.Attempt, call wire.Call, out []byte) int64 {
-	c := x.c
 	u, reported := wire.UsageOf(out)
 	if x.api.op == wire.OpSpeech {
 		reported = false // audio bytes
@@ -164,15 +162,7 @@ func (x *exchange) billMedia(a *router.Attempt, call wire.Call, out []byte) int6
 		u = wire.Usage{PromptTokens: int64(call.PromptTokens), TotalTokens: int64(call.PromptTokens)}
 	}
 	cost, known, estimated := x.mediaCost(a, out, u, reported)
-	c.Usage = c.Usage.Add(u)
-	c.HasUsage = true
-	c.UsageEstimated = c.UsageEstimated || estimated
-	if known {
-		c.CostNanos = limits.AddSat(c.CostNanos, cost)
-	} else {
-		c.CostKnown = false
-	}
-	return u.CompletionTokens
+	return x.charge(u, estimated, cost, known)
 }
 
 // mediaCost prices a media call; estimated: a transcription's duration

@@ -410,12 +410,19 @@ type depHeader struct{ id, base, region []string }
 // bill adds an attempt the provider billed to the request's usage and cost,
 // and returns its completion tokens (for the router's usage strategies).
 func (x *exchange) bill(a *router.Attempt, u wire.Usage, estimated bool) int64 {
+	p, ok := x.h.priceOf(a)
+	return x.charge(u, estimated, p.CostNanos(u), ok)
+}
+
+// charge adds a billed attempt's usage and cost (known: its deployment has
+// a price) to the request's, and returns its completion tokens.
+func (x *exchange) charge(u wire.Usage, estimated bool, cost int64, known bool) int64 {
 	c := x.c
 	c.Usage = c.Usage.Add(u)
 	c.HasUsage = true
 	c.UsageEstimated = c.UsageEstimated || estimated
-	if p, ok := x.h.priceOf(a); ok {
-		c.CostNanos = limits.AddSat(c.CostNanos, p.CostNanos(u)) // each is capped at MaxInt64
+	if known {
+		c.CostNanos = limits.AddSat(c.CostNanos, cost) // each is capped at MaxInt64
 	} else {
 		c.CostKnown = false
 	}
