@@ -65,8 +65,11 @@ type api struct {
 	// bill bills a whole answer and returns its completion tokens (nil:
 	// its token usage, read by usage, at the deployment's token price).
 	bill func(x *exchange, a *router.Attempt, call wire.Call, out []byte) int64
-	// usage reads a whole answer's token usage (nil: wire.UsageOf).
-	usage func(out []byte) (wire.Usage, bool)
+	// usage reads a whole answer's token usage (nil: wire.UsageOf), and
+	// textBytes measures its output when it reported none (nil:
+	// wire.TextBytes).
+	usage     func(out []byte) (wire.Usage, bool)
+	textBytes func(out []byte) int
 	// events reads its stream's events (nil: chat's).
 	events *eventShape
 	// sseError is the event that ends a stream the gateway cuts, and
@@ -94,6 +97,9 @@ var apis []*api
 func registerAPI(a *api) *api {
 	if a.usage == nil {
 		a.usage = wire.UsageOf
+	}
+	if a.textBytes == nil {
+		a.textBytes = wire.TextBytes
 	}
 	if a.events == nil {
 		a.events = &chatEvents

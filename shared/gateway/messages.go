@@ -2,14 +2,12 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -29,6 +27,8 @@ import (
 // Anthropic headers.
 var messagesAPI = registerAPI(&api{op: wire.OpMessages, name: "anthropic_response", paths: []string{"/v1/messages"},
 	anthropic: true, streams: true, attempt: (*exchange).messages,
+	usage:     func(out []byte) (wire.Usage, bool) { return wire.MessagesUsage(gjson.GetBytes(out, "usage")) },
+	textBytes: func(out []byte) int { return len(out) }, // without usage: the whole answer at four bytes a token
 	prepare: func(_ *Handler, _ context.Context, r *http.Request, _ *Principal, _ *wire.Request) (any, string, error) {
 		return anthropicHeaders(r), "", nil
 	},
@@ -59,37 +59,5 @@ func (x *exchange) messages(ctx context.Context, a *router.Attempt) (router.Outc
 	if x.req.Stream {
 		return x.messagesStream(ctx, a, call)
 	}
-	return x.messagesUnary(ctx, a, call)
-}
-
-// messagesUnary forwards a Messages response once it is complete (as
-// unary does a chat completion), billed with the usage it reports.
-func (x *exchange) messagesUnary(ctx context.Context, a *router.Attempt, call wire.Call) (router.Outcome, error) {
-	if a.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, a.Timeout)
-		defer cancel()
-	}
-	d := a.Deployment
-	resp, err := x.h.provider.Do(ctx, d, call)
-	if err != nil {
-		return router.Outcome{}, err
-	}
-	defer resp.Body.Close()
-	buf := getBuf()
-	defer putBuf(buf)
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return router.Outcome{}, providers.TransportError(ctx, d, err)
-	}
-	out := buf.Bytes()
-	if !wire.Valid(out) {
-		return router.Outcome{}, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned a response that is not valid JSON", d.ID)}
-	}
-	var tokens int64
-	if u, ok := wire.MessagesUsage(gjson.GetBytes(out, "usage")); ok {
-		tokens = x.bill(a, u, false)
-	} else {
-		tokens = x.bill(a, estimatedUsage(call.PromptTokens, len(out)), true)
-	}
-	return x.answer(a, resp, out, tokens), nil // unary.go
+	return x.unary(ctx, a, call) // Anthropic's JSON: usage by messagesAPI.usage
 }

@@ -48,7 +48,7 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 	}
 	u, ok := x.api.usage(out)
 	if !ok {
-		return x.answer(a, resp, out, x.bill(a, estimatedUsage(call.PromptTokens, wire.TextBytes(out)), true)), nil
+		return x.answer(a, resp, out, x.bill(a, estimatedUsage(call.PromptTokens, x.api.textBytes(out)), true)), nil
 	}
 	return x.answer(a, resp, out, x.bill(a, u, false)), nil
 }
