@@ -5,7 +5,9 @@
 // body, asks the router for a deployment, and copies the provider's bytes
 // through, event by event for streams.
 //
-// A chat request passes its stages in order, each in its file: request.go
+// The route table (routes.go) maps a path to its API value (apis.go), which
+// says what the stages ask of that API. A request passes its stages in
+// order, each in its file: request.go
 // (read and parse the body, run the router, answer however it ends),
 // auth.go (who the request acts for, and what it may ask), admission.go
 // (each attempt counted against the shared limits; strict.go reserves
