@@ -77,6 +77,8 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 	}
 	applyAliases(p, req) // auth.go
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
+	pl := &c.plan // plan.go: the model group and fallbacks, resolved once
+	pl.resolve(h.router, req)
 	if err := requestTimeouts(r, req); err != nil { // controls.go
 		h.fail(ctx, w, c, err)
 		return
@@ -88,7 +90,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 		return
 	}
 	c.Stream = req.Stream
-	if err := h.checkPrincipal(ctx, p, req); err != nil { // auth.go
+	if err := h.checkPrincipal(ctx, p, req, pl); err != nil { // auth.go
 		h.fail(ctx, w, c, err)
 		return
 	}
@@ -104,7 +106,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 	}
 	var hold *limits.Hold
 	if h.strict != nil {
-		if hold, err = h.reserve(ctx, p, req, op, c.CallID); err != nil {
+		if hold, err = h.reserve(ctx, p, req, pl, op, c.CallID); err != nil {
 			h.fail(ctx, w, c, err)
 			return
 		}
@@ -125,6 +127,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries, Timeout: req.Timeout, StreamTimeout: req.StreamTimeout,
 		Allowed: p.fallbackAccess(h.cfg.AccessGroups),
+		Target:  pl.target, TargetErr: pl.err, FallbackTargets: pl.fallbackTargets(),
 	}
 	if p.EndUser != nil {
 		rreq.Region = p.EndUser.AllowedModelRegion
