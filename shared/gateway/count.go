@@ -29,7 +29,7 @@ func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	req, err := h.parse(w, r, buf, wire.OpCountTokens)
+	req, err := h.parse(w, r, buf, wire.Parse, false)
 	if err == nil && req.Model == "" {
 		err = apierr.New(apierr.InvalidRequest, "model: field required")
 	}

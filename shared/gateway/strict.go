@@ -76,7 +76,7 @@ func (h *Handler) strictPrices() map[string]limits.Price {
 
 // reserve returns the hold of a request some budget applies to under strict
 // budgets (nil when none applies), or the client's error.
-func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, pl *plan, op wire.Op, callID string) (*limits.Hold, error) {
+func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, pl *plan, a *api, callID string) (*limits.Hold, error) {
 	if p == nil {
 		return nil, nil
 	}
@@ -100,8 +100,8 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 		return nil, pl.err
 	}
 	group := pl.group()
-	if op.Media() { // strict_media.go
-		return h.reserveMedia(ctx, req, pl, op, group, budgets, callID, now)
+	if a.media { // strict_media.go
+		return h.reserveMedia(ctx, req, pl, a, group, budgets, callID, now)
 	}
 	rp := h.strict[group]
 	pl.reach(req, func(fg string) { rp.Join(h.strict[fg]) })
@@ -111,7 +111,7 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 			req.Model, rp.Unpriced)
 	}
 	out := int64(0)
-	if op != wire.OpEmbeddings {
+	if !a.noOutput {
 		if req.MaxTokens <= 0 && rp.NoCap != "" {
 			e := apierr.New(apierr.InvalidRequest,
 				"strict_budgets: this request has a budget and no max_tokens, and deployment %s has no known output limit; set max_tokens (or max_completion_tokens) so that its worst-case cost can be reserved",
