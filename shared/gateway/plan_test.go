@@ -75,3 +75,31 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 		})
 	}
 }
+
+// TestRecordsAllocateNothing: walking a principal's six records (model
+// access, the admission scopes, the budget counters) allocates nothing.
+func TestRecordsAllocateNothing(t *testing.T) {
+	s := keys.Settings{Models: []string{"m"}}
+	p := &Principal{
+		Key: &keys.Key{Hash: "h", Settings: s}, Team: &keys.Team{ID: "t", Settings: s}, User: &keys.User{ID: "u", Settings: s},
+		Member: &keys.Member{TeamID: "t", UserID: "u"}, EndUser: &keys.EndUser{ID: "e"}, Org: &keys.Organization{ID: "o", Settings: s},
+	}
+	var kinds []recordKind
+	for r := range p.records {
+		kinds = append(kinds, r.kind)
+	}
+	if len(kinds) != 6 {
+		t.Fatalf("records walked %v, want all six", kinds)
+	}
+	n := testing.AllocsPerRun(100, func() {
+		if !p.restricted() || allowModel(p, nil, "m", "m") != nil {
+			t.Fatal("model access")
+		}
+		for r := range p.records {
+			_ = r.settings.RPMLimit
+		}
+	})
+	if n != 0 {
+		t.Fatalf("%v allocations per walk, want 0", n)
+	}
+}
