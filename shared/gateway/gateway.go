@@ -96,6 +96,9 @@ type Completion struct {
 	// "end_user", "deployment") of the last limit or budget that refused
 	// an admission of the request; "" if none did.
 	Refused string
+	// plan is the request's model group and fallbacks, resolved once
+	// (plan.go).
+	plan plan
 }
 
 // Options configure a Handler.
@@ -155,6 +158,9 @@ type Handler struct {
 	// strict holds each group's worst-case prices when
 	// general_settings.strict_budgets is on; nil otherwise (strict.go).
 	strict map[string]limits.Price
+	// reach holds, with strict, each group's configured reach
+	// (configuredReach, plan.go): itself first.
+	reach map[string][]string
 
 	depHeaders   map[*config.Deployment]depHeader
 	groupHeaders map[string][]string

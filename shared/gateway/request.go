@@ -72,6 +72,8 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 	}
 	applyAliases(p, req) // auth.go
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
+	pl := &c.plan // plan.go: the model group and fallbacks, resolved once
+	pl.resolve(h.router, req)
 	if err := requestTimeouts(r, req); err != nil { // controls.go
 		h.fail(ctx, w, a, c, err)
 		return
@@ -83,7 +85,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 		return
 	}
 	c.Stream = req.Stream
-	if err := h.checkPrincipal(ctx, p, req); err != nil { // auth.go
+	if err := h.checkPrincipal(ctx, p, req, pl); err != nil { // auth.go
 		h.fail(ctx, w, a, c, err)
 		return
 	}
@@ -99,7 +101,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 	}
 	var hold *limits.Hold
 	if h.strict != nil {
-		if hold, err = h.reserve(ctx, p, req, a, c.CallID); err != nil {
+		if hold, err = h.reserve(ctx, p, req, pl, a, c.CallID); err != nil {
 			h.fail(ctx, w, a, c, err)
 			return
 		}
@@ -120,6 +122,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries, Timeout: req.Timeout, StreamTimeout: req.StreamTimeout,
 		Allowed: p.fallbackAccess(h.cfg.AccessGroups), Deployment: pin,
+		Target: pl.target, TargetErr: pl.err, FallbackTargets: pl.fallbackTargets(),
 	}
 	if p.EndUser != nil {
 		rreq.Region = p.EndUser.AllowedModelRegion

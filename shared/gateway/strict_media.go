@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -22,26 +23,25 @@ import (
 // cost (per second of audio) is not known before the call, and a deployment
 // without a media price cannot be bounded: both are refused with a 400
 // rather than guessed, as chat refuses an unpriced deployment.
-func (h *Handler) reserveMedia(ctx context.Context, req *wire.Request, a *api, group string, budgets []limits.BudgetCounter, callID string, now time.Time) (*limits.Hold, error) {
+func (h *Handler) reserveMedia(ctx context.Context, req *wire.Request, pl *plan, a *api, group string, budgets []limits.BudgetCounter, callID string, now time.Time) (*limits.Hold, error) {
 	switch {
 	case a.free:
 		return nil, nil
 	case a.unreservable != "" || a.worstCase == nil:
 		return nil, apierr.New(apierr.InvalidRequest, "%s", a.unreservable)
 	}
-	groups := []string{group}
-	if req.FallbacksSet && !req.NoFallbacks {
-		groups = append(groups, req.Fallbacks...)
-	}
-	var amount int64
-	seen := map[string]bool{}
-	for len(groups) > 0 {
-		g, err := h.router.Group(groups[0])
-		groups = groups[1:]
-		if err != nil || seen[g] {
-			continue
+	// Every group the request's group and its own fallbacks reach, each
+	// once, in the order reached (plan.go).
+	groups := slices.Clone(h.reachOf(group))
+	pl.reach(req, func(fg string) {
+		for _, g := range h.reachOf(fg) {
+			if !slices.Contains(groups, g) {
+				groups = append(groups, g)
+			}
 		}
-		seen[g] = true
+	})
+	var amount int64
+	for _, g := range groups {
 		for _, d := range h.router.Deployments(g) {
 			cost, ok := a.worstCase(d, req)
 			if !ok {
@@ -50,20 +50,8 @@ func (h *Handler) reserveMedia(ctx context.Context, req *wire.Request, a *api, g
 			}
 			amount = max(amount, cost)
 		}
-		rs := &h.cfg.Router
-		for _, fbs := range [][]config.Fallback{rs.Fallbacks, rs.ContextWindowFallbacks, rs.ContentPolicyFallbacks} {
-			groups = append(groups, config.FallbacksFor(fbs, g)...)
-		}
-		groups = append(groups, rs.DefaultFallbacks...)
 	}
-	timeout := h.cfg.Router.Timeout
-	if timeout <= 0 {
-		timeout = config.DefaultTimeout
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = dl.Sub(now)
-	}
-	return &limits.Hold{ID: callID, Amount: max(amount, 1), Budgets: budgets, Expires: limits.HoldExpiry(now, timeout)}, nil
+	return &limits.Hold{ID: callID, Amount: max(amount, 1), Budgets: budgets, Expires: limits.HoldExpiry(now, h.remaining(ctx, now))}, nil
 }
 
 // imagesWorstCase is the most an images request can cost on deployment d:

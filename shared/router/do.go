@@ -43,6 +43,16 @@ type Request struct {
 	// x-litellm-stream-timeout): a stream's wait for its first chunk,
 	// before Timeout. 0: not set.
 	StreamTimeout time.Duration
+	// Target is Model resolved (Router.Resolve), when the caller already
+	// resolved it; zero: Do resolves Model. A Target whose resolution
+	// failed fails the request with its error.
+	Target Target
+	// TargetErr is the error of Target's resolution, if it failed.
+	TargetErr error
+	// FallbackTargets are Fallbacks resolved (Router.Lookup), one per name
+	// and in the same order, when the caller already resolved them; nil:
+	// each is resolved when its turn comes.
+	FallbackTargets []Target
 }
 
 // Record is one line of a request's trace.
@@ -93,7 +103,14 @@ const anyClass = "any"
 // Do serves req: it resolves the group, then tries deployments with retries
 // and fallbacks, calling fn once per attempt.
 func (r *Router) Do(ctx context.Context, req *Request, fn AttemptFunc) (*Result, error) {
-	first, name, err := r.resolve(req.Model)
+	var first *group
+	var name string
+	var err error
+	if t := req.Target; t.of(r) || req.TargetErr != nil {
+		first, name, err = t.g, t.name, req.TargetErr
+	} else {
+		first, name, err = r.resolve(req.Model)
+	}
 	if err != nil {
 		return &Result{}, err
 	}
