@@ -238,7 +238,7 @@ func (s *stack) deploy(t *testing.T, tl tools, st readmeStep) {
 		Parameters:   params,
 		Capabilities: caps,
 	}); err != nil {
-		t.Fatalf("create stack %s: %v", s.name, err)
+		t.Fatalf("create stack %s: %v%s", s.name, err, motoTail())
 	}
 	t.Cleanup(func() {
 		// Moto goes when the test binary ends if the test started it; a

@@ -220,3 +220,13 @@ func ctx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return c
 }
+
+// motoTail is the end of the log of the moto server the test started
+// (its tracebacks say why a call failed), or "" for a shared one.
+func motoTail() string {
+	if motoLogs == nil {
+		return ""
+	}
+	l := motoLogs.String()
+	return "\nmoto's log (its end):\n" + l[max(0, len(l)-6000):]
+}
