@@ -67,7 +67,7 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 		// requests of its own only through a linked budget (keys.Linked)
 		// or /customer's rpm_limit and tpm_limit.
 		if m := p.Member; m != nil && err == nil && (m.RPMLimit > 0 || m.TPMLimit > 0 || m.MaxParallel != nil) {
-			req.Scopes, err = x.scope(req.Scopes, limits.KindMember, keys.MemberID(m.TeamID, m.UserID), &m.Settings, onErr)
+			req.Scopes, err = x.scope(req.Scopes, limits.KindMember, m.Ref().ID, &m.Settings, onErr)
 		}
 		if e := p.EndUser; e != nil && err == nil {
 			req.Scopes, err = x.scope(req.Scopes, limits.KindEndUser, e.ID, &e.Settings, onErr)

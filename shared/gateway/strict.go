@@ -119,7 +119,7 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 		add(keys.KindUser, u.ID, u.Budget)
 	}
 	if m := p.Member; m != nil {
-		add(keys.KindMember, keys.MemberID(m.TeamID, m.UserID), m.Budget)
+		add(keys.KindMember, m.Ref().ID, m.Budget)
 	}
 	if e := p.EndUser; e != nil {
 		add(keys.KindEndUser, e.ID, e.Budget)

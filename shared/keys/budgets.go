@@ -129,8 +129,8 @@ func (l Linked) GetUser(ctx context.Context, id string) (User, error) {
 }
 
 // GetMember implements Reader.
-func (l Linked) GetMember(ctx context.Context, team, user string) (Member, error) {
-	m, err := l.Reader.GetMember(ctx, team, user)
+func (l Linked) GetMember(ctx context.Context, g Kind, id, user string) (Member, error) {
+	m, err := l.Reader.GetMember(ctx, g, id, user)
 	if err == nil && m.BudgetID != "" {
 		err = l.Resolve(ctx, &m.Settings)
 	}

@@ -65,7 +65,7 @@ func (m *Memory) modelBudgetsOf(r Ref) map[string]ModelBudget {
 	case KindUser:
 		return m.users.m[r.ID].ModelMaxBudget
 	case KindMember:
-		return m.members.m[r.ID].ModelMaxBudget
+		return m.members[KindTeam].m[r.ID].ModelMaxBudget
 	case KindEndUser:
 		return m.endUsers.m[r.ID].ModelMaxBudget
 	}
@@ -89,13 +89,13 @@ func (m *Memory) budgetOf(r Ref) (Budget, bool) {
 	case KindUser:
 		s, ok = m.users.settingsOf(r.ID)
 	case KindMember:
-		s, ok = m.members.settingsOf(r.ID)
+		s, ok = m.members[KindTeam].settingsOf(r.ID)
 	case KindEndUser:
 		s, ok = m.endUsers.settingsOf(r.ID)
 	case KindOrg:
 		s, ok = m.orgs.settingsOf(r.ID)
 	case KindOrgMember:
-		s, ok = m.orgMembers.settingsOf(r.ID)
+		s, ok = m.members[KindOrg].settingsOf(r.ID)
 	}
 	return m.linkedBudget(s), ok
 }

@@ -89,7 +89,7 @@ func TestCached(t *testing.T) {
 		if o, _ := c.GetOrganization(ctx, "o"); o.Alias != "" {
 			t.Fatalf("GetOrganization within the TTL = %+v, want the cached read", o)
 		}
-		if err := c.AddOrgMember(ctx, keys.OrgMembership{OrgID: "o", UserID: "u", Role: keys.OrgAdmin}); err != nil {
+		if err := c.AddMember(ctx, keys.Member{Group: keys.KindOrg, GroupID: "o", UserID: "u", Role: keys.OrgAdmin}); err != nil {
 			t.Fatal(err)
 		}
 		if o, _ := c.GetOrganization(ctx, "o"); o.Role("u") != keys.OrgAdmin || o.Alias != "elsewhere" {
