@@ -17,30 +17,33 @@ import (
 type group struct {
 	kind        keys.Kind
 	admin, user string // two of its member roles
-	create      func(c context.Context, s Store, id string) error
-	members     func(c context.Context, s Store, id string) ([]keys.TeamMember, error)
-	userGroups  func(u keys.User) []string
 }
 
-var groups = []group{
-	{keys.KindTeam, keys.MemberAdmin, keys.MemberUser,
-		func(c context.Context, s Store, id string) error {
-			return s.CreateTeam(c, keys.Team{ID: id, Alias: "t"})
-		},
-		func(c context.Context, s Store, id string) ([]keys.TeamMember, error) {
-			t, err := s.GetTeam(c, id)
-			return t.Members, err
-		},
-		func(u keys.User) []string { return u.Teams }},
-	{keys.KindOrg, keys.OrgAdmin, keys.OrgInternalUser,
-		func(c context.Context, s Store, id string) error {
-			return s.CreateOrganization(c, keys.Organization{ID: id, Alias: "o"})
-		},
-		func(c context.Context, s Store, id string) ([]keys.TeamMember, error) {
-			o, err := s.GetOrganization(c, id)
-			return o.Members, err
-		},
-		func(u keys.User) []string { return u.Organizations }},
+var groups = []group{{keys.KindTeam, keys.MemberAdmin, keys.MemberUser}, {keys.KindOrg, keys.OrgAdmin, keys.OrgInternalUser}}
+
+func (g group) create(c context.Context, s Store, id string) error {
+	if g.kind == keys.KindOrg {
+		return s.CreateOrganization(c, keys.Organization{ID: id, Alias: "o"})
+	}
+	return s.CreateTeam(c, keys.Team{ID: id, Alias: "t"})
+}
+
+// members reads the group's list of its members.
+func (g group) members(c context.Context, s Store, id string) ([]keys.TeamMember, error) {
+	if g.kind == keys.KindOrg {
+		o, err := s.GetOrganization(c, id)
+		return o.Members, err
+	}
+	t, err := s.GetTeam(c, id)
+	return t.Members, err
+}
+
+// userGroups is u's list of its groups of this kind.
+func (g group) userGroups(u keys.User) []string {
+	if g.kind == keys.KindOrg {
+		return u.Organizations
+	}
+	return u.Teams
 }
 
 // forGroups runs test once per kind of group.
