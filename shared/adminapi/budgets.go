@@ -79,16 +79,9 @@ func (h *Handler) budgetInfo(w http.ResponseWriter, r *http.Request, c *caller) 
 	if !c.viewer() {
 		return forbidden("reading budgets needs a proxy_admin or proxy_admin_viewer")
 	}
-	p, err := readParams(r)
+	ids, err := readIDs(r, "budgets", "Specify list of budget id's to query. Passed in=[]")
 	if err != nil {
 		return err
-	}
-	ids, _ := p.strs("budgets")
-	if err := p.done(); err != nil {
-		return err
-	}
-	if len(ids) == 0 {
-		return badParam("budgets", "Specify list of budget id's to query. Passed in=%v", ids)
 	}
 	now := h.now()
 	out := make([]obj, 0, len(ids))

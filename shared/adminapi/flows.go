@@ -150,16 +150,9 @@ func (h *Handler) ids(r *http.Request, c *caller, param string, check func(ctx c
 // (that it exists and that the caller may write it), all before any is
 // written.
 func (h *Handler) scopedIDs(r *http.Request, param string, check func(ctx context.Context, id string) error) ([]string, error) {
-	p, err := readParams(r)
+	ids, err := readIDs(r, param, "required")
 	if err != nil {
 		return nil, err
-	}
-	ids, _ := p.strs(param)
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	if len(ids) == 0 {
-		return nil, badParam(param, "required")
 	}
 	for _, id := range ids {
 		if err := check(r.Context(), id); err != nil {
@@ -194,4 +187,21 @@ func (h *Handler) deleteOwned(ctx context.Context, c *caller, kind keys.Kind, id
 		}
 	}
 	return deleted, nil
+}
+
+// readIDs reads a body's list of ids (param); an empty one is refused
+// with why.
+func readIDs(r *http.Request, param, why string) ([]string, error) {
+	p, err := readParams(r)
+	if err != nil {
+		return nil, err
+	}
+	ids, _ := p.strs(param)
+	if err := p.done(); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, badParam(param, "%s", why)
+	}
+	return ids, nil
 }

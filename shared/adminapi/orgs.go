@@ -125,16 +125,9 @@ func (h *Handler) orgWithMembers(ctx context.Context, o keys.Organization) (obj,
 func (h *Handler) orgInfo(w http.ResponseWriter, r *http.Request, c *caller) error {
 	ctx := r.Context()
 	if r.Method == http.MethodPost {
-		p, err := readParams(r)
+		ids, err := readIDs(r, "organizations", "Specify list of organization id's to query")
 		if err != nil {
 			return err
-		}
-		ids, _ := p.strs("organizations")
-		if err := p.done(); err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			return badParam("organizations", "Specify list of organization id's to query")
 		}
 		out := []obj{}
 		for _, id := range ids {

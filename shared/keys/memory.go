@@ -22,7 +22,13 @@ type Memory struct {
 	spend    map[Ref]SpendState // absent: nothing spent yet
 	aliases  map[string]string  // key_alias -> key hash
 	deleted  []DeletedKey
-	moved    map[string]Move // a regenerated key's old hash -> where it went (moves.go)
+	moved    map[string]Move        // a regenerated key's old hash -> where it went (moves.go)
+	byKind   map[Kind]settingsTable // the tables of the kinds that carry spend
+}
+
+// settingsTable is what the spend side reads of a table.
+type settingsTable interface {
+	settingsOf(id string) (Settings, bool)
 }
 
 var (
@@ -42,6 +48,10 @@ func NewMemory() *Memory {
 	for g, k := range groupKinds {
 		t := newTable[Member](k.noun + " member")
 		m.members[g] = &t
+	}
+	m.byKind = map[Kind]settingsTable{
+		KindKey: &m.keys, KindTeam: &m.teams, KindUser: &m.users, KindEndUser: &m.endUsers, KindOrg: &m.orgs,
+		KindMember: m.members[KindTeam], KindOrgMember: m.members[KindOrg],
 	}
 	return m
 }

@@ -64,21 +64,8 @@ func (m *Memory) modelBudgetsOf(r Ref) map[string]ModelBudget {
 // settingsOf returns the settings of the record r names, if it exists.
 // m.mu is held.
 func (m *Memory) settingsOf(r Ref) (Settings, bool) {
-	switch r.Kind {
-	case KindKey:
-		return m.keys.settingsOf(r.ID)
-	case KindTeam:
-		return m.teams.settingsOf(r.ID)
-	case KindUser:
-		return m.users.settingsOf(r.ID)
-	case KindMember:
-		return m.members[KindTeam].settingsOf(r.ID)
-	case KindEndUser:
-		return m.endUsers.settingsOf(r.ID)
-	case KindOrg:
-		return m.orgs.settingsOf(r.ID)
-	case KindOrgMember:
-		return m.members[KindOrg].settingsOf(r.ID)
+	if t, ok := m.byKind[r.Kind]; ok {
+		return t.settingsOf(r.ID)
 	}
 	return Settings{}, false
 }
