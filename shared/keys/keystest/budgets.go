@@ -142,6 +142,16 @@ func testBudgetLinks(t *testing.T, newStore func(t *testing.T) Store) {
 	if links, err := s.BudgetLinks(c, b.ID); err != nil || !reflect.DeepEqual(links, want[1:]) {
 		t.Fatalf("BudgetLinks after unlinking = %v, %v; want %v", links, err, want[1:])
 	}
+	// Organizations and their memberships link budgets too.
+	org := id("org")
+	om := keys.Member{Group: keys.KindOrg, GroupID: org, UserID: m.UserID, Role: keys.OrgInternalUser, Settings: keys.Settings{BudgetID: b.ID}}
+	if err := errors.Join(s.CreateOrganization(c, keys.Organization{ID: org, Settings: keys.Settings{BudgetID: b.ID}}), s.AddMember(c, om)); err != nil {
+		t.Fatal(err)
+	}
+	want = []keys.Ref{m.Ref(), {Kind: keys.KindOrg, ID: org}, om.Ref()}
+	if links, err := s.BudgetLinks(c, b.ID); err != nil || !reflect.DeepEqual(links, want) {
+		t.Fatalf("BudgetLinks with an organization and its member = %v, %v; want %v", links, err, want)
+	}
 }
 
 // testLinkedBudget: keys.Linked over keys.Cached gives every record that
