@@ -3,7 +3,6 @@ package ddbkeys
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -53,11 +52,8 @@ func (st *Store) GetMember(ctx context.Context, kind keys.Kind, id, user string)
 // (conditioned on the list read) and the user's list of its groups (or a
 // new user) in one transaction.
 func (st *Store) AddMember(ctx context.Context, m keys.Member) error {
-	if err := m.Validate(); err != nil {
+	if err := prepared(m, &m.CreatedAt); err != nil {
 		return err
-	}
-	if m.CreatedAt.IsZero() {
-		m.CreatedAt = time.Now()
 	}
 	g := groups[m.Group]
 	item := newItem(memberAttrs(g, m), m.Ref().String(), g.memberKind, m.CreatedAt)

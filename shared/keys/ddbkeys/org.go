@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -68,11 +67,8 @@ func (st *Store) GetOrganization(ctx context.Context, id string) (keys.Organizat
 
 // CreateOrganization implements keys.Admin.
 func (st *Store) CreateOrganization(ctx context.Context, o keys.Organization) error {
-	if err := o.Validate(); err != nil {
+	if err := prepared(o, &o.CreatedAt); err != nil {
 		return err
-	}
-	if o.CreatedAt.IsZero() {
-		o.CreatedAt = time.Now()
 	}
 	item := newItem(orgAttrs(o), orgPK(o.ID), keys.KindOrg, o.CreatedAt)
 	if o.CreatedBy != "" {
