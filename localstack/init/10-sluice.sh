@@ -11,3 +11,12 @@ awslocal ssm put-parameter \
 	--value "${SLUICE_MASTER_KEY:-sk-sluice-localstack-master-key}" \
 	--overwrite >/dev/null
 echo "sluice: created SSM parameter /sluice/master-key"
+# The salt key that seals the credentials of models added through the
+# admin API (store_model_in_db), LiteLLM's LITELLM_SALT_KEY: a key of its
+# own, so that rotating the master key leaves them readable.
+awslocal ssm put-parameter \
+	--name /sluice/salt-key \
+	--type SecureString \
+	--value "${SLUICE_SALT_KEY:-sluice-localstack-salt-key}" \
+	--overwrite >/dev/null
+echo "sluice: created SSM parameter /sluice/salt-key"

@@ -24,6 +24,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
@@ -49,8 +50,13 @@ type Options struct {
 	// Cooldowns is the shared cooldown store /model/info reads each
 	// deployment's cooldown from (cooldowns.go); nil: cooling_down is null.
 	Cooldowns CooldownReader
-	Now       func() time.Time
-	Logger    *slog.Logger
+	// Models is the model store (general_settings.store_model_in_db): the
+	// /model/* write routes, and /model/info lists its deployments
+	// (models.Catalog.View) instead of Config's; nil: those routes answer
+	// 400 saying how to turn it on.
+	Models *models.Catalog
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Handler serves the admin API.
@@ -60,13 +66,14 @@ type Handler struct {
 	spend     SpendReader
 	cfg       *config.Config
 	cooldowns CooldownReader
+	models    *models.Catalog
 	now       func() time.Time
 	log       *slog.Logger
 }
 
 // New returns the admin API handler.
 func New(o Options) *Handler {
-	h := &Handler{masterKey: []byte(o.MasterKey), keys: o.Keys, spend: o.Spend, cfg: o.Config, cooldowns: o.Cooldowns, now: o.Now, log: o.Logger}
+	h := &Handler{masterKey: []byte(o.MasterKey), keys: o.Keys, spend: o.Spend, cfg: o.Config, cooldowns: o.Cooldowns, models: o.Models, now: o.Now, log: o.Logger}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -150,6 +157,10 @@ var routes = map[string]route{
 
 	"/model/info":    {http.MethodGet, (*Handler).modelInfo},
 	"/v1/model/info": {http.MethodGet, (*Handler).modelInfo},
+	"/v2/model/info": {http.MethodGet, (*Handler).modelInfoV2},
+	"/model/new":     {http.MethodPost, (*Handler).modelNew},
+	"/model/update":  {http.MethodPost, (*Handler).modelUpdate},
+	"/model/delete":  {http.MethodPost, (*Handler).modelDelete},
 
 	"/budget/new":      {http.MethodPost, (*Handler).budgetNew},
 	"/budget/update":   {http.MethodPost, (*Handler).budgetUpdate},
@@ -161,7 +172,7 @@ var routes = map[string]route{
 
 // Routes returns every management route as "METHOD /path" (the
 // authorization matrix test walks them). /key/{key}/regenerate is
-// "POST /key/{key}/regenerate".
+// "POST /key/{key}/regenerate", /model/{id}/update "PATCH /model/{id}/update".
 func Routes() []string {
 	out := make([]string, 0, len(routes)+1)
 	for p, rt := range routes {
@@ -170,7 +181,7 @@ func Routes() []string {
 			out = append(out, also+" "+p)
 		}
 	}
-	return append(out, http.MethodPost+" /key/{key}/regenerate")
+	return append(out, http.MethodPost+" /key/{key}/regenerate", http.MethodPatch+" /model/{id}/update")
 }
 
 // Handles reports whether path is an admin route (local mode sends those
@@ -180,7 +191,8 @@ func Handles(path string) bool {
 		return true
 	}
 	_, ok := regeneratePath(path)
-	return ok || path == "/health"
+	_, isModel := modelUpdatePath(path)
+	return ok || isModel || path == "/health"
 }
 
 func regeneratePath(path string) (string, bool) {
@@ -209,6 +221,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rt = route{http.MethodPost, func(h *Handler, w http.ResponseWriter, r *http.Request, c *caller) error {
 				return h.regenerate(w, r, c, key)
 			}}
+		} else if id, isModel := modelUpdatePath(r.URL.Path); isModel {
+			rt = route{http.MethodPatch, func(h *Handler, w http.ResponseWriter, r *http.Request, c *caller) error {
+				return h.updateModel(w, r, c, id)
+			}}
 		} else {
 			apierr.Write(w, apierr.New(apierr.NotFound, "no admin route %s %s", r.Method, r.URL.Path))
 			return
@@ -231,7 +247,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &statusWriter{ResponseWriter: w}
 	if err := rt.serve(h, rec, r, c); err != nil {
-		e := apierr.Store(spendError(err))
+		e := apierr.Store(err)
 		if e.Kind == apierr.Internal || e.Kind == apierr.Unavailable {
 			h.log.LogAttrs(r.Context(), slog.LevelError, "admin request failed", slog.String("path", r.URL.Path),
 				slog.String("caller", c.name()), slog.String("error", e.Error()))
@@ -246,6 +262,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func routeName(path string) string {
 	if _, ok := regeneratePath(path); ok {
 		return "/key/{key}/regenerate"
+	}
+	if _, ok := modelUpdatePath(path); ok {
+		return "/model/{id}/update"
 	}
 	return path
 }
@@ -276,28 +295,6 @@ func (s *statusWriter) status() int {
 	return s.code
 }
 
-// spendError puts the spend store's errors in the store-error vocabulary
-// (apierr.Store maps them to the client's).
-func spendError(err error) error {
-	switch {
-	case errors.Is(err, spend.ErrUnavailable):
-		return classified{err, apierr.ErrUnavailable}
-	case errors.Is(err, spend.ErrQuery):
-		return classified{err, apierr.ErrInvalid}
-	}
-	return err
-}
-
-// classified is an error as it is, in a class of the store-error
-// vocabulary.
-type classified struct {
-	error
-	class error
-}
-
-func (c classified) Is(target error) bool { return target == c.class }
-func (c classified) Unwrap() error        { return c.error }
-
 // caller is who makes an admin request.
 type caller struct {
 	master bool
@@ -305,6 +302,9 @@ type caller struct {
 	userID string
 	key    *keys.Key // the key used; nil for the master key
 	user   *keys.User
+	// scope is the key's bound scope when it was minted for its user by
+	// someone else (bound.go); nil: the caller's rights are its user's.
+	scope *keys.Bound
 }
 
 func (c *caller) admin() bool  { return c.role == keys.RoleProxyAdmin }
@@ -372,6 +372,9 @@ func (h *Handler) authenticate(r *http.Request) (*caller, error) {
 	if u != nil {
 		c.user, c.userID, c.role = u, u.ID, u.Role
 	}
+	if !k.Bound.IsZero() {
+		c.scope, c.role = &k.Bound, boundRole(c.role)
+	}
 	return c, nil
 }
 
@@ -406,6 +409,9 @@ func (h *Handler) teamRole(ctx context.Context, c *caller, team string) (string,
 	}
 	if err != nil {
 		return "", err
+	}
+	if !c.holdsTeam(t) {
+		return "", outOfScope(c, "team "+team)
 	}
 	if role := t.Role(c.userID); role == keys.MemberAdmin {
 		return role, nil

@@ -82,6 +82,9 @@ func (h *Handler) mayTouchKey(ctx context.Context, c *caller, k keys.Key, limits
 	if c.userID == "" {
 		return forbidden("a key that belongs to no user may not manage keys")
 	}
+	if err := h.keyInScope(ctx, c, k); err != nil {
+		return err
+	}
 	if k.TeamID != "" {
 		t, err := h.keys.GetTeam(ctx, k.TeamID)
 		switch {
@@ -162,6 +165,11 @@ func (h *Handler) mayReadKey(ctx context.Context, c *caller, k keys.Key) error {
 		return nil
 	case c.key != nil && c.key.Hash == k.Hash:
 		return nil
+	}
+	if err := h.keyInScope(ctx, c, k); err != nil {
+		return err
+	}
+	switch {
 	case c.userID != "" && k.UserID == c.userID:
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/adminapi"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
@@ -36,7 +37,14 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	ks := keys.NewMemory()
-	h := adminapi.New(adminapi.Options{MasterKey: masterKey, Keys: ks, Spend: spend.NewMemory(ks), Config: config.Default()})
+	cat := newCatalog(t, catalogBase)
+	if err := cat.Store.Create(ctx, models.Record{ID: "m1", ModelName: "stored", Params: map[string]any{"model": "openai/gpt-4o"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := adminapi.New(adminapi.Options{MasterKey: masterKey, Keys: ks, Spend: spend.NewMemory(ks), Config: config.Default(), Models: cat})
 	fx := &fixture{h: h, secrets: map[string]string{"master": masterKey}}
 	users := map[string]keys.UserRole{
 		"proxy_admin": keys.RoleProxyAdmin, "proxy_admin_viewer": keys.RoleProxyAdminViewer,
@@ -166,6 +174,11 @@ var matrix = map[string]cell{
 	"DELETE /organization/member_delete": {body: `{"organization_id":"o1","user_id":"internal_user"}`, allowed: plus(admins, "org_admin")},
 	"GET /model/info":                    {allowed: roles},
 	"GET /v1/model/info":                 {allowed: roles},
+	"GET /v2/model/info":                 {allowed: roles},
+	"POST /model/new":                    {body: `{"model_name":"m","litellm_params":{"model":"openai/gpt-4o","api_key":"sk-x"}}`, allowed: admins},
+	"POST /model/update":                 {body: `{"model_info":{"id":"m1"},"litellm_params":{"rpm":5}}`, allowed: admins},
+	"PATCH /model/{id}/update":           {path: "/model/m1/update", body: `{"litellm_params":{"rpm":5}}`, allowed: admins},
+	"POST /model/delete":                 {body: `{"id":"m1"}`, allowed: admins},
 	"POST /budget/new":                   {body: `{"budget_id":"b9","max_budget":1}`, allowed: admins},
 	"POST /budget/update":                {body: `{"budget_id":"b1","max_budget":2}`, allowed: admins},
 	"POST /budget/info":                  {body: `{"budgets":["b1"]}`, allowed: readers},

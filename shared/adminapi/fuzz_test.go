@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/adminapi"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
@@ -27,12 +28,14 @@ var fuzzRoutes = []string{
 	"/customer/new", "/customer/update", "/customer/delete", "/customer/block", "/customer/unblock",
 	"/organization/new", "/organization/update", "/organization/delete", "/organization/info",
 	"/organization/member_add", "/organization/member_update", "/organization/member_delete",
+	"/model/new", "/model/update", "/model/m1/update", "/model/delete",
 }
 
 // fuzzMethods are the methods of the fuzzed routes that are not POST.
 var fuzzMethods = map[string]string{
 	"/organization/update": http.MethodPatch, "/organization/delete": http.MethodDelete,
 	"/organization/member_update": http.MethodPatch, "/organization/member_delete": http.MethodDelete,
+	"/model/m1/update": http.MethodPatch,
 }
 
 // fuzzCallers are who makes the fuzzed request (by their key).
@@ -48,7 +51,11 @@ var defaultConfig = sync.OnceValue(config.Default)
 func fuzzFixture(t *testing.T, logs *bytes.Buffer) (http.Handler, map[string]string) {
 	ctx := context.Background()
 	ks := keys.NewMemory()
-	h := adminapi.New(adminapi.Options{MasterKey: fuzzMaster, Keys: ks, Spend: spend.NewMemory(ks), Config: defaultConfig(),
+	cat := newCatalog(t, catalogBase)
+	if err := cat.Store.Create(ctx, models.Record{ID: "m1", ModelName: "stored", Params: map[string]any{"model": "openai/gpt-4o"}}); err != nil {
+		t.Fatal(err)
+	}
+	h := adminapi.New(adminapi.Options{MasterKey: fuzzMaster, Keys: ks, Spend: spend.NewMemory(ks), Config: defaultConfig(), Models: cat,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	secrets := map[string]string{"master": fuzzMaster}
 	must := func(err error) {
@@ -148,6 +155,10 @@ func FuzzRoutes(f *testing.F) {
 		`{"organization_id":"o1","member":[{"user_id":"new","role":"org_admin"},{"user_email":"a@b.c","role":"internal_user"}],"max_budget_in_organization":2}`,
 		`{"organization_id":"o1","user_id":"team_admin","role":"internal_user","max_budget_in_organization":1}`,
 		`{"organization_id":"o1","user_email":"a@b.c"}`,
+		`{"model_name":"m","litellm_params":{"model":"anthropic/claude-x","api_key":"sk-x","rpm":5,"region_name":"eu"},"model_info":{"id":"n1","access_groups":["g"]}}`,
+		`{"model_info":{"id":"m1"},"litellm_params":{"rpm":"lots","api_key":null}}`,
+		`{"litellm_params":{"model":null,"tpm":9007199254740993,"weight":1e400}}`,
+		`{"id":"m1"}`,
 	} {
 		f.Add(uint8(i), uint8(0), []byte(b))
 	}

@@ -82,6 +82,9 @@ func (h *Handler) keyGenerate(w http.ResponseWriter, r *http.Request, c *caller)
 	if err := h.mayWriteKey(r.Context(), c, k); err != nil {
 		return err
 	}
+	if err := h.bind(r.Context(), c, nil, &k, true); err != nil {
+		return err
+	}
 	if k.TeamID != "" {
 		if _, err := h.keys.GetTeam(r.Context(), k.TeamID); errors.Is(err, keys.ErrNotFound) {
 			return &apierr.Error{Kind: apierr.NotFound, Message: "team_id: no team " + k.TeamID, Param: "team_id"}
@@ -119,7 +122,7 @@ func (h *Handler) loadKey(ctx context.Context, param, v string) (keys.Key, error
 // key settings of the body (done: the body is read), loads the key ref
 // names, checks that c may change it, applies the settings and checks that
 // c may write the result (and change its blocked state so).
-func (h *Handler) changeKey(ctx context.Context, c *caller, p *params, ref string, now time.Time) (old, k keys.Key, pt patch[keys.Key], err error) {
+func (h *Handler) changeKey(ctx context.Context, c *caller, p *params, ref string, now time.Time, handsOver bool) (old, k keys.Key, pt patch[keys.Key], err error) {
 	pt = keyPatch(p, now)
 	if err = p.done(); err != nil {
 		return old, k, pt, err
@@ -138,6 +141,9 @@ func (h *Handler) changeKey(ctx context.Context, c *caller, p *params, ref strin
 	if err = h.mayWriteKey(ctx, c, k); err != nil {
 		return old, k, pt, err
 	}
+	if err = h.bind(ctx, c, &old, &k, handsOver); err != nil {
+		return old, k, pt, err
+	}
 	return old, k, pt, h.mayChangeBlocked(ctx, c, old, k)
 }
 
@@ -148,7 +154,7 @@ func (h *Handler) keyUpdate(w http.ResponseWriter, r *http.Request, c *caller) e
 	}
 	ref, _ := p.str("key")
 	now := h.now()
-	old, k, _, err := h.changeKey(r.Context(), c, p, ref, now)
+	old, k, _, err := h.changeKey(r.Context(), c, p, ref, now, false)
 	if err != nil {
 		return err
 	}
@@ -264,7 +270,7 @@ func (h *Handler) regenerate(w http.ResponseWriter, r *http.Request, c *caller, 
 	}
 	secret, given := secretParam(p, "new_key")
 	now := h.now()
-	old, k, pt, err := h.changeKey(r.Context(), c, p, ref, now)
+	old, k, pt, err := h.changeKey(r.Context(), c, p, ref, now, true)
 	if err != nil {
 		return err
 	}
@@ -342,12 +348,20 @@ func (h *Handler) keyList(w http.ResponseWriter, r *http.Request, c *caller) err
 			return err
 		}
 		for _, d := range del {
+			if in, err := h.held(ctx, c, d.Key); err != nil {
+				return err
+			} else if !in {
+				continue
+			}
 			o := keyObject(d.Key, now)
 			o["deleted_at"], o["deleted_by"] = ts(d.DeletedAt), orNil(d.DeletedBy)
 			items, hashes = append(items, o), append(hashes, d.Hash)
 		}
 	} else {
 		ks, err := h.keys.ListKeys(ctx, f)
+		if err == nil {
+			ks, err = h.inScopeKeys(ctx, c, ks)
+		}
 		if err != nil {
 			return err
 		}

@@ -109,13 +109,14 @@ func (gm groupMembers) add(h *Handler, ctx context.Context, c *caller, a memberA
 		if err := gm.notOwn(c, a.id, uid); err != nil {
 			return nil, nil, err
 		}
-		mb := keys.Member{Group: gm.kind, GroupID: a.id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, UpdatedAt: now, Settings: a.link}
+		mb := keys.Member{Group: gm.kind, GroupID: a.id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, UpdatedAt: now, AddedBy: c.name(), Settings: a.link}
 		if err := h.keys.AddMember(ctx, mb); err != nil {
 			if errors.Is(err, keys.ErrExists) {
 				return nil, nil, apierr.Taken("member", "member", "user %s is already a member of %s %s", uid, gm.noun, a.id)
 			}
 			return nil, nil, err
 		}
+		h.added(ctx, c, gm.noun, a.id, uid, m.Role)
 		if u, err := h.keys.GetUser(ctx, uid); err == nil {
 			users = append(users, userObject(u, now))
 		}

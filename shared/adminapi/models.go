@@ -9,32 +9,21 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/models"
 )
 
-// secretParam reports whether a litellm_params name may hold a secret:
-// such values never leave the process.
-func secretName(name string) bool {
-	n := strings.ToLower(name)
-	if n == "max_tokens" || n == "max_completion_tokens" || strings.HasSuffix(n, "_tokens") {
-		return false
-	}
-	for _, s := range []string{"key", "secret", "token", "password", "credential", "auth"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
+// holds says whether s contains the key k.
+func holds(s, k string) bool { return k != "" && strings.Contains(s, k) }
 
 // deploymentInfo is a deployment as /model/info shows it: its
 // litellm_params without api_key or any other secret.
 func deploymentInfo(d *config.Deployment) obj {
 	params := obj{}
 	for k, v := range d.Params {
-		if secretName(k) {
+		if models.Secret(k) {
 			continue
 		}
-		if s, ok := v.(string); ok && d.APIKey != "" && strings.Contains(s, d.APIKey) {
+		if s, ok := v.(string); ok && (holds(s, d.APIKey) || holds(s, d.Key())) {
 			continue
 		}
 		params[k] = v
@@ -74,7 +63,7 @@ func deploymentInfo(d *config.Deployment) obj {
 	if d.Region != "" {
 		params["region_name"] = d.Region
 	}
-	info := obj{"id": d.ID, "db_model": false, "blocked": d.Blocked}
+	info := obj{"id": d.ID, "db_model": d.Stored, "blocked": d.Blocked}
 	if d.MaxInputTokens > 0 {
 		info["max_input_tokens"] = d.MaxInputTokens
 	}
@@ -128,18 +117,58 @@ func allows(lists [][]string, ag map[string][]string, model string) bool {
 }
 
 // modelInfo answers /model/info and /v1/model/info: the deployments of the
-// models the caller may use.
+// models the caller may use, config and stored (db_model: true) alike.
 func (h *Handler) modelInfo(w http.ResponseWriter, r *http.Request, c *caller) error {
-	lists, err := h.allowedModels(r.Context(), c)
+	data, err := h.modelList(r, c)
 	if err != nil {
 		return err
 	}
-	filter := (&query{r: r}).str("litellm_model_id")
+	return ok(w, obj{"data": data})
+}
+
+// modelInfoV2 answers /v2/model/info: the same deployments, filtered by
+// model (group name) and modelId, a page of them (page from 1, size).
+func (h *Handler) modelInfoV2(w http.ResponseWriter, r *http.Request, c *caller) error {
+	data, err := h.modelList(r, c)
+	if err != nil {
+		return err
+	}
+	q := &query{r: r}
+	if group := q.str("model"); group != "" {
+		kept := data[:0]
+		for _, d := range data {
+			if d["model_name"] == group {
+				kept = append(kept, d)
+			}
+		}
+		data = kept
+	}
+	page, size := q.int("page", 1, 1, 1<<20), q.int("size", 50, 1, 1000)
+	total := len(data)
+	from, to := min((page-1)*size, total), min(page*size, total)
+	return ok(w, obj{"data": data[from:to], "total_count": total, "current_page": page, "size": size, "total_pages": (total + size - 1) / size})
+}
+
+// modelList is every deployment the caller may use, with its cooldown.
+func (h *Handler) modelList(r *http.Request, c *caller) ([]obj, error) {
+	lists, err := h.allowedModels(r.Context(), c)
+	if err != nil {
+		return nil, err
+	}
+	q := &query{r: r}
+	filter := q.str("litellm_model_id")
+	if filter == "" {
+		filter = q.str("modelId")
+	}
+	cfg := h.cfg
+	if h.models != nil && h.models.View != nil {
+		cfg = h.models.View(r.Context())
+	}
 	data := []obj{}
 	var shown []*config.Deployment
-	if h.cfg != nil {
-		for _, d := range h.cfg.Deployments {
-			if !allows(lists, h.cfg.AccessGroups, d.ModelName) || (filter != "" && d.ID != filter) {
+	if cfg != nil {
+		for _, d := range cfg.Deployments {
+			if !allows(lists, cfg.AccessGroups, d.ModelName) || (filter != "" && d.ID != filter) {
 				continue
 			}
 			shown = append(shown, d)
@@ -147,5 +176,5 @@ func (h *Handler) modelInfo(w http.ResponseWriter, r *http.Request, c *caller) e
 		}
 	}
 	h.addCooldowns(r.Context(), shown, data)
-	return ok(w, obj{"data": data})
+	return data, nil
 }

@@ -17,7 +17,7 @@ import (
 
 // orgAdmin reports whether c is an org_admin of the organization org.
 func (h *Handler) orgAdmin(ctx context.Context, c *caller, org string) (bool, error) {
-	if c.userID == "" || org == "" {
+	if c.userID == "" || org == "" || !c.holdsOrg(org) {
 		return false, nil
 	}
 	o, err := h.keys.GetOrganization(ctx, org)
@@ -143,6 +143,8 @@ func sameUSD(a, b *float64) bool {
 // proxy admin, or an org_admin of o.
 func mayManageOrg(c *caller, o keys.Organization) error {
 	switch {
+	case !c.holdsOrg(o.ID):
+		return outOfScope(c, "organization "+o.ID)
 	case c.admin():
 		return nil
 	case c.userID != "" && o.Role(c.userID) == keys.OrgAdmin:
@@ -155,6 +157,9 @@ func mayManageOrg(c *caller, o keys.Organization) error {
 
 // mayReadOrg allows viewers and o's members.
 func mayReadOrg(c *caller, o keys.Organization) error {
+	if !c.holdsOrg(o.ID) {
+		return outOfScope(c, "organization "+o.ID)
+	}
 	if c.viewer() || (c.userID != "" && o.Role(c.userID) != "") {
 		return nil
 	}

@@ -176,6 +176,9 @@ func (h *Handler) orgList(w http.ResponseWriter, r *http.Request, c *caller) err
 			return err
 		}
 		for _, id := range u.Organizations {
+			if !c.holdsOrg(id) {
+				continue
+			}
 			o, err := h.keys.GetOrganization(ctx, id)
 			if errors.Is(err, keys.ErrNotFound) {
 				continue

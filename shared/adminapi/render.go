@@ -121,6 +121,7 @@ func keyObject(k keys.Key, now time.Time) obj {
 		"updated_at":             ts(k.UpdatedAt),
 		"updated_by":             orNil(k.UpdatedBy),
 		"current_period_spend":   k.Budget.Current(now),
+		"bound_to":               boundObject(k.Bound),
 	}
 	return settingsFields(o, k.Settings, now)
 }

@@ -67,7 +67,10 @@ func (h *Handler) spendLogs(w http.ResponseWriter, r *http.Request, c *caller) e
 		lq.KeyHash = keyHash(k)
 	}
 	lq.From, lq.To = dateRange(q)
-	page, size, paged := logPaging(q, &lq)                                           // spendpage.go
+	page, size, paged := logPaging(q, &lq) // spendpage.go
+	if err := scopeSpend(c, &lq.TeamID, &lq.OrgID); err != nil {
+		return err
+	}
 	if err := h.orgSpendQuery(r.Context(), q, c, lq.OrgID, &lq.UserID); err != nil { // orgspend.go
 		return err
 	}
@@ -314,6 +317,9 @@ func (h *Handler) userDailyActivity(w http.ResponseWriter, r *http.Request, c *c
 	q := &query{r: r}
 	dq, page, size := activityQuery(q)
 	dq.UserID = q.str("user_id")
+	if err := scopeSpend(c, &dq.TeamID, &dq.OrgID); err != nil {
+		return err
+	}
 	if err := h.spendQuery(q, c, &dq.UserID); err != nil {
 		return err
 	}

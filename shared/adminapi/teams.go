@@ -160,9 +160,10 @@ func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) err
 			if err != nil {
 				return err
 			}
-			if err := h.keys.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: t.ID, UserID: id, Role: m.Role, Email: m.UserEmail, CreatedAt: now}); err != nil && !errors.Is(err, keys.ErrExists) {
+			if err := h.keys.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: t.ID, UserID: id, Role: m.Role, Email: m.UserEmail, CreatedAt: now, AddedBy: c.name()}); err != nil && !errors.Is(err, keys.ErrExists) {
 				return err
 			}
+			h.added(ctx, c, "team", t.ID, id, m.Role)
 		}
 		return nil
 	})
@@ -269,6 +270,9 @@ func (h *Handler) setTeamBlocked(w http.ResponseWriter, r *http.Request, c *call
 // mayReadTeam allows viewers, the team's members and the org_admins of
 // its organization.
 func (h *Handler) mayReadTeam(ctx context.Context, c *caller, t keys.Team) error {
+	if !c.holdsTeam(t) {
+		return outOfScope(c, "team "+t.ID)
+	}
 	if c.viewer() || (c.userID != "" && t.Role(c.userID) != "") || (c.key != nil && c.key.TeamID == t.ID) {
 		return nil
 	}
@@ -334,7 +338,7 @@ func (h *Handler) teamList(w http.ResponseWriter, r *http.Request, c *caller) er
 		return err
 	}
 	ts = slices.DeleteFunc(ts, func(t keys.Team) bool {
-		return user != "" && t.Role(user) == "" && !slices.Contains(managed, t.OrganizationID)
+		return !c.holdsTeam(t) || (user != "" && t.Role(user) == "" && !slices.Contains(managed, t.OrganizationID))
 	})
 	return ok(w, objectsAt(ts, h.now(), teamObject))
 }

@@ -52,10 +52,11 @@ func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) err
 	}
 	stored, err := users.created(h, ctx, u.ID, u, func() error {
 		for _, j := range joins {
-			mb := keys.Member{Group: keys.KindTeam, GroupID: j.TeamID, UserID: u.ID, Role: j.Role, Email: u.Email, CreatedAt: now, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: j.Budget}}}
+			mb := keys.Member{Group: keys.KindTeam, GroupID: j.TeamID, UserID: u.ID, Role: j.Role, Email: u.Email, CreatedAt: now, AddedBy: c.name(), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: j.Budget}}}
 			if err := h.keys.AddMember(ctx, mb); err != nil && !errors.Is(err, keys.ErrExists) {
 				return err
 			}
+			h.added(ctx, c, "team", j.TeamID, u.ID, j.Role)
 		}
 		return h.setUserSpend(ctx, u.ID, spend)
 	})
@@ -125,6 +126,9 @@ func (h *Handler) userInfo(w http.ResponseWriter, r *http.Request, c *caller) er
 	ctx := r.Context()
 	now := h.now()
 	ks, err := h.keys.ListKeys(ctx, keys.KeyFilter{UserID: id})
+	if err == nil {
+		ks, err = h.inScopeKeys(ctx, c, ks)
+	}
 	if err != nil {
 		return err
 	}
@@ -132,12 +136,20 @@ func (h *Handler) userInfo(w http.ResponseWriter, r *http.Request, c *caller) er
 	for _, k := range ks {
 		keyObjs = append(keyObjs, keyObject(k, now))
 	}
+	var inTeams []string
 	for _, t := range u.Teams {
-		if tm, err := h.keys.GetTeam(ctx, t); err == nil {
+		if tm, err := h.keys.GetTeam(ctx, t); err == nil && c.holdsTeam(tm) {
 			teamObjs = append(teamObjs, teamObject(tm, now))
+			inTeams = append(inTeams, t)
 		}
 	}
-	return ok(w, obj{"user_id": id, "user_info": userObject(u, now), "keys": keyObjs, "teams": teamObjs})
+	u.Teams = inTeams
+	u.Organizations = slices.DeleteFunc(u.Organizations, func(o string) bool { return !c.holdsOrg(o) })
+	info := userObject(u, now)
+	if info["memberships"], err = h.memberships(ctx, u); err != nil {
+		return err
+	}
+	return ok(w, obj{"user_id": id, "user_info": info, "keys": keyObjs, "teams": teamObjs})
 }
 
 func (h *Handler) userList(w http.ResponseWriter, r *http.Request, c *caller) error {

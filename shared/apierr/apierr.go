@@ -127,6 +127,11 @@ type Error struct {
 	Status     int           // overrides the kind's status (e.g. an upstream 503 stays 503)
 	RetryAfter time.Duration // sent as Retry-After when positive
 	Cause      error         // for logs; never shown to the client
+	// Own: an upstream failure the request brought about itself (a 404
+	// for a route, or a wildcard deployment's model, the request chose),
+	// not the deployment's fault: the router retries and falls back as
+	// for any failure, but never holds it against the deployment.
+	Own bool
 }
 
 // New returns an *Error of kind k with a formatted message.

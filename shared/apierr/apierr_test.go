@@ -274,3 +274,35 @@ func TestSSE(t *testing.T) {
 		})
 	}
 }
+
+// A store package's sentinel is in its class, wrapped or not, and Store
+// maps it as the class with no mapping of the package's own.
+func TestClassed(t *testing.T) {
+	unavailable := Classed(ErrUnavailable, "spend store unavailable")
+	invalid := Classed(ErrInvalid, "bad spend query")
+	tests := []struct {
+		err   error
+		class error
+		kind  Kind
+	}{
+		{unavailable, ErrUnavailable, Unavailable},
+		{fmt.Errorf("read logs: %w: %w", unavailable, errors.New("timeout")), ErrUnavailable, Unavailable},
+		{fmt.Errorf("%w: 400 days", invalid), ErrInvalid, InvalidRequest},
+	}
+	for _, tt := range tests {
+		if !errors.Is(tt.err, tt.class) {
+			t.Errorf("%v: not in its class %v", tt.err, tt.class)
+		}
+		for _, other := range []error{ErrNotFound, ErrExists, ErrConflict} {
+			if errors.Is(tt.err, other) {
+				t.Errorf("%v: is %v too", tt.err, other)
+			}
+		}
+		if got := Store(tt.err).Kind; got != tt.kind {
+			t.Errorf("Store(%v).Kind = %v, want %v", tt.err, got, tt.kind)
+		}
+	}
+	if got := Store(fmt.Errorf("%w: 400 days", invalid)).Message; got != "bad spend query: 400 days" {
+		t.Errorf("message %q: want the store's message", got)
+	}
+}

@@ -17,6 +17,20 @@ var (
 	ErrConflict    = errors.New("conflict")       // changed concurrently past the retries
 )
 
+// Classed returns a sentinel error of a store package (limits, spend,
+// cooldown) saying msg, in the class of one of the store errors above:
+// errors.Is(err, class) holds for it and for every error wrapping it, so
+// Store maps it with no mapping of the package's own.
+func Classed(class error, msg string) error { return &classedError{msg: msg, class: class} }
+
+type classedError struct {
+	msg   string
+	class error
+}
+
+func (e *classedError) Error() string        { return e.msg }
+func (e *classedError) Is(target error) bool { return target == e.class }
+
 // InvalidParam is an ErrInvalid that names the request parameter at
 // fault (LiteLLM's and OpenAI's "param"): a store's validation error for
 // a field the admin API reads under that name.

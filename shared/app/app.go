@@ -23,10 +23,12 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/metrics"
+	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/responses"
 	"github.com/sluice-gw/sluice/shared/router"
+	"github.com/sluice-gw/sluice/shared/secrets"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
@@ -48,6 +50,19 @@ type Settings struct {
 	// MasterKeyParameter names the SSM parameter holding the master key
 	// (ResolveAWS reads it into MasterKey).
 	MasterKeyParameter string
+	// SaltKey seals stored credentials (store_model_in_db; LiteLLM's
+	// LITELLM_SALT_KEY); "": the master key, as in LiteLLM.
+	// SaltKeyParameter names its SSM parameter, read in the master key's
+	// call (ResolveAWS).
+	SaltKey          string
+	SaltKeyParameter string
+	// ModelsReload is how often an instance checks the model store for a
+	// change (store_model_in_db); zero: models.DefaultInterval (10s).
+	// ModelsWait is the longest a request waits for a due check; zero:
+	// models.DefaultWait (tests raise it to make the check's request see
+	// its result).
+	ModelsReload time.Duration
+	ModelsWait   time.Duration
 
 	Store string // StoreMemory (default) or StoreDynamoDB
 	// AWS is the SDK configuration for StoreDynamoDB; its endpoint comes
@@ -99,6 +114,15 @@ type Settings struct {
 	// just before the handler.
 	masterKeyRead *pendingSecret
 	readAhead     <-chan struct{}
+	// secrets resolves os.environ/NAME from the environment, then the
+	// secrets the config's key management names (secrets.go); nil: none.
+	secrets *secrets.Resolver
+
+	// SecretsTTL (GATEWAY_SECRETS_TTL) is how old the secrets may get
+	// before they are read again; zero: secrets.DefaultTTL.
+	SecretsTTL time.Duration
+	// SecretSource overrides Secrets Manager (tests).
+	SecretSource secrets.Source
 
 	// Local bounds what a local-mode instance accepts from its clients
 	// (local.go; DefaultLocalLimits); zero: no bounds, as Lambda needs.
@@ -114,9 +138,17 @@ type KeyStore interface {
 
 // Gateway is an assembled gateway.
 type Gateway struct {
+	// Config, Router and Handler are the gateway as built; with
+	// store_model_in_db, the first snapshot of the stored models (API
+	// serves the current one).
 	Config  *config.Config
 	Router  *router.Router
 	Handler *gateway.Handler
+	// API serves the gateway's routes: Handler, or with store_model_in_db
+	// the current snapshot's handler (models.go).
+	API http.Handler
+	// Models is the model store (store_model_in_db).
+	Models models.Store
 	// Admin is the admin API on the same stores; HTTP serves the gateway
 	// and every admin route on one port (local mode, as LiteLLM's proxy).
 	Admin     *adminapi.Handler
@@ -140,7 +172,11 @@ type Gateway struct {
 	// unknown rather than as "not cooling down".
 	sharedCooldowns cooldown.Store
 	stopSweeper     func() // stops the strict-budget hold sweeper (strict.go)
-	local           LocalLimits
+	// Secrets are the secrets the config's key management names (nil:
+	// none); stopSecrets stops their local re-read ticker.
+	Secrets     *secrets.Resolver
+	stopSecrets func()
+	local       LocalLimits
 }
 
 // Build loads the config and wires the gateway.
@@ -149,16 +185,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	var cfg *config.Config
-	var err error
-	switch {
-	case s.ConfigYAML != nil:
-		cfg, err = config.Load(s.ConfigYAML, s.Getenv)
-	case s.ConfigPath != "":
-		cfg, err = config.LoadFile(s.ConfigPath, s.Getenv)
-	default:
-		cfg = config.Default()
-	}
+	cfg, err := loadConfig(ctx, &s, log) // secrets.go: with the secrets it names
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +218,12 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	}
 	startSweeper(s, gw, log)
 	gw.Metrics = s.Metrics
-	gw.Router = router.New(cfg, router.Options{Logger: log, Cooldowns: gw.Cooldowns, Now: s.Now, OnCooldown: s.Metrics.CooldownStarted})
+	var stored *pendingModels
+	if cfg.General.StoreModelInDB {
+		stored = readModels(ctx, gw.Models) // beside the master key's read
+	} else {
+		gw.Router = router.New(cfg, router.Options{Logger: log, Cooldowns: gw.Cooldowns, Now: s.Now, OnCooldown: s.Metrics.CooldownStarted})
+	}
 	client := s.HTTPClient
 	if client == nil {
 		client = providers.NewHTTPClient()
@@ -207,24 +239,53 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	if s.MasterKey != "" {
 		cfg.General.MasterKey = s.MasterKey
 	}
-	gw.Handler = gateway.New(gateway.Options{
-		Config:     cfg,
-		Router:     gw.Router,
-		Provider:   providers.New(client),
-		Keys:       keyReader,
-		Limits:     gw.Limits,
-		Now:        s.Now,
-		Logger:     log,
-		Prices:     priceTable,
-		Metrics:    s.Metrics,
-		OnComplete: gateway.PublishSpend(gw.SpendQueue),
-		MaxStreams: s.Local.MaxStreams,
-		Responses:  gw.Responses, ResponsesTTL: s.ResponsesTTL,
-	})
+	if cfg.General.MasterKey == "" { // none named anywhere: a named one that resolves to nothing stopped config.Load
+		log.LogAttrs(ctx, slog.LevelWarn, "no master key: every request is served without a key (LiteLLM's behaviour); set GATEWAY_MASTER_KEY or general_settings.master_key")
+	}
+	if r := s.secrets; r != nil {
+		gw.Secrets = r
+		if bindSecretKeys(cfg, r) || stored != nil { // a provider's 401/403 re-reads them at once (stored deployments may name them too)
+			c := *client
+			c.Transport = r.Transport(client.Transport)
+			client = &c
+		}
+		if !s.Lambda { // Lambda re-reads after a response (AfterResponse)
+			gw.stopSecrets = refreshSecrets(r, s.SecretsTTL)
+		}
+	}
+	provider := providers.New(client)
+	newHandler := func(cfg *config.Config, rt *router.Router) *gateway.Handler {
+		return gateway.New(gateway.Options{
+			Config:     cfg,
+			Router:     rt,
+			Provider:   provider,
+			Keys:       keyReader,
+			Limits:     gw.Limits,
+			Now:        s.Now,
+			Logger:     log,
+			Prices:     priceTable,
+			Metrics:    s.Metrics,
+			OnComplete: gateway.PublishSpend(gw.SpendQueue),
+			MaxStreams: s.Local.MaxStreams,
+			Responses:  gw.Responses, ResponsesTTL: s.ResponsesTTL,
+		})
+	}
+	var catalog *models.Catalog
+	if stored != nil {
+		live, cat, err := liveModels(ctx, s, gw, stored, priceTable, newHandler, log)
+		if err != nil {
+			return nil, err
+		}
+		first := live.Current(ctx)
+		gw.Config, gw.Router, gw.Handler, gw.API, catalog = first.cfg, first.router, first.handler, liveHandler{live}, cat
+	} else {
+		gw.Handler = newHandler(cfg, gw.Router)
+		gw.API = gw.Handler
+	}
 	gw.Admin = adminapi.New(adminapi.Options{
 		MasterKey: cfg.General.MasterKey, Keys: gw.Keys, Spend: gw.Spend, Config: cfg, Now: s.Now, Logger: log,
-		Cooldowns: gw.sharedCooldowns,
+		Cooldowns: gw.sharedCooldowns, Models: catalog,
 	})
-	gw.HTTP = withMetricsRoute(adminapi.Mux(gw.Admin, gw.Handler), s.Metrics, cfg.General.MasterKey)
+	gw.HTTP = withMetricsRoute(adminapi.Mux(gw.Admin, gw.API), s.Metrics, cfg.General.MasterKey)
 	return gw, nil
 }

@@ -17,9 +17,10 @@ import (
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/test/ddblocal"
+	"github.com/sluice-gw/sluice/test/sqslocal"
 )
 
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(sqslocal.With(func() int { return ddblocal.Main(m) })) }
 
 const okBody = `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`
 

@@ -18,9 +18,12 @@ import (
 // that does not need the key, and Build waits for it before the handler,
 // failing when it failed: a function never runs open because the
 // parameter could not be read.
+//
+// The salt key's parameter (SaltKeyParameter), when set, is read in the
+// same call (GetParameters).
 func (s *Settings) ResolveAWS(ctx context.Context) error {
-	param := s.MasterKeyParameter
-	if s.Store != StoreDynamoDB && param == "" && s.SpendQueueURL == "" {
+	param, salt := s.MasterKeyParameter, s.SaltKeyParameter
+	if s.Store != StoreDynamoDB && param == "" && salt == "" && s.SpendQueueURL == "" {
 		return nil
 	}
 	cfg, err := awsconf.LoadForClients(ctx)
@@ -29,14 +32,14 @@ func (s *Settings) ResolveAWS(ctx context.Context) error {
 	}
 	s.AWS = &cfg
 	s.Emulator = awsconf.HasEndpoint(ctx, cfg, "DynamoDB")
-	if param != "" {
-		p := &pendingSecret{done: make(chan struct{})}
+	if param != "" || salt != "" {
+		p := &pendingSecret{done: make(chan struct{}), master: param != "", salted: salt != ""}
 		client := ssmparam.NewClient(cfg)
 		m := s.Metrics
 		go func() {
 			defer close(p.done)
 			end := inittrace.Span("ssm")
-			p.value, p.err = ssmparam.Get(ctx, client, param)
+			p.value, p.salt, p.err = readSecrets(ctx, client, param, salt)
 			end()
 			if p.err != nil {
 				m.StoreError(metrics.StoreSSM)
@@ -46,4 +49,22 @@ func (s *Settings) ResolveAWS(ctx context.Context) error {
 		s.masterKeyRead = p
 	}
 	return nil
+}
+
+// readSecrets reads the master key's and the salt key's parameters (either
+// may be ""): one GetParameter for one, one GetParameters for both.
+func readSecrets(ctx context.Context, client *ssmparam.Client, master, salt string) (string, string, error) {
+	switch {
+	case salt == "":
+		v, err := ssmparam.Get(ctx, client, master)
+		return v, "", err
+	case master == "":
+		v, err := ssmparam.Get(ctx, client, salt)
+		return "", v, err
+	}
+	vs, err := ssmparam.GetAll(ctx, client, master, salt)
+	if err != nil {
+		return "", "", err
+	}
+	return vs[0], vs[1], nil
 }

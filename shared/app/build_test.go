@@ -28,34 +28,49 @@ import (
 // from GATEWAY_MASTER_KEY, and the key is then required: never an open
 // gateway.
 func TestConfigMasterKeyFromOverride(t *testing.T) {
-	up, _ := upstream(t, 200)
-	yaml := fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/m, api_base: %s, api_key: k}
-general_settings:
-  master_key: os.environ/SLUICE_TEST_UNSET_MASTER_KEY
-`, up.URL)
-	env := map[string]string{"GATEWAY_MASTER_KEY": "sk-from-env"}
-	e, err := appenv.Read(appenv.Gateway, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := app.FromEnv(context.Background(), e, slog.New(slog.DiscardHandler)) // as the gateway's main
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.ConfigYAML = []byte(yaml)
-	gw, err := app.Build(context.Background(), s)
+	yaml := keyedModel(t, "general_settings", "SLUICE_TEST_UNSET_MASTER_KEY")
+	gw, err := buildFromEnv(t, yaml, map[string]string{"GATEWAY_MASTER_KEY": "sk-from-env"})
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
-	t.Cleanup(func() { gw.Close(context.Background()) })
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
 	for key, want := range map[string]int{"": 401, "sk-wrong": 401, "sk-from-env": 200} {
 		if rec := call(t, gw.Handler, context.Background(), key, body); rec.Code != want {
 			t.Errorf("key %q: %d, want %d: %s", key, rec.Code, want, rec.Body)
 		}
 	}
+}
+
+// keyedModel is a config of model m on an upstream answering 200, with a
+// master_key under section naming the environment variable variable.
+func keyedModel(t *testing.T, section, variable string) string {
+	up, _ := upstream(t, 200)
+	return fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/m, api_base: %s, api_key: k}
+%s:
+  master_key: os.environ/%s
+`, up.URL, section, variable)
+}
+
+// buildFromEnv builds a gateway of yaml as the gateway's main does, from
+// the environment env.
+func buildFromEnv(t *testing.T, yaml string, env map[string]string) (*app.Gateway, error) {
+	t.Helper()
+	e, err := appenv.Read(appenv.Gateway, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := app.FromEnv(context.Background(), e, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ConfigYAML = []byte(yaml)
+	gw, err := app.Build(context.Background(), s)
+	if err == nil {
+		t.Cleanup(func() { gw.Close(context.Background()) })
+	}
+	return gw, err
 }
 
 const pricedConfig = `model_list:
@@ -160,6 +175,48 @@ func TestSpendAppReplay(t *testing.T) {
 		logs, err := a.Store.Logs(ctx, spend.LogQuery{RequestID: ev.RequestID})
 		if err != nil || len(logs) != 1 || logs[0].EndUser != ev.EndUser {
 			t.Errorf("%s: %+v, %v", ev.RequestID, logs, err)
+		}
+	}
+}
+
+// LiteLLM's Claude Code quickstart names the master key under
+// litellm_settings: the gateway reads it there, refuses to start when it
+// resolves to nothing (naming the key and the variable), and serves only
+// with the key once it does (issue 29).
+func TestMasterKeyUnderLiteLLMSettings(t *testing.T) {
+	yaml := keyedModel(t, "litellm_settings", "SLUICE_TEST_QUICKSTART_KEY")
+	build := func(env map[string]string) (*app.Gateway, error) { return buildFromEnv(t, yaml, env) }
+	for _, env := range []map[string]string{nil, {"SLUICE_TEST_QUICKSTART_KEY": ""}} {
+		gw, err := build(env)
+		if err == nil {
+			rec := call(t, gw.Handler, context.Background(), "", `{"model":"m","messages":[]}`)
+			t.Fatalf("env %v: started (a call with no key: %d)", env, rec.Code)
+		}
+		for _, want := range []string{"litellm_settings.master_key", "SLUICE_TEST_QUICKSTART_KEY", "refusing to start an open gateway"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("env %v: %q lacks %q", env, err, want)
+			}
+		}
+	}
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	for _, tc := range []struct {
+		env map[string]string
+		key string
+	}{
+		{map[string]string{"SLUICE_TEST_QUICKSTART_KEY": "sk-quick"}, "sk-quick"},
+		// LITELLM_MASTER_KEY takes precedence, as in the quickstart, where
+		// the variable named is that one.
+		{map[string]string{"SLUICE_TEST_QUICKSTART_KEY": "sk-quick", "LITELLM_MASTER_KEY": "sk-env"}, "sk-env"},
+		{map[string]string{"LITELLM_MASTER_KEY": "sk-env"}, "sk-env"},
+	} {
+		gw, err := build(tc.env)
+		if err != nil {
+			t.Fatalf("env %v: %v", tc.env, err)
+		}
+		for key, want := range map[string]int{"": 401, "sk-wrong": 401, tc.key: 200} {
+			if rec := call(t, gw.Handler, context.Background(), key, body); rec.Code != want {
+				t.Errorf("env %v, key %q: %d, want %d: %s", tc.env, key, rec.Code, want, rec.Body)
+			}
 		}
 	}
 }

@@ -53,11 +53,12 @@ func readAhead(ctx context.Context, cfg *config.Config, cooldowns cooldown.Store
 	return done
 }
 
-// pendingSecret is a secret being read.
+// pendingSecret is the master key (value) and the salt key being read.
 type pendingSecret struct {
-	done  chan struct{} // closed when value or err is set
-	value string
-	err   error
+	done           chan struct{} // closed when the values or err are set
+	value, salt    string
+	master, salted bool // which of them is read
+	err            error
 }
 
 // awaitInit waits for the reads started ahead (the master key from SSM,
@@ -73,6 +74,11 @@ func (s *Settings) awaitInit(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	if s.secrets != nil { // a secret not read is init's failure, as the master key's
+		if err := s.secrets.Wait(ctx); err != nil {
+			return fmt.Errorf("secrets: %w", err)
+		}
+	}
 	p := s.masterKeyRead
 	if p == nil {
 		return nil
@@ -85,6 +91,11 @@ func (s *Settings) awaitInit(ctx context.Context) error {
 	if p.err != nil {
 		return fmt.Errorf("master key: %w", p.err)
 	}
-	s.MasterKey = p.value
+	if p.master {
+		s.MasterKey = p.value
+	}
+	if p.salted {
+		s.SaltKey = p.salt
+	}
 	return nil
 }

@@ -25,12 +25,14 @@ func FromEnv(ctx context.Context, e appenv.Settings, log *slog.Logger) (Settings
 	s := Settings{
 		ConfigPath: e.ConfigPath, Store: e.Store, Getenv: e.Getenv, Logger: log, Tables: e.Tables,
 		MasterKey: e.MasterKey, MasterKeyParameter: e.MasterKeyParameter,
+		SaltKey: e.SaltKey, SaltKeyParameter: e.SaltKeyParameter,
 	}
 	if e.Function == appenv.Gateway {
 		s.SpendQueueURL, s.Lambda, s.Local = e.SpendQueueURL, e.Lambda, e.Local
 		s.KeyCacheTTL, s.CooldownCacheTTL = e.KeyCacheTTL, e.CooldownCacheTTL
 		s.LimitsTimeout = e.LimitsTimeout
-		s.ResponsesTTL = e.ResponsesTTL
+		s.ResponsesTTL, s.SecretsTTL = e.ResponsesTTL, e.SecretsTTL
+		s.ModelsReload = e.ModelsReload
 		// EMF lines on stdout in Lambda, GET /metrics locally; METRICS=off.
 		s.Metrics = newMetrics(e.Metrics, e.MetricsNamespace, e.Lambda, os.Stdout)
 	}

@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,6 +81,34 @@ func waitSettled(t *testing.T, ctx context.Context, names tables.Names, kind key
 		return s.open == 0 && s.committed == s.spent
 	})
 	return s
+}
+
+// hammer runs callers goroutines; each sends until three refusals in a
+// row (or maxCalls sends, when > 0: a gateway that never refuses still
+// ends), pausing after a refusal for base to 4*base for settlements to make
+// room. It returns how many answers had each status.
+func hammer(callers, maxCalls int, base time.Duration, send func(caller int) int) map[int]int {
+	codes := map[int]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for n, misses := 0, 0; misses < 3 && (maxCalls <= 0 || n < maxCalls); n++ {
+				code := send(c)
+				mu.Lock()
+				codes[code]++
+				mu.Unlock()
+				if code == 200 {
+					misses = 0
+				} else {
+					misses++
+					time.Sleep(base + rand.N(3*base))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return codes
 }
 
 // waitFor polls cond every 100 ms for up to 30 s.

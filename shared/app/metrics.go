@@ -74,10 +74,15 @@ func (g *Gateway) FlushMetrics() {
 }
 
 // AfterResponse is the Lambda hook after each response: the spend events,
-// then the metrics (which count what the spend flush met).
+// then the metrics (which count what the spend flush met); then, when the
+// secrets are older than their TTL, their re-read (off every request's
+// path: the next invocation waits for it only if it comes at once).
 func (g *Gateway) AfterResponse(ctx context.Context) {
 	g.FlushSpend(ctx)
 	g.FlushMetrics()
+	if g.Secrets != nil {
+		g.Secrets.RefreshStale(ctx)
+	}
 }
 
 // withMetricsRoute serves GET /metrics (Prometheus text) in front of next,

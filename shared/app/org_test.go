@@ -3,8 +3,6 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -96,26 +94,9 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 	// requests (about 17 times what the budget pays for in all): a
 	// gateway that never charges the organization still ends, and fails.
 	const maxCalls = 20
-	codes := map[int]int{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for g := range 2 * goroutines {
-		wg.Go(func() {
-			for n, misses := 0, 0; misses < 3 && n < maxCalls; n++ {
-				rec := call(t, gws[g%2].Handler, ctx, secrets[(g/2)%2], `{"model":"m","max_tokens":1,"messages":[]}`)
-				mu.Lock()
-				codes[rec.Code]++
-				mu.Unlock()
-				if rec.Code == 200 {
-					misses = 0
-				} else { // wait for settlements to make room
-					misses++
-					time.Sleep(time.Duration(50+rand.IntN(150)) * time.Millisecond)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	codes := hammer(2*goroutines, maxCalls, 50*time.Millisecond, func(g int) int {
+		return call(t, gws[g%2].Handler, ctx, secrets[(g/2)%2], `{"model":"m","max_tokens":1,"messages":[]}`).Code
+	})
 	for _, gw := range gws {
 		gw.FlushSpend(ctx)
 	}

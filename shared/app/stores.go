@@ -17,6 +17,8 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
+	"github.com/sluice-gw/sluice/shared/models"
+	"github.com/sluice-gw/sluice/shared/models/ddbmodels"
 	"github.com/sluice-gw/sluice/shared/responses"
 	"github.com/sluice-gw/sluice/shared/responses/ddbresponses"
 	"github.com/sluice-gw/sluice/shared/spend"
@@ -34,6 +36,7 @@ func memoryStores(gw *Gateway) gateway.KeyReader {
 	gw.Keys, gw.Limits, gw.Cooldowns, gw.Spend = km, lm, cooldown.NewMemory(), sm
 	gw.sharedCooldowns = gw.Cooldowns
 	gw.Responses = responses.NewMemory()
+	gw.Models = models.NewMemory()
 	return km
 }
 
@@ -53,6 +56,7 @@ func dynamoStores(s Settings, gw *Gateway, log *slog.Logger) gateway.KeyReader {
 	gw.Cooldowns = cooldown.NewCached(gw.sharedCooldowns,
 		cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})
 	gw.Responses = ddbresponses.New(client, names.Counters, ddbresponses.Options{Timeout: s.StoreTimeout})
+	gw.Models = ddbmodels.New(client, names.Keys, ddbmodels.Options{Timeout: s.StoreTimeout})
 	gw.Spend = ddbspend.New(client, names.Spend, names.Keys, ddbkeys.New(client, names.Keys, ddbkeys.Options{}),
 		ddbspend.Options{Logger: log, Now: s.Now, CountersTable: names.Counters})
 	return cached
@@ -101,6 +105,9 @@ func (g *Gateway) FlushSpend(ctx context.Context) {
 func (g *Gateway) Close(ctx context.Context) error {
 	if g.stopSweeper != nil {
 		g.stopSweeper()
+	}
+	if g.stopSecrets != nil {
+		g.stopSecrets()
 	}
 	if g.SpendQueue == nil {
 		return nil

@@ -3,9 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -69,34 +67,15 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 		}
 	}
 	p.SetDelay(500 * time.Millisecond)
-	codes := map[int]int{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for c := range clients {
-		for g := range goroutines {
-			wg.Go(func() {
-				kind := (c*goroutines + g) % 8 // 0-2: bodies[kind]; 3: a short deadline; else plain
-				for misses := 0; misses < 3; {
-					rctx, cancel := context.WithCancel(ctx)
-					if kind == 3 { // shorter than the admission's answer takes
-						rctx, cancel = context.WithTimeout(ctx, 400*time.Millisecond)
-					}
-					rec := call(t, gws[c%2].Handler, rctx, secret, bodies[min(kind, 3)])
-					cancel()
-					mu.Lock()
-					codes[rec.Code]++
-					mu.Unlock()
-					if rec.Code == 200 {
-						misses = 0
-					} else { // wait for settlements to make room
-						misses++
-						time.Sleep(time.Duration(100+rand.IntN(300)) * time.Millisecond)
-					}
-				}
-			})
+	codes := hammer(clients*goroutines, 0, 100*time.Millisecond, func(cg int) int {
+		kind := cg % 8 // 0-2: bodies[kind]; 3: a short deadline; else plain
+		rctx, cancel := context.WithCancel(ctx)
+		if kind == 3 { // shorter than the admission's answer takes
+			rctx, cancel = context.WithTimeout(ctx, 400*time.Millisecond)
 		}
-	}
-	wg.Wait()
+		defer cancel()
+		return call(t, gws[(cg/goroutines)%2].Handler, rctx, secret, bodies[min(kind, 3)]).Code
+	})
 	p.SetDelay(0)
 	for _, gw := range gws {
 		gw.FlushSpend(ctx)

@@ -11,10 +11,11 @@ package config
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/catalog"
 	"github.com/sluice-gw/sluice/shared/pricing"
-	"github.com/sluice-gw/sluice/shared/providers/catalog"
 )
 
 // Config is a loaded, validated gateway configuration.
@@ -57,9 +58,15 @@ type Deployment struct {
 	// Unusable says why an entry LiteLLM would load is left out of routing
 	// (an unknown provider, no model name, no api_base); "" for a provider
 	// not implemented yet. Requests to its group get it as their error.
-	Unusable   string
-	APIBase    string // base URL, without trailing slash
-	APIKey     string `json:"-"` // resolved secret; never logged
+	Unusable string
+	APIBase  string // base URL, without trailing slash
+	APIKey   string `json:"-"` // resolved secret; never logged (Key: its current value)
+	// APIKeyEnv names the variable api_key was read from (os.environ/NAME,
+	// or Azure's AZURE_API_KEY); "" for a key written in the config.
+	APIKeyEnv string
+	// key, when bound (BindKey), holds the current value of a key that may
+	// rotate (a secret re-read); shared by copies of the deployment.
+	key        *atomic.Pointer[string]
 	APIVersion string // Azure api-version
 	// AWS holds the Bedrock deployment's aws_* params (region, explicit
 	// credentials, a role to assume); empty: the default chain and region.
@@ -83,7 +90,10 @@ type Deployment struct {
 	HasWeight   bool // weight was set (simple-shuffle decides by the first candidate)
 	Order       int  // lower is tried first; 0 = unset
 	Blocked     bool
-	Tags        []string
+	// Stored: added through the admin API (store_model_in_db), not the
+	// config file; /model/info shows it as LiteLLM's db_model.
+	Stored bool
+	Tags   []string
 	// AccessGroups are model_info.access_groups: names a key, team or user
 	// may list in its models to call this deployment's model group.
 	AccessGroups []string
@@ -202,6 +212,13 @@ type GeneralSettings struct {
 	// request that a budget applies to reserves its worst-case cost in its
 	// admission, so that recorded spend never passes max_budget.
 	StrictBudgets bool
+	// KeyManagement is where os.environ/NAME values the environment does
+	// not set come from (key_management_system; keymgmt.go).
+	KeyManagement KeyManagement
+	// StoreModelInDB (store_model_in_db): deployments may also be added,
+	// changed and deleted through the admin API's /model/* routes; they
+	// live in the model store and every instance reloads them.
+	StoreModelInDB bool
 }
 
 // Defaults as LiteLLM documents them.
@@ -227,3 +244,19 @@ func (c *Config) Groups() []string {
 	}
 	return out
 }
+
+// Key is the deployment's API key: the value bound by BindKey (a key that
+// rotates), else APIKey.
+func (d *Deployment) Key() string {
+	if d.key != nil {
+		if k := d.key.Load(); k != nil {
+			return *k
+		}
+	}
+	return d.APIKey
+}
+
+// BindKey makes Key read p: the assembly binds a key read from a secret
+// manager to the value its re-reads keep current. Called at start, before
+// the deployment serves.
+func (d *Deployment) BindKey(p *atomic.Pointer[string]) { d.key = p }

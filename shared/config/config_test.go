@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -385,5 +386,70 @@ func TestAccessGroupsAndRegions(t *testing.T) {
 	none, err := Load([]byte("model_list:\n  - model_name: a\n    litellm_params: {model: mock/a}\n"), nil)
 	if err != nil || none.AccessGroups != nil {
 		t.Fatalf("no access groups: %v, %v", none.AccessGroups, err)
+	}
+}
+
+// No config that names a master key starts open (issue 29): master_key is
+// read from general_settings, else from litellm_settings (LiteLLM's Claude
+// Code quickstart puts it there), and one that resolves to nothing stops
+// the start, naming its path and variable. Only a config naming none loads
+// without a key.
+func TestMasterKeyPlaces(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		env        map[string]string
+		key        string // the config's master key
+		err        []string
+		warning    string // a warning that must be given
+	}{
+		{name: "none named: open", yaml: "litellm_settings: {drop_params: true}\n"},
+		{name: "litellm_settings", yaml: "litellm_settings: {master_key: sk-lit}\n", key: "sk-lit"},
+		{name: "litellm_settings from the environment", yaml: "litellm_settings: {master_key: os.environ/MK}\n", env: map[string]string{"MK": "sk-env"}, key: "sk-env"},
+		{name: "general_settings wins", yaml: "general_settings: {master_key: sk-gen}\nlitellm_settings: {master_key: sk-lit}\n", key: "sk-gen",
+			warning: "litellm_settings.master_key (line 2): overridden by general_settings.master_key"},
+		{name: "quickstart, variable unset", yaml: "litellm_settings:\n  master_key: os.environ/LITELLM_MASTER_KEY\n",
+			err: []string{"litellm_settings.master_key (line 2)", "environment variable LITELLM_MASTER_KEY is not set", "refusing to start an open gateway"}},
+		{name: "quickstart, variable set: the environment's key replaces it", yaml: "litellm_settings:\n  master_key: os.environ/LITELLM_MASTER_KEY\n",
+			env: map[string]string{"LITELLM_MASTER_KEY": "sk-env"}, key: "sk-env"},
+		{name: "litellm_settings, variable empty", yaml: "litellm_settings: {master_key: os.environ/MK}\n", env: map[string]string{"MK": ""},
+			err: []string{"litellm_settings.master_key", "environment variable MK is empty"}},
+		{name: "general_settings, variable empty", yaml: "general_settings: {master_key: os.environ/MK}\n", env: map[string]string{"MK": ""},
+			err: []string{"general_settings.master_key", "environment variable MK is empty", "refusing to start an open gateway"}},
+		{name: "general_settings empty", yaml: "general_settings: {master_key: \"\"}\n", err: []string{"general_settings.master_key", "the master key is empty"}},
+		{name: "litellm_settings null", yaml: "litellm_settings: {master_key: null}\n", err: []string{"litellm_settings.master_key", "the master key is empty"}},
+		{name: "general_settings unset even when litellm_settings has one", yaml: "general_settings: {master_key: os.environ/MK}\nlitellm_settings: {master_key: sk-lit}\n",
+			err: []string{"general_settings.master_key", "environment variable MK is not set"}},
+		{name: "an override in the environment", yaml: "litellm_settings: {master_key: os.environ/MK}\n", env: map[string]string{"GATEWAY_MASTER_KEY_PARAMETER": "/sluice/master"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Load([]byte(tc.yaml), env(tc.env))
+			if len(tc.err) > 0 {
+				if err == nil {
+					t.Fatalf("loaded (master key %q), want a refusal", cfg.General.MasterKey)
+				}
+				for _, w := range tc.err {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.General.MasterKey != tc.key {
+				t.Errorf("master key %q, want %q", cfg.General.MasterKey, tc.key)
+			}
+			var ws []string
+			for _, w := range cfg.Warnings {
+				ws = append(ws, w.String())
+				if strings.HasPrefix(w.Path, "litellm_settings.master_key") && strings.Contains(w.Message, "ignored") {
+					t.Errorf("master_key reported as ignored: %s", w)
+				}
+			}
+			if tc.warning != "" && !slices.Contains(ws, tc.warning) {
+				t.Errorf("warnings %q lack %q", ws, tc.warning)
+			}
+		})
 	}
 }

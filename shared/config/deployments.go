@@ -49,14 +49,16 @@ var infoKeys = map[string]bool{
 
 func (l *loader) models(list *yaml.Node) error {
 	list = deref(list)
+	ids := map[string]string{}
 	if list == nil || (list.Kind == yaml.ScalarNode && list.Tag == "!!null") {
-		l.warn("model_list", list, "no models configured: every request will get 404")
-		return nil
+		if len(l.stored) == 0 {
+			l.warn("model_list", list, "no models configured: every request will get 404")
+		}
+		list = &yaml.Node{Kind: yaml.SequenceNode}
 	}
 	if list.Kind != yaml.SequenceNode {
 		return errAt("model_list", list, "must be a list of deployments")
 	}
-	ids := map[string]string{}
 	for i, item := range list.Content {
 		item = deref(item)
 		path := fmt.Sprintf("model_list[%d]", i)
@@ -72,6 +74,9 @@ func (l *loader) models(list *yaml.Node) error {
 		}
 		ids[d.ID] = path
 		l.cfg.Deployments = append(l.cfg.Deployments, d)
+	}
+	if err := l.storedModels(ids); err != nil {
+		return err
 	}
 	l.cfg.indexAccessGroups()
 	return nil
@@ -198,6 +203,9 @@ func (l *loader) litellmParams(e *entry, d *Deployment) error {
 			}
 		case "api_key":
 			var set bool
+			if strings.HasPrefix(strings.TrimSpace(deref(v).Value), "os.environ/") {
+				d.APIKeyEnv = envName(deref(v).Value)
+			}
 			if d.APIKey, set, err = l.str(p, v); err == nil && !set {
 				l.warn(p, v, "environment variable %s is not set; calls to this deployment will fail authentication", envName(v.Value))
 			}

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sluice-gw/sluice/shared/providers/catalog"
+	"github.com/sluice-gw/sluice/shared/catalog"
 )
 
 // fuzzSecret is what every os.environ/ variable whose name says it holds a

@@ -1,8 +1,6 @@
 package config
 
 import (
-	"strings"
-
 	"go.yaml.in/yaml/v3"
 )
 
@@ -11,7 +9,6 @@ var ignoredWhy = map[string]string{
 	"database_url":                     "state lives in DynamoDB, not a SQL database",
 	"database_connection_pool_limit":   "state lives in DynamoDB, not a SQL database",
 	"database_connection_timeout":      "state lives in DynamoDB, not a SQL database",
-	"store_model_in_db":                "models come from this config file; state lives in DynamoDB",
 	"redis_host":                       "shared state lives in DynamoDB; no Redis is needed",
 	"redis_port":                       "shared state lives in DynamoDB; no Redis is needed",
 	"redis_password":                   "shared state lives in DynamoDB; no Redis is needed",
@@ -58,51 +55,28 @@ func (l *loader) ignoredOrUnsupported(key, path string, v *yaml.Node) {
 }
 
 func (l *loader) general(path string, n *yaml.Node) error {
+	defer l.keyManagementDone(path, n)
 	return pairs(path, n, func(key string, v *yaml.Node, p string) error {
 		switch key {
+		case "key_management_system", "key_management_settings": // keymgmt.go
+			return l.keyManagement(key, p, v)
 		case "rate_limits_fail_open":
 			b, err := l.boolv(p, v)
 			l.cfg.General.RateLimitsFailOpen = b
+			return err
+		case "store_model_in_db":
+			b, err := l.boolv(p, v)
+			l.cfg.General.StoreModelInDB = b
 			return err
 		case "strict_budgets":
 			b, err := l.boolv(p, v)
 			l.cfg.General.StrictBudgets = b
 			return err
 		case "master_key":
-			s, set, err := l.str(p, v)
-			if err != nil {
-				return err
-			}
-			if !set {
-				if l.masterKeyOverridden() {
-					return nil // the key the gateway gets from its environment (or SSM) replaces this one
-				}
-				return errAt(p, v, "environment variable %s is not set; refusing to start an open gateway", envName(v.Value))
-			}
-			if s != "" && !strings.HasPrefix(s, "sk-") {
-				l.warn(p, v, "LiteLLM expects the master key to start with \"sk-\"; accepted as is")
-			}
-			l.cfg.General.MasterKey = s
+			l.masterKeys[0] = &setting{p, v} // resolved by masterKey, with litellm_settings'
 		default:
 			l.ignoredOrUnsupported(key, p, v)
 		}
 		return nil
 	})
-}
-
-// MasterKeyOverrides name the environment variables whose key replaces
-// general_settings.master_key: the key itself, or the SSM parameter it is
-// read from (GATEWAY_MASTER_KEY_PARAMETER, as the template deploys it). With
-// one set, a master_key naming an unset variable (os.environ/LITELLM_MASTER_KEY
-// in a config brought from LiteLLM) is not fatal: the gateway does not run
-// open, and a parameter that cannot be read stops it at start.
-var MasterKeyOverrides = []string{"GATEWAY_MASTER_KEY", "LITELLM_MASTER_KEY", "GATEWAY_MASTER_KEY_PARAMETER"}
-
-func (l *loader) masterKeyOverridden() bool {
-	for _, name := range MasterKeyOverrides {
-		if v, ok := l.getenv(name); ok && v != "" {
-			return true
-		}
-	}
-	return false
 }

@@ -41,6 +41,10 @@ func LoadFile(path string, getenv Getenv) (*Config, error) {
 
 // Load parses and validates a LiteLLM proxy config.
 func Load(data []byte, getenv Getenv) (*Config, error) {
+	return load(data, getenv, nil, false)
+}
+
+func load(data []byte, getenv Getenv, stored []Stored, strict bool) (*Config, error) {
 	if getenv == nil {
 		getenv = func(string) (string, bool) { return "", false }
 	}
@@ -48,7 +52,7 @@ func Load(data []byte, getenv Getenv) (*Config, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("parse config: %w", err)
 	}
-	l := &loader{getenv: getenv, cfg: &Config{General: GeneralSettings{RateLimitsFailOpen: true}}}
+	l := &loader{getenv: getenv, cfg: &Config{General: GeneralSettings{RateLimitsFailOpen: true}}, stored: stored, strict: strict}
 	if err := l.load(&doc); err != nil {
 		return nil, err
 	}
@@ -60,6 +64,13 @@ type loader struct {
 	cfg    *Config
 	// raw settings gathered before merging router_settings over litellm_settings
 	litellm, router map[string]setting
+	// masterKeys are the master_key settings found (masterkey.go):
+	// general_settings', then litellm_settings'; nil where none.
+	masterKeys [2]*setting
+	// stored are the deployments of the model store (stored.go), loaded
+	// after model_list's; strict makes one that fails the load's error.
+	stored []Stored
+	strict bool
 }
 
 type setting struct {
@@ -105,6 +116,10 @@ func (l *loader) load(doc *yaml.Node) error {
 			})
 		case "litellm_settings":
 			return pairs(path, v, func(k string, vv *yaml.Node, p string) error {
+				if k == "master_key" {
+					l.masterKeys[1] = &setting{p, vv}
+					return nil
+				}
 				l.litellm[k] = setting{p, vv}
 				return nil
 			})
@@ -116,6 +131,9 @@ func (l *loader) load(doc *yaml.Node) error {
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := l.masterKey(); err != nil { // masterkey.go
 		return err
 	}
 	if err := l.models(modelList); err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/sluice-gw/sluice/shared/providers/catalog"
+	"github.com/sluice-gw/sluice/shared/catalog"
 )
 
 // endpoint reports a deployment whose provider is not implemented, and
@@ -62,6 +62,7 @@ func (l *loader) azureEnv(e *entry, d *Deployment) {
 	}
 	if d.APIKey == "" {
 		d.APIKey, _ = l.getenv(AzureKeyEnv)
+		d.APIKeyEnv = AzureKeyEnv
 	}
 	if d.APIVersion == "" {
 		d.APIVersion, _ = l.getenv(AzureVersionEnv)

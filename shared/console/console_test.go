@@ -142,3 +142,26 @@ func TestAssetsKeepThePolicy(t *testing.T) {
 		t.Fatalf("read %d files", n)
 	}
 }
+
+// TestPagesImportNoPage: a page reads shared specs and helpers from the
+// modules beside ui.js, never from another page (pages/index.js, the
+// list of pages, alone imports them).
+func TestPagesImportNoPage(t *testing.T) {
+	pages, err := fs.Glob(embedded, "static/pages/*.js")
+	if err != nil || len(pages) < 5 {
+		t.Fatalf("pages: %v %v", pages, err)
+	}
+	imp := regexp.MustCompile(`(?m)^import[^'"]*['"]\./`)
+	for _, p := range pages {
+		if strings.HasSuffix(p, "/index.js") {
+			continue
+		}
+		b, err := fs.ReadFile(embedded, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := imp.Find(b); m != nil {
+			t.Errorf("%s imports another page: %q", p, m)
+		}
+	}
+}

@@ -2,14 +2,15 @@ package cooldown
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
 )
 
 // ErrInvalid is wrapped by the errors for a malformed Failure.
-var ErrInvalid = errors.New("invalid failure")
+var ErrInvalid = apierr.Classed(apierr.ErrInvalid, "invalid failure")
 
 // Validate checks f; its error wraps ErrInvalid.
 func Validate(f Failure) error {

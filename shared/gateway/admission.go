@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -50,39 +49,22 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 		onErr = limits.FailClosed
 	}
 	if !x.admitted && p != nil {
-		var err error
-		if k := p.Key; k != nil {
-			req.Scopes, err = x.scope(req.Scopes, limits.KindKey, k.Hash, &k.Settings, onErr)
-		}
-		if t := p.Team; t != nil && err == nil {
-			req.Scopes, err = x.scope(req.Scopes, limits.KindTeam, t.ID, &t.Settings, onErr)
-		}
-		if u := p.User; u != nil && err == nil {
-			req.Scopes, err = x.scope(req.Scopes, limits.KindUser, u.ID, &u.Settings, onErr)
-		}
-		if o := p.Org; o != nil && err == nil { // in the same write as the team's
-			req.Scopes, err = x.scope(req.Scopes, limits.KindOrg, o.ID, &o.Settings, onErr)
-		}
 		// A membership or an end user has rpm/tpm or max parallel
 		// requests of its own only through a linked budget (keys.Linked)
 		// or /customer's rpm_limit and tpm_limit.
-		if m := p.Member; m != nil && err == nil && (m.RPMLimit > 0 || m.TPMLimit > 0 || m.MaxParallel != nil) {
-			req.Scopes, err = x.scope(req.Scopes, limits.KindMember, m.Ref().ID, &m.Settings, onErr)
-		}
-		if e := p.EndUser; e != nil && err == nil {
-			req.Scopes, err = x.scope(req.Scopes, limits.KindEndUser, e.ID, &e.Settings, onErr)
-		}
-		if err != nil {
-			return aborted(err)
+		for r := range p.records { // plan.go
+			var err error
+			if req.Scopes, err = x.scope(req.Scopes, r, onErr); err != nil {
+				return aborted(err)
+			}
 		}
 		// model_rpm_limit / model_tpm_limit on the model requested (after
 		// aliases), counted once per request like the record's own: a
 		// key's, and a team's (LiteLLM keeps those in its metadata).
-		if k := p.Key; k != nil {
-			req.Scopes = x.modelScope(req.Scopes, limits.KindKeyModel, k.Hash, &k.Settings, onErr)
-		}
-		if t := p.Team; t != nil {
-			req.Scopes = x.modelScope(req.Scopes, limits.KindTeamModel, t.ID, &t.Settings, onErr)
+		for r := range p.records {
+			if kind := recordKinds[r.kind].modelLimit; kind != "" {
+				req.Scopes = x.modelScope(req.Scopes, kind, r.id, r.settings, onErr)
+			}
 		}
 	}
 	d := a.Deployment
@@ -249,13 +231,10 @@ func (x *exchange) correctTokens(ctx context.Context, final *router.Attempt) {
 
 // budgetScope is the metrics scope of a strict-budget counter's kind.
 func budgetScope(kind string) string {
-	switch keys.Kind(kind) {
-	case keys.KindMember:
-		return "team_member"
-	case keys.KindEndUser:
-		return "end_user"
-	case keys.KindOrg:
-		return "organization"
+	for _, k := range recordKinds { // plan.go
+		if string(k.store) == kind {
+			return k.scope
+		}
 	}
 	return kind
 }
@@ -270,14 +249,7 @@ func parallelError(s limits.Scope, limit int64) error {
 // if they are never released (an instance that crashed): the request's
 // deadline, else the router's timeout, plus limits.LeaseGrace.
 func (x *exchange) leaseExpiry(ctx context.Context, now time.Time) time.Time {
-	bound := x.h.cfg.Router.Timeout
-	if bound <= 0 {
-		bound = config.DefaultTimeout
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		bound = dl.Sub(now)
-	}
-	return now.Add(max(bound, 0) + limits.LeaseGrace)
+	return now.Add(max(x.h.remaining(ctx, now), 0) + limits.LeaseGrace) // plan.go
 }
 
 // releaseLeases gives back the request's parallel-request leases, once it
@@ -291,9 +263,6 @@ func (x *exchange) releaseLeases(ctx context.Context) {
 	x.leases = nil
 }
 
-// scope adds the scope of a key, team or user with limits to scopes; a
-// max_parallel_requests of 0 refuses the request (LiteLLM: no request at
-// all).
 // modelScope adds the scope of s's per-model limits on the model
 // requested, if any (id: the record's id "#" the model).
 func (x *exchange) modelScope(scopes []limits.Scope, kind limits.Kind, id string, s *keys.Settings, onErr limits.FailMode) []limits.Scope {
@@ -307,11 +276,16 @@ func (x *exchange) modelScope(scopes []limits.Scope, kind limits.Kind, id string
 	return append(scopes, limits.Scope{Kind: kind, ID: id + "#" + x.req.Model, RPM: rpm, TPM: tpm, Shards: limits.ShardsFor(rpm), OnError: onErr})
 }
 
-func (x *exchange) scope(scopes []limits.Scope, kind limits.Kind, id string, s *keys.Settings, onErr limits.FailMode) ([]limits.Scope, error) {
+// scope adds the scope of a record with limits to scopes; a
+// max_parallel_requests of 0 refuses the request (LiteLLM: no request at
+// all).
+func (x *exchange) scope(scopes []limits.Scope, r record, onErr limits.FailMode) ([]limits.Scope, error) {
+	s := r.settings
 	if s.RPMLimit == 0 && s.TPMLimit == 0 && s.MaxParallel == nil {
 		return scopes, nil
 	}
-	sc := limits.Scope{Kind: kind, ID: id, RPM: s.RPMLimit, TPM: s.TPMLimit, Shards: limits.ShardsFor(s.RPMLimit), OnError: onErr}
+	kind := recordKinds[r.kind].limit
+	sc := limits.Scope{Kind: kind, ID: r.ID(), RPM: s.RPMLimit, TPM: s.TPMLimit, Shards: limits.ShardsFor(s.RPMLimit), OnError: onErr}
 	if s.MaxParallel != nil {
 		if *s.MaxParallel == 0 {
 			x.c.Refused = string(kind)

@@ -33,16 +33,22 @@ type Principal struct {
 	Org *keys.Organization
 }
 
-// restricted reports whether p's key, team or user names the models it may use.
+// restricted reports whether p's key, team, user or organization names the
+// models it may use.
 func (p *Principal) restricted() bool {
-	return (p.Key != nil && len(p.Key.Models) > 0) || (p.Team != nil && len(p.Team.Models) > 0) ||
-		(p.User != nil && len(p.User.Models) > 0) || (p.Org != nil && len(p.Org.Models) > 0)
+	for r := range p.records {
+		if recordKinds[r.kind].modelAccess != "" && len(r.settings.Models) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveAlias returns the model group a request's model names for p, as
 // LiteLLM applies model aliases before routing: the team's model_aliases,
 // then the user's aliases, then the key's, each looked up once in the name
-// the previous left (so a key's alias may name a team alias's target).
+// the previous left (so a key's alias may name a team alias's target):
+// an order of its own, not the records' (Principal.records).
 // No alias: model as is, with no allocation.
 func (p *Principal) resolveAlias(model string) string {
 	if p.Team != nil {
@@ -72,9 +78,14 @@ func applyAliases(p *Principal, req *wire.Request) {
 	}
 }
 
-// Authenticator checks a request's bearer token. The seam for virtual keys.
+// Authenticator checks a request's bearer token, and the end user its
+// body names. The seam for virtual keys.
 type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (*Principal, error)
+	// EndUser checks the request's end user (its "user" field, id) and
+	// attaches its record to p, if it has one: authentication's last
+	// step, once the body is read.
+	EndUser(ctx context.Context, p *Principal, id string) error
 }
 
 func (h *Handler) authenticate(r *http.Request) (*Principal, error) {
@@ -121,6 +132,9 @@ func (m masterKey) Authenticate(_ context.Context, token string) (*Principal, er
 	}
 	return &Principal{Master: true}, nil
 }
+
+// EndUser: the master key alone reads no end user records.
+func (masterKey) EndUser(context.Context, *Principal, string) error { return nil }
 
 // KeyReader reads virtual keys, teams, users, memberships and end users
 // (keys.Reader); keys.Cached in production, so that the common request
@@ -209,22 +223,21 @@ func unavailable(what string, err error) error {
 // checkPrincipal checks what a request's body decides: the model access of
 // p's key, team and user, for the model and for every per-request fallback
 // (as LiteLLM does: the router would call them with the deployment's
-// credentials), and the request's end user.
-func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Request) error {
+// credentials), and the request's end user. pl is the request's plan.
+func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Request, pl *plan) error {
 	if p.restricted() {
-		group, err := h.router.Group(req.Model)
+		err := pl.err
 		if err == nil {
-			err = allowModel(p, h.cfg.AccessGroups, req.Model, group)
+			err = allowModel(p, h.cfg.AccessGroups, req.Model, pl.group())
 		}
 		if err != nil {
 			return err
 		}
-		for _, fb := range req.Fallbacks {
+		for i, fb := range req.Fallbacks {
 			// An unknown fallback is skipped by the router; it is still
 			// checked by name, so that a refusal does not depend on what
 			// the model list holds today.
-			group, _ := h.router.Group(fb)
-			if err := allowModel(p, h.cfg.AccessGroups, fb, group); err != nil {
+			if err := allowModel(p, h.cfg.AccessGroups, fb, pl.fallback(i).Group()); err != nil {
 				if e, ok := err.(*apierr.Error); ok {
 					e.Message += " (in fallbacks)"
 					e.Param = "fallbacks"
@@ -239,9 +252,7 @@ func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Re
 		}
 	}
 	if req.User != "" {
-		if a, ok := h.auth.(*access); ok {
-			return a.EndUser(ctx, p, req.User)
-		}
+		return h.auth.EndUser(ctx, p, req.User)
 	}
 	return nil
 }
@@ -276,23 +287,12 @@ func setFallbacksSkipped(hd http.Header, res *router.Result) {
 // "all-proxy-models", or a model access group (ag: access group -> model
 // groups, config.Config.AccessGroups) that holds the group.
 func allowModel(p *Principal, ag map[string][]string, model, group string) error {
-	if p.Key != nil {
-		if err := checkModels("key", p.Key.Models, ag, model, group); err != nil {
-			return err
+	for r := range p.records {
+		if name := recordKinds[r.kind].modelAccess; name != "" {
+			if err := checkModels(name, r.settings.Models, ag, model, group); err != nil {
+				return err
+			}
 		}
-	}
-	if p.Team != nil {
-		if err := checkModels("team", p.Team.Models, ag, model, group); err != nil {
-			return err
-		}
-	}
-	if p.User != nil {
-		if err := checkModels("user", p.User.Models, ag, model, group); err != nil {
-			return err
-		}
-	}
-	if p.Org != nil {
-		return checkModels("org", p.Org.Models, ag, model, group) // LiteLLM's object_type "org"
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, req *wire.Reques
 		wg.Add(1)
 		go func(i int, sub *http.Request) {
 			defer wg.Done()
-			h.post(recs[i], sub, wire.OpChat)
+			h.postModel(recs[i], sub, chatAPI, "")
 			if recs[i].status == http.StatusOK {
 				first <- i
 			}

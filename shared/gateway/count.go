@@ -29,12 +29,14 @@ func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	req, err := h.parse(w, r, buf, wire.OpCountTokens)
+	req, err := h.parse(w, r, buf, wire.Parse, false)
 	if err == nil && req.Model == "" {
 		err = apierr.New(apierr.InvalidRequest, "model: field required")
 	}
+	var pl plan
 	if err == nil {
-		err = h.checkPrincipal(ctx, p, req)
+		pl.resolve(h.router, req)
+		err = h.checkPrincipal(ctx, p, req, &pl)
 	}
 	if err != nil {
 		apierr.WriteAnthropic(w, err)
@@ -64,7 +66,8 @@ func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
 		return router.Outcome{Committed: true}, nil
 	}
 	rreq := &router.Request{Model: req.Model, CallID: w.Header()["X-Litellm-Call-Id"][0], PromptTokens: prompt,
-		Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks, NumRetries: req.NumRetries}
+		Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks, NumRetries: req.NumRetries,
+		Target: pl.target, TargetErr: pl.err}
 	res, err := h.router.Do(ctx, rreq, attempt)
 	if err != nil {
 		apierr.WriteAnthropic(w, err)

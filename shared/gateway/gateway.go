@@ -5,7 +5,9 @@
 // body, asks the router for a deployment, and copies the provider's bytes
 // through, event by event for streams.
 //
-// A chat request passes its stages in order, each in its file: request.go
+// The route table (routes.go) maps a path to its API value (apis.go), which
+// says what the stages ask of that API. A request passes its stages in
+// order, each in its file: request.go
 // (read and parse the body, run the router, answer however it ends),
 // auth.go (who the request acts for, and what it may ask), admission.go
 // (each attempt counted against the shared limits; strict.go reserves
@@ -94,6 +96,9 @@ type Completion struct {
 	// "end_user", "deployment") of the last limit or budget that refused
 	// an admission of the request; "" if none did.
 	Refused string
+	// plan is the request's model group and fallbacks, resolved once
+	// (plan.go).
+	plan plan
 }
 
 // Options configure a Handler.
@@ -153,6 +158,9 @@ type Handler struct {
 	// strict holds each group's worst-case prices when
 	// general_settings.strict_budgets is on; nil otherwise (strict.go).
 	strict map[string]limits.Price
+	// reach holds, with strict, each group's configured reach
+	// (configuredReach, plan.go): itself first.
+	reach map[string][]string
 
 	depHeaders   map[*config.Deployment]depHeader
 	groupHeaders map[string][]string
@@ -161,6 +169,8 @@ type Handler struct {
 
 	responses    responses.Store
 	responsesTTL time.Duration
+
+	table routeIndex // the route table (routes.go)
 }
 
 // New returns the gateway handler.
@@ -206,6 +216,7 @@ func New(o Options) *Handler {
 		h.depHeaders[d] = dh
 		h.groupHeaders[d.ModelName] = []string{d.ModelName}
 	}
+	h.table = indexRoutes(buildRoutes())
 	h.registerMetrics()
 	return h
 }
@@ -225,39 +236,23 @@ func modelsJSON(ms []router.Model) []byte {
 	return b
 }
 
-// ServeHTTP routes by path. Unknown routes and methods get OpenAI-style errors.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.Path
-	switch path {
-	case "/v1/chat/completions", "/chat/completions", "/openai/v1/chat/completions":
-		h.post(w, r, wire.OpChat)
-	case "/v1/embeddings", "/embeddings", "/openai/v1/embeddings":
-		h.post(w, r, wire.OpEmbeddings)
-	case "/v1/responses", "/responses", "/openai/v1/responses":
-		h.post(w, r, wire.OpResponses)
-	case "/v1/messages", "/v1/messages/count_tokens": // Anthropic's Messages API (messages.go)
-		h.serveMessages(w, r)
-	case "/v1/models", "/models":
-		p, ok := h.authGET(w, r)
-		if !ok {
-			return
-		}
-		body, err := h.modelsFor(r.Context(), p, r.URL.Query()) // models_list.go
-		if err != nil {
-			apierr.Write(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, body)
-	case "/health/liveliness", "/health/liveness":
-		if h.method(w, r, http.MethodGet) {
-			writeJSON(w, http.StatusOK, []byte(`"I'm alive!"`))
-		}
-	default:
-		if h.serveExtra(w, r) || h.responsesRoute(w, r) { // endpoints.go; /v1/responses/{id}[/input_items] (responses.go)
-			return
-		}
-		apierr.Write(w, apierr.New(apierr.NotFound, "no route %s %s", r.Method, path))
+// listModels answers GET /v1/models (models_list.go).
+func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.authGET(w, r)
+	if !ok {
+		return
 	}
+	body, err := h.modelsFor(r.Context(), p, r.URL.Query())
+	if err != nil {
+		apierr.Write(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// liveliness answers the liveness probes.
+func (h *Handler) liveliness(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, []byte(`"I'm alive!"`))
 }
 
 // authGET admits a GET (or HEAD) request and authenticates it; false: the

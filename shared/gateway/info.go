@@ -112,32 +112,6 @@ func (g *modelGroupInfo) add(d *config.Deployment) {
 	}
 }
 
-// gatewayRoutes are the routes the gateway serves, for /routes.
-var gatewayRoutes = []struct {
-	path, method, name string
-}{
-	{"/v1/chat/completions", "POST", "chat_completion"}, {"/chat/completions", "POST", "chat_completion"},
-	{"/openai/v1/chat/completions", "POST", "chat_completion"},
-	{"/v1/completions", "POST", "completion"}, {"/completions", "POST", "completion"}, {"/openai/v1/completions", "POST", "completion"},
-	{"/v1/embeddings", "POST", "embeddings"}, {"/embeddings", "POST", "embeddings"}, {"/openai/v1/embeddings", "POST", "embeddings"},
-	{"/v1/images/generations", "POST", "image_generation"}, {"/images/generations", "POST", "image_generation"},
-	{"/v1/moderations", "POST", "moderations"}, {"/moderations", "POST", "moderations"},
-	{"/v1/audio/speech", "POST", "audio_speech"}, {"/audio/speech", "POST", "audio_speech"},
-	{"/v1/audio/transcriptions", "POST", "audio_transcriptions"}, {"/audio/transcriptions", "POST", "audio_transcriptions"},
-	{"/openai/deployments/{model}/chat/completions", "POST", "chat_completion"},
-	{"/openai/deployments/{model}/completions", "POST", "completion"},
-	{"/openai/deployments/{model}/embeddings", "POST", "embeddings"},
-	{"/openai/deployments/{model}/images/generations", "POST", "image_generation"},
-	{"/openai/deployments/{model}/audio/speech", "POST", "audio_speech"},
-	{"/openai/deployments/{model}/audio/transcriptions", "POST", "audio_transcriptions"},
-	{"/v1/models", "GET", "model_list"}, {"/models", "GET", "model_list"},
-	{"/model_group/info", "GET", "model_group_info"}, {"/v1/model_group/info", "GET", "model_group_info"},
-	{"/routes", "GET", "get_routes"},
-	{"/health", "GET", "health_endpoint"}, {"/health/readiness", "GET", "health_readiness"},
-	{"/health/readiness/details", "GET", "health_readiness_details"},
-	{"/health/liveliness", "GET", "health_liveliness"}, {"/health/liveness", "GET", "health_liveliness"},
-}
-
 // routeInfo is one entry of /routes, as LiteLLM lists its FastAPI routes.
 type routeInfo struct {
 	Path     string   `json:"path"`
@@ -152,9 +126,9 @@ func (h *Handler) routes(w http.ResponseWriter, r *http.Request) {
 	if _, ok := h.authGET(w, r); !ok {
 		return
 	}
-	out := make([]routeInfo, 0, len(gatewayRoutes)+64)
-	for _, rt := range gatewayRoutes {
-		out = append(out, routeInfo{Path: rt.path, Methods: []string{rt.method}, Name: rt.name, Endpoint: rt.name})
+	out := make([]routeInfo, 0, len(h.table.table)+64)
+	for _, rt := range h.table.table { // routes.go
+		out = append(out, routeInfo{Path: rt.pattern, Methods: []string{rt.method}, Name: rt.name, Endpoint: rt.name})
 	}
 	admin := adminapi.Routes()
 	sort.Strings(admin)

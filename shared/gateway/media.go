@@ -6,13 +6,13 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net/http"
 	"net/textproto"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -22,6 +22,38 @@ import (
 // image, character or second from the media price table
 // (pricing.DefaultMedia), and a transcription's body is a multipart form
 // whose model field the gateway reads and rewrites.
+
+// The media APIs. Each is served under /v1, / and /openai/v1, and all but
+// moderations under Azure's deployment paths.
+var (
+	_ = registerAPI(&api{op: wire.OpImages, name: "image_generation", paths: openAIPaths("/images/generations"), azure: "/images/generations",
+		media: true, bill: (*exchange).billMedia, worstCase: imagesWorstCase})
+	_ = registerAPI(&api{op: wire.OpModerations, name: "moderations", paths: openAIPaths("/moderations"),
+		media: true, free: true, bill: (*exchange).billMedia})
+	_ = registerAPI(&api{op: wire.OpSpeech, name: "audio_speech", paths: openAIPaths("/audio/speech"), azure: "/audio/speech",
+		media: true, rawOut: true, bill: (*exchange).billMedia, worstCase: speechWorstCase})
+	_ = registerAPI(&api{op: wire.OpTranscriptions, name: "audio_transcriptions", paths: openAIPaths("/audio/transcriptions"), azure: "/audio/transcriptions",
+		media: true, rawOut: true, noPrompt: true, bill: (*exchange).billMedia, parse: parseTranscription, call: (*exchange).formCall,
+		unreservable: "strict_budgets: a transcription is priced per second of audio, which is not known before the call, so its worst-case cost cannot be reserved"})
+)
+
+// parseTranscription reads a transcription's multipart form: its state.
+func parseTranscription(r *http.Request, body []byte, pathModel string) (*wire.Request, any, error) {
+	f, err := parseForm(body, r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if pathModel != "" {
+		f.model = pathModel
+	}
+	return &wire.Request{Body: body, Model: f.model, User: f.user, NumRetries: -1}, f, nil
+}
+
+// formCall is a transcription's call: its form with the attempt's model.
+func (x *exchange) formCall(a *router.Attempt) wire.Call {
+	body, contentType := x.state.(*form).withModel(a.ProviderModel)
+	return wire.Call{Op: x.api.op, Body: body, ContentType: contentType}
+}
 
 // form is a transcription's multipart form, read once, written again with
 // each attempt's model.
@@ -122,24 +154,15 @@ const bytesPerSecond = 16000
 // media price table, else from the deployment's token price when the
 // provider reported tokens. It returns the completion tokens.
 func (x *exchange) billMedia(a *router.Attempt, call wire.Call, out []byte) int64 {
-	c := x.c
 	u, reported := wire.UsageOf(out)
-	if !x.op.JSONResponse() && x.op != wire.OpTranscriptions {
+	if x.api.op == wire.OpSpeech {
 		reported = false // audio bytes
 	}
 	if !reported {
 		u = wire.Usage{PromptTokens: int64(call.PromptTokens), TotalTokens: int64(call.PromptTokens)}
 	}
 	cost, known, estimated := x.mediaCost(a, out, u, reported)
-	c.Usage = c.Usage.Add(u)
-	c.HasUsage = true
-	c.UsageEstimated = c.UsageEstimated || estimated
-	if known {
-		c.CostNanos = limits.AddSat(c.CostNanos, cost)
-	} else {
-		c.CostKnown = false
-	}
-	return u.CompletionTokens
+	return x.charge(u, estimated, cost, known)
 }
 
 // mediaCost prices a media call; estimated: a transcription's duration
@@ -163,7 +186,7 @@ func (x *exchange) mediaCost(a *router.Attempt, out []byte, u wire.Usage, report
 		return 0, false, false
 	}
 	body := x.req.Body
-	switch x.op {
+	switch x.api.op {
 	case wire.OpModerations: // free at OpenAI, whatever the model
 		return 0, true, false
 	case wire.OpImages:
@@ -198,7 +221,7 @@ func (x *exchange) mediaCost(a *router.Attempt, out []byte, u wire.Usage, report
 		if s := gjson.GetBytes(out, "usage"); s.Get("type").Str == "duration" && s.Get("seconds").Type == gjson.Number {
 			return pricing.NanosOf(m.PerSecond, s.Get("seconds").Num), true, false
 		}
-		secs := float64(x.form.fileBytes) / bytesPerSecond
+		secs := float64(x.state.(*form).fileBytes) / bytesPerSecond
 		return pricing.NanosOf(m.PerSecond, secs), true, true
 	}
 	return tokens()

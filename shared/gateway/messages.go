@@ -2,14 +2,12 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -25,28 +23,17 @@ import (
 // JSON or Anthropic SSE (messages_stream.go). Errors are Anthropic's shape
 // (apierr.WriteAnthropic).
 
-// serveMessages routes the Messages API's paths.
-func (h *Handler) serveMessages(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		apierr.WriteAnthropic(w, apierr.New(apierr.MethodNotAllowed, "%s %s is not allowed; use POST", r.Method, r.URL.Path))
-		return
-	}
-	if r.URL.Path == "/v1/messages/count_tokens" {
-		h.countTokens(w, r) // count.go
-		return
-	}
-	h.post(w, r, wire.OpMessages)
-}
-
-// writeError answers an error in the shape of the request's API.
-func writeError(w http.ResponseWriter, op wire.Op, err error) {
-	if op == wire.OpMessages || op == wire.OpCountTokens {
-		apierr.WriteAnthropic(w, err)
-		return
-	}
-	apierr.Write(w, err)
-}
+// messagesAPI is Anthropic's Messages API; its state is the client's
+// Anthropic headers.
+var messagesAPI = registerAPI(&api{op: wire.OpMessages, name: "anthropic_response", paths: []string{"/v1/messages"},
+	anthropic: true, streams: true, attempt: (*exchange).messages,
+	usage:     func(out []byte) (wire.Usage, bool) { return wire.MessagesUsage(gjson.GetBytes(out, "usage")) },
+	textBytes: func(out []byte) int { return len(out) }, // without usage: the whole answer at four bytes a token
+	prepare: func(_ *Handler, _ context.Context, r *http.Request, _ *Principal, _ *wire.Request) (any, string, error) {
+		return anthropicHeaders(r), "", nil
+	},
+	sseError: func(_ *exchange, err error) []byte { return apierr.AnthropicSSE(err) },
+})
 
 // anthropicHeaders are the client's Anthropic headers (nil: none).
 func anthropicHeaders(r *http.Request) *wire.AnthropicHeaders {
@@ -64,44 +51,13 @@ func anthropicHeaders(r *http.Request) *wire.AnthropicHeaders {
 func (x *exchange) messages(ctx context.Context, a *router.Attempt) (router.Outcome, error) {
 	body := x.req.MessagesBody(a.ProviderModel)
 	call := wire.Call{Op: wire.OpMessages, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body),
-		DropParams: x.req.DropParams, Anthropic: x.anthropic}
+		DropParams: x.req.DropParams}
+	call.Anthropic, _ = x.state.(*wire.AnthropicHeaders)
 	if x.req.HasMock {
 		call.MockResponse = &x.req.MockResponse
 	}
 	if x.req.Stream {
 		return x.messagesStream(ctx, a, call)
 	}
-	return x.messagesUnary(ctx, a, call)
-}
-
-// messagesUnary forwards a Messages response once it is complete (as
-// unary does a chat completion), billed with the usage it reports.
-func (x *exchange) messagesUnary(ctx context.Context, a *router.Attempt, call wire.Call) (router.Outcome, error) {
-	if a.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, a.Timeout)
-		defer cancel()
-	}
-	d := a.Deployment
-	resp, err := x.h.provider.Do(ctx, d, call)
-	if err != nil {
-		return router.Outcome{}, err
-	}
-	defer resp.Body.Close()
-	buf := getBuf()
-	defer putBuf(buf)
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return router.Outcome{}, providers.TransportError(ctx, d, err)
-	}
-	out := buf.Bytes()
-	if !wire.Valid(out) {
-		return router.Outcome{}, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned a response that is not valid JSON", d.ID)}
-	}
-	var tokens int64
-	if u, ok := wire.MessagesUsage(gjson.GetBytes(out, "usage")); ok {
-		tokens = x.bill(a, u, false)
-	} else {
-		tokens = x.bill(a, estimatedUsage(call.PromptTokens, len(out)), true)
-	}
-	return x.answer(a, resp, out, tokens), nil // unary.go
+	return x.unary(ctx, a, call) // Anthropic's JSON: usage by messagesAPI.usage
 }

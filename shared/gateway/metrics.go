@@ -41,7 +41,7 @@ func (h *Handler) observe(c *Completion) {
 	} else if c.Model != "" && c.StatusCode >= 400 {
 		// Refused before any attempt (model access, every deployment
 		// cooling down): still the group's failure, when there is one.
-		q.ModelGroup, _ = h.router.Group(c.Model)
+		q.ModelGroup = c.plan.group()
 	}
 	if p := c.Principal; p != nil {
 		if p.Key != nil {

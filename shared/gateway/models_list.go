@@ -106,6 +106,13 @@ func (h *Handler) asTeam(ctx context.Context, p *Principal, id string) (*Princip
 	}
 	member := p.Master || (p.Key != nil && p.Key.TeamID == id) ||
 		(p.User != nil && slices.ContainsFunc(t.Members, func(m keys.TeamMember) bool { return m.UserID == p.User.ID }))
+	if p.Key != nil && !p.Key.Bound.Holds(t.ID, t.OrganizationID) {
+		// A key minted for its user by a team or org admin reaches only
+		// its scope (docs/admin-api.md, Roles), whatever its user's teams.
+		e := apierr.New(apierr.Forbidden, "this key is bound to its team or organization: it may not name team %q", id)
+		e.Param = "team_id"
+		return nil, e
+	}
 	if !member {
 		e := apierr.New(apierr.Forbidden, "not a member of team %q", id)
 		e.Param = "team_id"

@@ -25,19 +25,14 @@ import (
 // function, and answer or record however the request ends. The exchange is
 // one request's state across its attempts.
 
-// post serves chat completions and embeddings. Once the request passed
+// postModel serves a POST of API a (the route table's, routes.go), with the
+// model named by the path (Azure's /openai/deployments/{model}/...; "" for
+// none), which wins over the body's. Once the request passed
 // authentication, OnComplete is called exactly once when it ends, whatever
 // the outcome: success, error, panic or a client that went away.
-func (h *Handler) post(w http.ResponseWriter, r *http.Request, op wire.Op) { h.postModel(w, r, op, "") }
-
-// postModel is post with the model named by the path (Azure's
-// /openai/deployments/{model}/...; "" for none), which wins over the body's.
-func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, pathModel string) {
-	if !h.method(w, r, http.MethodPost) {
-		return
-	}
+func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, pathModel string) {
 	ctx := r.Context()
-	c := &Completion{CallID: newCallID(), Started: time.Now(), Operation: op, CostKnown: true}
+	c := &Completion{CallID: newCallID(), Started: time.Now(), Operation: a.op, CostKnown: true}
 	w.Header()["X-Litellm-Call-Id"] = []string{c.CallID}
 	var x *exchange
 	authenticated := false
@@ -55,7 +50,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 	}()
 	p, err := h.authenticate(r)
 	if err != nil {
-		writeError(w, op, err)
+		writeError(w, a, err)
 		if h.metrics != nil {
 			h.observeRefused(c, err)
 		}
@@ -65,31 +60,33 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 	c.Principal = p
 	buf := getBuf()
 	defer putBuf(buf)
-	req, form, err := h.parseOp(w, r, buf, op, pathModel) // endpoints.go
+	req, state, err := h.parseAPI(w, r, buf, a, pathModel) // endpoints.go
 	if err != nil {
-		h.fail(ctx, w, c, err)
+		h.fail(ctx, w, a, c, err)
 		return
 	}
-	if op == wire.OpChat && strings.IndexByte(req.Model, ',') >= 0 { // batch.go
+	if a.batch && strings.IndexByte(req.Model, ',') >= 0 { // batch.go
 		authenticated = false // each model's call is recorded as its own request
 		h.batch(w, r, req)
 		return
 	}
 	applyAliases(p, req) // auth.go
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
+	pl := &c.plan // plan.go: the model group and fallbacks, resolved once
+	pl.resolve(h.router, req)
 	if err := requestTimeouts(r, req); err != nil { // controls.go
-		h.fail(ctx, w, c, err)
+		h.fail(ctx, w, a, c, err)
 		return
 	}
 	if req.Model == "" {
 		e := apierr.New(apierr.InvalidRequest, "missing required parameter: 'model'")
 		e.Param = "model"
-		h.fail(ctx, w, c, e)
+		h.fail(ctx, w, a, c, e)
 		return
 	}
 	c.Stream = req.Stream
-	if err := h.checkPrincipal(ctx, p, req); err != nil { // auth.go
-		h.fail(ctx, w, c, err)
+	if err := h.checkPrincipal(ctx, p, req, pl); err != nil { // auth.go
+		h.fail(ctx, w, a, c, err)
 		return
 	}
 	// What is admitted once per request: a place among local mode's
@@ -97,57 +94,49 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, op wire.Op, 
 	// first attempt's admission (admission.go).
 	if h.streams != nil && req.Stream { // local mode's bound (limits_local.go)
 		if !h.streams.acquire() {
-			h.fail(ctx, w, c, h.streams.refusal)
+			h.fail(ctx, w, a, c, h.streams.refusal)
 			return
 		}
 		defer h.streams.release()
 	}
 	var hold *limits.Hold
 	if h.strict != nil {
-		if hold, err = h.reserve(ctx, p, req, op, c.CallID); err != nil {
-			h.fail(ctx, w, c, err)
+		if hold, err = h.reserve(ctx, p, req, pl, a, c.CallID); err != nil {
+			h.fail(ctx, w, a, c, err)
 			return
 		}
 	}
-	var rs *respState
-	if op == wire.OpResponses { // responses.go
-		if rs, err = h.prepareResponses(ctx, p, req); err != nil {
-			h.fail(ctx, w, c, err)
+	var pin string
+	if a.prepare != nil { // the API's own state (a Responses request's, responses.go)
+		if state, pin, err = a.prepare(h, ctx, r, p, req); err != nil {
+			h.fail(ctx, w, a, c, err)
 			return
 		}
 	}
-	prompt := wire.EstimateTokens(req.Body)
-	if form != nil {
-		prompt = 0 // an audio file is not a prompt
+	prompt := 0 // an audio file is not a prompt
+	if !a.noPrompt {
+		prompt = wire.EstimateTokens(req.Body)
 	}
 	rreq := &router.Request{
 		Model: req.Model, CallID: c.CallID, PromptTokens: prompt, Stream: req.Stream,
 		Tags: req.Tags, Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks,
 		NumRetries: req.NumRetries, Timeout: req.Timeout, StreamTimeout: req.StreamTimeout,
-		Allowed: p.fallbackAccess(h.cfg.AccessGroups),
+		Allowed: p.fallbackAccess(h.cfg.AccessGroups), Deployment: pin,
+		Target: pl.target, TargetErr: pl.err, FallbackTargets: pl.fallbackTargets(),
 	}
 	if p.EndUser != nil {
 		rreq.Region = p.EndUser.AllowedModelRegion
 	}
-	if rs != nil {
-		rreq.Deployment = rs.pin
-	}
-	x = &exchange{h: h, w: w, req: req, op: op, c: c, prompt: int64(prompt), hold: hold, form: form, rs: rs}
-	if op == wire.OpMessages {
-		x.anthropic = anthropicHeaders(r)
-	}
+	x = &exchange{h: h, w: w, req: req, api: a, c: c, prompt: int64(prompt), hold: hold, state: state}
 	res, err := h.router.Do(ctx, rreq, x.attempt)
 	x.end(ctx, res, err)
 }
 
-// parse reads the request's body and parses it.
-func (h *Handler) parse(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, op wire.Op) (*wire.Request, error) {
+// parse reads the request's JSON body and parses it with parse
+// (wire.Parse, or an API's own); stream is false unless the API streams.
+func (h *Handler) parse(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, parse func([]byte) (*wire.Request, error), streams bool) (*wire.Request, error) {
 	if err := h.readBody(w, r, buf); err != nil {
 		return nil, err
-	}
-	parse := wire.Parse
-	if op == wire.OpResponses {
-		parse = wire.ParseResponses
 	}
 	req, err := parse(buf.Bytes())
 	if err != nil {
@@ -158,7 +147,7 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request, buf *bytes.Buffe
 		}
 		return nil, e
 	}
-	if !op.Streams() {
+	if !streams {
 		req.Stream = false
 	}
 	return req, nil
@@ -193,10 +182,10 @@ func clientGone(ctx context.Context) bool { return errors.Is(ctx.Err(), context.
 
 // fail answers an error before any output, and records it. A client that
 // already went away sees nothing: the status recorded is 499.
-func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, c *Completion, err error) {
+func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, a *api, c *Completion, err error) {
 	e := apierr.From(err)
 	c.Err, c.StatusCode = err, e.HTTPStatus()
-	if c.Operation == wire.OpMessages {
+	if a != nil && a.anthropic {
 		_, c.StatusCode = apierr.Anthropic(e) // 529 for 503
 	}
 	if rf, ok := err.(*refusal); ok {
@@ -205,7 +194,7 @@ func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, c *Completion
 	if clientGone(ctx) {
 		c.ClientGone, c.StatusCode = true, statusClientGone
 	}
-	writeError(w, c.Operation, e)
+	writeError(w, a, e)
 }
 
 // statusClientGone is the status recorded for a client that went away
@@ -253,7 +242,7 @@ func (h *Handler) recoverPanic(ctx context.Context, v any, w http.ResponseWriter
 	if clientGone(ctx) {
 		c.ClientGone, c.StatusCode = true, statusClientGone
 	}
-	writeError(w, c.Operation, e)
+	writeError(w, x.apiOf(), e)
 }
 
 // exchange is one client request's state across its attempts.
@@ -261,7 +250,7 @@ type exchange struct {
 	h   *Handler
 	w   http.ResponseWriter
 	req *wire.Request
-	op  wire.Op
+	api *api // what the request asks of its API (apis.go)
 	c   *Completion
 	// committed: the response started (status and headers sent). The
 	// attempt that commits reports it to the router in its Outcome.
@@ -270,18 +259,27 @@ type exchange struct {
 	// plus the max_tokens cap, limits.TokenEstimate; admit clamps it to the
 	// first deployment's output limit), corrected with the real usage
 	// afterwards.
-	estimate   int64
-	prompt     int64        // the prompt estimate
-	admitted   bool         // the key's and team's scopes were counted
-	hold       *limits.Hold // the strict-budget reservation to make with the first admission
-	form       *form        // a transcription's multipart form (media.go); nil for JSON bodies
+	estimate int64
+	prompt   int64        // the prompt estimate
+	admitted bool         // the key's and team's scopes were counted
+	hold     *limits.Hold // the strict-budget reservation to make with the first admission
+	// state is the API's own (a Responses request's respState, a
+	// transcription's form, the Messages API's headers), set by its parse
+	// or prepare and read by its functions alone.
+	state      any
 	admissions []limits.Admission
-	leases     []limits.Admission     // admissions that took parallel-request leases (admission.go)
-	attempts   int                    // attempts made
-	last       *router.Attempt        // the attempt made last (the router's Final, even after a panic)
-	done       bool                   // the response was written to its end
-	rs         *respState             // a Responses request's state (responses.go); nil for others
-	anthropic  *wire.AnthropicHeaders // OpMessages: the client's Anthropic headers
+	leases     []limits.Admission // admissions that took parallel-request leases (admission.go)
+	attempts   int                // attempts made
+	last       *router.Attempt    // the attempt made last (the router's Final, even after a panic)
+	done       bool               // the response was written to its end
+}
+
+// apiOf is the exchange's API; nil for none (a nil exchange: OpenAI's shapes).
+func (x *exchange) apiOf() *api {
+	if x == nil {
+		return nil
+	}
+	return x.api
 }
 
 // attempt makes one try for the router: admission (admission.go), then the
@@ -297,24 +295,23 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 	if out, err := x.admit(ctx, a); err != nil {
 		return out, err
 	}
-	if x.op == wire.OpMessages {
-		return x.messages(ctx, a) // messages.go
+	if x.api.attempt != nil {
+		return x.api.attempt(x, ctx, a) // the Messages API's (messages.go)
 	}
 	d := a.Deployment
 	if d.MockTimeout {
 		return router.Outcome{}, mockTimeout(ctx, a, x.req.Stream)
 	}
-	inject := (x.op == wire.OpChat || x.op == wire.OpCompletions) && x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
+	inject := x.api.injectUsage && x.req.Stream && !x.req.IncludeUsage && providers.StreamUsage(d)
 	var call wire.Call
-	if x.form != nil {
-		body, contentType := x.form.withModel(a.ProviderModel) // media.go
-		call = wire.Call{Op: x.op, Body: body, ContentType: contentType}
+	if x.api.call != nil {
+		call = x.api.call(x, a) // a transcription's form (media.go)
 	} else {
 		body := x.req.WithModel(a.ProviderModel, inject)
 		if len(d.Params) > 0 {
 			body = wire.SetDefaults(body, d.Params)
 		}
-		call = wire.Call{Op: x.op, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body), DropParams: x.req.DropParams}
+		call = wire.Call{Op: x.api.op, Body: body, Stream: x.req.Stream, PromptTokens: wire.EstimateTokens(body), DropParams: x.req.DropParams}
 	}
 	if x.req.HasMock {
 		call.MockResponse = &x.req.MockResponse
@@ -325,11 +322,11 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 	return x.stream(ctx, a, call, inject)
 }
 
-// do sends one attempt's call: a Responses request's through its state
-// (responses.go), others to the provider as they are.
+// do sends one attempt's call: through the API's do (a Responses
+// request's, responses.go), else to the provider as it is.
 func (x *exchange) do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
-	if x.rs != nil {
-		return x.rs.do(ctx, x, d, call)
+	if x.api.do != nil {
+		return x.api.do(x, ctx, d, call)
 	}
 	return x.h.provider.Do(ctx, d, call)
 }
@@ -350,7 +347,7 @@ func (x *exchange) end(ctx context.Context, res *router.Result, err error) {
 		if e.Kind == apierr.Internal {
 			h.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("call_id", c.CallID), slog.String("error", err.Error()))
 		}
-		h.fail(ctx, x.w, c, e)
+		h.fail(ctx, x.w, x.api, c, e)
 		c.Err = err
 	case err != nil:
 		c.Err, c.StatusCode = err, http.StatusOK // the stream had started
@@ -416,12 +413,19 @@ type depHeader struct{ id, base, region []string }
 // bill adds an attempt the provider billed to the request's usage and cost,
 // and returns its completion tokens (for the router's usage strategies).
 func (x *exchange) bill(a *router.Attempt, u wire.Usage, estimated bool) int64 {
+	p, ok := x.h.priceOf(a)
+	return x.charge(u, estimated, p.CostNanos(u), ok)
+}
+
+// charge adds a billed attempt's usage and cost (known: its deployment has
+// a price) to the request's, and returns its completion tokens.
+func (x *exchange) charge(u wire.Usage, estimated bool, cost int64, known bool) int64 {
 	c := x.c
 	c.Usage = c.Usage.Add(u)
 	c.HasUsage = true
 	c.UsageEstimated = c.UsageEstimated || estimated
-	if p, ok := x.h.priceOf(a); ok {
-		c.CostNanos = limits.AddSat(c.CostNanos, p.CostNanos(u)) // each is capped at MaxInt64
+	if known {
+		c.CostNanos = limits.AddSat(c.CostNanos, cost) // each is capped at MaxInt64
 	} else {
 		c.CostKnown = false
 	}

@@ -35,6 +35,27 @@ import (
 // (responses.Store) before the client sees its end, so that any instance
 // can continue the conversation or serve it.
 
+// responsesAPI is OpenAI's Responses API; its state is a respState.
+var responsesAPI = registerAPI(&api{op: wire.OpResponses, name: "responses_api", paths: openAIPaths("/responses"),
+	streams: true, parseJSON: wire.ParseResponses,
+	prepare: func(h *Handler, ctx context.Context, _ *http.Request, p *Principal, req *wire.Request) (any, string, error) {
+		rs, err := h.prepareResponses(ctx, p, req)
+		if err != nil {
+			return nil, "", err
+		}
+		return rs, rs.pin, nil
+	},
+	do: func(x *exchange, ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+		return x.state.(*respState).do(ctx, x, d, call)
+	},
+	usage:    func(out []byte) (wire.Usage, bool) { return wire.ResponsesUsage(gjson.GetBytes(out, "usage")) },
+	events:   &eventShape{isError: respIsError, errorBody: respErrorBody, hasContent: respHasContent, usage: wire.ResponsesEventUsage},
+	sseError: func(x *exchange, err error) []byte { return x.state.(*respState).errorEvent(apierr.JSON(err)) },
+	inBand: func(x *exchange, data []byte, d *config.Deployment) []byte {
+		return x.state.(*respState).errorEvent(sse.Data(providers.ErrorEvent(data, d)))
+	},
+})
+
 // respState is a Responses request's state across its attempts.
 type respState struct {
 	h     *Handler

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -13,35 +12,19 @@ import (
 )
 
 // The stored-response routes: GET and DELETE /v1/responses/{id}, GET
-// /v1/responses/{id}/input_items.
+// /v1/responses/{id}/input_items (routes.go).
 
-// responsesRoute serves them; false: path is not one of them.
-func (h *Handler) responsesRoute(w http.ResponseWriter, r *http.Request) bool {
-	var rest string
-	found := false
-	for _, prefix := range [...]string{"/v1/responses/", "/responses/", "/openai/v1/responses/"} {
-		if rest, found = strings.CutPrefix(r.URL.Path, prefix); found {
-			break
-		}
-	}
-	if !found || rest == "" {
-		return false
-	}
-	id, sub, _ := strings.Cut(rest, "/")
-	switch {
-	case sub == "input_items":
-		if !h.method(w, r, http.MethodGet) {
-			return true
-		}
-	case sub != "":
-		return false
-	case r.Method != http.MethodDelete && !h.method(w, r, http.MethodGet):
-		return true
-	}
+// storedResponse serves a stored response's route: sub is "" or
+// "input_items".
+func storedResponse(sub string) func(h *Handler, w http.ResponseWriter, r *http.Request, id string) {
+	return func(h *Handler, w http.ResponseWriter, r *http.Request, id string) { h.storedResponse(w, r, id, sub) }
+}
+
+func (h *Handler) storedResponse(w http.ResponseWriter, r *http.Request, id, sub string) {
 	p, err := h.authenticate(r)
 	if err != nil {
 		apierr.Write(w, err)
-		return true
+		return
 	}
 	ctx := r.Context()
 	rec, err := h.responses.Get(ctx, id, h.now())
@@ -54,7 +37,7 @@ func (h *Handler) responsesRoute(w http.ResponseWriter, r *http.Request) bool {
 		} else {
 			apierr.Write(w, &apierr.Error{Kind: apierr.Unavailable, Message: "could not read the response; try again", Cause: err})
 		}
-		return true
+		return
 	}
 	switch {
 	case sub == "input_items":
@@ -62,14 +45,13 @@ func (h *Handler) responsesRoute(w http.ResponseWriter, r *http.Request) bool {
 	case r.Method == http.MethodDelete:
 		if err := h.responses.Delete(ctx, id); err != nil && !errors.Is(err, apierr.ErrNotFound) {
 			apierr.Write(w, &apierr.Error{Kind: apierr.Unavailable, Message: "could not delete the response; try again", Cause: err})
-			return true
+			return
 		}
 		b, _ := json.Marshal(map[string]any{"id": id, "object": "response", "deleted": true})
 		writeJSON(w, http.StatusOK, b)
 	default:
 		writeJSON(w, http.StatusOK, rec.Response)
 	}
-	return true
 }
 
 // inputItems is the input_items list of a response's input: newest first

@@ -10,7 +10,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/sse"
-	"github.com/sluice-gw/sluice/shared/wire"
 )
 
 // The Responses API's streams: the body an attempt hands the streaming
@@ -100,27 +99,24 @@ func respErrorBody(data []byte) []byte {
 	return b
 }
 
-// sseError is the event that ends a stream the gateway has to cut: a
-// Responses error event for a Responses request (OpenAI's shape and
-// sequence), Anthropic's error event for a Messages request, else OpenAI's
-// chat error event.
+// sseError is the event that ends a stream the gateway has to cut: the
+// API's (a Responses error event in OpenAI's shape and sequence,
+// Anthropic's error event for a Messages request), else OpenAI's chat
+// error event.
 func (x *exchange) sseError(err error) []byte {
-	if x != nil && x.op == wire.OpMessages {
-		return apierr.AnthropicSSE(err)
+	if x != nil && x.api.sseError != nil {
+		return x.api.sseError(x, err)
 	}
-	if x == nil || x.rs == nil {
-		return apierr.SSE(err)
-	}
-	return x.rs.errorEvent(apierr.JSON(err))
+	return apierr.SSE(err)
 }
 
 // inBandError is the client's copy of a provider's in-band error sent
 // after content, its keys redacted.
 func (x *exchange) inBandError(data []byte, d *config.Deployment) []byte {
-	if x.rs == nil {
-		return providers.ErrorEvent(data, d)
+	if x.api.inBand != nil {
+		return x.api.inBand(x, data, d)
 	}
-	return x.rs.errorEvent(sse.Data(providers.ErrorEvent(data, d)))
+	return providers.ErrorEvent(data, d)
 }
 
 // errorEvent is a Responses error event for an OpenAI error body.

@@ -42,16 +42,16 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 	defer func() { out = x.settle(a, &m) }()
 	var held [][]byte
 	var streamErr error
+	evs := x.api.events // how the API's events read (apis.go)
 	for {
 		ev, err := rd.Next()
 		if err != nil {
 			return out, x.readFailed(ctx, a, err, up.timedOut.Load(), streamErr)
 		}
 		data := sse.Data(ev)
-		responses := x.op == wire.OpResponses
-		if responses && respIsError(data) || !responses && isError(data) {
-			if responses {
-				data = respErrorBody(data)
+		if evs.isError(data) {
+			if evs.errorBody != nil {
+				data = evs.errorBody(data)
 			}
 			e := providers.Classify(d, http.StatusInternalServerError, nil, data)
 			if !x.committed {
@@ -62,11 +62,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 			flush(x.w)
 			continue
 		}
-		u, ok := wire.UsageOf(data)
-		if responses {
-			u, ok = wire.ResponsesEventUsage(data)
-		}
-		if ok {
+		if u, ok := evs.usage(data); ok {
 			m.usage, m.hasUsage = u, true // the last report is the whole stream's
 			if injected && gjson.GetBytes(data, "choices.#").Int() == 0 {
 				continue // usage chunk the client did not ask for
@@ -76,7 +72,7 @@ func (x *exchange) stream(ctx context.Context, a *router.Attempt, call wire.Call
 		}
 		if !x.committed {
 			held = append(held, bytes.Clone(ev))
-			if (responses && respHasContent(data) || !responses && hasContent(data)) || sse.IsDone(data) || len(held) >= maxHeld {
+			if evs.hasContent(data) || sse.IsDone(data) || len(held) >= maxHeld {
 				if err := x.commitHeld(up, a, held); err != nil {
 					return out, err
 				}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -39,7 +38,7 @@ import (
 // attempts are almost never billed; unbilled retries go on as usual).
 
 // strictPrices computes every group's reservation price (its own
-// deployments and the groups its fallbacks reach).
+// deployments and the groups its fallbacks reach), and sets h.reach.
 func (h *Handler) strictPrices() map[string]limits.Price {
 	own := map[string]limits.Price{}
 	for _, d := range h.cfg.Deployments {
@@ -62,27 +61,13 @@ func (h *Handler) strictPrices() map[string]limits.Price {
 		rp.Join(dp)
 		own[d.ModelName] = rp
 	}
-	rs := &h.cfg.Router
 	out := make(map[string]limits.Price, len(own))
+	h.reach = make(map[string][]string, len(own))
 	for g := range own {
-		seen := map[string]bool{g: true}
-		queue := []string{g}
 		rp := limits.Price{}
-		for len(queue) > 0 {
-			name := queue[0]
-			queue = queue[1:]
-			rp.Join(own[name])
-			var next []string
-			for _, fbs := range [][]config.Fallback{rs.Fallbacks, rs.ContextWindowFallbacks, rs.ContentPolicyFallbacks} {
-				next = append(next, config.FallbacksFor(fbs, name)...)
-			}
-			next = append(next, rs.DefaultFallbacks...)
-			for _, m := range next {
-				if fg, err := h.router.Group(m); err == nil && !seen[fg] {
-					seen[fg] = true
-					queue = append(queue, fg)
-				}
-			}
+		h.reach[g] = h.configuredReach(g) // plan.go
+		for _, fg := range h.reach[g] {
+			rp.Join(own[fg])
 		}
 		out[g] = rp
 	}
@@ -91,67 +76,42 @@ func (h *Handler) strictPrices() map[string]limits.Price {
 
 // reserve returns the hold of a request some budget applies to under strict
 // budgets (nil when none applies), or the client's error.
-func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, op wire.Op, callID string) (*limits.Hold, error) {
+func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, pl *plan, a *api, callID string) (*limits.Hold, error) {
 	if p == nil {
 		return nil, nil
 	}
 	now := h.now()
 	var budgets []limits.BudgetCounter
-	add := func(kind keys.Kind, id string, b keys.Budget) {
-		if b.MaxBudget == nil {
-			return
+	for r := range p.records { // plan.go
+		if b := r.settings.Budget; b.MaxBudget != nil {
+			budgets = append(budgets, limits.BudgetCounter{
+				Kind: string(recordKinds[r.kind].store), ID: r.ID(), Period: keys.PeriodStart(b.Duration, now), End: b.ResetAt(now),
+				Base: keys.Nanos(b.Current(now)), Max: keys.Nanos(*b.MaxBudget),
+			})
 		}
-		budgets = append(budgets, limits.BudgetCounter{
-			Kind: string(kind), ID: id, Period: keys.PeriodStart(b.Duration, now), End: b.ResetAt(now),
-			Base: keys.Nanos(b.Current(now)), Max: keys.Nanos(*b.MaxBudget),
-		})
-	}
-	if k := p.Key; k != nil {
-		add(keys.KindKey, k.Hash, k.Budget)
-		if len(k.ModelMaxBudget) > 0 {
-			budgets = modelBudgetCounter(budgets, k, req.Model, now)
+		if r.kind == recKey && len(p.Key.ModelMaxBudget) > 0 {
+			budgets = modelBudgetCounter(budgets, p.Key, req.Model, now)
 		}
-	}
-	if t := p.Team; t != nil {
-		add(keys.KindTeam, t.ID, t.Budget)
-	}
-	if u := p.User; u != nil {
-		add(keys.KindUser, u.ID, u.Budget)
-	}
-	if m := p.Member; m != nil {
-		add(keys.KindMember, m.Ref().ID, m.Budget)
-	}
-	if e := p.EndUser; e != nil {
-		add(keys.KindEndUser, e.ID, e.Budget)
-	}
-	if o := p.Org; o != nil {
-		add(keys.KindOrg, o.ID, o.Budget)
 	}
 	if len(budgets) == 0 {
 		return nil, nil
 	}
-	group, err := h.router.Group(req.Model)
-	if err != nil {
-		return nil, err
+	if pl.err != nil {
+		return nil, pl.err
 	}
-	if op.Media() { // strict_media.go
-		return h.reserveMedia(ctx, req, op, group, budgets, callID, now)
+	group := pl.group()
+	if a.media { // strict_media.go
+		return h.reserveMedia(ctx, req, pl, a, group, budgets, callID, now)
 	}
 	rp := h.strict[group]
-	if req.FallbacksSet && !req.NoFallbacks {
-		for _, m := range req.Fallbacks {
-			if fg, err := h.router.Group(m); err == nil {
-				rp.Join(h.strict[fg])
-			}
-		}
-	}
+	pl.reach(req, func(fg string) { rp.Join(h.strict[fg]) })
 	if rp.Unpriced != "" {
 		return nil, apierr.New(apierr.InvalidRequest,
 			"strict_budgets: model %q may be served by deployment %s, which has no price, so its worst-case cost cannot be reserved; set its input_cost_per_token and output_cost_per_token (or model_info.base_model)",
 			req.Model, rp.Unpriced)
 	}
 	out := int64(0)
-	if op != wire.OpEmbeddings {
+	if !a.noOutput {
 		if req.MaxTokens <= 0 && rp.NoCap != "" {
 			e := apierr.New(apierr.InvalidRequest,
 				"strict_budgets: this request has a budget and no max_tokens, and deployment %s has no known output limit; set max_tokens (or max_completion_tokens) so that its worst-case cost can be reserved",
@@ -161,16 +121,9 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 		}
 		out = rp.OutputTokens(req.MaxTokens, req.N) // clamped and saturated (limits/sat.go)
 	}
-	timeout := h.cfg.Router.Timeout
-	if timeout <= 0 {
-		timeout = config.DefaultTimeout
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = dl.Sub(now)
-	}
 	return &limits.Hold{
 		ID: callID, Amount: rp.Reserve(int64(len(req.Body)), out), Budgets: budgets,
-		Expires: limits.HoldExpiry(now, timeout),
+		Expires: limits.HoldExpiry(now, h.remaining(ctx, now)),
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -22,67 +23,55 @@ import (
 // cost (per second of audio) is not known before the call, and a deployment
 // without a media price cannot be bounded: both are refused with a 400
 // rather than guessed, as chat refuses an unpriced deployment.
-func (h *Handler) reserveMedia(ctx context.Context, req *wire.Request, op wire.Op, group string, budgets []limits.BudgetCounter, callID string, now time.Time) (*limits.Hold, error) {
-	switch op {
-	case wire.OpModerations:
+func (h *Handler) reserveMedia(ctx context.Context, req *wire.Request, pl *plan, a *api, group string, budgets []limits.BudgetCounter, callID string, now time.Time) (*limits.Hold, error) {
+	switch {
+	case a.free:
 		return nil, nil
-	case wire.OpTranscriptions:
-		return nil, apierr.New(apierr.InvalidRequest, "strict_budgets: a transcription is priced per second of audio, which is not known before the call, so its worst-case cost cannot be reserved")
+	case a.unreservable != "" || a.worstCase == nil:
+		return nil, apierr.New(apierr.InvalidRequest, "%s", a.unreservable)
 	}
-	groups := []string{group}
-	if req.FallbacksSet && !req.NoFallbacks {
-		groups = append(groups, req.Fallbacks...)
-	}
-	var amount int64
-	seen := map[string]bool{}
-	for len(groups) > 0 {
-		g, err := h.router.Group(groups[0])
-		groups = groups[1:]
-		if err != nil || seen[g] {
-			continue
+	// Every group the request's group and its own fallbacks reach, each
+	// once, in the order reached (plan.go).
+	groups := slices.Clone(h.reachOf(group))
+	pl.reach(req, func(fg string) {
+		for _, g := range h.reachOf(fg) {
+			if !slices.Contains(groups, g) {
+				groups = append(groups, g)
+			}
 		}
-		seen[g] = true
+	})
+	var amount int64
+	for _, g := range groups {
 		for _, d := range h.router.Deployments(g) {
-			cost, ok := mediaWorstCase(d, req, op)
+			cost, ok := a.worstCase(d, req)
 			if !ok {
 				return nil, apierr.New(apierr.InvalidRequest,
-					"strict_budgets: model %q may be served by deployment %s, which has no %s price, so its worst-case cost cannot be reserved", req.Model, d.ID, op)
+					"strict_budgets: model %q may be served by deployment %s, which has no %s price, so its worst-case cost cannot be reserved", req.Model, d.ID, a.op)
 			}
 			amount = max(amount, cost)
 		}
-		rs := &h.cfg.Router
-		for _, fbs := range [][]config.Fallback{rs.Fallbacks, rs.ContextWindowFallbacks, rs.ContentPolicyFallbacks} {
-			groups = append(groups, config.FallbacksFor(fbs, g)...)
-		}
-		groups = append(groups, rs.DefaultFallbacks...)
 	}
-	timeout := h.cfg.Router.Timeout
-	if timeout <= 0 {
-		timeout = config.DefaultTimeout
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = dl.Sub(now)
-	}
-	return &limits.Hold{ID: callID, Amount: max(amount, 1), Budgets: budgets, Expires: limits.HoldExpiry(now, timeout)}, nil
+	return &limits.Hold{ID: callID, Amount: max(amount, 1), Budgets: budgets, Expires: limits.HoldExpiry(now, h.remaining(ctx, now))}, nil
 }
 
-// mediaWorstCase is the most a media request can cost on deployment d.
-func mediaWorstCase(d *config.Deployment, req *wire.Request, op wire.Op) (int64, bool) {
-	tab := pricing.DefaultMedia()
-	for _, name := range []string{d.BaseModel, d.Model} {
-		if name == "" {
-			continue
+// imagesWorstCase is the most an images request can cost on deployment d:
+// n images of the size and quality asked.
+func imagesWorstCase(d *config.Deployment, req *wire.Request) (int64, bool) {
+	size, quality := gjson.GetBytes(req.Body, "size").Str, gjson.GetBytes(req.Body, "quality").Str
+	for _, name := range [...]string{d.BaseModel, d.Model} {
+		if cost, ok := pricing.DefaultMedia().ImageCostNanos(name, size, quality, max(req.N, 1)); name != "" && ok {
+			return cost, true
 		}
-		switch op {
-		case wire.OpImages:
-			size, quality := gjson.GetBytes(req.Body, "size").Str, gjson.GetBytes(req.Body, "quality").Str
-			if cost, ok := tab.ImageCostNanos(name, size, quality, max(req.N, 1)); ok {
-				return cost, true
-			}
-		case wire.OpSpeech:
-			if m, ok := tab.Lookup(name); ok && m.PerCharacter > 0 {
-				return pricing.NanosOf(m.PerCharacter, float64(utf8.RuneCountInString(gjson.GetBytes(req.Body, "input").Str))), true
-			}
+	}
+	return 0, false
+}
+
+// speechWorstCase is the most a speech request can cost on deployment d:
+// the characters of its input.
+func speechWorstCase(d *config.Deployment, req *wire.Request) (int64, bool) {
+	for _, name := range [...]string{d.BaseModel, d.Model} {
+		if m, ok := pricing.DefaultMedia().Lookup(name); name != "" && ok && m.PerCharacter > 0 {
+			return pricing.NanosOf(m.PerCharacter, float64(utf8.RuneCountInString(gjson.GetBytes(req.Body, "input").Str))), true
 		}
 	}
 	return 0, false

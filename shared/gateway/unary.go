@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
@@ -39,24 +37,18 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 		return router.Outcome{}, providers.TransportError(ctx, d, err)
 	}
 	out := buf.Bytes()
-	if x.op.JSONResponse() && !wire.Valid(out) {
+	if !x.api.rawOut && !wire.Valid(out) {
 		// Cut short or garbled: the provider failed (LiteLLM raises
 		// APIError), so the router may retry or fall back, and nothing is
 		// billed. The check costs 1 to 2 ns a byte (wire.BenchmarkValid).
 		return router.Outcome{}, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned a response that is not valid JSON", d.ID)}
 	}
-	if x.op.Media() {
-		return x.answer(a, resp, out, x.billMedia(a, call, out)), nil // media.go
+	if x.api.bill != nil {
+		return x.answer(a, resp, out, x.api.bill(x, a, call, out)), nil // media.go
 	}
-	var u wire.Usage
-	var ok bool
-	if x.op == wire.OpResponses {
-		u, ok = wire.ResponsesUsage(gjson.GetBytes(out, "usage"))
-	} else {
-		u, ok = wire.UsageOf(out)
-	}
+	u, ok := x.api.usage(out)
 	if !ok {
-		return x.answer(a, resp, out, x.bill(a, estimatedUsage(call.PromptTokens, wire.TextBytes(out)), true)), nil
+		return x.answer(a, resp, out, x.bill(a, estimatedUsage(call.PromptTokens, x.api.textBytes(out)), true)), nil
 	}
 	return x.answer(a, resp, out, x.bill(a, u, false)), nil
 }
@@ -68,7 +60,7 @@ func (x *exchange) answer(a *router.Attempt, resp *http.Response, out []byte, to
 	x.setRouteHeaders(a)
 	hd := x.w.Header()
 	hd["Content-Type"] = hdrJSON
-	if !x.op.JSONResponse() { // audio, text: as the provider sent it
+	if x.api.rawOut { // audio, text: as the provider sent it
 		if ct := resp.Header["Content-Type"]; len(ct) > 0 {
 			hd["Content-Type"] = ct
 		}

@@ -160,6 +160,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 			return Records{}, err
 		}
 	}
+	if !k.Bound.IsZero() && (r.Team == nil || !k.Bound.Holds(r.Team.ID, r.Team.OrganizationID)) {
+		// A key minted for another user acts only within its scope; the
+		// admin API never writes one outside it.
+		return Records{}, deny(Blocked, "key", apierr.New(apierr.Unauthorized, "this key is bound to a team or organization it is no longer in"))
+	}
 	if r.User, err = a.User(ctx, k); err != nil {
 		return Records{}, err
 	}

@@ -120,3 +120,44 @@ func TestAuthenticate(t *testing.T) {
 		})
 	}
 }
+
+// A key minted for another user is used only within its bound scope: its
+// team, or a team of its organization. The admin API never writes one
+// outside it; a record that is (written by hand, or a team moved out of
+// the organization since) is refused.
+func TestAuthenticateBound(t *testing.T) {
+	ctx := context.Background()
+	ms := keys.NewMemory()
+	for _, err := range []error{
+		ms.CreateOrganization(ctx, keys.Organization{ID: "o1"}),
+		ms.CreateTeam(ctx, keys.Team{ID: "t1", OrganizationID: "o1"}),
+		ms.CreateTeam(ctx, keys.Team{ID: "t2"}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		team  string
+		bound keys.Bound
+		ok    bool
+	}{
+		{"t1", keys.Bound{}, true},
+		{"t1", keys.Bound{By: "a", Team: "t1"}, true},
+		{"t1", keys.Bound{By: "a", Org: "o1"}, true},
+		{"t2", keys.Bound{By: "a", Team: "t1"}, false},
+		{"t2", keys.Bound{By: "a", Org: "o1"}, false},
+		{"", keys.Bound{By: "a", Team: "t1"}, false},
+	}
+	for i, tt := range tests {
+		secret := "sk-bound-" + string(rune('a'+i))
+		if err := ms.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), TeamID: tt.team, Bound: tt.bound}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := (&keyauth.Authenticator{Keys: ms}).Authenticate(ctx, secret)
+		var d *keyauth.Denied
+		if tt.ok && err != nil || !tt.ok && (!errors.As(err, &d) || d.Err.Kind != apierr.Unauthorized) {
+			t.Errorf("key of team %q bound %+v: %v, want ok=%v", tt.team, tt.bound, err, tt.ok)
+		}
+	}
+}

@@ -22,6 +22,9 @@ type Member struct {
 	// UpdatedAt is kept for organization memberships only (LiteLLM's team
 	// membership has none): the stores drop it from a team membership.
 	UpdatedAt time.Time
+	// AddedBy is who added it (a user id or "master_key"; "" when unknown:
+	// added before it was recorded); CreatedAt is when (added_at).
+	AddedBy string
 	Settings
 }
 
@@ -79,7 +82,7 @@ func ValidMembership(g Kind, id, user string) error {
 
 // Validate checks m; its error wraps ErrInvalid.
 func (m Member) Validate() error {
-	if err := firstErr(ValidMembership(m.Group, m.GroupID, m.UserID), validText("user_email", m.Email, MaxNameLen)); err != nil {
+	if err := firstErr(ValidMembership(m.Group, m.GroupID, m.UserID), validText("user_email", m.Email, MaxNameLen), validText("added_by", m.AddedBy, MaxIDLen)); err != nil {
 		return err
 	}
 	k := groupKinds[m.Group]

@@ -82,6 +82,35 @@ type Key struct {
 	CreatedBy string    // who created it: a user id or "master_key"
 	UpdatedAt time.Time //
 	UpdatedBy string    //
+	// Bound is the scope of a key a team or organization admin wrote for
+	// another user (zero: none): its rights end there, whatever else its
+	// user is a member of (docs/admin-api.md, Roles).
+	Bound Bound
+}
+
+// Bound is where a key minted for someone else acts: one team, or the
+// teams of one organization, and who bound it there. The admin API sets
+// it; keyauth refuses a bound key outside it, and the admin API refuses a
+// bound caller everything outside it.
+type Bound struct {
+	By   string // the user id of the admin who minted (or handed over) the key
+	Team string // the team it is bound to; "" when bound to an organization
+	Org  string // the organization it is bound to; "" when bound to a team
+}
+
+// IsZero reports whether b binds nothing.
+func (b Bound) IsZero() bool { return b.Team == "" && b.Org == "" }
+
+// Holds reports whether the team team, in the organization org ("":
+// none), is within b. A zero b holds everything.
+func (b Bound) Holds(team, org string) bool {
+	switch {
+	case b.IsZero():
+		return true
+	case b.Team != "":
+		return team != "" && team == b.Team
+	}
+	return team != "" && org == b.Org
 }
 
 // Team groups keys under shared models, limits and budget.
@@ -138,7 +167,7 @@ type User struct {
 	Role  UserRole
 	Teams []string // ids of the teams it is a member of (kept by AddMember/RemoveMember)
 	// Organizations are the ids of the organizations it is a member of
-	// (kept by AddOrgMember/RemoveOrgMember).
+	// (kept by AddMember/RemoveMember).
 	Organizations []string
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
@@ -327,7 +356,8 @@ func (k Key) Validate() error {
 	}
 	what := "key " + k.Hash[:8]
 	if err := firstErr(optionalID("key_alias", k.Alias), optionalID("team_id", k.TeamID), optionalID("user_id", k.UserID),
-		validNames("tags", k.Tags, MaxTags), validText("key_name", k.KeyName, MaxNameLen)); err != nil {
+		validNames("tags", k.Tags, MaxTags), validText("key_name", k.KeyName, MaxNameLen),
+		optionalID("bound_team_id", k.Bound.Team), optionalID("bound_organization_id", k.Bound.Org), validText("bound_by", k.Bound.By, MaxIDLen)); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return k.Settings.validate(what)

@@ -18,9 +18,10 @@ package limits
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/apierr"
 )
 
 // Kind is the kind of a rate-limit scope.
@@ -160,10 +161,11 @@ type Store interface {
 	Release(ctx context.Context, a Admission) error
 }
 
-// Errors.
+// Errors, in the store-error vocabulary (apierr.ErrInvalid,
+// apierr.ErrUnavailable).
 var (
-	ErrInvalid     = errors.New("invalid admission request")
-	ErrUnavailable = errors.New("limits store unavailable")
+	ErrInvalid     = apierr.Classed(apierr.ErrInvalid, "invalid admission request")
+	ErrUnavailable = apierr.Classed(apierr.ErrUnavailable, "limits store unavailable")
 )
 
 // MaxShards bounds Scope.Shards.

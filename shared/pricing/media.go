@@ -14,7 +14,7 @@ import (
 // The prices of calls not billed per token: images (per image, or per
 // pixel for LiteLLM's "{quality}/{W}-x-{H}/{model}" entries), speech (per
 // input character), transcriptions (per second of audio) and moderations
-// (free at OpenAI). They are read from the same LiteLLM price map format;
+// (free at OpenAI) and reranks (per query, a search unit). They are read from the same LiteLLM price map format;
 // the embedded table holds OpenAI's models, with LiteLLM's values.
 
 // Media is a media model's price in USD; zero fields are not priced that
@@ -24,6 +24,7 @@ type Media struct {
 	PerPixel     float64 // input_cost_per_pixel (LiteLLM's dall-e entries)
 	PerCharacter float64 // input_cost_per_character (speech)
 	PerSecond    float64 // input_cost_per_second (transcriptions)
+	PerQuery     float64 // input_cost_per_query (rerank: per search unit)
 	Free         bool    // priced at 0 per token (moderations)
 }
 
@@ -75,6 +76,9 @@ func ParseMedia(data []byte) (*MediaTable, error) {
 		}
 		if f, has := number(v.Get("input_cost_per_second")); has {
 			m.PerSecond, ok = f, true
+		}
+		if f, has := number(v.Get("input_cost_per_query")); has {
+			m.PerQuery, ok = f, true
 		}
 		if mode := v.Get("mode").Str; mode == "moderation" || mode == "moderations" {
 			m.Free, ok = true, true

@@ -40,6 +40,9 @@ func TestParseMediaPerUnit(t *testing.T) {
 	if m, ok := tab.Lookup("whisper-1"); !ok || NanosOf(m.PerSecond, 60) != 6_000_000 {
 		t.Errorf("whisper-1: %+v %v, want $0.006 a minute", m, ok)
 	}
+	if m, ok := tab.Lookup("rerank-v3.5"); !ok || NanosOf(m.PerQuery, 3) != 6_000_000 {
+		t.Errorf("rerank-v3.5: %+v %v", m, ok)
+	}
 	if m, ok := tab.Lookup("omni-moderation-latest"); !ok || !m.Free {
 		t.Errorf("omni-moderation-latest: %+v %v, want free", m, ok)
 	}

@@ -55,14 +55,7 @@ func (p Price) CostNanos(u wire.Usage) int64 {
 	}
 	usd := float64(plain)*p.Input + float64(cached)*read + float64(written)*write +
 		float64(max(u.CompletionTokens, 0))*p.Output
-	n := math.Round(usd * NanosPerUSD)
-	switch {
-	case n >= math.MaxInt64 || math.IsNaN(n):
-		return math.MaxInt64
-	case n <= 0:
-		return 0
-	}
-	return int64(n)
+	return nanos(usd)
 }
 
 // USD formats nano-USD as a decimal number of dollars, as LiteLLM's

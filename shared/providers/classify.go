@@ -54,7 +54,12 @@ func Classify(d *config.Deployment, status int, h http.Header, body []byte) *api
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Kind = apierr.UpstreamAuth
 	case status == http.StatusNotFound:
+		// The deployment's own fault only when it says the model the
+		// deployment names is missing: any other 404 is a route the
+		// request chose (a server without /v1/responses), and on a
+		// wildcard deployment the model is the request's too.
 		e.Kind = apierr.UpstreamNotFound
+		e.Own = d.Model == "*" || !words.ModelMissing.Match(status, code, typ, lower)
 	case status >= 500:
 		e.Kind = apierr.UpstreamServer
 		if status == http.StatusServiceUnavailable {

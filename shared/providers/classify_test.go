@@ -88,3 +88,43 @@ func TestPlainStringError(t *testing.T) {
 		t.Fatalf("Message = %q", e.Message)
 	}
 }
+
+// A 404 is the deployment's own fault only when it says the model the
+// deployment names is missing; a route the request chose (or a wildcard
+// deployment's model, which is the request's) is the request's own
+// (apierr.Error.Own: the router never cools the deployment for it).
+func TestClassifyNotFoundOwner(t *testing.T) {
+	fixed, wildcard := &config.Deployment{ID: "d1", Model: "gpt-4o"}, &config.Deployment{ID: "d2", Model: "*"}
+	for _, tc := range []struct {
+		name string
+		d    *config.Deployment
+		body string
+		own  bool
+	}{
+		{"azure deployment missing", fixed, `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist."}}`, false},
+		{"openai model_not_found", fixed, `{"error":{"message":"The model ` + "`gpt-5x`" + ` does not exist or you do not have access to it.","type":"invalid_request_error","code":"model_not_found"}}`, false},
+		{"vllm model missing", fixed, `{"object":"error","message":"The model ` + "`llama`" + ` does not exist.","type":"NotFoundError","code":404}`, false},
+		{"ollama model missing", fixed, `{"error":"model 'llama3' not found, try pulling it first"}`, false},
+		{"anthropic model missing", fixed, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-9"}}`, false},
+		{"fastapi route missing (vLLM without /v1/responses)", fixed, `{"detail":"Not Found"}`, true},
+		{"openai route missing", fixed, `{"error":{"message":"Invalid URL (POST /v1/responses)","type":"invalid_request_error","param":null,"code":null}}`, true},
+		{"not a chat model", fixed, `{"error":{"message":"This is not a chat model and thus not supported in the v1/chat/completions endpoint. Did you mean to use v1/completions?","type":"invalid_request_error","param":"model","code":null}}`, true},
+		{"anthropic route missing", fixed, `{"type":"error","error":{"type":"not_found_error","message":"Not Found"}}`, true},
+		{"plain text", fixed, "404 page not found", true},
+		{"empty", fixed, "", true},
+		{"a wildcard deployment's model is the request's", wildcard, `{"error":{"message":"The model ` + "`gpt-5x`" + ` does not exist","code":"model_not_found"}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Classify(tc.d, http.StatusNotFound, http.Header{}, []byte(tc.body))
+			if e.Kind != apierr.UpstreamNotFound || e.Own != tc.own {
+				t.Fatalf("Kind %v Own %v, want %v Own %v", e.Kind, e.Own, apierr.UpstreamNotFound, tc.own)
+			}
+		})
+	}
+	// Other statuses are never marked: their class decides.
+	for _, status := range []int{400, 401, 408, 429, 500} {
+		if e := Classify(fixed, status, http.Header{}, []byte(`{"detail":"Not Found"}`)); e.Own {
+			t.Errorf("%d marked as the request's own", status)
+		}
+	}
+}

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/catalog"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/h1"
-	"github.com/sluice-gw/sluice/shared/providers/catalog"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 

@@ -50,12 +50,12 @@ func ErrorEvent(data []byte, d *config.Deployment) []byte {
 
 var keyLike = regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_\-*]{6,}`)
 
-// Redact removes the deployment's credentials (its API key, AWS secret key
+// Redact removes the deployment's credentials (its API key as loaded and as rotated, AWS secret key
 // and session token) and anything that looks like an API key from a
 // provider message.
 func Redact(msg string, d *config.Deployment) string {
 	if d != nil {
-		for _, s := range [...]string{d.APIKey, d.AWS.SecretAccessKey, d.AWS.SessionToken} {
+		for _, s := range [...]string{d.APIKey, d.Key(), d.AWS.SecretAccessKey, d.AWS.SessionToken} {
 			if len(s) >= 4 {
 				msg = strings.ReplaceAll(msg, s, "[redacted]")
 			}

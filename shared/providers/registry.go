@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/sluice-gw/sluice/shared/catalog"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/providers/azure"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock"
-	"github.com/sluice-gw/sluice/shared/providers/catalog"
 	"github.com/sluice-gw/sluice/shared/providers/mock"
 	"github.com/sluice-gw/sluice/shared/providers/openai"
 	"github.com/sluice-gw/sluice/shared/wire"

@@ -57,7 +57,7 @@ type Outcome struct {
 type AttemptFunc func(ctx context.Context, a *Attempt) (Outcome, error)
 
 // attempt runs one try, records it and its outcome, and counts a failure
-// towards cooldown.
+// of the deployment (not the request's own: blame.go) towards cooldown.
 func (s *state) attempt(ctx context.Context, g *group, model string, n *node, retry, fallback int) error {
 	r := s.r
 	s.number++
@@ -65,9 +65,10 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 	a := &Attempt{
 		Alias: s.req.Model, Group: g.name, Deployment: d, ProviderModel: providerModel(d, model),
 		Number: s.number, Retry: retry, Retries: s.res.Retries, Fallback: fallback,
-		Timeout:       firstPositive(s.req.Timeout, d.Timeout, r.rs.AttemptTimeout),
-		StreamTimeout: firstPositive(s.req.StreamTimeout, s.req.Timeout, d.StreamTimeout, r.rs.StreamTimeout, d.Timeout, r.rs.AttemptTimeout),
 	}
+	timeout, firstChunk := r.deploymentTimeouts(d) // blame.go; the request's own replace them
+	a.Timeout = firstPositive(s.req.Timeout, timeout)
+	a.StreamTimeout = firstPositive(s.req.StreamTimeout, s.req.Timeout, firstChunk)
 	s.res.Final = a
 	start := r.now()
 	n.inflight.Add(1)
@@ -79,16 +80,20 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 	n.addUsage(end, 1, out.Tokens+int64(s.req.PromptTokens))
 	rec := Record{Group: g.name, Deployment: d.ID, Latency: lat}
 	level, outcome := slog.LevelInfo, "success"
+	var e *apierr.Error
+	own := false // the failure was the request's own doing (blame.go)
 	if err != nil {
-		rec.Class = apierr.KindOf(err).String()
+		e = apierr.From(err)
+		rec.Class = e.Kind.String()
 		level, outcome = slog.LevelWarn, "failure"
 		if errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled {
 			outcome = "cancelled"
 		}
-		if rec.Class == apierr.UpstreamTimeout.String() {
+		if own = s.requestsOwn(ctx, a, e, out); !own && e.Kind == apierr.UpstreamTimeout {
 			// A timeout is a (lower bound of a) latency: without it a
 			// deployment that always times out stays "never measured"
-			// and keeps winning latency-based routing.
+			// and keeps winning latency-based routing. Not the request's
+			// own shorter timeout: that measures the request.
 			n.observeLatency(lat)
 		}
 	} else {
@@ -100,8 +105,7 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 		slog.String("deployment", d.ID), slog.String("provider_model", n.label(a.ProviderModel)),
 		slog.Int("attempt", a.Number), slog.String("outcome", outcome), slog.String("error_class", rec.Class),
 		slog.Duration("latency", lat))
-	if err != nil && ctx.Err() == nil && !out.Abort && !out.Simulated {
-		e := apierr.From(err)
+	if err != nil && !own {
 		if until := r.recordFailure(ctx, d, e, end); e.Kind == apierr.UpstreamRateLimited && e.RetryAfter <= 0 && until.After(end) {
 			e.RetryAfter = until.Sub(end) // a 429 without a hint: retry when the cooldown ends
 		}
@@ -111,7 +115,7 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 
 func (r *Router) recordFailure(ctx context.Context, d *config.Deployment, e *apierr.Error, at time.Time) time.Time {
 	k := e.Kind
-	if r.rs.DisableCooldowns || !cools[k] || r.rs.CooldownTime <= 0 {
+	if r.rs.DisableCooldowns || r.rs.CooldownTime <= 0 {
 		return time.Time{}
 	}
 	class := k.String()

@@ -43,6 +43,16 @@ type Request struct {
 	// x-litellm-stream-timeout): a stream's wait for its first chunk,
 	// before Timeout. 0: not set.
 	StreamTimeout time.Duration
+	// Target is Model resolved (Router.Resolve), when the caller already
+	// resolved it; zero: Do resolves Model. A Target whose resolution
+	// failed fails the request with its error.
+	Target Target
+	// TargetErr is the error of Target's resolution, if it failed.
+	TargetErr error
+	// FallbackTargets are Fallbacks resolved (Router.Lookup), one per name
+	// and in the same order, when the caller already resolved them; nil:
+	// each is resolved when its turn comes.
+	FallbackTargets []Target
 }
 
 // Record is one line of a request's trace.
@@ -90,21 +100,17 @@ var perDeployment = map[apierr.Kind]bool{
 // anyClass is the cooldown bucket of failures counted against allowed_fails.
 const anyClass = "any"
 
-// cools lists classes that count towards a deployment's cooldown.
-var cools = map[apierr.Kind]bool{
-	apierr.UpstreamRateLimited: true,
-	apierr.UpstreamTimeout:     true,
-	apierr.UpstreamConnection:  true,
-	apierr.UpstreamServer:      true,
-	apierr.UpstreamAuth:        true,
-	apierr.UpstreamNotFound:    true,
-	apierr.StreamBroken:        true,
-}
-
 // Do serves req: it resolves the group, then tries deployments with retries
 // and fallbacks, calling fn once per attempt.
 func (r *Router) Do(ctx context.Context, req *Request, fn AttemptFunc) (*Result, error) {
-	first, name, err := r.resolve(req.Model)
+	var first *group
+	var name string
+	var err error
+	if t := req.Target; t.of(r) || req.TargetErr != nil {
+		first, name, err = t.g, t.name, req.TargetErr
+	} else {
+		first, name, err = r.resolve(req.Model)
+	}
 	if err != nil {
 		return &Result{}, err
 	}

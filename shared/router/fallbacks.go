@@ -19,12 +19,19 @@ func (s *state) withFallbacks(ctx context.Context, g *group, model string, err e
 	var tried []string
 	var walk func(g *group, model string, err error) error
 	walk = func(g *group, model string, err error) error {
-		for _, name := range s.fallbacksFor(g, model, err) {
+		names, own := s.fallbacksFor(g, model, err)
+		for i, name := range names {
 			if s.res.Fallbacks >= s.r.rs.MaxFallbacks || ctx.Err() != nil {
 				return err
 			}
-			fg, fname, rerr := s.r.resolve(name)
-			if rerr != nil || slices.Contains(s.visited, fname) {
+			var fg *group
+			var fname string
+			if t := s.ownTarget(own, i); t.of(s.r) {
+				fg, fname = t.g, t.name
+			} else {
+				fg, fname = s.r.lookup(name)
+			}
+			if fg == nil || slices.Contains(s.visited, fname) {
 				continue
 			}
 			if s.req.Allowed != nil && s.refusedAccess(ctx, name, fg) {
@@ -75,12 +82,22 @@ func (s *state) withFallbacks(ctx context.Context, g *group, model string, err e
 	return orig
 }
 
+// ownTarget is the i-th of the request's own fallbacks as the caller
+// resolved it (Request.FallbackTargets), when own says the list walked is
+// the request's; the zero Target otherwise.
+func (s *state) ownTarget(own bool, i int) Target {
+	if own && i < len(s.req.FallbackTargets) {
+		return s.req.FallbackTargets[i]
+	}
+	return Target{}
+}
+
 // fallbacksFor picks the fallback list for a failure of model (served by
 // group g): the context-window list for context errors, the content-policy
 // list for refusals (a refusal never takes the general list), else the
-// request's own list, the configured list (exact or wildcard), or
+// request's own list (own), the configured list (exact or wildcard), or
 // default_fallbacks.
-func (s *state) fallbacksFor(g *group, model string, err error) []string {
+func (s *state) fallbacksFor(g *group, model string, err error) (names []string, own bool) {
 	rs := &s.r.rs
 	// A model served by a wildcard group is looked up by its own name
 	// first ("openai/gpt-4o"), then by the group's ("openai/*").
@@ -94,30 +111,30 @@ func (s *state) fallbacksFor(g *group, model string, err error) []string {
 	if s.refused && k != apierr.ContentPolicy {
 		// The content was refused earlier in this request: only groups
 		// named in content_policy_fallbacks may see it.
-		return nil
+		return nil, false
 	}
 	switch k {
 	case apierr.ContextWindowExceeded:
 		if len(rs.ContextWindowFallbacks) > 0 {
-			return lookup(rs.ContextWindowFallbacks)
+			return lookup(rs.ContextWindowFallbacks), false
 		}
 	case apierr.ContentPolicy:
-		return lookup(rs.ContentPolicyFallbacks)
+		return lookup(rs.ContentPolicyFallbacks), false
 	case apierr.UpstreamBadRequest, apierr.InvalidRequest, apierr.NotImplemented, apierr.Internal:
 		if k != apierr.NotImplemented {
-			return nil // the same request fails anywhere
+			return nil, false // the same request fails anywhere
 		}
 	}
 	if s.req.FallbacksSet && s.res.Fallbacks == 0 && model == s.first {
-		return s.req.Fallbacks
+		return s.req.Fallbacks, true
 	}
 	if fb := lookup(rs.Fallbacks); fb != nil {
-		return fb
+		return fb, false
 	}
 	if s.res.Fallbacks == 0 {
-		return rs.DefaultFallbacks
+		return rs.DefaultFallbacks, false
 	}
-	return nil
+	return nil, false
 }
 
 // refusedAccess reports whether the request's principal may not use the

@@ -13,36 +13,16 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
+	"github.com/sluice-gw/sluice/shared/cooldown/cooldowntest"
 )
 
 // t0 is the injected clock's start: any fixed instant works.
 var t0 = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 
 // clock is an injected clock that only moves when told to.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type clock = cooldowntest.Clock
 
-func newClock() *clock { return &clock{now: t0} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newClock() *clock { return cooldowntest.NewClock(t0) }
 
 // hop is a trace record without its latency.
 type hop struct{ Group, Deployment, Class string }

@@ -33,6 +33,15 @@ type Options struct {
 	// OnCooldown, if set, is called when a failure this instance recorded
 	// started a deployment's cooldown (metrics), with the failure's status.
 	OnCooldown func(group, deployment string, status int, until time.Time)
+	// Previous is the router this one replaces (a model list reloaded):
+	// a deployment with the same id that calls the same provider, model,
+	// base and credentials keeps its counters (in flight, latency, usage).
+	// Cooldowns live in Cooldowns, by id, and so survive as well.
+	Previous *Router
+	// OnResolve, if set, is called each time a client's model is resolved
+	// to its group (Resolve, Group, and Do or a fallback walk without a
+	// Target): the gateway's tests count the resolutions of a request.
+	OnResolve func(model string)
 }
 
 // Router routes requests over a loaded config. It is safe for concurrent use.
@@ -49,6 +58,7 @@ type Router struct {
 	rand      func() float64
 	log       *slog.Logger
 	onCool    func(group, deployment string, status int, until time.Time)
+	onResolve func(model string)
 }
 
 type group struct {
@@ -73,6 +83,7 @@ func New(cfg *config.Config, opt Options) *Router {
 		rand:      opt.Rand,
 		log:       opt.Logger,
 		onCool:    opt.OnCooldown,
+		onResolve: opt.OnResolve,
 	}
 	if r.cooldowns == nil {
 		r.cooldowns = cooldown.NewMemory()
@@ -89,6 +100,7 @@ func New(cfg *config.Config, opt Options) *Router {
 	if r.log == nil {
 		r.log = slog.Default()
 	}
+	prev := opt.Previous.statsByID()
 	for _, d := range cfg.Deployments {
 		g := r.groups[d.ModelName]
 		if g == nil {
@@ -99,7 +111,11 @@ func New(cfg *config.Config, opt Options) *Router {
 			}
 		}
 		if d.Implemented {
-			g.nodes = append(g.nodes, &node{d: d, provider: d.Provider + "/" + d.Model})
+			n := &node{d: d, provider: d.Provider + "/" + d.Model, stats: new(stats)}
+			if p, ok := prev[d.ID]; ok && sameCallee(p.d, d) {
+				n.stats = p.stats
+			}
+			g.nodes = append(g.nodes, n)
 			g.ids = append(g.ids, d.ID)
 		} else {
 			g.unimplemented = append(g.unimplemented, d)
@@ -127,6 +143,27 @@ func New(cfg *config.Config, opt Options) *Router {
 		}
 	}
 	return r
+}
+
+// statsByID returns r's nodes by deployment id (nil r: none).
+func (r *Router) statsByID() map[string]*node {
+	if r == nil {
+		return nil
+	}
+	out := map[string]*node{}
+	for _, g := range r.groups {
+		for _, n := range g.nodes {
+			out[n.d.ID] = n
+		}
+	}
+	return out
+}
+
+// sameCallee reports whether a and b call the same thing: provider, model,
+// base, version and credentials.
+func sameCallee(a, b *config.Deployment) bool {
+	return a.Provider == b.Provider && a.Model == b.Model && a.APIBase == b.APIBase &&
+		a.APIKey == b.APIKey && a.APIVersion == b.APIVersion && a.AWS == b.AWS
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -181,31 +218,85 @@ func (r *Router) WildcardRoutes() []Model {
 	return out
 }
 
-// resolve maps a client's model to its group: alias first, then an exact
-// group, then the first wildcard group that matches. name is the model
-// after alias resolution: the group's name, or for a wildcard group the
-// concrete model it serves ("openai/gpt-4o" for "openai/*").
-func (r *Router) resolve(model string) (g *group, name string, err error) {
+// lookup maps a client's model to its group: alias first, then an exact
+// group, then the first wildcard group that matches (nil: none). name is
+// the model after alias resolution: the group's name, or for a wildcard
+// group the concrete model it serves ("openai/gpt-4o" for "openai/*").
+func (r *Router) lookup(model string) (g *group, name string) {
+	if r.onResolve != nil {
+		r.onResolve(model)
+	}
 	name = model
 	if target, ok := r.aliases[model]; ok {
 		name = target
 	}
 	if g := r.groups[name]; g != nil {
-		return g, name, nil
+		return g, name
 	}
 	for _, g := range r.wildcards {
 		if config.Match(g.name, name) {
-			return g, name, nil
+			return g, name
 		}
 	}
+	return nil, ""
+}
+
+// resolve is lookup, with the client's error for a model no group serves.
+func (r *Router) resolve(model string) (*group, string, error) {
+	if g, name := r.lookup(model); g != nil {
+		return g, name, nil
+	}
+	return nil, "", r.errNotFound(model)
+}
+
+func (r *Router) errNotFound(model string) error {
 	names := make([]string, 0, len(r.groups))
 	for _, m := range r.Models() {
 		names = append(names, m.ID)
 	}
 	e := apierr.New(apierr.ModelNotFound, "model %q not found; available models: %s", model, strings.Join(names, ", "))
 	e.Param = "model"
-	return nil, "", e
+	return e
 }
+
+// Target is a model resolved to its group, once per request: the gateway
+// resolves a request's model and its own fallbacks (Resolve, Lookup) and
+// hands them to Do in Request.Target and Request.FallbackTargets, so that
+// nothing resolves them again. The zero Target is no resolution at all.
+type Target struct {
+	r    *Router
+	g    *group
+	name string // the model after the config's aliases
+}
+
+// Resolve resolves model to its group; the error is the client's (model
+// not found).
+func (r *Router) Resolve(model string) (Target, error) {
+	g, name, err := r.resolve(model)
+	return Target{r: r, g: g, name: name}, err
+}
+
+// Lookup is Resolve without the error (a fallback no group serves is
+// skipped, not refused): Found tells.
+func (r *Router) Lookup(model string) Target {
+	g, name := r.lookup(model)
+	return Target{r: r, g: g, name: name}
+}
+
+// Found reports whether t names a group.
+func (t Target) Found() bool { return t.g != nil }
+
+// Group is t's group name ("" when none serves it).
+func (t Target) Group() string {
+	if t.g == nil {
+		return ""
+	}
+	return t.g.name
+}
+
+// of reports whether t is a resolution by r (and not the zero Target, or
+// one by a router since replaced).
+func (t Target) of(r *Router) bool { return t.r == r && t.r != nil }
 
 // Group returns the model group a client's model resolves to.
 func (r *Router) Group(model string) (string, error) {

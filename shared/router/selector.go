@@ -13,6 +13,13 @@ import (
 type node struct {
 	d        *config.Deployment
 	provider string // "provider/model", for logs
+	*stats          // shared with the previous router's node of the same deployment (Options.Previous)
+}
+
+// stats are a node's counters: a router rebuilt over a changed model list
+// (store_model_in_db) keeps them for each deployment that still calls the
+// same thing.
+type stats struct {
 	inflight atomic.Int64
 	latency  atomic.Uint64 // EWMA of seconds per attempt, as float64 bits; 0 = no sample
 	minute   atomic.Int64  // unix minute the counters below belong to

@@ -17,7 +17,7 @@ func nd(id string, set func(d *config.Deployment)) *node {
 	if set != nil {
 		set(d)
 	}
-	return &node{d: d}
+	return &node{d: d, stats: new(stats)}
 }
 
 func weight(w float64) func(*config.Deployment) {

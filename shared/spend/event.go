@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 )
@@ -105,7 +106,7 @@ type Event struct {
 
 // ErrInvalid is wrapped by every validation error: such an event is never
 // recorded and its message goes to the dead-letter queue.
-var ErrInvalid = errors.New("invalid spend event")
+var ErrInvalid = apierr.Classed(apierr.ErrInvalid, "invalid spend event")
 
 // Limits on event fields: they become DynamoDB keys and item attributes.
 const (

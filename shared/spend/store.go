@@ -2,12 +2,12 @@ package spend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
@@ -242,11 +242,12 @@ func Days(from, to, now time.Time) ([]string, error) {
 }
 
 // ErrQuery is wrapped by the errors of a query the store cannot answer as
-// asked (a bad range, an unknown grouping).
-var ErrQuery = errors.New("bad spend query")
+// asked (a bad range, an unknown grouping): an apierr.ErrInvalid.
+var ErrQuery = apierr.Classed(apierr.ErrInvalid, "bad spend query")
 
-// ErrUnavailable is wrapped by the errors of a store that could not answer.
-var ErrUnavailable = errors.New("spend store unavailable")
+// ErrUnavailable is wrapped by the errors of a store that could not
+// answer: an apierr.ErrUnavailable.
+var ErrUnavailable = apierr.Classed(apierr.ErrUnavailable, "spend store unavailable")
 
 // groupKeys is what each grouping of daily rows (all but ByEndUser) groups
 // by.

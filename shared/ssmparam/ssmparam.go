@@ -2,7 +2,8 @@
 // Store, so that they never sit in plain text in a template or a function's
 // environment: the environment carries only the parameter's name.
 //
-// Client makes the one call the functions need, GetParameter, as a SigV4
+// Client makes the calls the functions need, GetParameter and
+// GetParameters (the master key and the salt key in one call), as a SigV4
 // signed awsJson1_1 POST with the SDK's signer and credentials, without the
 // SDK's SSM client: that package's init alone (the schemas of every SSM
 // operation) cost the gateway's Lambda cold start about 10 ms of CPU.
@@ -59,6 +60,38 @@ func Get(ctx context.Context, api API, name string) (string, error) {
 	return v, nil
 }
 
+// MultiAPI is what GetAll needs: several parameters' values in one call.
+type MultiAPI interface {
+	GetParameters(ctx context.Context, names []string, decrypt bool) (map[string]string, error)
+}
+
+// GetAll returns the decrypted values of the parameters names, in their
+// order, read in one call (the master key and the salt key of a cold
+// start). An empty or missing value is an error, as for Get.
+func GetAll(ctx context.Context, api MultiAPI, names ...string) ([]string, error) {
+	for _, n := range names {
+		if n == "" {
+			return nil, errors.New("ssm parameter: empty name")
+		}
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	got, err := api.GetParameters(ctx, names, true)
+	if err != nil {
+		return nil, fmt.Errorf("ssm parameters %s: %w", strings.Join(names, ", "), err)
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		if out[i] = got[n]; out[i] == "" {
+			return nil, fmt.Errorf("ssm parameter %s: empty value", n)
+		}
+	}
+	return out, nil
+}
+
 // Client is an API on SSM's HTTPS endpoint.
 type Client struct {
 	endpoint    string // scheme://host[:port], no trailing slash
@@ -70,7 +103,10 @@ type Client struct {
 	backoff     time.Duration
 }
 
-var _ API = (*Client)(nil)
+var (
+	_ API      = (*Client)(nil)
+	_ MultiAPI = (*Client)(nil)
+)
 
 // NewClient returns a Client for cfg's region, credentials and HTTP client.
 // The endpoint is, as the SDK resolves it from cfg's sources (the
@@ -175,17 +211,51 @@ func endpointFor(region string, fips, dualstack bool) string {
 // GetParameter implements API with up to three attempts: a connection error,
 // a 5xx or a throttling answer is retried after a short backoff.
 func (c *Client) GetParameter(ctx context.Context, name string, decrypt bool) (string, error) {
-	if c.region == "" {
-		return "", errors.New("no AWS region (AWS_REGION)")
-	}
-	if c.credentials == nil {
-		return "", errors.New("no AWS credentials")
-	}
 	quoted, err := json.Marshal(name) // a string alone: no reflection over a struct, cold at init
 	if err != nil {
 		return "", err
 	}
 	body := append(append([]byte(`{"Name":`), quoted...), `,"WithDecryption":`+strconv.FormatBool(decrypt)+`}`...)
+	b, err := c.call(ctx, "AmazonSSM.GetParameter", body)
+	if err != nil {
+		return "", err
+	}
+	// Get calls a missing or non-string value an empty value.
+	return gjson.GetBytes(b, "Parameter.Value").Str, nil
+}
+
+// GetParameters implements MultiAPI: the values of names, in one call
+// (SSM's GetParameters, at most 10 names), retried as GetParameter. A name
+// SSM does not know is an error naming it.
+func (c *Client) GetParameters(ctx context.Context, names []string, decrypt bool) (map[string]string, error) {
+	quoted, err := json.Marshal(names)
+	if err != nil {
+		return nil, err
+	}
+	body := append(append([]byte(`{"Names":`), quoted...), `,"WithDecryption":`+strconv.FormatBool(decrypt)+`}`...)
+	b, err := c.call(ctx, "AmazonSSM.GetParameters", body)
+	if err != nil {
+		return nil, err
+	}
+	if bad := gjson.GetBytes(b, "InvalidParameters").Array(); len(bad) > 0 {
+		return nil, fmt.Errorf("ParameterNotFound: %s", bad[0].Str)
+	}
+	out := make(map[string]string, len(names))
+	for _, p := range gjson.GetBytes(b, "Parameters").Array() {
+		out[p.Get("Name").Str] = p.Get("Value").Str
+	}
+	return out, nil
+}
+
+// call makes an awsJson1_1 call of target with up to three attempts and
+// returns the answer's body (valid JSON).
+func (c *Client) call(ctx context.Context, target string, body []byte) ([]byte, error) {
+	if c.region == "" {
+		return nil, errors.New("no AWS region (AWS_REGION)")
+	}
+	if c.credentials == nil {
+		return nil, errors.New("no AWS credentials")
+	}
 	sum := sha256.Sum256(body)
 	payloadHash := hex.EncodeToString(sum[:])
 	var last error
@@ -193,56 +263,55 @@ func (c *Client) GetParameter(ctx context.Context, name string, decrypt bool) (s
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return "", fmt.Errorf("%w (after %v)", ctx.Err(), last)
+				return nil, fmt.Errorf("%w (after %v)", ctx.Err(), last)
 			case <-time.After(c.backoff << (attempt - 1)):
 			}
 		}
-		v, retry, err := c.try(ctx, body, payloadHash)
+		b, retry, err := c.try(ctx, target, body, payloadHash)
 		if err == nil {
-			return v, nil
+			return b, nil
 		}
 		if last = err; !retry {
 			break
 		}
 	}
-	return "", last
+	return nil, last
 }
 
 // try makes one attempt; retry says whether another may succeed.
-func (c *Client) try(ctx context.Context, body []byte, payloadHash string) (value string, retry bool, err error) {
+func (c *Client) try(ctx context.Context, target string, body []byte, payloadHash string) (answer []byte, retry bool, err error) {
 	creds, err := c.credentials.Retrieve(ctx)
 	if err != nil {
-		return "", false, fmt.Errorf("credentials: %w", err)
+		return nil, false, fmt.Errorf("credentials: %w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint+"/", bytes.NewReader(body))
 	if err != nil {
-		return "", false, err
+		return nil, false, err
 	}
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
-	req.Header.Set("X-Amz-Target", "AmazonSSM.GetParameter")
+	req.Header.Set("X-Amz-Target", target)
 	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, "ssm", c.region, time.Now()); err != nil {
-		return "", false, fmt.Errorf("sign: %w", err)
+		return nil, false, fmt.Errorf("sign: %w", err)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return "", ctx.Err() == nil, err
+		return nil, ctx.Err() == nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return "", ctx.Err() == nil, fmt.Errorf("reading the answer: %w", err)
+		return nil, ctx.Err() == nil, fmt.Errorf("reading the answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		code, msg := awsError(resp.Header, b)
 		retry := resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests ||
 			strings.Contains(code, "Throttling") || code == "TooManyRequestsException"
-		return "", retry, fmt.Errorf("%s (HTTP %d): %s", code, resp.StatusCode, msg)
+		return nil, retry, fmt.Errorf("%s (HTTP %d): %s", code, resp.StatusCode, msg)
 	}
 	if !gjson.ValidBytes(b) {
-		return "", false, fmt.Errorf("decoding the answer: not JSON (%d bytes)", len(b))
+		return nil, false, fmt.Errorf("decoding the answer: not JSON (%d bytes)", len(b))
 	}
-	// Get calls a missing or non-string value an empty value.
-	return gjson.GetBytes(b, "Parameter.Value").Str, false, nil
+	return b, false, nil
 }
 
 // awsError reads an awsJson1_1 error: its type (from X-Amzn-ErrorType or

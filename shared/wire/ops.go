@@ -1,7 +1,7 @@
 package wire
 
 // The operations beyond chat and embeddings: LiteLLM's legacy text
-// completions, images, moderations and audio. They are numbered from 16 so
+// completions, images, moderations, audio and rerank. They are numbered from 16 so
 // that operations added to the first block never collide with them.
 const (
 	OpCompletions    Op = 16 + iota // /completions: legacy text completions
@@ -9,6 +9,7 @@ const (
 	OpModerations                   // /moderations
 	OpSpeech                        // /audio/speech: JSON in, audio bytes out
 	OpTranscriptions                // /audio/transcriptions: multipart form in
+	OpRerank                        // /rerank: Cohere/Jina-style rerank (model, query, documents, top_n)
 )
 
 var extraOps = [...]struct{ name, path string }{
@@ -17,6 +18,7 @@ var extraOps = [...]struct{ name, path string }{
 	OpModerations - OpCompletions:    {"moderation", "/moderations"},
 	OpSpeech - OpCompletions:         {"speech", "/audio/speech"},
 	OpTranscriptions - OpCompletions: {"transcription", "/audio/transcriptions"},
+	OpRerank - OpCompletions:         {"rerank", "/rerank"},
 }
 
 // extra returns an operation of this file's block; ok is false for others.

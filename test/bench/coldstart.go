@@ -20,7 +20,7 @@ import (
 	"time"
 )
 
-const coldstartUsage = `usage: go run ./test/bench coldstart [-n 10] [-baseline git-ref] [-out dir]
+const coldstartUsage = `usage: go run ./test/bench coldstart [-n 10] [-baseline git-ref] [-out dir] [-secrets]
 
 Starts the gateway's Lambda bootstrap (built as the Makefile builds it) n
 times in the deployed configuration: DynamoDB store (DynamoDB Local at
@@ -31,6 +31,8 @@ one function URL invocation by a Runtime API inside this process. Prints the
 median of each phase, the emulators' own answer times for the same calls and
 the gateway's own time. With -baseline, the bootstrap of that commit is
 measured too, alternating with this tree's.
+With -secrets, the deployments' keys come from a Secrets Manager secret
+(moto) read at start (key_management_system: aws_secret_manager).
 `
 
 const coldRegion = "us-east-1"
@@ -41,6 +43,9 @@ type coldOptions struct {
 	baseline  string
 	bootstrap string
 	ddb, sqs  string // emulator endpoints
+	// secrets: the deployments' keys come from a Secrets Manager secret
+	// (key_management_system: aws_secret_manager), read at start.
+	secrets bool
 }
 
 // runColdstart is the coldstart subcommand.
@@ -53,6 +58,7 @@ func runColdstart(args []string) error {
 	fs.StringVar(&o.baseline, "baseline", os.Getenv("BASELINE"), "a git commit or branch whose bootstrap is measured too, alternating with this tree's (env BASELINE)")
 	fs.StringVar(&o.bootstrap, "bootstrap", "", "measure this gateway bootstrap instead of building this tree's (an absolute path)")
 	fs.StringVar(&o.out, "out", os.Getenv("OUT"), "directory for the bootstraps' logs (env OUT); empty: a temporary directory")
+	fs.BoolVar(&o.secrets, "secrets", false, "the provider keys from a Secrets Manager secret on moto (key_management_system: aws_secret_manager)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -178,6 +184,16 @@ func coldstart(ctx context.Context, o coldOptions, root, bin string) error {
 		return err
 	}
 	defer res.cleanup()
+	if o.secrets {
+		fmt.Println("== resources: the provider keys in a Secrets Manager secret")
+		config, err := res.secretsConfig(ctx, gatewayConfig(mockAddr))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(bin, "config.yaml"), []byte(config), 0o644); err != nil {
+			return err
+		}
+	}
 
 	api, err := newRuntimeAPI(res.event(root))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -44,6 +45,9 @@ type coldResources struct {
 	hash      string
 	rpm       int64
 	o         coldOptions
+	// the -secrets secret
+	sm         *secretsmanager.Client
+	secretName string
 }
 
 func awsCfg(ctx context.Context) (aws.Config, error) {
@@ -99,10 +103,29 @@ func newColdResources(ctx context.Context, o coldOptions) (*coldResources, error
 	return r, nil
 }
 
+// secretsConfig puts the deployments' api_key in a Secrets Manager secret
+// and returns config reading them from it (-secrets).
+func (r *coldResources) secretsConfig(ctx context.Context, config string) (string, error) {
+	sm := secretsmanager.NewFromConfig(r.cfg, func(opt *secretsmanager.Options) { opt.BaseEndpoint = aws.String(r.o.sqs) })
+	name := "sluice-coldstart/providers-" + randHex(4)
+	if _, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{
+		Name: aws.String(name), SecretString: aws.String(`{"PROVIDER_API_KEY":"dummy"}`),
+	}); err != nil {
+		return "", fmt.Errorf("secret on %s: %w", r.o.sqs, err)
+	}
+	r.secretName = name
+	r.sm = sm
+	return strings.ReplaceAll(config, "api_key: dummy", "api_key: os.environ/PROVIDER_API_KEY") +
+		"general_settings:\n  key_management_system: aws_secret_manager\n  key_management_settings: {primary_secret_name: " + name + "}\n", nil
+}
+
 // cleanup deletes what newColdResources created (best effort).
 func (r *coldResources) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if r.sm != nil {
+		_, _ = r.sm.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: aws.String(r.secretName), ForceDeleteWithoutRecovery: aws.Bool(true)})
+	}
 	for _, t := range []string{r.names.Keys, r.names.Counters, r.names.Spend} {
 		_, _ = r.ddbClient.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(t)})
 	}
@@ -139,6 +162,7 @@ func (r *coldResources) env(runtimeAPI, task string) []string {
 		"AWS_ENDPOINT_URL_DYNAMODB=" + r.o.ddb,
 		"AWS_ENDPOINT_URL_SSM=" + r.o.sqs,
 		"AWS_ENDPOINT_URL_SQS=" + r.o.sqs,
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER=" + r.o.sqs,
 		// The template's environment.
 		"GATEWAY_CONFIG=config.yaml",
 		"GATEWAY_STORE=dynamodb",

@@ -90,7 +90,13 @@ type stack struct {
 // models) with the console, on the store named ("memory" or "dynamodb").
 func start(t *testing.T, store string) *stack {
 	t.Helper()
-	s := app.Settings{ConfigYAML: config.DefaultYAML(), MasterKey: master, Logger: gatewaytest.Quiet(), Local: app.DefaultLocalLimits()}
+	return startConfig(t, store, config.DefaultYAML())
+}
+
+// startConfig is start with the config yaml.
+func startConfig(t *testing.T, store string, yaml []byte) *stack {
+	t.Helper()
+	s := app.Settings{ConfigYAML: yaml, MasterKey: master, Logger: gatewaytest.Quiet(), Local: app.DefaultLocalLimits()}
 	if store == app.StoreDynamoDB {
 		cfg := ddblocal.Config(t)
 		s.Store, s.AWS, s.Emulator, s.Tables = app.StoreDynamoDB, &cfg, true, ddblocal.Tables(t)

@@ -432,7 +432,7 @@ func TestBootstrapsUnderRIE(t *testing.T) {
 	// The gateway runs the embedded default config plus the master key the
 	// events carry.
 	gwConfig := filepath.Join(t.TempDir(), "config.yaml")
-	cfg := append(slices.Clone(config.DefaultYAML()), "\ngeneral_settings:\n  master_key: os.environ/SLUICE_TEST_MASTER_KEY\n"...)
+	cfg := bytes.Replace(config.DefaultYAML(), []byte("\ngeneral_settings:\n"), []byte("\ngeneral_settings:\n  master_key: os.environ/SLUICE_TEST_MASTER_KEY\n"), 1)
 	if err := os.WriteFile(gwConfig, cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}

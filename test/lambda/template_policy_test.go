@@ -19,10 +19,21 @@ func (tpl *samTemplate) policies(fn string) []policy {
 	var out []policy
 	list, _ := at(tpl.resources(), fn, "Properties", "Policies").([]any)
 	for _, p := range list {
+		// A policy on an optional parameter: !If [Cond, policy, !Ref AWS::NoValue].
+		if alt, _ := at(p, "Fn::If").([]any); len(alt) == 3 && refTarget(alt[2]) == "AWS::NoValue" {
+			p = alt[1]
+		}
 		m, ok := p.(map[string]any)
 		if !ok {
 			out = append(out, policy{name: fmt.Sprint(p)})
 			continue
+		}
+		// A policy on a condition: !If [Cond, policy, !Ref AWS::NoValue].
+		if c, _ := m["Fn::If"].([]any); len(c) == 3 && refTarget(c[2]) == "AWS::NoValue" {
+			if m, ok = c[1].(map[string]any); !ok {
+				out = append(out, policy{name: fmt.Sprint(c[1])})
+				continue
+			}
 		}
 		if stmts, ok := m["Statement"].([]any); ok {
 			out = append(out, statements(stmts)...)
@@ -73,7 +84,7 @@ func statements(stmts []any) []policy {
 		}
 		target, attr := getAttTarget(at(st, "Resource"))
 		if attr != "Arn" {
-			target = ""
+			target = refTarget(at(st, "Resource")) // a parameter's ARNs
 		}
 		// Resources from a parameter, with a default when it is empty:
 		// !If [Cond, [defaults...], !Ref Param].
@@ -126,12 +137,19 @@ func TestTemplatePoliciesCoverWhatEachFunctionUses(t *testing.T) {
 					}
 					granted["MasterKeyParameterName"] = true
 				}
+				if name == "GATEWAY_SALT_KEY_PARAMETER" {
+					if !hasPolicy(ps, "SaltKeyParameterName", "SSMParameterReadPolicy") {
+						t.Error("the function reads the salt key parameter without SSMParameterReadPolicy on it")
+					}
+					granted["SaltKeyParameterName"] = true
+				}
 			}
-			if pkgs[fn] == "gateway" { // calls Bedrock with its role
+			if pkgs[fn] == "gateway" { // calls Bedrock with its role; reads the provider keys' secrets
 				if !hasPolicy(ps, "BedrockModelArns", "Statement:bedrock") {
 					t.Error("the gateway has no bedrock statement scoped by BedrockModelArns")
 				}
 				granted["BedrockModelArns"] = true
+				granted["ProviderSecretArns"] = true
 			}
 			for _, q := range tpl.sqsEventQueues(fn) {
 				if !hasPolicy(ps, q, "SQSPollerPolicy") {
@@ -180,5 +198,45 @@ func TestTemplateBedrockPolicy(t *testing.T) {
 				t.Errorf("%s may call Bedrock", fn)
 			}
 		}
+	}
+}
+
+// The gateway may read the provider keys' secrets (GetSecretValue, nothing
+// more) named by ProviderSecretArns, only when it names some; no other
+// function may.
+func TestTemplateSecretsPolicy(t *testing.T) {
+	tpl := loadTemplate(t)
+	if at(tpl.raw, "Parameters", "ProviderSecretArns", "Type") != "CommaDelimitedList" || at(tpl.raw, "Parameters", "ProviderSecretArns", "Default") != "" {
+		t.Fatal("no ProviderSecretArns parameter (CommaDelimitedList, default empty)")
+	}
+	if at(tpl.raw, "Conditions", "HasProviderSecrets") == nil {
+		t.Fatal("no HasProviderSecrets condition")
+	}
+	for _, fn := range tpl.functions() {
+		var found []policy
+		for _, p := range tpl.policies(fn) {
+			if p.name == "Statement:secretsmanager" || slices.ContainsFunc(p.actions, func(a string) bool { return strings.HasPrefix(a, "secretsmanager:") }) {
+				found = append(found, p)
+			}
+		}
+		if fn != "GatewayFunction" {
+			if len(found) != 0 {
+				t.Errorf("%s may read secrets: %+v", fn, found)
+			}
+			continue
+		}
+		if len(found) != 1 || found[0].target != "ProviderSecretArns" || !slices.Equal(found[0].actions, []string{"secretsmanager:GetSecretValue"}) {
+			t.Fatalf("gateway secrets statements %+v, want one GetSecretValue on ProviderSecretArns", found)
+		}
+	}
+	list, _ := at(tpl.resources(), "GatewayFunction", "Properties", "Policies").([]any)
+	conditional := false
+	for _, p := range list {
+		if c, _ := at(p, "Fn::If").([]any); len(c) == 3 && str(c[0]) == "HasProviderSecrets" {
+			conditional = true
+		}
+	}
+	if !conditional {
+		t.Error("the secrets statement is not under HasProviderSecrets: an empty parameter would grant on nothing (an invalid policy)")
 	}
 }

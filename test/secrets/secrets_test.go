@@ -18,14 +18,16 @@ import (
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
+	"github.com/sluice-gw/sluice/test/sqslocal"
 )
 
-func TestMain(m *testing.M) { os.Exit(ddblocal.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(sqslocal.With(func() int { return ddblocal.Main(m) })) }
 
 // canaries are the secrets of one run: random, so that no other text can
 // hold a window of one by chance.
 type canaries struct {
 	master, openai, azure, anthropic, awsSecret, awsToken, gemini, urlPassword, bad string
+	stored, storedEnv                                                               string // a stored model's key, inline and through os.environ/
 }
 
 func randString(alphabet string, n int) string {
@@ -53,6 +55,8 @@ func newCanaries() canaries {
 		gemini:      "AIza" + randString(alnum, 35),
 		urlPassword: "pw" + randString(alnum, 30),
 		bad:         "sk-bad-" + randString(alnum, 32),
+		stored:      "sk-stored-" + randString(alnum, 40),
+		storedEnv:   "sk-stored-env-" + randString(alnum, 40),
 	}
 }
 
@@ -66,6 +70,8 @@ func (c canaries) register(r *Recorder) {
 	r.Secret("Gemini key", c.gemini, "")
 	r.Secret("password in an api_base URL", c.urlPassword, "")
 	r.Secret("a wrong key a client sent", c.bad, "")
+	r.Secret("a stored model's key", c.stored, "")
+	r.Secret("a stored model's key through os.environ/", c.storedEnv, "")
 }
 
 // env is what os.environ/NAME in the config resolves to.
@@ -73,6 +79,7 @@ func (c canaries) env() map[string]string {
 	return map[string]string{
 		"SECRETS_MASTER": c.master, "SECRETS_OPENAI_KEY": c.openai,
 		"SECRETS_ANTHROPIC_KEY": c.anthropic, "SECRETS_AWS_SECRET": c.awsSecret,
+		"SECRETS_STORED_ENV": c.storedEnv,
 	}
 }
 
@@ -124,7 +131,7 @@ func (u *upstreams) config(c canaries) string {
 	// Credentials in the URL (an OpenAI-compatible server behind basic auth).
 	fmt.Fprintf(&b, "  - model_name: userinfo-ok\n    litellm_params: {model: hosted_vllm/llama, api_base: %q, api_key: none}\n", strings.Replace(u.hostile, "http://", "http://svc:"+c.urlPassword+"@", 1)+"/m/ok/v1")
 	fmt.Fprintf(&b, "  - model_name: gemini\n    litellm_params: {model: gemini/gemini-1.5-pro, api_key: %q}\n", c.gemini)
-	b.WriteString("router_settings: {num_retries: 1}\ngeneral_settings:\n  master_key: os.environ/SECRETS_MASTER\n")
+	b.WriteString("router_settings: {num_retries: 1}\ngeneral_settings:\n  master_key: os.environ/SECRETS_MASTER\n  store_model_in_db: true\n")
 	return b.String()
 }
 
@@ -147,7 +154,7 @@ func (r response) bytes() []byte {
 // drive runs the scenario matrix against tg, recording every response,
 // and checks that the scenarios did what they are meant to (else the
 // search would prove nothing).
-func drive(t *testing.T, rec *Recorder, tg target, c canaries) {
+func drive(t *testing.T, rec *Recorder, tg target, c canaries, u *upstreams) {
 	t.Helper()
 	x := func(name, method, path, key, body string) response {
 		r := tg.do(method, path, key, body)
@@ -250,6 +257,30 @@ func drive(t *testing.T, rec *Recorder, tg target, c canaries) {
 		x("metrics wrong key", "GET", "/metrics", c.bad, "")
 	}
 
+	// Stored models (store_model_in_db): their keys are sealed in the store
+	// and shown by no answer, log line or error, inline or through
+	// os.environ/, against upstreams that echo them.
+	for _, m := range []string{"ok", "e401", "midstream"} {
+		body := fmt.Sprintf(`{"model_name":"stored-%s","litellm_params":{"model":"openai/gpt-4o-mini","api_base":%q,"api_key":%q},"model_info":{"id":"stored-%s"}}`, m, u.hostile+"/m/"+m+"/v1", c.stored, m)
+		want(x("model/new stored-"+m, "POST", "/model/new", c.master, body), 200, "model/new")
+		for _, stream := range []bool{false, true} {
+			r := x(fmt.Sprintf("chat stored-%s stream=%t", m, stream), "POST", "/v1/chat/completions", keyA, fmt.Sprintf(`{"model":"stored-%s","stream":%t,"messages":[{"role":"user","content":"hi"}]}`, m, stream))
+			if m == "ok" {
+				want(r, 200, "chat stored-ok")
+			}
+		}
+	}
+	want(x("model/update stored-ok", "POST", "/model/update", c.master, `{"model_info":{"id":"stored-ok"},"litellm_params":{"api_key":"os.environ/SECRETS_STORED_ENV","rpm":100}}`), 200, "model/update")
+	want(x("chat stored-ok via os.environ", "POST", "/v1/chat/completions", keyA, `{"model":"stored-ok","messages":[{"role":"user","content":"hi"}]}`), 200, "chat stored-ok env")
+	want(x("model/{id}/update stored-e401", "PATCH", "/model/stored-e401/update", c.master, `{"litellm_params":{"api_key":"os.environ/SECRETS_STORED_ENV"}}`), 200, "PATCH model")
+	x("chat stored-e401 via os.environ", "POST", "/v1/chat/completions", keyA, `{"model":"stored-e401","messages":[{"role":"user","content":"hi"}]}`)
+	x("model/update bad value", "POST", "/model/update", c.master, `{"model_info":{"id":"stored-ok"},"litellm_params":{"rpm":"lots"}}`)
+	x("model/new duplicate", "POST", "/model/new", c.master, fmt.Sprintf(`{"model_name":"x","litellm_params":{"model":"openai/x","api_key":%q},"model_info":{"id":"stored-ok"}}`, c.stored))
+	want(x("model/info with stored", "GET", "/model/info", c.master, ""), 200, "model/info")
+	want(x("v2/model/info", "GET", "/v2/model/info", c.master, ""), 200, "v2/model/info")
+	x("v2/model/info by a virtual key", "GET", "/v2/model/info?modelId=stored-ok", keyA, "")
+	want(x("model/delete stored-midstream", "POST", "/model/delete", c.master, `{"id":"stored-midstream"}`), 200, "model/delete")
+
 	// Deleting a key, then using it.
 	want(x("key/delete A", "POST", "/key/delete", c.master, `{"keys":["`+keyA+`"]}`), 200, "key/delete")
 	want(x("chat deleted key", "POST", "/v1/chat/completions", keyA, `{"model":"openai-ok","messages":[{"role":"user","content":"hi"}]}`), 401, "deleted key")
@@ -282,22 +313,39 @@ func TestNoSecretLeaves(t *testing.T) {
 	if !testing.Short() {
 		stores = append(stores, app.StoreDynamoDB)
 	}
+	type variant struct {
+		store               string
+		lambda, fromSecrets bool
+	}
+	var variants []variant
 	for _, store := range stores {
 		for _, lambda := range []bool{false, true} {
+			variants = append(variants, variant{store, lambda, false})
+		}
+	}
+	// The keys from Secrets Manager (moto): the reads at start, and the
+	// re-read each provider's 401 for a secret's key starts.
+	variants = append(variants, variant{app.StoreMemory, false, true}, variant{app.StoreMemory, true, true})
+	for _, v := range variants {
+		store, lambda := v.store, v.lambda
+		{
 			name := store + "/local-http"
 			if lambda {
 				name = store + "/lambda"
 			}
+			if v.fromSecrets {
+				name = "secrets-manager/" + name
+			}
 			t.Run(name, func(t *testing.T) {
 				logs := &syncBuffer{}
-				gw := build(t, c, u, store, lambda, logs)
+				gw := build(t, c, u, store, lambda, v.fromSecrets, logs)
 				var tg target
 				if lambda {
 					tg = lambdaTarget(t, name, gw, logs)
 				} else {
 					tg = httpTarget(t, name, serveLocal(t, gw))
 				}
-				drive(t, rec, tg, c)
+				drive(t, rec, tg, c, u)
 				if err := gw.Close(context.Background()); err != nil { // the spend still queued
 					t.Errorf("close: %v", err)
 				}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -25,7 +27,9 @@ import (
 	"github.com/sluice-gw/sluice/shared/adminapi"
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/lambdahttp"
+	smsecrets "github.com/sluice-gw/sluice/shared/secrets"
 	"github.com/sluice-gw/sluice/test/ddblocal"
+	"github.com/sluice-gw/sluice/test/sqslocal"
 )
 
 // target is one way of serving a gateway.
@@ -78,7 +82,9 @@ func (s *syncBuffer) Bytes() []byte {
 
 // build assembles an in-process gateway as the functions do, logging at
 // debug level into logs (also slog's default logger, as the mains set it).
-func build(t *testing.T, c canaries, u *upstreams, store string, lambda bool, logs io.Writer) *app.Gateway {
+// fromSecrets: the keys the config reads through os.environ/ (and the
+// master key) come from Secrets Manager on moto, not the environment.
+func build(t *testing.T, c canaries, u *upstreams, store string, lambda, fromSecrets bool, logs io.Writer) *app.Gateway {
 	t.Helper()
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	prev := slog.Default()
@@ -100,11 +106,35 @@ func build(t *testing.T, c canaries, u *upstreams, store string, lambda bool, lo
 	if !lambda {
 		s.Local = app.DefaultLocalLimits()
 	}
+	if fromSecrets {
+		s.ConfigYAML, s.SecretSource = inSecretsManager(t, c, s.ConfigYAML)
+		env = nil
+	}
 	gw, err := app.Build(context.Background(), s)
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
 	return gw
+}
+
+// inSecretsManager puts the config's os.environ/ values in Secrets
+// Manager (one JSON secret, and the Anthropic key as a hosted key of its
+// own) and returns the config naming them, and the Source to read them.
+func inSecretsManager(t *testing.T, c canaries, config []byte) ([]byte, smsecrets.Source) {
+	t.Helper()
+	sqslocal.SecretsManager(t) // the endpoint variable, for the SDK's client
+	pairs := c.env()
+	hostedValue := pairs["SECRETS_ANTHROPIC_KEY"]
+	delete(pairs, "SECRETS_ANTHROPIC_KEY")
+	j, err := json.Marshal(pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary := sqslocal.NewSecret(t, "sluice/secrets-test-", string(j))
+	hosted := sqslocal.NewSecret(t, "SECRETS_ANTHROPIC_KEY_", hostedValue)
+	cfg := strings.ReplaceAll(string(config), "os.environ/SECRETS_ANTHROPIC_KEY", "os.environ/"+hosted)
+	cfg += fmt.Sprintf("  key_management_system: aws_secret_manager\n  key_management_settings:\n    primary_secret_name: %s\n    hosted_keys: [%s]\n", primary, hosted)
+	return []byte(cfg), smsecrets.NewSecretsManager(sqslocal.Config(t))
 }
 
 // serveLocal serves gw as local mode does, on a loopback port.
@@ -124,7 +154,7 @@ func serveLocal(t *testing.T, gw *app.Gateway) string {
 // admin API through a buffered one (httpadapter).
 func lambdaTarget(t *testing.T, name string, gw *app.Gateway, logs io.Writer) target {
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	gwFn := lambdahttp.Wrap(gw.Handler, lambdahttp.WithLogger(log), lambdahttp.WithAfterResponse(gw.AfterResponse))
+	gwFn := lambdahttp.Wrap(gw.API, lambdahttp.WithLogger(log), lambdahttp.WithAfterResponse(gw.AfterResponse))
 	adminFn := httpadapter.NewV2(gw.Admin)
 	return target{name: name, do: func(method, path, key, body string) response {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -236,7 +266,7 @@ func runProcess(t *testing.T, rec *Recorder, u *upstreams, c canaries) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the gateway did not start:\n%s", out.Bytes())
 	}
-	drive(t, rec, httpTarget(t, "process/local-http", url), c)
+	drive(t, rec, httpTarget(t, "process/local-http", url), c, u)
 	stop()
 	rec.Record("process/local-http: stdout and stderr", out.Bytes())
 	if !bytes.Contains(out.Bytes(), []byte(`"level":"INFO"`)) {

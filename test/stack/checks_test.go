@@ -36,6 +36,16 @@ func (s *stack) resolve(t *testing.T, v any) string {
 		if g, ok := x["Fn::GetAtt"].([]any); ok && len(g) == 2 {
 			return s.getAtt(t, str(g[0]), str(g[1]))
 		}
+		if l, ok := x["Fn::If"].([]any); ok && len(l) == 3 {
+			v := l[2]
+			if s.condition(t, str(l[0])) {
+				v = l[1]
+			}
+			if isNoValue(v) {
+				return ""
+			}
+			return s.resolve(t, v)
+		}
 		if sub, ok := x["Fn::Sub"]; ok {
 			tmpl, vars := str(sub), map[string]any{}
 			if l, ok := sub.([]any); ok && len(l) == 2 {
@@ -238,4 +248,95 @@ func (s *stack) checkOutputs(t *testing.T) {
 			t.Errorf("output %s, which the template does not declare", k)
 		}
 	}
+}
+
+// isNoValue reports whether v is {"Ref": "AWS::NoValue"}.
+func isNoValue(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 1 && m["Ref"] == "AWS::NoValue"
+}
+
+// present reports whether v, a property's value, is there once its
+// Fn::If is decided (not AWS::NoValue).
+func (s *stack) present(t *testing.T, v any) bool {
+	t.Helper()
+	if isNoValue(v) {
+		return false
+	}
+	if m, ok := v.(map[string]any); ok {
+		if l, ok := m["Fn::If"].([]any); ok && len(l) == 3 {
+			if s.condition(t, str(l[0])) {
+				return s.present(t, l[1])
+			}
+			return s.present(t, l[2])
+		}
+	}
+	return true
+}
+
+// condition decides the template's condition name with the deployed
+// parameters (Fn::Not, Fn::And, Fn::Or, Fn::Equals, Fn::Join, Ref,
+// Condition: what template.yaml uses).
+func (s *stack) condition(t *testing.T, name string) bool {
+	t.Helper()
+	c, ok := mapAt(s.transformed, "Conditions")[name]
+	if !ok {
+		t.Fatalf("no condition %s in the template", name)
+	}
+	return s.truth(t, c)
+}
+
+func (s *stack) truth(t *testing.T, v any) bool {
+	t.Helper()
+	m, _ := v.(map[string]any)
+	if len(m) == 1 {
+		if c, ok := m["Condition"]; ok {
+			return s.condition(t, str(c))
+		}
+		if l, ok := m["Fn::Not"].([]any); ok && len(l) == 1 {
+			return !s.truth(t, l[0])
+		}
+		if l, ok := m["Fn::And"].([]any); ok {
+			for _, c := range l {
+				if !s.truth(t, c) {
+					return false
+				}
+			}
+			return true
+		}
+		if l, ok := m["Fn::Or"].([]any); ok {
+			for _, c := range l {
+				if s.truth(t, c) {
+					return true
+				}
+			}
+			return false
+		}
+		if l, ok := m["Fn::Equals"].([]any); ok && len(l) == 2 {
+			return s.value(t, l[0]) == s.value(t, l[1])
+		}
+	}
+	t.Fatalf("the test cannot decide the condition %v: teach truth (checks_test.go)", v)
+	return false
+}
+
+// value is a condition's operand: a string, or Fn::Join of a list
+// (literal or a list parameter's Ref, whose value is comma-delimited).
+func (s *stack) value(t *testing.T, v any) string {
+	t.Helper()
+	if m, ok := v.(map[string]any); ok && len(m) == 1 {
+		if l, ok := m["Fn::Join"].([]any); ok && len(l) == 2 {
+			var parts []string
+			switch items := l[1].(type) {
+			case []any:
+				for _, it := range items {
+					parts = append(parts, s.resolve(t, it))
+				}
+			default:
+				parts = strings.Split(s.resolve(t, items), ",")
+			}
+			return strings.Join(parts, str(l[0]))
+		}
+	}
+	return s.resolve(t, v)
 }

@@ -42,7 +42,8 @@ type stack struct {
 	packages map[string]*pkg   // function logical id -> its package
 	outputs  map[string]string
 
-	ssmPuts []ssmPut // what the init scripts put
+	ssmPuts []ssmPut       // what the init scripts put
+	secret  providerSecret // the provider key in Secrets Manager (secrets_test.go)
 
 	lint   chan lintResult // cfn-lint's verdict on template.yaml
 	up     chan error      // the emulator is up and the init scripts ran
@@ -110,6 +111,7 @@ func deploy(t *testing.T) *stack {
 				t.Fatal(err)
 			}
 			t.Logf("moto: %s at %s, init scripts done (%v after the start)", s.how, s.endpoint, s.upTook.Round(time.Millisecond))
+			st.params = s.putProviderSecret(t, st.params) // secrets_test.go
 			s.deploy(t, tl, st)
 		case stepOutputs:
 			s.readOutputs(t, st)
@@ -236,7 +238,7 @@ func (s *stack) deploy(t *testing.T, tl tools, st readmeStep) {
 		Parameters:   params,
 		Capabilities: caps,
 	}); err != nil {
-		t.Fatalf("create stack %s: %v", s.name, err)
+		t.Fatalf("create stack %s: %v%s", s.name, err, motoTail())
 	}
 	t.Cleanup(func() {
 		// Moto goes when the test binary ends if the test started it; a

@@ -259,11 +259,16 @@ func checkCommand(root string, c shellCommand, flags map[string][]string) error 
 		return nil
 	case a[0] == "sam" && len(a) >= 2 && slices.Contains([]string{"build", "deploy"}, a[1]):
 		return nil
-	case a[0] == "aws" && len(a) >= 3 && a[1] == "ssm" && a[2] == "put-parameter":
+	case a[0] == "aws" && len(a) >= 3 && slices.Contains(awsCommands, a[1]+" "+a[2]):
 		return nil
 	}
 	return fmt.Errorf("the docs test does not know this command: teach it (test/stack/docs_test.go) or take it out of the docs")
 }
+
+// awsCommands are the AWS CLI commands the docs may use (the master key,
+// the provider keys' secret, the stack's outputs: docs/deploy.md).
+var awsCommands = []string{"ssm put-parameter", "ssm get-parameter", "secretsmanager create-secret",
+	"secretsmanager put-secret-value", "cloudformation describe-stacks"}
 
 // checkGoTest checks a `go test` command line: its packages exist and hold
 // tests, and its -run, -fuzz and -bench patterns each match a function of

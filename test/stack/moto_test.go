@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 )
@@ -192,6 +193,7 @@ type clients struct {
 	s3     *s3.Client
 	sqs    *sqs.Client
 	ssm    *ssm.Client
+	sm     *secretsmanager.Client
 }
 
 func newClients(endpoint string) *clients {
@@ -208,6 +210,7 @@ func newClients(endpoint string) *clients {
 		s3:     s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
 		sqs:    sqs.NewFromConfig(cfg),
 		ssm:    ssm.NewFromConfig(cfg),
+		sm:     secretsmanager.NewFromConfig(cfg),
 	}
 }
 
@@ -216,4 +219,14 @@ func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), guard)
 	t.Cleanup(cancel)
 	return c
+}
+
+// motoTail is the end of the log of the moto server the test started
+// (its tracebacks say why a call failed), or "" for a shared one.
+func motoTail() string {
+	if motoLogs == nil {
+		return ""
+	}
+	l := motoLogs.String()
+	return "\nmoto's log (its end):\n" + l[max(0, len(l)-6000):]
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,8 +38,9 @@ type function struct {
 // aws-lambda-rie with exactly the environment Lambda reports for it plus
 // what Lambda itself sets, and AWS_ENDPOINT_URL pointing at moto, as
 // LocalStack sets it inside its Lambdas. Nothing else of the test's
-// environment reaches it.
-func (s *stack) startFunction(t *testing.T, tl tools, id string) *function {
+// environment reaches it; override (NAME=value) replaces a variable of the
+// function's environment (a second gateway on another config).
+func (s *stack) startFunction(t *testing.T, tl tools, id string, override ...string) *function {
 	t.Helper()
 	name := s.physical[id]
 	cfg := s.functionConfig(t, name)
@@ -95,9 +97,12 @@ func (s *stack) startFunction(t *testing.T, tl tools, id string) *function {
 			if k == "AWS_ENDPOINT_URL" {
 				t.Fatalf("%s's environment sets AWS_ENDPOINT_URL", id)
 			}
-			env = append(env, k+"="+cfg.Environment.Variables[k])
+			if !slices.ContainsFunc(override, func(o string) bool { return strings.HasPrefix(o, k+"=") }) {
+				env = append(env, k+"="+cfg.Environment.Variables[k])
+			}
 		}
 	}
+	env = append(env, override...)
 
 	apiAddr, runtimeAddr := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(tl.rie,

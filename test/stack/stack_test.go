@@ -36,6 +36,7 @@ func TestStack(t *testing.T) {
 		t.Fatalf("the event source mapping invokes %s, not the spend function %s", m.function, fns["spend"].id)
 	}
 	s.story(t, fns, m)
+	t.Run("provider key from Secrets Manager", func(t *testing.T) { s.secretsStory(t, tl, fns["gateway"].id) })
 	for _, f := range fns {
 		if strings.Contains(f.logs.String(), "panic") {
 			t.Errorf("%s logged a panic:\n%s", f.id, f.logs.String())

@@ -37,6 +37,7 @@ func (s *stack) story(t *testing.T, fns map[string]*function, m *mapping) {
 	t.Run("poison message in the dead-letter queue", st.deadLetter)
 	t.Run("key info reports the spend", st.keyInfo)
 	t.Run("spend logs have the requests", st.spendLogs)
+	t.Run("model new, served by the gateway", st.storedModel) // last: its call's spend is not counted above
 }
 
 // --- the steps

@@ -43,6 +43,16 @@ const (
 	// MasterKeyParameterEnv names the SSM SecureString parameter holding
 	// the master key (as deployed).
 	MasterKeyParameterEnv = "GATEWAY_MASTER_KEY_PARAMETER"
+	// SaltKeyEnv is LiteLLM's salt key, which seals stored credentials
+	// (store_model_in_db); unset: the master key, as in LiteLLM.
+	SaltKeyEnv = "LITELLM_SALT_KEY"
+	// SaltKeyParameterEnv names the SSM SecureString parameter holding the
+	// salt key (as deployed): read in the master key's call.
+	SaltKeyParameterEnv = "GATEWAY_SALT_KEY_PARAMETER"
+	// ModelsReloadEnv bounds how long an instance serves stored models
+	// before it checks the store again (a Go duration; default 10s, at
+	// most 60s).
+	ModelsReloadEnv = "GATEWAY_MODELS_RELOAD"
 	// MetricsEnv: "off" turns metrics off (default on).
 	MetricsEnv = "METRICS"
 	// MetricsNamespaceEnv is the CloudWatch namespace of the EMF lines
@@ -74,8 +84,15 @@ type Settings struct {
 	// parameter MasterKeyParameter names, when set, replaces it.
 	MasterKey          string
 	MasterKeyParameter string
-	Tables             tables.Names
-	SpendQueueURL      string // SPEND_QUEUE_URL
+	// SaltKey (LITELLM_SALT_KEY) seals stored credentials; the SSM
+	// parameter SaltKeyParameter names, when set, replaces it.
+	SaltKey          string
+	SaltKeyParameter string
+	// ModelsReload (GATEWAY_MODELS_RELOAD) is how often an instance checks
+	// the model store (store_model_in_db); 0: the default.
+	ModelsReload  time.Duration
+	Tables        tables.Names
+	SpendQueueURL string // SPEND_QUEUE_URL
 
 	// Gateway only.
 	Metrics          bool   // METRICS (default on)
@@ -86,6 +103,10 @@ type Settings struct {
 	// waits for the counters table; 0: the default (limits.DefaultAdmitTimeout).
 	LimitsTimeout time.Duration
 	ResponsesTTL  time.Duration // GATEWAY_RESPONSES_TTL: how long stored Responses API responses are kept
+	// SecretsTTL (GATEWAY_SECRETS_TTL) is how old the secrets of the
+	// config's key management may get before they are read again; 0: the
+	// default (secrets.DefaultTTL, 5 minutes).
+	SecretsTTL time.Duration
 	// Local bounds a local-mode gateway's clients (env, then flags); zero
 	// in Lambda.
 	Local      LocalLimits
@@ -193,7 +214,16 @@ func (s *Settings) gatewayEnv(get func(string) string) error {
 	if s.LimitsTimeout, err = duration(get, "GATEWAY_LIMITS_TIMEOUT"); err != nil {
 		return err
 	}
-	s.ResponsesTTL, err = duration(get, "GATEWAY_RESPONSES_TTL")
+	if s.ModelsReload, err = duration(get, ModelsReloadEnv); err != nil {
+		return err
+	}
+	if s.ModelsReload > time.Minute {
+		return fmt.Errorf("%s=%s: at most 1m (a change must reach every instance within a minute)", ModelsReloadEnv, s.ModelsReload)
+	}
+	if s.ResponsesTTL, err = duration(get, "GATEWAY_RESPONSES_TTL"); err != nil {
+		return err
+	}
+	s.SecretsTTL, err = duration(get, "GATEWAY_SECRETS_TTL")
 	return err
 }
 
@@ -216,6 +246,7 @@ func (s *Settings) admin(fs *flag.FlagSet, get func(string) string) {
 func (s *Settings) keysAndTables(get func(string) string, ts ...tables.Table) {
 	s.MasterKey = or(get("GATEWAY_MASTER_KEY"), get("LITELLM_MASTER_KEY"))
 	s.MasterKeyParameter = get(MasterKeyParameterEnv)
+	s.SaltKey, s.SaltKeyParameter = get(SaltKeyEnv), get(SaltKeyParameterEnv)
 	s.Tables = tables.NamesFromEnv(get, ts...)
 }
 

@@ -89,12 +89,12 @@ func cpuProfile(path string) (stop func(), err error) {
 // the invocation are sent (SQS, or the in-process queue's store), then its
 // metrics (EMF lines on stdout).
 func startLambda(gw *app.Gateway, log *slog.Logger) {
-	var h http.Handler = gw.Handler
+	h := gw.API
 	after := gw.AfterResponse
 	if inittrace.On() { // SLUICE_TRACE_INIT=1: the cold start's phases, one line after the first invocation
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			inittrace.Mark("request")
-			gw.Handler.ServeHTTP(w, r)
+			gw.API.ServeHTTP(w, r)
 			inittrace.Mark("handler_done")
 		})
 		after = func(ctx context.Context) {

@@ -4,6 +4,8 @@
 
 import { APIError } from './api.js';
 
+export { fieldError } from './form.js';
+
 // el builds an element: el('button', {class: 'x', onclick: fn}, 'text', child).
 // Attributes starting with "on" are listeners; false/null/undefined
 // attributes are left out; true sets an empty attribute; children are
@@ -110,7 +112,9 @@ export function clearErrors(f) {
 export function showError(f, err) {
   const msg = err instanceof Error ? err.message : String(err);
   const param = err instanceof APIError ? err.param : err && err.param;
-  const c = param ? f.querySelector(`[name="${CSS.escape(param)}"]`) : null;
+  // The control named param, else one of a nested field it names
+  // (param "model" for the control "litellm_params.model").
+  const c = param ? f.querySelector(`[name="${CSS.escape(param)}"]`) || f.querySelector(`[name$=".${CSS.escape(param)}"]`) : null;
   if (c) {
     const slot = document.getElementById(c.id + '-err');
     slot.textContent = msg;
@@ -123,14 +127,6 @@ export function showError(f, err) {
   top.textContent = msg;
   top.hidden = false;
   top.scrollIntoView({ block: 'nearest' });
-}
-
-// fieldError is an error a page finds before calling the API (e.g. JSON
-// that does not parse), shown like the API's: next to the field named.
-export function fieldError(param, message) {
-  const e = new Error(message);
-  e.param = param;
-  return e;
 }
 
 // errorBox is an error shown in place of content (a list the API refused
@@ -228,67 +224,3 @@ export function href(route, params) {
 export const money = (v) => (v === null || v === undefined ? '' : '$' + Number(v).toFixed(Number(v) !== 0 && Math.abs(v) < 0.01 ? 6 : 2));
 export const date = (v) => (v ? new Date(v).toLocaleString() : '');
 export const num = (v) => (v === null || v === undefined ? '' : Number(v).toLocaleString());
-
-// payload turns form values (strings) into an API body by field type:
-// types = {field: 'str' | 'num' | 'list' | 'json' | 'bool'}. A number that
-// does not parse is sent as typed, so the API's error names the field; JSON
-// that does not parse is a fieldError here. Creating (no before): empty
-// values are left out. Editing (before: the record as the API gave it):
-// only changed fields are sent, a cleared one as null.
-export function payload(values, types, before) {
-  const out = {};
-  for (const [name, type] of Object.entries(types)) {
-    if (!(name in values)) continue;
-    let v = convert(name, type, values[name]);
-    if (before) {
-      if (same(v, before[name])) continue;
-      if (v === undefined) v = null;
-    } else if (v === undefined) {
-      continue;
-    }
-    out[name] = v;
-  }
-  return out;
-}
-
-function convert(name, type, raw) {
-  if (type === 'bool') return !!raw;
-  if (raw === '' || raw === undefined || raw === null) return undefined;
-  switch (type) {
-    case 'num': {
-      const n = Number(raw);
-      return Number.isFinite(n) ? n : raw;
-    }
-    case 'list': {
-      const l = raw.split(',').map((s) => s.trim()).filter(Boolean);
-      return l.length ? l : undefined;
-    }
-    case 'json':
-      try {
-        return JSON.parse(raw);
-      } catch (e) {
-        throw fieldError(name, 'Not valid JSON: ' + e.message);
-      }
-  }
-  return raw;
-}
-
-function same(v, old) {
-  const norm = (x) => {
-    if (x === undefined || x === null || x === '') return null;
-    if (Array.isArray(x) && x.length === 0) return null;
-    if (typeof x === 'object' && !Array.isArray(x) && Object.keys(x).length === 0) return null;
-    return x;
-  };
-  return JSON.stringify(norm(v)) === JSON.stringify(norm(old));
-}
-
-// formValue is a record's field as a form control's text, by type (the
-// inverse of payload).
-export function formValue(v, type) {
-  if (v === undefined || v === null) return '';
-  if (type === 'list') return Array.isArray(v) ? v.join(', ') : String(v);
-  if (type === 'json') return typeof v === 'object' && Object.keys(v).length === 0 ? '' : JSON.stringify(v, null, 2);
-  if (type === 'bool') return !!v;
-  return String(v);
-}

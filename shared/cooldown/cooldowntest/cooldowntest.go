@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/conformance"
 	"github.com/sluice-gw/sluice/shared/cooldown"
 )
 
@@ -20,32 +21,23 @@ import (
 // time it is called (for DynamoDB: a new SDK client), as another gateway
 // instance would hold.
 func Run(t *testing.T, newState func(t *testing.T) (open func() cooldown.Store)) {
-	for _, tt := range []struct {
-		name string
-		fn   func(t *testing.T, open func() cooldown.Store)
-	}{
-		{"Invalid", testInvalid},
-		{"AllowedFails", testAllowedFails},
-		{"Immediate", testImmediate},
-		{"Windows", testWindows},
-		{"Classes", testClasses},
-		{"NeverShortened", testNeverShortened},
-		{"Shared", testShared},
-		{"ConcurrentExact", testConcurrentExact},
-		{"ManyIDs", testManyIDs},
-	} {
-		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newState(t)) })
-	}
+	conformance.Run(t, newState, conformance.Cases[func() cooldown.Store]{
+		"Invalid":         testInvalid,
+		"AllowedFails":    testAllowedFails,
+		"Immediate":       testImmediate,
+		"Windows":         testWindows,
+		"Classes":         testClasses,
+		"NeverShortened":  testNeverShortened,
+		"Shared":          testShared,
+		"ConcurrentExact": testConcurrentExact,
+		"ManyIDs":         testManyIDs,
+	})
 }
 
 // base is 10 s into a minute; tests move the clock by changing times.
 var base = time.Date(2030, 1, 2, 3, 4, 10, 0, time.UTC)
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return conformance.Context(t) }
 
 func dep() string {
 	var b [4]byte

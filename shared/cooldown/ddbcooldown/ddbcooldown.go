@@ -45,21 +45,14 @@ type Options struct {
 }
 
 // Store is a cooldown.Store on DynamoDB.
-type Store struct {
-	client  *dynamodb.Client
-	table   string
-	timeout time.Duration
-}
+type Store struct{ ddb.Table }
 
 var _ cooldown.Store = (*Store)(nil)
 
 // New returns a Store on the counters table named table (build client with
 // ddb.NewClient).
 func New(client *dynamodb.Client, table string, o Options) *Store {
-	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Second
-	}
-	return &Store{client: client, table: table, timeout: o.Timeout}
+	return &Store{ddb.NewTable(client, table, o.Timeout)}
 }
 
 // PK returns the partition key of a deployment's item.
@@ -77,10 +70,10 @@ func untilOf(item ddb.Item) time.Time {
 // update runs one conditional update returning ALL_NEW, or ALL_OLD and
 // false when the condition fails.
 func (s *Store) update(ctx context.Context, in *dynamodb.UpdateItemInput) (ddb.Item, bool, error) {
-	in.TableName = aws.String(s.table)
+	in.TableName = aws.String(s.Name)
 	in.ReturnValues = types.ReturnValueAllNew
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := s.client.UpdateItem(ctx, in)
+	out, err := s.Client.UpdateItem(ctx, in)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		return ccf.Item, false, nil
@@ -96,7 +89,7 @@ func (s *Store) RecordFailure(ctx context.Context, f cooldown.Failure) (time.Tim
 	if err := cooldown.Validate(f); err != nil {
 		return time.Time{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := s.Call(ctx)
 	defer cancel()
 	cool := f.Immediate
 	var until time.Time
@@ -170,7 +163,7 @@ func (s *Store) CoolingDown(ctx context.Context, ids []string, now time.Time) (m
 	if len(ids) == 0 {
 		return out, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := s.Call(ctx)
 	defer cancel()
 	seen := map[string]bool{}
 	var keys []ddb.Item
@@ -183,18 +176,18 @@ func (s *Store) CoolingDown(ctx context.Context, ids []string, now time.Time) (m
 	for len(keys) > 0 {
 		batch := keys[:min(100, len(keys))]
 		keys = keys[len(batch):]
-		req := map[string]types.KeysAndAttributes{s.table: {
+		req := map[string]types.KeysAndAttributes{s.Name: {
 			Keys:                     batch,
 			ConsistentRead:           aws.Bool(true),
 			ProjectionExpression:     aws.String("pk, #u"),
 			ExpressionAttributeNames: map[string]string{"#u": "until"},
 		}}
 		for delay := 10 * time.Millisecond; len(req) > 0; delay = min(2*delay, 200*time.Millisecond) {
-			res, err := s.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			res, err := s.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
 			if err != nil {
 				return nil, fmt.Errorf("read cooldowns: %w", err)
 			}
-			for _, item := range res.Responses[s.table] {
+			for _, item := range res.Responses[s.Name] {
 				if u := untilOf(item); u.After(now) {
 					out[strings.TrimPrefix(ddb.String(item, "pk"), "cd#")] = u
 				}

@@ -20,6 +20,7 @@ import (
 // and:
 //
 //	alias, team_id, user_id, key_name, created_by, updated_by   S
+//	bound_by, bound_team, bound_org (a key minted for another user) S, absent when unbound
 //	tags                                                        L of S
 //	expires, created_at, updated_at                             N (epoch ms); expires absent: never
 //
@@ -37,6 +38,9 @@ const (
 	attrKeyHash   = "key_hash"
 	attrDeletedAt = "deleted_at"
 	attrDeletedBy = "deleted_by"
+	attrBoundBy   = "bound_by"
+	attrBoundTeam = "bound_team"
+	attrBoundOrg  = "bound_org"
 
 	kindAlias   = "alias"
 	kindDeleted = "deleted_key"
@@ -62,6 +66,9 @@ func keyAttrs(k keys.Key) attrs {
 	a.set[attrCreatedBy] = ddb.S(k.CreatedBy)
 	a.set[attrUpdatedBy] = ddb.S(k.UpdatedBy)
 	a.set[attrTags] = ddb.List(k.Tags)
+	a.opt(attrBoundBy, ddb.S(k.Bound.By), k.Bound.By != "")
+	a.opt(attrBoundTeam, ddb.S(k.Bound.Team), k.Bound.Team != "")
+	a.opt(attrBoundOrg, ddb.S(k.Bound.Org), k.Bound.Org != "")
 	a.time(attrExpires, k.ExpiresAt)
 	a.time(attrUpdated, k.UpdatedAt)
 	return a
@@ -73,6 +80,7 @@ func decodeKey(hash string, item ddb.Item) keys.Key {
 		ExpiresAt: getTime(item, attrExpires), CreatedAt: getTime(item, attrCreated), Settings: decodeSettings(item),
 		KeyName: ddb.String(item, attrKeyName), Tags: ddb.Strings(item, attrTags), CreatedBy: ddb.String(item, attrCreatedBy),
 		UpdatedAt: getTime(item, attrUpdated), UpdatedBy: ddb.String(item, attrUpdatedBy),
+		Bound: keys.Bound{By: ddb.String(item, attrBoundBy), Team: ddb.String(item, attrBoundTeam), Org: ddb.String(item, attrBoundOrg)},
 	}
 }
 

@@ -14,7 +14,8 @@ import (
 // "member#<team>#<user>" (kind "member") or "orgmember#<org>#<user>"
 // (kind "orgmember"), its settings (settings.go: only the budget is used)
 // and team_id or org_id, user_id, role (S), email (S, absent when none),
-// created_at (N, epoch ms) and, for an organization's, updated_at.
+// added_by (S, absent when unknown), created_at (N, epoch ms: when it was
+// added) and, for an organization's, updated_at.
 //
 // Membership is written in three places (the member item, the group's
 // members, the user's teams or organizations), always in one
@@ -28,6 +29,7 @@ func memberAttrs(g group, m keys.Member) attrs {
 	a.set[attrUserID] = ddb.S(m.UserID)
 	a.set[attrRole] = ddb.S(m.Role)
 	a.opt(attrEmail, ddb.S(m.Email), m.Email != "")
+	a.opt(attrAddedBy, ddb.S(m.AddedBy), m.AddedBy != "")
 	if g.updated {
 		a.time(attrUpdated, m.UpdatedAt)
 	}
@@ -38,7 +40,7 @@ func (g group) decodeMember(_ string, item ddb.Item) keys.Member {
 	return keys.Member{
 		Group: g.kind, GroupID: ddb.String(item, g.idAttr), UserID: ddb.String(item, attrUserID), Role: ddb.String(item, attrRole),
 		Email: ddb.String(item, attrEmail), CreatedAt: getTime(item, attrCreated), UpdatedAt: getTime(item, attrUpdated),
-		Settings: decodeSettings(item),
+		AddedBy: ddb.String(item, attrAddedBy), Settings: decodeSettings(item),
 	}
 }
 
@@ -85,6 +87,7 @@ func (st *Store) RemoveMember(ctx context.Context, kind keys.Kind, id, user stri
 const (
 	attrMembers = "members"
 	attrRole    = "role"
+	attrAddedBy = "added_by" // who added a member (team or organization)
 )
 
 // decodeMembers reads a team's or an organization's members.

@@ -18,7 +18,8 @@ func testKeyAdminFields(t *testing.T, newStore func(t *testing.T) Store) {
 	k := keys.Key{
 		Hash: keys.HashSecret(id("sk")), Alias: id("alias"), KeyName: "sk-...abcd",
 		Tags:      []string{"a", "b"},
-		CreatedBy: "u1", UpdatedBy: "u2", UpdatedAt: when.Add(time.Hour), CreatedAt: when, Settings: keys.Settings{Metadata: json.RawMessage(`{"env":"ci","n":1}`),
+		CreatedBy: "u1", UpdatedBy: "u2", UpdatedAt: when.Add(time.Hour), CreatedAt: when, Bound: keys.Bound{By: "u1", Team: "t1"},
+		Settings: keys.Settings{Metadata: json.RawMessage(`{"env":"ci","n":1}`),
 
 			Budget: keys.Budget{MaxBudget: usd(3), SoftBudget: usd(2), Duration: "1d"}},
 	}
@@ -35,6 +36,13 @@ func testKeyAdminFields(t *testing.T, newStore func(t *testing.T) Store) {
 	want.CreatedBy = "u1" // kept from creation
 	if got, err := s.UpdateKey(c, u); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("UpdateKey = %+v, %v\nwant %+v", got, err, want)
+	}
+	// The bound scope is stored as written: an organization, then none.
+	for _, b := range []keys.Bound{{By: "u9", Org: "o1"}, {}} {
+		u.Bound, want.Bound = b, b
+		if got, err := newStore(t).UpdateKey(c, u); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("UpdateKey bound %+v = %+v, %v\nwant %+v", b, got, err, want)
+		}
 	}
 }
 

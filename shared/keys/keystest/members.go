@@ -72,7 +72,7 @@ func testGroupMembers(t *testing.T, newStore func(t *testing.T) Store, g group) 
 	if err := s.CreateUser(c, keys.User{ID: other, Role: keys.RoleInternalUserViewer}); err != nil {
 		t.Fatal(err)
 	}
-	m := keys.Member{Group: g.kind, GroupID: gid, UserID: user, Role: g.admin, Email: "u@example.com", CreatedAt: when, UpdatedAt: when,
+	m := keys.Member{Group: g.kind, GroupID: gid, UserID: user, Role: g.admin, Email: "u@example.com", CreatedAt: when, UpdatedAt: when, AddedBy: "admin-1",
 		Settings: keys.Settings{BudgetID: "b-1", Budget: keys.Budget{MaxBudget: usd(1)}}}
 	if err := s.AddMember(c, m); err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func testGroupMembers(t *testing.T, newStore func(t *testing.T) Store, g group) 
 	up := m
 	up.Role, up.MaxBudget, up.BudgetID, up.UpdatedAt = g.user, usd(2), "", when.Add(time.Minute)
 	got, err := s.UpdateMember(c, up)
-	if err != nil || got.Role != g.user || *got.MaxBudget != 2 || got.Spend != 0.5 || got.BudgetID != "" || !got.CreatedAt.Equal(when) || !got.UpdatedAt.Equal(up.Stored().UpdatedAt) {
+	if err != nil || got.Role != g.user || *got.MaxBudget != 2 || got.Spend != 0.5 || got.BudgetID != "" || !got.CreatedAt.Equal(when) || got.AddedBy != "admin-1" || !got.UpdatedAt.Equal(up.Stored().UpdatedAt) {
 		t.Fatalf("UpdateMember = %+v, %v", got, err)
 	}
 	if l, _ := g.members(c, newStore(t), gid); l[0].Role != g.user {

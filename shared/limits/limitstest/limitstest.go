@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/conformance"
 	"github.com/sluice-gw/sluice/shared/limits"
 )
 
@@ -33,26 +34,20 @@ type Harness struct {
 
 // Run runs the suite; newHarness is called once per test.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, h Harness)
-	}{
-		{"Invalid", testInvalid},
-		{"Empty", testEmpty},
-		{"RPM", testRPM},
-		{"TPM", testTPM},
-		{"AllOrNothing", testAllOrNothing},
-		{"Sharded", testSharded},
-		{"ConcurrentExact", testConcurrentExact},
-		{"ConcurrentKeyAndTeam", testConcurrentKeyAndTeam},
-		{"Holds", testHolds},
-		{"Parallel", testParallel},
-		{"ParallelExpiry", testParallelExpiry},
-		{"ParallelConcurrent", testParallelConcurrent},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newHarness(t)) })
-	}
+	conformance.Run(t, newHarness, conformance.Cases[Harness]{
+		"Invalid":              testInvalid,
+		"Empty":                testEmpty,
+		"RPM":                  testRPM,
+		"TPM":                  testTPM,
+		"AllOrNothing":         testAllOrNothing,
+		"Sharded":              testSharded,
+		"ConcurrentExact":      testConcurrentExact,
+		"ConcurrentKeyAndTeam": testConcurrentKeyAndTeam,
+		"Holds":                testHolds,
+		"Parallel":             testParallel,
+		"ParallelExpiry":       testParallelExpiry,
+		"ParallelConcurrent":   testParallelConcurrent,
+	})
 }
 
 // base is a fixed time 30 s into a minute; tests move through windows by
@@ -65,11 +60,7 @@ func id(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return conformance.Context(t) }
 
 func admit(t *testing.T, s limits.Store, req limits.AdmitRequest) limits.Decision {
 	t.Helper()

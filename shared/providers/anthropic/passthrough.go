@@ -44,8 +44,8 @@ func (p *Provider) Messages(ctx context.Context, d *config.Deployment, call wire
 	if call.Stream {
 		req.Header["Accept"] = []string{"text/event-stream"}
 	}
-	if d.APIKey != "" {
-		req.Header["X-Api-Key"] = []string{d.APIKey}
+	if k := d.Key(); k != "" {
+		req.Header["X-Api-Key"] = []string{k}
 	}
 	return p.client.Do(req)
 }

@@ -46,8 +46,8 @@ func newRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 	if call.Stream {
 		req.Header["Accept"] = []string{"text/event-stream"}
 	}
-	if d.APIKey != "" {
-		req.Header["X-Api-Key"] = []string{d.APIKey}
+	if k := d.Key(); k != "" {
+		req.Header["X-Api-Key"] = []string{k}
 	}
 	return req, jsonMode, nil
 }

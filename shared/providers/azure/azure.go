@@ -50,8 +50,8 @@ func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 		u = responsesURL(d)
 	}
 	req, err := openai.Post(ctx, u, call)
-	if err == nil && d.APIKey != "" {
-		req.Header["Api-Key"] = []string{d.APIKey}
+	if k := d.Key(); err == nil && k != "" {
+		req.Header["Api-Key"] = []string{k}
 	}
 	return req, err
 }

@@ -46,6 +46,7 @@ func Classify(d *config.Deployment, err error) error {
 		out.Kind = apierr.UpstreamAuth
 	case "ResourceNotFoundException":
 		out.Kind = apierr.UpstreamNotFound
+		out.Own = d.Model == "*" // a wildcard deployment's model is the request's
 	case "ValidationException":
 		switch {
 		case strings.Contains(lower, "too long") || strings.Contains(lower, "too many tokens") ||

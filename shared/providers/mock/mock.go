@@ -21,8 +21,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/sluice-gw/sluice/shared/catalog"
 	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/providers/catalog"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 

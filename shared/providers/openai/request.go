@@ -12,8 +12,8 @@ import (
 // NewRequest returns the upstream request for call on deployment d.
 func NewRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Request, error) {
 	req, err := Post(ctx, d.APIBase+call.Op.Path(), call)
-	if err == nil && d.APIKey != "" {
-		req.Header["Authorization"] = []string{"Bearer " + d.APIKey}
+	if k := d.Key(); err == nil && k != "" {
+		req.Header["Authorization"] = []string{"Bearer " + k}
 	}
 	return req, err
 }

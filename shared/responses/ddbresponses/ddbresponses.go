@@ -42,20 +42,13 @@ type Options struct {
 }
 
 // Store is a responses.Store on DynamoDB.
-type Store struct {
-	client  *dynamodb.Client
-	table   string
-	timeout time.Duration
-}
+type Store struct{ ddb.Table }
 
 var _ responses.Store = (*Store)(nil)
 
 // New returns a Store on the counters table named table.
 func New(client *dynamodb.Client, table string, o Options) *Store {
-	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Second
-	}
-	return &Store{client: client, table: table, timeout: o.Timeout}
+	return &Store{ddb.NewTable(client, table, o.Timeout)}
 }
 
 // PK returns the partition key of a response's item.
@@ -86,9 +79,9 @@ func (s *Store) Put(ctx context.Context, r responses.Record) error {
 		item["expires_at"] = ddb.N(r.Expires.Unix())
 		item["x"] = ddb.N(r.Expires.UnixMilli()) // exact expiry; the TTL is in seconds and deletes late
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := s.Call(ctx)
 	defer cancel()
-	if _, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+	if _, err := s.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Name), Item: item}); err != nil {
 		return wrap("put response "+r.ID, err)
 	}
 	return nil
@@ -96,9 +89,9 @@ func (s *Store) Put(ctx context.Context, r responses.Record) error {
 
 // Get implements responses.Store.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (responses.Record, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := s.Call(ctx)
 	defer cancel()
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: ddb.PK(PK(id)), ConsistentRead: aws.Bool(true)})
+	out, err := s.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Name), Key: ddb.PK(PK(id)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return responses.Record{}, wrap("get response "+id, err)
 	}
@@ -127,10 +120,10 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (responses.Re
 
 // Delete implements responses.Store.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := s.Call(ctx)
 	defer cancel()
-	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.table), Key: ddb.PK(PK(id)),
+	_, err := s.Client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(s.Name), Key: ddb.PK(PK(id)),
 		ConditionExpression: aws.String("attribute_exists(pk)"),
 	})
 	if ddb.ConditionFailed(err) {

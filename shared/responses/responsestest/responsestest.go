@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/conformance"
 	"github.com/sluice-gw/sluice/shared/responses"
 )
 
@@ -22,31 +23,22 @@ import (
 // time it is called (for DynamoDB: a new SDK client), as another gateway
 // instance would hold.
 func Run(t *testing.T, newState func(t *testing.T) (open func() responses.Store)) {
-	for _, tt := range []struct {
-		name string
-		fn   func(t *testing.T, open func() responses.Store)
-	}{
-		{"RoundTrip", testRoundTrip},
-		{"Missing", testMissing},
-		{"Expiry", testExpiry},
-		{"Delete", testDelete},
-		{"Replace", testReplace},
-		{"SharedBetweenInstances", testShared},
-		{"Large", testLarge},
-		{"Concurrent", testConcurrent},
-		{"EmptyID", testEmptyID},
-	} {
-		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newState(t)) })
-	}
+	conformance.Run(t, newState, conformance.Cases[func() responses.Store]{
+		"RoundTrip":              testRoundTrip,
+		"Missing":                testMissing,
+		"Expiry":                 testExpiry,
+		"Delete":                 testDelete,
+		"Replace":                testReplace,
+		"SharedBetweenInstances": testShared,
+		"Large":                  testLarge,
+		"Concurrent":             testConcurrent,
+		"EmptyID":                testEmptyID,
+	})
 }
 
 var base = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return conformance.Context(t) }
 
 func newID() string {
 	var b [8]byte

@@ -122,24 +122,16 @@ func finish(ctx context.Context, api API, url string, handle Handler, batch even
 func returnMessages(ctx context.Context, api API, url string, batch events.SQSEvent, failed map[string]bool, o PollOptions) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	var entries []types.ChangeMessageVisibilityBatchRequestEntry
-	for _, m := range batch.Records {
-		if failed[m.MessageId] {
-			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{ReceiptHandle: aws.String(m.ReceiptHandle)})
-		}
-	}
-	for len(entries) > 0 {
-		n := min(len(entries), 10)
-		chunk := entries[:n]
-		entries = entries[n:]
-		for i := range chunk {
-			chunk[i].Id = aws.String(strconv.Itoa(i))
-		}
-		_, err := api.ChangeMessageVisibilityBatch(rctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(url), Entries: chunk})
-		if err != nil { // they come back after their visibility timeout instead
-			o.Logger.LogAttrs(rctx, slog.LevelWarn, "return spend messages to the queue", slog.String("error", err.Error()))
-		}
-	}
+	inBatches(batch, func(m events.SQSMessage) bool { return failed[m.MessageId] },
+		func(id, receipt *string) types.ChangeMessageVisibilityBatchRequestEntry {
+			return types.ChangeMessageVisibilityBatchRequestEntry{Id: id, ReceiptHandle: receipt}
+		},
+		func(chunk []types.ChangeMessageVisibilityBatchRequestEntry) {
+			_, err := api.ChangeMessageVisibilityBatch(rctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(url), Entries: chunk})
+			if err != nil { // they come back after their visibility timeout instead
+				o.Logger.LogAttrs(rctx, slog.LevelWarn, "return spend messages to the queue", slog.String("error", err.Error()))
+			}
+		})
 	o.Logger.LogAttrs(rctx, slog.LevelWarn, "shutdown: spend messages not recorded returned to the queue", slog.Int("messages", len(failed)))
 }
 
@@ -223,29 +215,38 @@ func handleAndDelete(ctx context.Context, api API, url string, handle Handler, b
 			return nil, errors.Join(ErrStopped, err)
 		}
 	}
-	var entries []types.DeleteMessageBatchRequestEntry
+	inBatches(batch, func(m events.SQSMessage) bool { return !failed[m.MessageId] },
+		func(id, receipt *string) types.DeleteMessageBatchRequestEntry {
+			return types.DeleteMessageBatchRequestEntry{Id: id, ReceiptHandle: receipt}
+		},
+		func(chunk []types.DeleteMessageBatchRequestEntry) {
+			out, err := api.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: chunk})
+			if err != nil { // they come back and are found recorded: harmless
+				o.Logger.LogAttrs(ctx, slog.LevelWarn, "delete spend messages", slog.String("error", err.Error()))
+				return
+			}
+			for _, f := range out.Failed {
+				o.Logger.LogAttrs(ctx, slog.LevelWarn, "delete spend message", slog.String("code", aws.ToString(f.Code)), slog.String("message", aws.ToString(f.Message)))
+			}
+		})
+	return failed, nil
+}
+
+// inBatches sends an entry for each message of batch that keep keeps, in
+// SQS's batches of at most ten, each entry's id its index in its batch.
+func inBatches[E any](batch events.SQSEvent, keep func(events.SQSMessage) bool, entry func(id, receipt *string) E, send func([]E)) {
+	var chunk []E
 	for _, m := range batch.Records {
-		if !failed[m.MessageId] {
-			entries = append(entries, types.DeleteMessageBatchRequestEntry{
-				Id: aws.String(strconv.Itoa(len(entries))), ReceiptHandle: aws.String(m.ReceiptHandle),
-			})
-		}
-	}
-	for len(entries) > 0 {
-		n := min(len(entries), 10)
-		chunk := entries[:n]
-		entries = entries[n:]
-		for i := range chunk {
-			chunk[i].Id = aws.String(strconv.Itoa(i))
-		}
-		out, err := api.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: chunk})
-		if err != nil { // they come back and are found recorded: harmless
-			o.Logger.LogAttrs(ctx, slog.LevelWarn, "delete spend messages", slog.String("error", err.Error()))
+		if !keep(m) {
 			continue
 		}
-		for _, f := range out.Failed {
-			o.Logger.LogAttrs(ctx, slog.LevelWarn, "delete spend message", slog.String("code", aws.ToString(f.Code)), slog.String("message", aws.ToString(f.Message)))
+		chunk = append(chunk, entry(aws.String(strconv.Itoa(len(chunk))), aws.String(m.ReceiptHandle)))
+		if len(chunk) == 10 {
+			send(chunk)
+			chunk = nil
 		}
 	}
-	return failed, nil
+	if len(chunk) > 0 {
+		send(chunk)
+	}
 }

@@ -2,46 +2,12 @@
 // create (the secret shown once), edit, regenerate, block/unblock, delete.
 // Every action is one admin API call with the signed-in key; what a role
 // may not do is hidden here and refused there.
-import { el, clear, field, form, table, pager, errorBox, button, secret, toast, money, date, num, payload, formValue, href } from '../ui.js';
+import { el, clear, field, form, table, pager, errorBox, button, secret, toast, money, date, num, href } from '../ui.js';
 import { isAdmin, canWriteKeys } from '../roles.js';
+import { specForm, columns } from '../records.js';
+import { key } from '../specs.js';
 
 const PAGE_SIZE = 20;
-
-// The settings a key form edits, by their /key/generate and /key/update
-// names, with their types for payload.
-const types = {
-  key_alias: 'str',
-  team_id: 'str',
-  user_id: 'str',
-  models: 'list',
-  max_budget: 'num',
-  budget_duration: 'str',
-  rpm_limit: 'num',
-  tpm_limit: 'num',
-  duration: 'str',
-  metadata: 'json',
-};
-
-// settingsFields are the form's fields, filled from k (a key object) when
-// editing.
-function settingsFields(me, k) {
-  const v = (name) => formValue(k ? k[name] : undefined, types[name]);
-  return [
-    field({ name: 'key_alias', label: 'Alias', value: v('key_alias'), help: 'A unique name for the key.' }),
-    el('fieldset', {}, el('legend', {}, 'Owner'),
-      field({ name: 'team_id', label: 'Team id', value: v('team_id') }),
-      isAdmin(me) || me.adminTeams.length ? field({ name: 'user_id', label: 'User id', value: v('user_id'), help: me.userID ? 'Empty: yours.' : '' }) : null),
-    field({ name: 'models', label: 'Models', value: v('models'), help: 'Model groups the key may call, comma separated. Empty: all.' }),
-    el('fieldset', {}, el('legend', {}, 'Limits'),
-      field({ name: 'max_budget', label: 'Max budget (USD)', type: 'text', value: v('max_budget'), attrs: { inputmode: 'decimal' } }),
-      field({ name: 'budget_duration', label: 'Budget resets every', value: v('budget_duration'), placeholder: '30d', help: 'e.g. 1d, 7d, 30d, 1mo. Empty: never.' }),
-      field({ name: 'rpm_limit', label: 'Requests per minute', value: v('rpm_limit'), attrs: { inputmode: 'numeric' } }),
-      field({ name: 'tpm_limit', label: 'Tokens per minute', value: v('tpm_limit'), attrs: { inputmode: 'numeric' } })),
-    field({ name: 'duration', label: k ? 'Expires in (from now)' : 'Expires in', value: '', placeholder: '30d',
-      help: (k && k.expires ? 'Now expires ' + date(k.expires) + '. ' : '') + 'e.g. 1h, 30d, 1y. Empty: ' + (k ? 'unchanged.' : 'never.') }),
-    field({ name: 'metadata', label: 'Metadata (JSON object)', rows: 3, value: v('metadata') }),
-  ];
-}
 
 export default {
   id: 'keys',
@@ -99,22 +65,10 @@ async function renderList(list, ctx, shown) {
   const refresh = () => renderList(list, ctx, shown);
   clear(list).append(
     el('p', { class: 'help' }, `${num(res.total_count)} key${res.total_count === 1 ? '' : 's'}`),
-    table([
-      { label: 'Alias', value: (k) => el('span', {}, k.key_alias || '', ' ', el('span', { class: 'mono help' }, k.key_name || '')) },
-      { label: 'Status', value: (k) => (k.blocked ? el('span', { class: 'tag bad' }, 'blocked') : expired(k) ? el('span', { class: 'tag bad' }, 'expired') : el('span', { class: 'tag' }, 'active')) },
-      { label: 'User', value: (k) => k.user_id },
-      { label: 'Team', value: (k) => k.team_id },
-      { label: 'Models', value: (k) => (k.models && k.models.length ? k.models.join(', ') : 'all') },
-      { label: 'Spend', value: (k) => money(k.spend) + (k.max_budget != null ? ' / ' + money(k.max_budget) : '') },
-      { label: 'Limits', value: (k) => [k.rpm_limit != null ? k.rpm_limit + ' rpm' : '', k.tpm_limit != null ? k.tpm_limit + ' tpm' : ''].filter(Boolean).join(', ') },
-      { label: 'Expires', value: (k) => (k.expires ? date(k.expires) : 'never') },
-      { label: 'Actions', value: (k) => actions(k, ctx, refresh, shown) },
-    ], res.keys, 'No keys match.'),
+    table(columns(key, ctx, { label: 'Actions', value: (k) => actions(k, ctx, refresh, shown) }), res.keys, 'No keys match.'),
     pager({ page, pages: res.total_pages, onPage: (p) => go('keys', { ...Object.fromEntries(params), page: p }) }));
   if (!canWriteKeys(me)) list.append(el('p', { class: 'help' }, 'Your role reads keys only.'));
 }
-
-const expired = (k) => k.expires && new Date(k.expires) < new Date();
 
 // actions are a key's buttons; the API refuses what the role may not do,
 // so only the plainly useless ones are left out.
@@ -156,11 +110,11 @@ function showSecret(shown, res, title) {
 }
 
 function createPanel({ api, me }, shown, refresh) {
-  const f = form({
+  const f = specForm({
+    spec: key.fields,
+    me,
     submit: 'Create key',
-    fields: settingsFields(me, null),
-    onSubmit: async (v, formEl) => {
-      const body = payload(v, types);
+    onSave: async (body, v, formEl) => {
       const res = await api.post('/key/generate', body);
       formEl.reset();
       await refresh();
@@ -178,11 +132,12 @@ async function editKey(root, { api, me, go }, hash) {
     root.append(errorBox(e), el('p', {}, el('a', { href: href('keys') }, '← All keys')));
     return;
   }
-  const f = form({
+  const f = specForm({
+    spec: key.fields,
+    record: k,
+    me,
     submit: 'Save',
-    fields: settingsFields(me, k),
-    onSubmit: async (v) => {
-      const body = payload(v, types, k);
+    onSave: async (body, v) => {
       if (Object.keys(body).length === 0) {
         toast('Nothing changed');
         return;

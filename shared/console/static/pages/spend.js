@@ -6,7 +6,7 @@
 // /team/list, /user/list and /spend/logs (paged, filtered).
 import { el, table, pager, form, field, errorBox, showError, money, num, date } from '../ui.js';
 import { isViewer } from '../roles.js';
-import { stackedBars, MAX_SERIES } from './chart.js';
+import { stackedBars, MAX_SERIES } from '../chart.js';
 
 const DIMENSIONS = [['key', 'Key'], ['team', 'Team'], ['user', 'User'], ['model', 'Model group'], ['provider', 'Provider']];
 const METRICS = [['spend', 'Spend'], ['requests', 'Requests'], ['tokens', 'Tokens']];

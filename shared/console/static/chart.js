@@ -3,7 +3,7 @@
 // chart.css, positions from SVG attributes). The chart is an image for
 // sighted readers; the page puts the same numbers in a table beside it.
 
-import { el } from '../ui.js';
+import { el } from './ui.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -13,7 +13,7 @@ let linked = false;
 export function linkCSS() {
   if (linked) return;
   linked = true;
-  document.head.appendChild(el('link', { rel: 'stylesheet', href: '/ui/pages/chart.css' }));
+  document.head.appendChild(el('link', { rel: 'stylesheet', href: '/ui/chart.css' }));
 }
 
 function svg(tag, attrs, ...children) {

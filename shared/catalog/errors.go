@@ -14,6 +14,10 @@ type ErrorWords struct {
 	ContextWindow Signal // the prompt is over the model's context window
 	ContentPolicy Signal // a content filter refused the request
 	Overloaded    Signal // the vendor is overloaded: retry elsewhere
+	// ModelMissing: a 404 saying the model (or Azure deployment) the
+	// deployment names does not exist, its own fault; any other 404 is a
+	// route (or a wildcard deployment's model) the request chose.
+	ModelMissing Signal
 }
 
 // Signal is one failure's marks in an upstream error.
@@ -45,6 +49,7 @@ func Merge(ws ...ErrorWords) ErrorWords {
 		out.ContextWindow = out.ContextWindow.merge(w.ContextWindow)
 		out.ContentPolicy = out.ContentPolicy.merge(w.ContentPolicy)
 		out.Overloaded = out.Overloaded.merge(w.Overloaded)
+		out.ModelMissing = out.ModelMissing.merge(w.ModelMissing)
 	}
 	return out
 }
