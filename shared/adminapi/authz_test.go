@@ -61,8 +61,8 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	for _, m := range []keys.OrgMembership{{OrgID: "o1", UserID: "org_admin", Role: keys.OrgAdmin}, {OrgID: "o1", UserID: "internal_user", Role: keys.OrgInternalUser}} {
-		if err := ks.AddOrgMember(ctx, m); err != nil {
+	for _, m := range []keys.Member{{Group: keys.KindOrg, GroupID: "o1", UserID: "org_admin", Role: keys.OrgAdmin}, {Group: keys.KindOrg, GroupID: "o1", UserID: "internal_user", Role: keys.OrgInternalUser}} {
+		if err := ks.AddMember(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +71,7 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	for _, m := range []keys.Member{{TeamID: "t1", UserID: "team_admin", Role: keys.MemberAdmin}, {TeamID: "t1", UserID: "internal_user", Role: keys.MemberUser}} {
+	for _, m := range []keys.Member{{Group: keys.KindTeam, GroupID: "t1", UserID: "team_admin", Role: keys.MemberAdmin}, {Group: keys.KindTeam, GroupID: "t1", UserID: "internal_user", Role: keys.MemberUser}} {
 		if err := ks.AddMember(ctx, m); err != nil {
 			t.Fatal(err)
 		}

@@ -224,25 +224,21 @@ func (h *Handler) added(ctx context.Context, c *caller, kind, group, user, role 
 // such list; its audit log is an enterprise feature this gateway lacks).
 func (h *Handler) memberships(ctx context.Context, u keys.User) ([]obj, error) {
 	out := []obj{}
-	for _, t := range u.Teams {
-		m, err := h.keys.GetMember(ctx, t, u.ID)
-		if errors.Is(err, keys.ErrNotFound) {
-			continue
+	for _, g := range []struct {
+		kind    keys.Kind
+		idParam string
+		ids     []string
+	}{{keys.KindTeam, "team_id", u.Teams}, {keys.KindOrg, "organization_id", u.Organizations}} {
+		for _, id := range g.ids {
+			m, err := h.keys.GetMember(ctx, g.kind, id, u.ID)
+			if errors.Is(err, keys.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, obj{g.idParam: id, "role": m.Role, "added_by": orNil(m.AddedBy), "added_at": ts(m.CreatedAt)})
 		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, obj{"team_id": t, "role": m.Role, "added_by": orNil(m.AddedBy), "added_at": ts(m.CreatedAt)})
-	}
-	for _, o := range u.Organizations {
-		m, err := h.keys.GetOrgMember(ctx, o, u.ID)
-		if errors.Is(err, keys.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, obj{"organization_id": o, "role": m.Role, "added_by": orNil(m.AddedBy), "added_at": ts(m.CreatedAt)})
 	}
 	return out, nil
 }

@@ -30,23 +30,15 @@ func budgetPatch(p *params) patch[keys.BudgetRecord] {
 	return pt
 }
 
-// budgetWrite reads the body of /budget/new and /budget/update (proxy
-// admins only): the budget's id ("" when absent) and its settings.
-func budgetWrite(r *http.Request, c *caller) (string, patch[keys.BudgetRecord], error) {
-	if err := needAdmin(c); err != nil {
-		return "", patch[keys.BudgetRecord]{}, err
-	}
-	p, err := readParams(r)
-	if err != nil {
-		return "", patch[keys.BudgetRecord]{}, err
-	}
-	id, _ := p.str("budget_id")
-	pt := budgetPatch(p)
-	return id, pt, p.done()
-}
+// budgets is how the shared flows (flows.go) handle reusable budgets:
+// proxy admins only.
+var budgets = record[keys.BudgetRecord]{noun: "budget", idParam: "budget_id", parse: budgetPatch,
+	get: keys.Admin.GetBudget, create: keys.Admin.CreateBudget, update: keys.Admin.UpdateBudget,
+	settings: func(b *keys.BudgetRecord) *keys.Settings { return &b.Settings },
+	stamp:    func(b *keys.BudgetRecord, now time.Time, by string) { b.UpdatedAt, b.UpdatedBy = now, by }}
 
 func (h *Handler) budgetNew(w http.ResponseWriter, r *http.Request, c *caller) error {
-	id, pt, err := budgetWrite(r, c)
+	id, pt, err := budgets.decode(r, c, nil)
 	if err != nil {
 		return err
 	}
@@ -73,36 +65,12 @@ func (h *Handler) budgetNew(w http.ResponseWriter, r *http.Request, c *caller) e
 }
 
 func (h *Handler) budgetUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	id, pt, err := budgetWrite(r, c)
-	if err != nil {
-		return err
-	}
-	if id == "" {
-		return badParam("budget_id", "budget_id is required")
-	}
-	ctx := r.Context()
-	b, err := h.loadBudget(ctx, "budget_id", id)
-	if err != nil {
-		return err
-	}
-	pt.apply(&b, &b.Settings)
-	b.UpdatedAt, b.UpdatedBy = h.now(), c.name()
-	if b, err = h.keys.UpdateBudget(ctx, b); err != nil {
-		return err
-	}
-	return ok(w, budgetObject(b, h.now()))
+	return budgets.updateAndShow(h, w, r, c, nil, func(b keys.BudgetRecord) obj { return budgetObject(b, h.now()) })
 }
 
 // loadBudget reads the budget id, a 404 naming param when it does not exist.
 func (h *Handler) loadBudget(ctx context.Context, param, id string) (keys.BudgetRecord, error) {
-	if err := keys.ValidID(param, id); err != nil {
-		return keys.BudgetRecord{}, err
-	}
-	b, err := h.keys.GetBudget(ctx, id)
-	if errors.Is(err, keys.ErrNotFound) {
-		return b, notFound(param, "%s: no budget %q", param, id)
-	}
-	return b, err
+	return budgets.load(h, ctx, param, id)
 }
 
 // budgetInfo answers {"budgets": [ids]} with the budgets that exist
@@ -111,16 +79,9 @@ func (h *Handler) budgetInfo(w http.ResponseWriter, r *http.Request, c *caller) 
 	if !c.viewer() {
 		return forbidden("reading budgets needs a proxy_admin or proxy_admin_viewer")
 	}
-	p, err := readParams(r)
+	ids, err := readIDs(r, "budgets", "Specify list of budget id's to query. Passed in=[]")
 	if err != nil {
 		return err
-	}
-	ids, _ := p.strs("budgets")
-	if err := p.done(); err != nil {
-		return err
-	}
-	if len(ids) == 0 {
-		return badParam("budgets", "Specify list of budget id's to query. Passed in=%v", ids)
 	}
 	now := h.now()
 	out := make([]obj, 0, len(ids))

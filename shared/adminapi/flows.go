@@ -16,7 +16,7 @@ type record[T any] struct {
 	idParam  string // the body field that names it
 	parse    func(p *params) patch[T]
 	settings func(*T) *keys.Settings
-	stamp    func(v *T, now time.Time) // sets UpdatedAt
+	stamp    func(v *T, now time.Time, by string) // sets UpdatedAt (and UpdatedBy, where the kind keeps it)
 	get      func(s keys.Admin, ctx context.Context, id string) (T, error)
 	update   func(s keys.Admin, ctx context.Context, v T) (T, error)
 	create   func(s keys.Admin, ctx context.Context, v T) error
@@ -88,7 +88,7 @@ func (rk record[T]) updated(h *Handler, r *http.Request, c *caller, resolve func
 	if err := h.linkBudget(r.Context(), c, was, rk.settings(&v)); err != nil {
 		return zero, err
 	}
-	rk.stamp(&v, h.now())
+	rk.stamp(&v, h.now(), c.name())
 	if rk.guard != nil {
 		if err := rk.guard(h, r.Context(), c, &old, &v); err != nil {
 			return zero, err
@@ -110,12 +110,12 @@ func (rk record[T]) updateAndShow(h *Handler, w http.ResponseWriter, r *http.Req
 // The record kinds the shared flows serve.
 var (
 	teams = record[keys.Team]{noun: "team", idParam: "team_id", parse: teamPatch, get: keys.Admin.GetTeam, create: keys.Admin.CreateTeam, update: keys.Admin.UpdateTeam,
-		settings: func(t *keys.Team) *keys.Settings { return &t.Settings }, stamp: func(t *keys.Team, now time.Time) { t.UpdatedAt = now },
+		settings: func(t *keys.Team) *keys.Settings { return &t.Settings }, stamp: func(t *keys.Team, now time.Time, _ string) { t.UpdatedAt = now },
 		guard: (*Handler).guardTeam}
 	users = record[keys.User]{noun: "user", idParam: "user_id", parse: userPatch, get: keys.Admin.GetUser, create: keys.Admin.CreateUser, update: keys.Admin.UpdateUser,
-		settings: func(u *keys.User) *keys.Settings { return &u.Settings }, stamp: func(u *keys.User, now time.Time) { u.UpdatedAt = now }}
+		settings: func(u *keys.User) *keys.Settings { return &u.Settings }, stamp: func(u *keys.User, now time.Time, _ string) { u.UpdatedAt = now }}
 	endUsers = record[keys.EndUser]{noun: "end user", idParam: "user_id", parse: endUserPatch, get: keys.Admin.GetEndUser, create: keys.Admin.CreateEndUser, update: keys.Admin.UpdateEndUser,
-		settings: func(e *keys.EndUser) *keys.Settings { return &e.Settings }, stamp: func(e *keys.EndUser, now time.Time) { e.UpdatedAt = now }}
+		settings: func(e *keys.EndUser) *keys.Settings { return &e.Settings }, stamp: func(e *keys.EndUser, now time.Time, _ string) { e.UpdatedAt = now }}
 )
 
 // created stores the new record v whose id is id (a taken id is the
@@ -150,16 +150,9 @@ func (h *Handler) ids(r *http.Request, c *caller, param string, check func(ctx c
 // (that it exists and that the caller may write it), all before any is
 // written.
 func (h *Handler) scopedIDs(r *http.Request, param string, check func(ctx context.Context, id string) error) ([]string, error) {
-	p, err := readParams(r)
+	ids, err := readIDs(r, param, "required")
 	if err != nil {
 		return nil, err
-	}
-	ids, _ := p.strs(param)
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	if len(ids) == 0 {
-		return nil, badParam(param, "required")
 	}
 	for _, id := range ids {
 		if err := check(r.Context(), id); err != nil {
@@ -194,4 +187,21 @@ func (h *Handler) deleteOwned(ctx context.Context, c *caller, kind keys.Kind, id
 		}
 	}
 	return deleted, nil
+}
+
+// readIDs reads a body's list of ids (param); an empty one is refused
+// with why.
+func readIDs(r *http.Request, param, why string) ([]string, error) {
+	p, err := readParams(r)
+	if err != nil {
+		return nil, err
+	}
+	ids, _ := p.strs(param)
+	if err := p.done(); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, badParam(param, "%s", why)
+	}
+	return ids, nil
 }

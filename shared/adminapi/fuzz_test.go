@@ -71,11 +71,11 @@ func fuzzFixture(t *testing.T, logs *bytes.Buffer) (http.Handler, map[string]str
 		secrets[u.ID] = secret
 	}
 	must(ks.CreateOrganization(ctx, keys.Organization{ID: "o1"}))
-	must(ks.AddOrgMember(ctx, keys.OrgMembership{OrgID: "o1", UserID: "team_admin", Role: keys.OrgAdmin}))
+	must(ks.AddMember(ctx, keys.Member{Group: keys.KindOrg, GroupID: "o1", UserID: "team_admin", Role: keys.OrgAdmin}))
 	must(ks.CreateTeam(ctx, keys.Team{ID: "t1", OrganizationID: "o1"}))
 	must(ks.CreateTeam(ctx, keys.Team{ID: "t2"}))
-	must(ks.AddMember(ctx, keys.Member{TeamID: "t1", UserID: "team_admin", Role: keys.MemberAdmin}))
-	must(ks.AddMember(ctx, keys.Member{TeamID: "t1", UserID: "internal_user", Role: keys.MemberUser}))
+	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t1", UserID: "team_admin", Role: keys.MemberAdmin}))
+	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t1", UserID: "internal_user", Role: keys.MemberUser}))
 	secrets["team_key"] = "sk-fuzz-team-key-a93c51"
 	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secrets["team_key"]), UserID: "internal_user", TeamID: "t1"}))
 	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "cust"}))

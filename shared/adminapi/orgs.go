@@ -21,7 +21,7 @@ import (
 var orgs = record[keys.Organization]{noun: "organization", idParam: "organization_id", parse: orgPatch,
 	get: keys.Admin.GetOrganization, create: keys.Admin.CreateOrganization, update: keys.Admin.UpdateOrganization,
 	settings: func(o *keys.Organization) *keys.Settings { return &o.Settings },
-	stamp:    func(o *keys.Organization, now time.Time) { o.UpdatedAt = now }}
+	stamp:    func(o *keys.Organization, now time.Time, by string) { o.UpdatedAt, o.UpdatedBy = now, by }}
 
 // orgRoles are the roles of organization members.
 var orgRoles = memberRoles{"", keys.ValidOrgRole, "org_admin, internal_user or internal_user_viewer"}
@@ -72,22 +72,14 @@ func (h *Handler) orgNew(w http.ResponseWriter, r *http.Request, c *caller) erro
 	return ok(w, orgObject(o, nil, nil, now))
 }
 
+// orgUpdate is the shared update flow (flows.go): a budget_id it sets
+// must exist, as for /organization/new.
 func (h *Handler) orgUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	id, pt, err := orgs.decode(r, c, nil)
+	o, err := orgs.updated(h, r, c, nil)
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	o, err := h.loadOrg(ctx, "organization_id", id)
-	if err != nil {
-		return err
-	}
-	pt.apply(&o, &o.Settings)
-	o.UpdatedAt, o.UpdatedBy = h.now(), c.name()
-	if o, err = h.keys.UpdateOrganization(ctx, o); err != nil {
-		return err
-	}
-	return h.showOrg(w, ctx, o)
+	return h.showOrg(w, r.Context(), o)
 }
 
 // showOrg answers with o, its members and its teams.
@@ -102,9 +94,9 @@ func (h *Handler) showOrg(w http.ResponseWriter, ctx context.Context, o keys.Org
 // orgWithMembers renders o with its memberships and teams
 // (LiteLLM_OrganizationTableWithMembers).
 func (h *Handler) orgWithMembers(ctx context.Context, o keys.Organization) (obj, error) {
-	var members []keys.OrgMembership
+	var members []keys.Member
 	for _, m := range o.Members {
-		mb, err := h.keys.GetOrgMember(ctx, o.ID, m.UserID)
+		mb, err := h.keys.GetMember(ctx, keys.KindOrg, o.ID, m.UserID)
 		if errors.Is(err, keys.ErrNotFound) {
 			continue // removed meanwhile
 		}
@@ -133,16 +125,9 @@ func (h *Handler) orgWithMembers(ctx context.Context, o keys.Organization) (obj,
 func (h *Handler) orgInfo(w http.ResponseWriter, r *http.Request, c *caller) error {
 	ctx := r.Context()
 	if r.Method == http.MethodPost {
-		p, err := readParams(r)
+		ids, err := readIDs(r, "organizations", "Specify list of organization id's to query")
 		if err != nil {
 			return err
-		}
-		ids, _ := p.strs("organizations")
-		if err := p.done(); err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			return badParam("organizations", "Specify list of organization id's to query")
 		}
 		out := []obj{}
 		for _, id := range ids {
@@ -255,133 +240,26 @@ func orgHasTeams(id string, teams []string) *apierr.Error {
 // exist is created) to an organization with a role, each with the
 // body's max_budget_in_organization.
 func (h *Handler) orgMemberAdd(w http.ResponseWriter, r *http.Request, c *caller) error {
-	p, err := readParams(r)
+	a, err := orgMembers.readAdd(h, r, c)
 	if err != nil {
 		return err
 	}
-	id, _ := p.str("organization_id")
-	members, _ := readRoles(p, "member", orgRoles)
-	budget, _ := p.money("max_budget_in_organization")
-	if err := p.done(); err != nil {
-		return err
-	}
-	if len(members) == 0 {
-		return badParam("member", "required")
-	}
-	ctx := r.Context()
-	o, err := h.loadOrg(ctx, "organization_id", id)
+	users, memberships, err := orgMembers.add(h, r.Context(), c, a)
 	if err != nil {
 		return err
 	}
-	if err := mayManageOrg(c, o); err != nil {
-		return err
-	}
-	now := h.now()
-	users, memberships := []obj{}, []obj{}
-	for _, m := range members {
-		uid, err := h.resolveMember(ctx, m)
-		if err != nil {
-			return err
-		}
-		if err := notOwnOrgMembership(c, id, uid); err != nil {
-			return err
-		}
-		mb := keys.OrgMembership{OrgID: id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, UpdatedAt: now, AddedBy: c.name(),
-			Settings: keys.Settings{Budget: keys.Budget{MaxBudget: budget}}}
-		if err := h.keys.AddOrgMember(ctx, mb); err != nil {
-			if errors.Is(err, keys.ErrExists) {
-				return apierr.Taken("member", "member", "user %s is already a member of organization %s", uid, id)
-			}
-			return err
-		}
-		h.added(ctx, c, "organization", id, uid, m.Role)
-		if u, err := h.keys.GetUser(ctx, uid); err == nil {
-			users = append(users, userObject(u, now))
-		}
-		if got, err := h.keys.GetOrgMember(ctx, id, uid); err == nil {
-			memberships = append(memberships, orgMembershipObject(got, now))
-		}
-	}
-	return ok(w, obj{"organization_id": id, "updated_users": users, "updated_organization_memberships": memberships})
-}
-
-// orgMember reads the membership a member_update or member_delete body
-// names (organization_id, and user_id or user_email), with what more
-// reads, and checks that c may manage it.
-func (h *Handler) orgMember(r *http.Request, c *caller, more func(p *params)) (keys.OrgMembership, error) {
-	p, err := readParams(r)
-	if err != nil {
-		return keys.OrgMembership{}, err
-	}
-	org, _ := p.str("organization_id")
-	user, _ := p.str("user_id")
-	email, _ := p.str("user_email")
-	if more != nil {
-		more(p)
-	}
-	if err := p.done(); err != nil {
-		return keys.OrgMembership{}, err
-	}
-	ctx := r.Context()
-	o, err := h.loadOrg(ctx, "organization_id", org)
-	if err != nil {
-		return keys.OrgMembership{}, err
-	}
-	if err := mayManageOrg(c, o); err != nil {
-		return keys.OrgMembership{}, err
-	}
-	if user == "" {
-		if user, err = h.userByEmail(ctx, email); err != nil {
-			return keys.OrgMembership{}, err
-		}
-	}
-	if err := notOwnOrgMembership(c, org, user); err != nil {
-		return keys.OrgMembership{}, err
-	}
-	m, err := h.keys.GetOrgMember(ctx, org, user)
-	if errors.Is(err, keys.ErrNotFound) {
-		return m, notFound("user_id", "Member not found in organization for user_id=%s", user)
-	}
-	return m, err
-}
-
-// orgMemberUpdate changes a member's role or max_budget_in_organization.
-func (h *Handler) orgMemberUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	var role string
-	var hasRole, hasBudget bool
-	var budget *float64
-	m, err := h.orgMember(r, c, func(p *params) {
-		role, hasRole = p.str("role")
-		budget, hasBudget = p.money("max_budget_in_organization")
-	})
-	if err != nil {
-		return err
-	}
-	if hasRole {
-		if !keys.ValidOrgRole(role) {
-			return badParam("role", "want %s, got %q", orgRoles.want, role)
-		}
-		m.Role = role
-	}
-	if hasBudget {
-		m.MaxBudget = budget
-	}
-	m.UpdatedAt = h.now()
-	if m, err = h.keys.UpdateOrgMember(r.Context(), m); err != nil {
-		return err
-	}
-	return ok(w, orgMembershipObject(m, h.now()))
+	return ok(w, obj{"organization_id": a.id, "updated_users": users, "updated_organization_memberships": memberships})
 }
 
 // orgMemberDelete ends a membership; it answers the membership deleted.
 func (h *Handler) orgMemberDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
-	m, err := h.orgMember(r, c, nil)
+	m, err := orgMembers.load(h, r, c, nil)
 	if err != nil {
 		return err
 	}
-	if err := h.keys.RemoveOrgMember(r.Context(), m.OrgID, m.UserID); err != nil {
+	if err := h.keys.RemoveMember(r.Context(), keys.KindOrg, m.GroupID, m.UserID); err != nil {
 		if errors.Is(err, keys.ErrNotFound) {
-			return notFound("user_id", "Member not found in organization for user_id=%s", m.UserID)
+			return orgMembers.missing(m.GroupID, m.UserID)
 		}
 		return err
 	}
@@ -390,7 +268,7 @@ func (h *Handler) orgMemberDelete(w http.ResponseWriter, r *http.Request, c *cal
 
 // orgObject is an organization as LiteLLM shows it
 // (LiteLLM_OrganizationTableWithMembers).
-func orgObject(o keys.Organization, members []keys.OrgMembership, teams []keys.Team, now time.Time) obj {
+func orgObject(o keys.Organization, members []keys.Member, teams []keys.Team, now time.Time) obj {
 	v := recordObject("organization_id", o.ID, "organization_alias", o.Alias, o.CreatedAt, o.UpdatedAt)
 	v["budget_id"] = orNil(o.BudgetID)
 	v["metadata"] = metadata(o.Metadata)
@@ -412,9 +290,9 @@ func orgObject(o keys.Organization, members []keys.OrgMembership, teams []keys.T
 }
 
 // orgMembershipObject is LiteLLM's LiteLLM_OrganizationMembershipTable.
-func orgMembershipObject(m keys.OrgMembership, now time.Time) obj {
+func orgMembershipObject(m keys.Member, now time.Time) obj {
 	return obj{
-		"organization_id":      m.OrgID,
+		"organization_id":      m.GroupID,
 		"user_id":              m.UserID,
 		"user_role":            m.Role,
 		"user_email":           orNil(m.Email),

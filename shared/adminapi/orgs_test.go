@@ -103,6 +103,13 @@ func TestOrganizations(t *testing.T) {
 		}
 		// LiteLLM's methods: PATCH update, DELETE delete.
 		c.errParam(m, "POST", "/organization/update", `{"organization_id":"org-a"}`, 405, "")
+		// An update links only a budget that exists, as /organization/new
+		// does (the shared record flow checks it).
+		c.errParam(m, "PATCH", "/organization/update", `{"organization_id":"org-a","budget_id":"no-such-budget"}`, 400, "budget_id")
+		if upd := c.must(m, "PATCH", "/organization/update", `{"organization_id":"org-a","budget_id":"b1"}`); upd["budget_id"] != "b1" {
+			t.Errorf("/organization/update budget_id = %v", upd["budget_id"])
+		}
+		c.must(m, "PATCH", "/organization/update", `{"organization_id":"org-a","budget_id":null}`)
 
 		// An organization with teams is not deleted; without, it is.
 		code, _, raw := c.call(m, "DELETE", "/organization/delete", `{"organization_ids":["org-a"]}`)

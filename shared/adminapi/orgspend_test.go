@@ -36,7 +36,7 @@ func TestOrgSpendReports(t *testing.T) {
 		must(ks.CreateOrganization(ctx, keys.Organization{ID: o}))
 		must(ks.CreateTeam(ctx, keys.Team{ID: "team-" + o, OrganizationID: o}))
 	}
-	must(ks.AddOrgMember(ctx, keys.OrgMembership{OrgID: "o1", UserID: "boss", Role: keys.OrgAdmin}))
+	must(ks.AddMember(ctx, keys.Member{Group: keys.KindOrg, GroupID: "o1", UserID: "boss", Role: keys.OrgAdmin}))
 	ev := func(id, user, org string, nanos int64) spend.Event {
 		return spend.Event{Version: spend.VersionOrg, RequestID: id, Start: now.Add(-time.Second), End: now, Status: spend.StatusSuccess,
 			KeyHash: keys.HashSecret("sk-key-" + id), UserID: user, TeamID: "team-" + org, OrganizationID: org, ModelGroup: "gpt-4o",

@@ -117,7 +117,7 @@ func (h *Handler) teamMemberDelete(w http.ResponseWriter, r *http.Request, c *ca
 	if err := notOwnMembership(c, team, uid); err != nil {
 		return err // leaving would drop its own max_budget_in_team from its team keys
 	}
-	if err := h.keys.RemoveMember(ctx, team, uid); err != nil {
+	if err := h.keys.RemoveMember(ctx, keys.KindTeam, team, uid); err != nil {
 		if errors.Is(err, keys.ErrNotFound) {
 			return notInTeam(who, team)
 		}

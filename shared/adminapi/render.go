@@ -165,7 +165,7 @@ func userObject(u keys.User, now time.Time) obj {
 
 func membershipObject(m keys.Member, now time.Time) obj {
 	return obj{
-		"team_id":              m.TeamID,
+		"team_id":              m.GroupID,
 		"user_id":              m.UserID,
 		"role":                 m.Role,
 		"spend":                m.Spend,

@@ -160,7 +160,7 @@ func (h *Handler) teamNew(w http.ResponseWriter, r *http.Request, c *caller) err
 			if err != nil {
 				return err
 			}
-			if err := h.keys.AddMember(ctx, keys.Member{TeamID: t.ID, UserID: id, Role: m.Role, Email: m.UserEmail, CreatedAt: now, AddedBy: c.name()}); err != nil && !errors.Is(err, keys.ErrExists) {
+			if err := h.keys.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: t.ID, UserID: id, Role: m.Role, Email: m.UserEmail, CreatedAt: now, AddedBy: c.name()}); err != nil && !errors.Is(err, keys.ErrExists) {
 				return err
 			}
 			h.added(ctx, c, "team", t.ID, id, m.Role)
@@ -201,150 +201,22 @@ func (h *Handler) teamDelete(w http.ResponseWriter, r *http.Request, c *caller) 
 }
 
 func (h *Handler) teamMemberAdd(w http.ResponseWriter, r *http.Request, c *caller) error {
-	p, err := readParams(r)
+	a, err := teamMembers.readAdd(h, r, c)
 	if err != nil {
 		return err
-	}
-	id, _ := p.str("team_id")
-	members, _ := readMembers(p, "member")
-	budget, _ := p.money("max_budget_in_team")
-	budgetID, _ := p.str("budget_id")
-	if err := p.done(); err != nil {
-		return err
-	}
-	if len(members) == 0 {
-		return badParam("member", "required")
-	}
-	if budgetID != "" && budget != nil {
-		return badParam("budget_id", "Set either 'max_budget_in_team' or 'budget_id', not both.")
 	}
 	ctx := r.Context()
-	if _, err := h.loadTeam(ctx, id); err != nil {
-		return err
-	}
-	if err := h.mayManageTeam(ctx, c, id); err != nil {
-		return err
-	}
-	link := keys.Settings{BudgetID: budgetID, Budget: keys.Budget{MaxBudget: budget}}
-	if err := h.linkBudget(ctx, c, "", &link); err != nil {
-		return err
-	}
-	now := h.now()
-	var users, memberships []obj
-	for _, m := range members {
-		uid, err := h.resolveMember(ctx, m)
-		if err != nil {
-			return err
-		}
-		if err := notOwnMembership(c, id, uid); err != nil {
-			return err
-		}
-		mb := keys.Member{TeamID: id, UserID: uid, Role: m.Role, Email: m.UserEmail, CreatedAt: now, AddedBy: c.name(), Settings: link}
-		if err := h.keys.AddMember(ctx, mb); err != nil {
-			if errors.Is(err, keys.ErrExists) {
-				return apierr.Taken("member", "member", "user %s is already a member of team %s", uid, id)
-			}
-			return err
-		}
-		h.added(ctx, c, "team", id, uid, m.Role)
-		if u, err := h.keys.GetUser(ctx, uid); err == nil {
-			users = append(users, userObject(u, now))
-		}
-		if got, err := h.keys.GetMember(ctx, id, uid); err == nil {
-			if got.Settings, err = h.shown(ctx, got.Settings); err != nil {
-				return err
-			}
-			memberships = append(memberships, membershipObject(got, now))
-		}
-	}
-	t, err := h.keys.GetTeam(ctx, id)
+	users, memberships, err := teamMembers.add(h, ctx, c, a)
 	if err != nil {
 		return err
 	}
-	o := teamObject(t, now)
+	t, err := h.keys.GetTeam(ctx, a.id)
+	if err != nil {
+		return err
+	}
+	o := teamObject(t, h.now())
 	o["updated_users"], o["updated_team_memberships"] = users, memberships
 	return ok(w, o)
-}
-
-// member reads the membership a member_update or member_delete body names
-// (team_id, and user_id or user_email), with what more reads, and checks
-// that c may manage the team.
-func (h *Handler) member(r *http.Request, c *caller, more func(p *params)) (team, user string, err error) {
-	p, err := readParams(r)
-	if err != nil {
-		return "", "", err
-	}
-	team, _ = p.str("team_id")
-	user, _ = p.str("user_id")
-	email, _ := p.str("user_email")
-	if more != nil {
-		more(p)
-	}
-	if err := p.done(); err != nil {
-		return "", "", err
-	}
-	ctx := r.Context()
-	if _, err := h.loadTeam(ctx, team); err != nil {
-		return "", "", err
-	}
-	if err := h.mayManageTeam(ctx, c, team); err != nil {
-		return "", "", err
-	}
-	if user == "" {
-		user, err = h.userByEmail(ctx, email)
-	}
-	return team, user, err
-}
-
-// teamMemberUpdate changes a member's role or budget in the team.
-func (h *Handler) teamMemberUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
-	var role, budgetID string
-	var hasRole, hasBudget, hasBudgetID bool
-	var budget *float64
-	id, uid, err := h.member(r, c, func(p *params) {
-		role, hasRole = p.str("role")
-		budget, hasBudget = p.money("max_budget_in_team")
-		budgetID, hasBudgetID = p.str("budget_id")
-		hasBudgetID = hasBudgetID || p.has("budget_id")
-	})
-	if err != nil {
-		return err
-	}
-	if err := notOwnMembership(c, id, uid); err != nil {
-		return err
-	}
-	ctx := r.Context()
-	m, err := h.keys.GetMember(ctx, id, uid)
-	if errors.Is(err, keys.ErrNotFound) {
-		return notFound("user_id", "user %s is not a member of team %s", uid, id)
-	}
-	if err != nil {
-		return err
-	}
-	if hasRole {
-		if role != keys.MemberAdmin && role != keys.MemberUser {
-			return badParam("role", "want admin or user, got %q", role)
-		}
-		m.Role = role
-	}
-	if hasBudget {
-		m.MaxBudget = budget
-	}
-	if hasBudgetID {
-		was := m.BudgetID
-		m.BudgetID = budgetID
-		if err := h.linkBudget(ctx, c, was, &m.Settings); err != nil {
-			return err
-		}
-	}
-	m, err = h.keys.UpdateMember(ctx, m)
-	if err != nil {
-		return err
-	}
-	if m.Settings, err = h.shown(ctx, m.Settings); err != nil {
-		return err
-	}
-	return ok(w, membershipObject(m, h.now()))
 }
 
 func (h *Handler) userByEmail(ctx context.Context, email string) (string, error) {
@@ -435,7 +307,7 @@ func (h *Handler) teamInfo(w http.ResponseWriter, r *http.Request, c *caller) er
 	}
 	memberships := []obj{}
 	for _, m := range t.Members {
-		if mb, err := h.keys.GetMember(ctx, id, m.UserID); err == nil {
+		if mb, err := h.keys.GetMember(ctx, keys.KindTeam, id, m.UserID); err == nil {
 			if mb.Settings, err = h.shown(ctx, mb.Settings); err != nil {
 				return err
 			}

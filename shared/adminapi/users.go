@@ -52,7 +52,7 @@ func (h *Handler) userNew(w http.ResponseWriter, r *http.Request, c *caller) err
 	}
 	stored, err := users.created(h, ctx, u.ID, u, func() error {
 		for _, j := range joins {
-			mb := keys.Member{TeamID: j.TeamID, UserID: u.ID, Role: j.Role, Email: u.Email, CreatedAt: now, AddedBy: c.name(), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: j.Budget}}}
+			mb := keys.Member{Group: keys.KindTeam, GroupID: j.TeamID, UserID: u.ID, Role: j.Role, Email: u.Email, CreatedAt: now, AddedBy: c.name(), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: j.Budget}}}
 			if err := h.keys.AddMember(ctx, mb); err != nil && !errors.Is(err, keys.ErrExists) {
 				return err
 			}

@@ -125,7 +125,7 @@ general_settings: {master_key: sk-master}
 	must(ks.CreateTeam(ctx, keys.Team{ID: "t-ok"}))
 	must(ks.CreateUser(ctx, keys.User{ID: "u-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(3)}}}))
 	must(ks.CreateUser(ctx, keys.User{ID: "u-ok"}))
-	must(ks.AddMember(ctx, keys.Member{TeamID: "t-ok", UserID: "u-ok", Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(0.5)}}}))
+	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t-ok", UserID: "u-ok", Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(0.5)}}}))
 	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}))
 	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-blocked", Settings: keys.Settings{Blocked: true}}))
 	for _, k := range []keys.Key{

@@ -39,14 +39,14 @@ general_settings: {master_key: sk-master}
 	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "cust-broke", Settings: linked("small")}))
 	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "cust-slow", Settings: linked("slow")}))
 	must(ks.CreateTeam(ctx, keys.Team{ID: "t"}))
-	must(ks.AddMember(ctx, keys.Member{TeamID: "t", UserID: "u", Role: keys.MemberUser, Settings: linked("small")}))
+	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t", UserID: "u", Role: keys.MemberUser, Settings: linked("small")}))
 	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-member"), TeamID: "t", UserID: "u"}))
 	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-fine")}))
 	zero := int64(0)
 	must(ks.CreateBudget(ctx, keys.BudgetRecord{ID: "closed", Settings: keys.Settings{MaxParallel: &zero}}))
 	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "cust-closed", Settings: linked("closed")}))
 	must(ks.CreateTeam(ctx, keys.Team{ID: "t2"}))
-	must(ks.AddMember(ctx, keys.Member{TeamID: "t2", UserID: "u2", Role: keys.MemberUser, Settings: linked("slow")}))
+	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t2", UserID: "u2", Role: keys.MemberUser, Settings: linked("slow")}))
 	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-slow-member"), TeamID: "t2", UserID: "u2"}))
 	_, err := ks.ApplySpend(ctx, []keys.SpendDelta{
 		{Ref: keys.Ref{Kind: keys.KindEndUser, ID: "cust-broke"}, Nanos: keys.Nanos(1.5), At: now},

@@ -191,7 +191,7 @@ func (p *Principal) records(yield func(record) bool) {
 	if u := p.User; u != nil && !yield(record{kind: recUser, settings: &u.Settings, id: u.ID}) {
 		return
 	}
-	if m := p.Member; m != nil && !yield(record{kind: recMember, settings: &m.Settings, id: m.TeamID, user: m.UserID}) {
+	if m := p.Member; m != nil && !yield(record{kind: recMember, settings: &m.Settings, id: m.GroupID, user: m.UserID}) {
 		return
 	}
 	if e := p.EndUser; e != nil && !yield(record{kind: recEndUser, settings: &e.Settings, id: e.ID}) {

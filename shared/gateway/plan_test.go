@@ -82,7 +82,7 @@ func TestRecordsAllocateNothing(t *testing.T) {
 	s := keys.Settings{Models: []string{"m"}}
 	p := &Principal{
 		Key: &keys.Key{Hash: "h", Settings: s}, Team: &keys.Team{ID: "t", Settings: s}, User: &keys.User{ID: "u", Settings: s},
-		Member: &keys.Member{TeamID: "t", UserID: "u"}, EndUser: &keys.EndUser{ID: "e"}, Org: &keys.Organization{ID: "o", Settings: s},
+		Member: &keys.Member{Group: keys.KindTeam, GroupID: "t", UserID: "u"}, EndUser: &keys.EndUser{ID: "e"}, Org: &keys.Organization{ID: "o", Settings: s},
 	}
 	var kinds []recordKind
 	for r := range p.records {

@@ -21,7 +21,7 @@ type Reader interface {
 	GetKey(ctx context.Context, hash string) (keys.Key, error)
 	GetTeam(ctx context.Context, id string) (keys.Team, error)
 	GetUser(ctx context.Context, id string) (keys.User, error)
-	GetMember(ctx context.Context, team, user string) (keys.Member, error)
+	GetMember(ctx context.Context, g keys.Kind, id, user string) (keys.Member, error)
 	GetOrganization(ctx context.Context, id string) (keys.Organization, error)
 }
 
@@ -174,10 +174,10 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 		}
 	}
 	if r.User != nil && r.Team != nil {
-		m, err := a.Keys.GetMember(ctx, k.TeamID, k.UserID)
+		m, err := a.Keys.GetMember(ctx, keys.KindTeam, k.TeamID, k.UserID)
 		switch {
 		case err == nil:
-			if err := overBudget("team_member", m.Budget, now, m.UserID, m.TeamID); err != nil {
+			if err := overBudget("team_member", m.Budget, now, m.UserID, m.GroupID); err != nil {
 				return Records{}, err
 			}
 			r.Member = &m

@@ -40,11 +40,11 @@ func (f failing) GetUser(ctx context.Context, id string) (keys.User, error) {
 	return f.Reader.GetUser(ctx, id)
 }
 
-func (f failing) GetMember(ctx context.Context, team, user string) (keys.Member, error) {
+func (f failing) GetMember(ctx context.Context, g keys.Kind, team, user string) (keys.Member, error) {
 	if f.kind == keys.KindMember {
 		return keys.Member{}, errDown
 	}
-	return f.Reader.GetMember(ctx, team, user)
+	return f.Reader.GetMember(ctx, g, team, user)
 }
 
 func TestAuthenticate(t *testing.T) {
@@ -63,8 +63,8 @@ func TestAuthenticate(t *testing.T) {
 	must(ms.CreateTeam(ctx, keys.Team{ID: "t-broke", Settings: usd(0)}))
 	must(ms.CreateUser(ctx, keys.User{ID: "u"}))
 	must(ms.CreateUser(ctx, keys.User{ID: "u-broke", Settings: usd(0)}))
-	must(ms.AddMember(ctx, keys.Member{TeamID: "t", UserID: "u", Role: keys.MemberUser}))
-	must(ms.AddMember(ctx, keys.Member{TeamID: "t", UserID: "u-member-broke", Role: keys.MemberUser, Settings: usd(0)}))
+	must(ms.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t", UserID: "u", Role: keys.MemberUser}))
+	must(ms.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t", UserID: "u-member-broke", Role: keys.MemberUser, Settings: usd(0)}))
 	key := func(secret string, k keys.Key) string {
 		k.Hash = keys.HashSecret(secret)
 		must(ms.CreateKey(ctx, k))

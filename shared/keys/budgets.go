@@ -101,57 +101,53 @@ func ResolveBudget(ctx context.Context, r BudgetReader, s *Settings) error {
 	return nil
 }
 
+// link applies to s, read with err, the budget it links.
+func (l Linked) link(ctx context.Context, s *Settings, err error) error {
+	if err == nil && s.BudgetID != "" {
+		err = l.Resolve(ctx, s)
+	}
+	return err
+}
+
 // GetKey implements Reader.
 func (l Linked) GetKey(ctx context.Context, hash string) (Key, error) {
 	k, err := l.Reader.GetKey(ctx, hash)
-	if err == nil && k.BudgetID != "" {
-		err = l.Resolve(ctx, &k.Settings)
-	}
+	err = l.link(ctx, &k.Settings, err)
 	return k, err
 }
 
 // GetTeam implements Reader.
 func (l Linked) GetTeam(ctx context.Context, id string) (Team, error) {
 	t, err := l.Reader.GetTeam(ctx, id)
-	if err == nil && t.BudgetID != "" {
-		err = l.Resolve(ctx, &t.Settings)
-	}
+	err = l.link(ctx, &t.Settings, err)
 	return t, err
 }
 
 // GetUser implements Reader.
 func (l Linked) GetUser(ctx context.Context, id string) (User, error) {
 	u, err := l.Reader.GetUser(ctx, id)
-	if err == nil && u.BudgetID != "" {
-		err = l.Resolve(ctx, &u.Settings)
-	}
+	err = l.link(ctx, &u.Settings, err)
 	return u, err
 }
 
 // GetMember implements Reader.
-func (l Linked) GetMember(ctx context.Context, team, user string) (Member, error) {
-	m, err := l.Reader.GetMember(ctx, team, user)
-	if err == nil && m.BudgetID != "" {
-		err = l.Resolve(ctx, &m.Settings)
-	}
+func (l Linked) GetMember(ctx context.Context, g Kind, id, user string) (Member, error) {
+	m, err := l.Reader.GetMember(ctx, g, id, user)
+	err = l.link(ctx, &m.Settings, err)
 	return m, err
 }
 
 // GetEndUser implements Reader.
 func (l Linked) GetEndUser(ctx context.Context, id string) (EndUser, error) {
 	e, err := l.Reader.GetEndUser(ctx, id)
-	if err == nil && e.BudgetID != "" {
-		err = l.Resolve(ctx, &e.Settings)
-	}
+	err = l.link(ctx, &e.Settings, err)
 	return e, err
 }
 
 // GetOrganization implements Reader.
 func (l Linked) GetOrganization(ctx context.Context, id string) (Organization, error) {
 	o, err := l.Reader.GetOrganization(ctx, id)
-	if err == nil && o.BudgetID != "" {
-		err = l.Resolve(ctx, &o.Settings)
-	}
+	err = l.link(ctx, &o.Settings, err)
 	return o, err
 }
 

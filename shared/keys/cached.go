@@ -21,7 +21,7 @@ type Cached struct {
 	keys     readCache[Key, *Key]
 	teams    readCache[Team, *Team]
 	users    readCache[User, *User]
-	members  readCache[Member, *Member] // by MemberID
+	members  readCache[Member, *Member] // by Ref string
 	endUsers readCache[EndUser, *EndUser]
 	orgs     readCache[Organization, *Organization]
 	budgets  readCache[BudgetRecord, *BudgetRecord]
@@ -120,8 +120,10 @@ func (c *Cached) GetUser(ctx context.Context, id string) (User, error) {
 }
 
 // GetMember implements Reader, from the cache.
-func (c *Cached) GetMember(ctx context.Context, team, user string) (Member, error) {
-	return c.members.get(c, MemberID(team, user), func() (Member, error) { return c.store.GetMember(ctx, team, user) })
+func (c *Cached) GetMember(ctx context.Context, g Kind, id, user string) (Member, error) {
+	// the key is MemberRef(g, id, user).String(), in one allocation
+	key := string(groupKinds[g].member) + "#" + id + "#" + user
+	return c.members.get(c, key, func() (Member, error) { return c.store.GetMember(ctx, g, id, user) })
 }
 
 // GetEndUser implements Reader, from the cache.
@@ -167,8 +169,8 @@ func (c *Cached) drop(r Ref) {
 		c.teams.drop(r.ID)
 	case KindUser:
 		c.users.drop(r.ID)
-	case KindMember:
-		c.members.drop(r.ID)
+	case KindMember, KindOrgMember:
+		c.members.drop(r.String())
 	case KindEndUser:
 		c.endUsers.drop(r.ID)
 	case KindOrg:
@@ -178,12 +180,12 @@ func (c *Cached) drop(r Ref) {
 	}
 }
 
-// dropMember forgets the team, user and membership a membership change
+// dropMember forgets the group, user and membership a membership change
 // touches.
-func (c *Cached) dropMember(team, user string) {
-	c.teams.drop(team)
-	c.users.drop(user)
-	c.members.drop(MemberID(team, user))
+func (c *Cached) dropMember(g Kind, id, user string) {
+	c.drop(Ref{g, id})
+	c.drop(Ref{KindUser, user})
+	c.drop(MemberRef(g, id, user))
 }
 
 // dropMemberships forgets every team, user and membership read: deleting a
@@ -252,20 +254,20 @@ func (c *Cached) UpdateUser(ctx context.Context, u User) (User, error) {
 
 // AddMember implements Admin.
 func (c *Cached) AddMember(ctx context.Context, m Member) error {
-	defer c.dropMember(m.TeamID, m.UserID)
+	defer c.dropMember(m.Group, m.GroupID, m.UserID)
 	return c.store.AddMember(ctx, m)
 }
 
 // UpdateMember implements Admin.
 func (c *Cached) UpdateMember(ctx context.Context, m Member) (Member, error) {
-	defer c.dropMember(m.TeamID, m.UserID)
+	defer c.dropMember(m.Group, m.GroupID, m.UserID)
 	return c.store.UpdateMember(ctx, m)
 }
 
 // RemoveMember implements Admin.
-func (c *Cached) RemoveMember(ctx context.Context, team, user string) error {
-	defer c.dropMember(team, user)
-	return c.store.RemoveMember(ctx, team, user)
+func (c *Cached) RemoveMember(ctx context.Context, g Kind, id, user string) error {
+	defer c.dropMember(g, id, user)
+	return c.store.RemoveMember(ctx, g, id, user)
 }
 
 // CreateEndUser implements Admin.

@@ -17,28 +17,3 @@ func (c *Cached) CreateOrganization(ctx context.Context, o Organization) error {
 func (c *Cached) UpdateOrganization(ctx context.Context, o Organization) (Organization, error) {
 	return after(c, func() (Organization, error) { return c.store.UpdateOrganization(ctx, o) }, o.ref())
 }
-
-// dropOrgMember forgets the organization and user an organization
-// membership change touches.
-func (c *Cached) dropOrgMember(org, user string) {
-	c.orgs.drop(org)
-	c.users.drop(user)
-}
-
-// AddOrgMember implements Admin.
-func (c *Cached) AddOrgMember(ctx context.Context, m OrgMembership) error {
-	defer c.dropOrgMember(m.OrgID, m.UserID)
-	return c.store.AddOrgMember(ctx, m)
-}
-
-// UpdateOrgMember implements Admin.
-func (c *Cached) UpdateOrgMember(ctx context.Context, m OrgMembership) (OrgMembership, error) {
-	defer c.dropOrgMember(m.OrgID, m.UserID)
-	return c.store.UpdateOrgMember(ctx, m)
-}
-
-// RemoveOrgMember implements Admin.
-func (c *Cached) RemoveOrgMember(ctx context.Context, org, user string) error {
-	defer c.dropOrgMember(org, user)
-	return c.store.RemoveOrgMember(ctx, org, user)
-}

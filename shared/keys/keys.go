@@ -32,7 +32,9 @@ type Reader interface {
 	GetKey(ctx context.Context, hash string) (Key, error)
 	GetTeam(ctx context.Context, id string) (Team, error)
 	GetUser(ctx context.Context, id string) (User, error)
-	GetMember(ctx context.Context, team, user string) (Member, error)
+	// GetMember reads the membership of user in the group g id (g is
+	// KindTeam or KindOrg).
+	GetMember(ctx context.Context, g Kind, id, user string) (Member, error)
 	GetEndUser(ctx context.Context, id string) (EndUser, error)
 	GetOrganization(ctx context.Context, id string) (Organization, error)
 	// GetBudget reads a reusable budget (Linked applies it to the records
@@ -91,15 +93,17 @@ type Admin interface {
 	// ListUsers returns every user, by id.
 	ListUsers(ctx context.Context) ([]User, error)
 
-	// AddMember makes m.UserID a member of m.TeamID with m's role and
-	// budget: the team's Members and the user's Teams list it. The team
-	// must exist (ErrNotFound); a user that does not exist is created as
-	// an internal_user; ErrExists if it is a member already.
+	// AddMember makes m.UserID a member of the group m.Group m.GroupID
+	// (a team or an organization) with m's role and budget: the group's
+	// Members and the user's Teams (or Organizations) list it, all
+	// written at once. The group must exist (ErrNotFound); a user that
+	// does not exist is created as an internal_user; ErrExists if it is a
+	// member already.
 	AddMember(ctx context.Context, m Member) error
 	// UpdateMember replaces the role and budget settings of a membership.
 	UpdateMember(ctx context.Context, m Member) (Member, error)
-	// RemoveMember ends a membership.
-	RemoveMember(ctx context.Context, team, user string) error
+	// RemoveMember ends the membership of user in the group g id.
+	RemoveMember(ctx context.Context, g Kind, id, user string) error
 
 	CreateEndUser(ctx context.Context, e EndUser) error
 	UpdateEndUser(ctx context.Context, e EndUser) (EndUser, error)
@@ -114,19 +118,6 @@ type Admin interface {
 	UpdateOrganization(ctx context.Context, o Organization) (Organization, error)
 	// ListOrganizations returns every organization, by id.
 	ListOrganizations(ctx context.Context) ([]Organization, error)
-	// GetOrgMember returns a user's membership of an organization.
-	GetOrgMember(ctx context.Context, org, user string) (OrgMembership, error)
-	// AddOrgMember makes m.UserID a member of m.OrgID with m's role and
-	// budget: the organization's Members and the user's Organizations list
-	// it, all written at once. The organization must exist (ErrNotFound);
-	// a user that does not exist is created as an internal_user; ErrExists
-	// if it is a member already.
-	AddOrgMember(ctx context.Context, m OrgMembership) error
-	// UpdateOrgMember replaces the role and budget settings of an
-	// organization membership.
-	UpdateOrgMember(ctx context.Context, m OrgMembership) (OrgMembership, error)
-	// RemoveOrgMember ends an organization membership.
-	RemoveOrgMember(ctx context.Context, org, user string) error
 	// CreateBudget stores a new reusable budget; ErrExists if its id is taken.
 	CreateBudget(ctx context.Context, b BudgetRecord) error
 	// UpdateBudget replaces a budget's limits (CreatedAt and CreatedBy are
@@ -155,7 +146,7 @@ type Admin interface {
 	// memberships (of teams and organizations), an organization with its
 	// memberships (ErrOrgHasTeams while a team names it), an end user, or
 	// a key (ArchiveKey by nobody known). Memberships end through
-	// RemoveMember and RemoveOrgMember.
+	// RemoveMember.
 	Delete(ctx context.Context, r Ref) error
 }
 
@@ -170,7 +161,7 @@ const (
 	KindMember  Kind = "member"  // ID: MemberID(team, user)
 	KindEndUser Kind = "enduser" // ID: the end user id (a request's "user")
 	KindOrg     Kind = "org"     // ID: the organization id
-	// KindOrgMember: ID OrgMemberID(org, user).
+	// KindOrgMember: ID MemberID(org, user).
 	KindOrgMember Kind = "orgmember"
 )
 
@@ -182,8 +173,9 @@ type Ref struct {
 
 func (r Ref) String() string { return string(r.Kind) + "#" + r.ID }
 
-// MemberID is the id of a user's membership of a team.
-func MemberID(team, user string) string { return team + "#" + user }
+// MemberID is the id of a user's membership of a team or an organization
+// (MemberRef).
+func MemberID(group, user string) string { return group + "#" + user }
 
 // SpendDelta is spend to add to one record.
 type SpendDelta struct {

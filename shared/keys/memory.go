@@ -3,7 +3,6 @@ package keys
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 )
@@ -11,20 +10,25 @@ import (
 // Memory is the in-process store for local mode and unit tests: one table
 // per record kind (table.go), spend beside them (memory_spend.go).
 type Memory struct {
-	mu         sync.Mutex
-	now        func() time.Time
-	keys       table[Key, *Key]
-	teams      table[Team, *Team]
-	users      table[User, *User]
-	members    table[Member, *Member] // by MemberID
-	endUsers   table[EndUser, *EndUser]
-	orgs       table[Organization, *Organization]
-	orgMembers table[OrgMembership, *OrgMembership] // by OrgMemberID
-	budgets    table[BudgetRecord, *BudgetRecord]
-	spend      map[Ref]SpendState // absent: nothing spent yet
-	aliases    map[string]string  // key_alias -> key hash
-	deleted    []DeletedKey
-	moved      map[string]Move // a regenerated key's old hash -> where it went (moves.go)
+	mu       sync.Mutex
+	now      func() time.Time
+	keys     table[Key, *Key]
+	teams    table[Team, *Team]
+	users    table[User, *User]
+	members  map[Kind]*table[Member, *Member] // by group kind, then MemberID
+	endUsers table[EndUser, *EndUser]
+	orgs     table[Organization, *Organization]
+	budgets  table[BudgetRecord, *BudgetRecord]
+	spend    map[Ref]SpendState // absent: nothing spent yet
+	aliases  map[string]string  // key_alias -> key hash
+	deleted  []DeletedKey
+	moved    map[string]Move        // a regenerated key's old hash -> where it went (moves.go)
+	byKind   map[Kind]settingsTable // the tables of the kinds that carry spend
+}
+
+// settingsTable is what the spend side reads of a table.
+type settingsTable interface {
+	settingsOf(id string) (Settings, bool)
 }
 
 var (
@@ -34,13 +38,22 @@ var (
 
 // NewMemory returns an empty memory store.
 func NewMemory() *Memory {
-	return &Memory{
+	m := &Memory{
 		now:  time.Now,
 		keys: newTable[Key]("key"), teams: newTable[Team]("team"), users: newTable[User]("user"),
-		members: newTable[Member]("member"), endUsers: newTable[EndUser]("end user"), budgets: newTable[BudgetRecord]("budget"),
-		orgs: newTable[Organization]("organization"), orgMembers: newTable[OrgMembership]("organization member"),
-		spend: map[Ref]SpendState{}, aliases: map[string]string{}, moved: map[string]Move{},
+		endUsers: newTable[EndUser]("end user"), budgets: newTable[BudgetRecord]("budget"), orgs: newTable[Organization]("organization"),
+		members: map[Kind]*table[Member, *Member]{},
+		spend:   map[Ref]SpendState{}, aliases: map[string]string{}, moved: map[string]Move{},
 	}
+	for g, k := range groupKinds {
+		t := newTable[Member](k.noun + " member")
+		m.members[g] = &t
+	}
+	m.byKind = map[Kind]settingsTable{
+		KindKey: &m.keys, KindTeam: &m.teams, KindUser: &m.users, KindEndUser: &m.endUsers, KindOrg: &m.orgs,
+		KindMember: m.members[KindTeam], KindOrgMember: m.members[KindOrg],
+	}
+	return m
 }
 
 // locked runs f with m.mu held.
@@ -84,11 +97,6 @@ func (m *Memory) GetTeam(_ context.Context, id string) (Team, error) {
 // GetUser implements Reader.
 func (m *Memory) GetUser(_ context.Context, id string) (User, error) {
 	return locked(m, func() (User, error) { return m.users.get(m, id, ValidID("user_id", id)) })
-}
-
-// GetMember implements Reader.
-func (m *Memory) GetMember(_ context.Context, team, user string) (Member, error) {
-	return locked(m, func() (Member, error) { return m.members.get(m, MemberID(team, user), ValidMember(team, user)) })
 }
 
 // GetEndUser implements Reader.
@@ -286,72 +294,6 @@ func (m *Memory) ListUsers(context.Context) ([]User, error) {
 	return locked(m, func() ([]User, error) { return m.users.list(m, nil), nil })
 }
 
-// AddMember implements Admin.
-func (m *Memory) AddMember(_ context.Context, mb Member) error {
-	return m.write(mb, func() error {
-		if _, ok := m.teams.m[mb.TeamID]; !ok {
-			return notFound("team", mb.TeamID)
-		}
-		id := MemberID(mb.TeamID, mb.UserID)
-		if _, ok := m.members.m[id]; ok {
-			return fmt.Errorf("member %s: %w", id, ErrExists)
-		}
-		if err := m.ensureUser(mb.UserID, mb.Email); err != nil {
-			return err
-		}
-		if err := m.members.create(m, mb, nil); err != nil {
-			return err
-		}
-		m.teams.change(mb.TeamID, func(t *Team) {
-			t.Members = append(t.Members, TeamMember{UserID: mb.UserID, Email: mb.Email, Role: mb.Role})
-		})
-		m.users.change(mb.UserID, func(u *User) { u.Teams = append(u.Teams, mb.TeamID) })
-		return nil
-	})
-}
-
-// UpdateMember implements Admin.
-func (m *Memory) UpdateMember(_ context.Context, mb Member) (Member, error) {
-	return validated(m, mb, func() (Member, error) {
-		out, err := m.members.update(m, mb, nil)
-		if err == nil {
-			m.teams.change(mb.TeamID, func(t *Team) {
-				for i := range t.Members {
-					if t.Members[i].UserID == mb.UserID {
-						t.Members[i].Role = mb.Role
-					}
-				}
-			})
-		}
-		return out, err
-	})
-}
-
-// RemoveMember implements Admin.
-func (m *Memory) RemoveMember(_ context.Context, team, user string) error {
-	return m.write(nil, func() error {
-		if _, ok := m.teams.m[team]; !ok {
-			return notFound("team", team)
-		}
-		if _, ok := m.members.m[MemberID(team, user)]; !ok || ValidMember(team, user) != nil {
-			return notFound("member", MemberID(team, user))
-		}
-		m.dropMembership(team, user)
-		return nil
-	})
-}
-
-// dropMembership removes user from team everywhere it is written. m.mu is held.
-func (m *Memory) dropMembership(team, user string) {
-	m.members.remove(m, MemberID(team, user))
-	m.teams.change(team, func(t *Team) {
-		t.Members = slices.DeleteFunc(t.Members, func(x TeamMember) bool { return x.UserID == user })
-	})
-	m.users.change(user, func(u *User) {
-		u.Teams = slices.DeleteFunc(u.Teams, func(x string) bool { return x == team })
-	})
-}
-
 // CreateEndUser implements Admin.
 func (m *Memory) CreateEndUser(_ context.Context, e EndUser) error {
 	return m.write(e, func() error { return m.endUsers.create(m, e, nil) })
@@ -395,9 +337,7 @@ func (m *Memory) Delete(ctx context.Context, r Ref) error {
 			if !ok {
 				return notFound("team", r.ID)
 			}
-			for _, mb := range t.Members {
-				m.dropMembership(r.ID, mb.UserID)
-			}
+			m.dropMembers(KindTeam, r.ID, t.Members)
 			_ = m.moveTeam(r.ID, t.OrganizationID, "")
 			m.teams.remove(m, r.ID)
 		case KindUser:
@@ -405,11 +345,10 @@ func (m *Memory) Delete(ctx context.Context, r Ref) error {
 			if !ok {
 				return notFound("user", r.ID)
 			}
-			for _, team := range u.Teams {
-				m.dropMembership(team, r.ID)
-			}
-			for _, org := range u.Organizations {
-				m.dropOrgMembership(org, r.ID)
+			for _, g := range Groups {
+				for _, id := range *userGroups(&u, g) {
+					m.dropMembership(g, id, r.ID)
+				}
 			}
 			m.users.remove(m, r.ID)
 		case KindEndUser:

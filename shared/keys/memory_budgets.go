@@ -57,8 +57,11 @@ func (m *Memory) BudgetLinks(_ context.Context, id string) ([]Ref, error) {
 		out = appendLinks(out, &m.keys, id)
 		out = appendLinks(out, &m.teams, id)
 		out = appendLinks(out, &m.users, id)
-		out = appendLinks(out, &m.members, id)
 		out = appendLinks(out, &m.endUsers, id)
+		out = appendLinks(out, &m.orgs, id)
+		for _, g := range Groups {
+			out = appendLinks(out, m.members[g], id)
+		}
 		slices.SortFunc(out, func(a, b Ref) int { return cmpString(a.String(), b.String()) })
 		return out, nil
 	})

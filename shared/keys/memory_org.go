@@ -14,13 +14,6 @@ func (m *Memory) GetOrganization(_ context.Context, id string) (Organization, er
 	return locked(m, func() (Organization, error) { return m.orgs.get(m, id, ValidOrgID(id)) })
 }
 
-// GetOrgMember implements Admin.
-func (m *Memory) GetOrgMember(_ context.Context, org, user string) (OrgMembership, error) {
-	return locked(m, func() (OrgMembership, error) {
-		return m.orgMembers.get(m, OrgMemberID(org, user), ValidOrgMember(org, user))
-	})
-}
-
 // CreateOrganization implements Admin.
 func (m *Memory) CreateOrganization(_ context.Context, o Organization) error {
 	return m.write(o, func() error {
@@ -66,81 +59,6 @@ func (m *Memory) moveTeam(team, from, to string) error {
 	return nil
 }
 
-// ensureUser creates user as an internal_user with email unless it
-// exists: a membership's user. m.mu is held.
-func (m *Memory) ensureUser(user, email string) error {
-	if _, ok := m.users.m[user]; ok {
-		return nil
-	}
-	return m.createUser(User{ID: user, Email: email, Role: RoleInternalUser})
-}
-
-// AddOrgMember implements Admin.
-func (m *Memory) AddOrgMember(_ context.Context, mb OrgMembership) error {
-	return m.write(mb, func() error {
-		if _, ok := m.orgs.m[mb.OrgID]; !ok {
-			return notFound("organization", mb.OrgID)
-		}
-		id := OrgMemberID(mb.OrgID, mb.UserID)
-		if _, ok := m.orgMembers.m[id]; ok {
-			return fmt.Errorf("organization member %s: %w", id, ErrExists)
-		}
-		if err := m.ensureUser(mb.UserID, mb.Email); err != nil {
-			return err
-		}
-		if err := m.orgMembers.create(m, mb, nil); err != nil {
-			return err
-		}
-		m.orgs.change(mb.OrgID, func(o *Organization) {
-			o.Members = append(o.Members, OrgMember{UserID: mb.UserID, Email: mb.Email, Role: mb.Role})
-		})
-		m.users.change(mb.UserID, func(u *User) { u.Organizations = append(u.Organizations, mb.OrgID) })
-		return nil
-	})
-}
-
-// UpdateOrgMember implements Admin.
-func (m *Memory) UpdateOrgMember(_ context.Context, mb OrgMembership) (OrgMembership, error) {
-	return validated(m, mb, func() (OrgMembership, error) {
-		out, err := m.orgMembers.update(m, mb, nil)
-		if err == nil {
-			m.orgs.change(mb.OrgID, func(o *Organization) {
-				for i := range o.Members {
-					if o.Members[i].UserID == mb.UserID {
-						o.Members[i].Role = mb.Role
-					}
-				}
-			})
-		}
-		return out, err
-	})
-}
-
-// RemoveOrgMember implements Admin.
-func (m *Memory) RemoveOrgMember(_ context.Context, org, user string) error {
-	return m.write(nil, func() error {
-		if _, ok := m.orgs.m[org]; !ok || ValidOrgID(org) != nil {
-			return notFound("organization", org)
-		}
-		if _, ok := m.orgMembers.m[OrgMemberID(org, user)]; !ok || ValidOrgMember(org, user) != nil {
-			return notFound("organization member", OrgMemberID(org, user))
-		}
-		m.dropOrgMembership(org, user)
-		return nil
-	})
-}
-
-// dropOrgMembership removes user from org everywhere it is written. m.mu is held.
-func (m *Memory) dropOrgMembership(org, user string) {
-	m.orgMembers.remove(m, OrgMemberID(org, user))
-	m.orgs.change(org, func(o *Organization) {
-		o.Members = slices.DeleteFunc(o.Members, func(x OrgMember) bool { return x.UserID == user })
-	})
-	m.users.change(user, func(u *User) {
-		u.Organizations = slices.DeleteFunc(u.Organizations, func(x string) bool { return x == org })
-	})
-}
-
 // deleteOrg deletes an organization that has no teams, with its
 // memberships. m.mu is held.
 func (m *Memory) deleteOrg(id string) error {
@@ -151,9 +69,7 @@ func (m *Memory) deleteOrg(id string) error {
 	if len(o.Teams) > 0 {
 		return fmt.Errorf("organization %s (teams %v): %w", short(id), o.Teams, ErrOrgHasTeams)
 	}
-	for _, mb := range o.Members {
-		m.dropOrgMembership(id, mb.UserID)
-	}
+	m.dropMembers(KindOrg, id, o.Members)
 	m.orgs.remove(m, id)
 	return nil
 }

@@ -57,19 +57,17 @@ func (st SpendState) budget(b Budget) Budget {
 // modelBudgetsOf returns the model_max_budget of the record r names.
 // m.mu is held.
 func (m *Memory) modelBudgetsOf(r Ref) map[string]ModelBudget {
-	switch r.Kind {
-	case KindKey:
-		return m.keys.m[r.ID].ModelMaxBudget
-	case KindTeam:
-		return m.teams.m[r.ID].ModelMaxBudget
-	case KindUser:
-		return m.users.m[r.ID].ModelMaxBudget
-	case KindMember:
-		return m.members.m[r.ID].ModelMaxBudget
-	case KindEndUser:
-		return m.endUsers.m[r.ID].ModelMaxBudget
+	s, _ := m.settingsOf(r)
+	return s.ModelMaxBudget
+}
+
+// settingsOf returns the settings of the record r names, if it exists.
+// m.mu is held.
+func (m *Memory) settingsOf(r Ref) (Settings, bool) {
+	if t, ok := m.byKind[r.Kind]; ok {
+		return t.settingsOf(r.ID)
 	}
-	return nil
+	return Settings{}, false
 }
 
 func (b *Budget) clearSpend() {
@@ -79,24 +77,7 @@ func (b *Budget) clearSpend() {
 // budgetOf returns the budget settings of the record r names, if it
 // exists: those of the budget it links, if any (Linked). m.mu is held.
 func (m *Memory) budgetOf(r Ref) (Budget, bool) {
-	var s Settings
-	var ok bool
-	switch r.Kind {
-	case KindKey:
-		s, ok = m.keys.settingsOf(r.ID)
-	case KindTeam:
-		s, ok = m.teams.settingsOf(r.ID)
-	case KindUser:
-		s, ok = m.users.settingsOf(r.ID)
-	case KindMember:
-		s, ok = m.members.settingsOf(r.ID)
-	case KindEndUser:
-		s, ok = m.endUsers.settingsOf(r.ID)
-	case KindOrg:
-		s, ok = m.orgs.settingsOf(r.ID)
-	case KindOrgMember:
-		s, ok = m.orgMembers.settingsOf(r.ID)
-	}
+	s, ok := m.settingsOf(r)
 	return m.linkedBudget(s), ok
 }
 

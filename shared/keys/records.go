@@ -167,29 +167,12 @@ type User struct {
 	Role  UserRole
 	Teams []string // ids of the teams it is a member of (kept by AddMember/RemoveMember)
 	// Organizations are the ids of the organizations it is a member of
-	// (kept by AddOrgMember/RemoveOrgMember).
+	// (kept by AddMember/RemoveMember).
 	Organizations []string
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 	Settings
 }
-
-// Member is a user's membership of a team: its role there and its own
-// budget inside the team.
-type Member struct {
-	TeamID    string
-	UserID    string
-	Role      string // MemberAdmin or MemberUser
-	Email     string // user_email the member was added with; a user AddMember creates gets it
-	CreatedAt time.Time
-	// AddedBy is who added it (a user id or "master_key"; "" when unknown:
-	// added before it was recorded); CreatedAt is when (added_at).
-	AddedBy string
-	Settings
-}
-
-// Ref returns the spend record of the membership.
-func (m Member) Ref() Ref { return Ref{KindMember, MemberID(m.TeamID, m.UserID)} }
 
 // EndUser is a customer of the proxy's caller: the "user" field of a request.
 type EndUser struct {
@@ -284,14 +267,6 @@ func ValidID(param, id string) error {
 
 // ValidTeamID checks a team id (ValidID).
 func ValidTeamID(id string) error { return ValidID("team_id", id) }
-
-// ValidMember checks the ids of a membership (ValidID).
-func ValidMember(team, user string) error {
-	if err := ValidTeamID(team); err != nil {
-		return err
-	}
-	return ValidID("user_id", user)
-}
 
 // optionalID checks an id or alias that may be empty.
 func optionalID(param, id string) error {
@@ -407,17 +382,6 @@ func (u User) Validate() error {
 	return u.Settings.validate("user " + short(u.ID))
 }
 
-// Validate checks m; its error wraps ErrInvalid.
-func (m Member) Validate() error {
-	if err := firstErr(ValidMember(m.TeamID, m.UserID), validText("user_email", m.Email, MaxNameLen), validText("added_by", m.AddedBy, MaxIDLen)); err != nil {
-		return err
-	}
-	if m.Role != MemberAdmin && m.Role != MemberUser {
-		return fmt.Errorf("member %s: %w: role %q: want admin or user", MemberID(m.TeamID, m.UserID), ErrInvalid, m.Role)
-	}
-	return m.Settings.validate("member " + MemberID(m.TeamID, m.UserID))
-}
-
 // Validate checks e; its error wraps ErrInvalid.
 func (e EndUser) Validate() error {
 	if err := firstErr(ValidID("user_id", e.ID), validText("alias", e.Alias, MaxIDLen), ValidRegion(e.AllowedModelRegion)); err != nil {
@@ -452,10 +416,6 @@ func (u *User) ref() Ref               { return Ref{KindUser, u.ID} }
 func (u *User) settings() *Settings    { return &u.Settings }
 func (u *User) stamps() []*time.Time   { return []*time.Time{&u.CreatedAt, &u.UpdatedAt} }
 func (u *User) own()                   { u.Teams, u.Organizations = slices.Clone(u.Teams), slices.Clone(u.Organizations) }
-func (m *Member) ref() Ref             { return m.Ref() }
-func (m *Member) settings() *Settings  { return &m.Settings }
-func (m *Member) stamps() []*time.Time { return []*time.Time{&m.CreatedAt} }
-func (m *Member) own()                 {}
 func (e *EndUser) ref() Ref            { return Ref{KindEndUser, e.ID} }
 func (e *EndUser) settings() *Settings { return &e.Settings }
 func (e *EndUser) stamps() []*time.Time {

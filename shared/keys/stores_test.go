@@ -89,11 +89,45 @@ func TestCached(t *testing.T) {
 		if o, _ := c.GetOrganization(ctx, "o"); o.Alias != "" {
 			t.Fatalf("GetOrganization within the TTL = %+v, want the cached read", o)
 		}
-		if err := c.AddOrgMember(ctx, keys.OrgMembership{OrgID: "o", UserID: "u", Role: keys.OrgAdmin}); err != nil {
+		if err := c.AddMember(ctx, keys.Member{Group: keys.KindOrg, GroupID: "o", UserID: "u", Role: keys.OrgAdmin}); err != nil {
 			t.Fatal(err)
 		}
 		if o, _ := c.GetOrganization(ctx, "o"); o.Role("u") != keys.OrgAdmin || o.Alias != "elsewhere" {
 			t.Fatalf("GetOrganization after AddOrgMember = %+v", o)
+		}
+		// A membership is cached as any record (of an organization as of a
+		// team); the writes through the cache drop it.
+		for _, g := range []struct {
+			kind       keys.Kind
+			id         string
+			role, next string
+		}{{keys.KindOrg, "o", keys.OrgInternalUser, keys.OrgInternalUserViewer}, {keys.KindTeam, "t", keys.MemberUser, keys.MemberAdmin}} {
+			m := keys.Member{Group: g.kind, GroupID: g.id, UserID: "u", Role: g.role}
+			if g.kind == keys.KindTeam {
+				if err := c.AddMember(ctx, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := c.GetMember(ctx, g.kind, g.id, "u"); err != nil {
+				t.Fatal(err)
+			}
+			m.Role = g.next
+			if _, err := shared.UpdateMember(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := c.GetMember(ctx, g.kind, g.id, "u"); got.Role == g.next {
+				t.Fatalf("%s GetMember within the TTL = %+v, want the cached read", g.kind, got)
+			}
+			if _, err := c.ApplySpend(ctx, []keys.SpendDelta{{Ref: m.Ref(), Nanos: 1e9, At: now}}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := c.GetMember(ctx, g.kind, g.id, "u"); got.Role != g.next || got.Spend != 1 {
+				t.Fatalf("%s GetMember after ApplySpend through the cache = %+v", g.kind, got)
+			}
+			if err := c.RemoveMember(ctx, g.kind, g.id, "u"); err != nil {
+				t.Fatal(err)
+			}
+			absentMember(t, c, g.kind, g.id)
 		}
 		if err := c.CreateTeam(ctx, keys.Team{ID: "ot", OrganizationID: "o"}); err != nil {
 			t.Fatal(err)
@@ -102,6 +136,13 @@ func TestCached(t *testing.T) {
 			t.Fatalf("GetOrganization after CreateTeam in it = %+v", o)
 		}
 	})
+}
+
+func absentMember(t *testing.T, c *keys.Cached, g keys.Kind, id string) {
+	t.Helper()
+	if got, err := c.GetMember(context.Background(), g, id, "u"); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("%s GetMember after RemoveMember through the cache = %+v, %v", g, got, err)
+	}
 }
 
 // TestMemory runs the conformance suites on the memory store.

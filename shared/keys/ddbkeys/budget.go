@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -56,11 +55,8 @@ func (st *Store) GetBudget(ctx context.Context, id string) (keys.BudgetRecord, e
 
 // CreateBudget implements keys.Admin.
 func (st *Store) CreateBudget(ctx context.Context, b keys.BudgetRecord) error {
-	if err := b.Validate(); err != nil {
+	if err := prepared(b, &b.CreatedAt); err != nil {
 		return err
-	}
-	if b.CreatedAt.IsZero() {
-		b.CreatedAt = time.Now()
 	}
 	if b.UpdatedAt.IsZero() {
 		b.UpdatedAt = b.CreatedAt

@@ -477,3 +477,15 @@ func whatOf(r keys.Ref) string {
 	}
 	return string(r.Kind) + " " + r.ID
 }
+
+// prepared checks a new record v and sets its CreatedAt (created) to now
+// when it is zero.
+func prepared(v interface{ Validate() error }, created *time.Time) error {
+	if err := v.Validate(); err != nil {
+		return err
+	}
+	if created.IsZero() {
+		*created = time.Now()
+	}
+	return nil
+}

@@ -2,7 +2,6 @@ package ddbkeys
 
 import (
 	"context"
-	"time"
 
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -51,11 +50,8 @@ func (st *Store) GetEndUser(ctx context.Context, id string) (keys.EndUser, error
 // CreateEndUser implements keys.Admin: the item and the count, in one
 // transaction.
 func (st *Store) CreateEndUser(ctx context.Context, e keys.EndUser) error {
-	if err := e.Validate(); err != nil {
+	if err := prepared(e, &e.CreatedAt); err != nil {
 		return err
-	}
-	if e.CreatedAt.IsZero() {
-		e.CreatedAt = time.Now()
 	}
 	return st.createCounted(ctx, newItem(endUserAttrs(e), endUserPK(e.ID), keys.KindEndUser, e.CreatedAt), endUsersPK, "end user "+e.ID)
 }

@@ -22,11 +22,14 @@ type group struct {
 	memberKind keys.Kind // of its membership items
 	userAttr   string    // the user item's list of the groups it is a member of
 	userList   func(keys.User) []string
+	idAttr     string // the membership item's attribute naming the group
+	updated    bool   // a membership item keeps updated_at
 }
 
 var (
-	teamGroup = group{keys.KindTeam, keys.KindMember, attrTeams, func(u keys.User) []string { return u.Teams }}
-	orgGroup  = group{keys.KindOrg, keys.KindOrgMember, attrOrgs, func(u keys.User) []string { return u.Organizations }}
+	teamGroup = group{keys.KindTeam, keys.KindMember, attrTeams, func(u keys.User) []string { return u.Teams }, attrTeamID, false}
+	orgGroup  = group{keys.KindOrg, keys.KindOrgMember, attrOrgs, func(u keys.User) []string { return u.Organizations }, attrOrgKey, true}
+	groups    = map[keys.Kind]group{keys.KindTeam: teamGroup, keys.KindOrg: orgGroup}
 )
 
 func (g group) memberPK(id, user string) string { return refPK(g.memberKind, id+"#"+user) }

@@ -106,11 +106,8 @@ func (st *Store) GetKey(ctx context.Context, hash string) (keys.Key, error) {
 // CreateKey implements keys.Admin: the key item, and its alias item in the
 // same transaction.
 func (st *Store) CreateKey(ctx context.Context, k keys.Key) error {
-	if err := k.Validate(); err != nil {
+	if err := prepared(k, &k.CreatedAt); err != nil {
 		return err
-	}
-	if k.CreatedAt.IsZero() {
-		k.CreatedAt = time.Now()
 	}
 	item := newItem(keyAttrs(k), keyPK(k.Hash), keys.KindKey, k.CreatedAt)
 	what := keyWhat(k.Hash)

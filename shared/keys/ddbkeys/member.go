@@ -3,7 +3,6 @@ package ddbkeys
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -11,51 +10,56 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
-// A team membership's item: pk "member#<team>#<user>", kind "member", its
-// settings (settings.go: only the budget is used) and team_id, user_id,
-// role (S), email (S, absent when none), added_by (S, absent when
-// unknown), created_at (N, epoch ms: when it was added).
+// A membership's item (of a team or an organization, group.go): pk
+// "member#<team>#<user>" (kind "member") or "orgmember#<org>#<user>"
+// (kind "orgmember"), its settings (settings.go: only the budget is used)
+// and team_id or org_id, user_id, role (S), email (S, absent when none),
+// added_by (S, absent when unknown), created_at (N, epoch ms: when it was
+// added) and, for an organization's, updated_at.
 //
-// Membership is written in three places (the member item, the team's
-// members, the user's teams), always in one TransactWriteItems (group.go,
-// shared with organizations); deleting a team or a user removes its
+// Membership is written in three places (the member item, the group's
+// members, the user's teams or organizations), always in one
+// TransactWriteItems (group.go); deleting a group or a user removes its
 // memberships from all three in the same transaction.
 
 // memberAttrs encodes the settings of m (created_at aside).
-func memberAttrs(m keys.Member) attrs {
+func memberAttrs(g group, m keys.Member) attrs {
 	a := settingsAttrs(m.Settings)
-	a.set[attrTeamID] = ddb.S(m.TeamID)
+	a.set[g.idAttr] = ddb.S(m.GroupID)
 	a.set[attrUserID] = ddb.S(m.UserID)
 	a.set[attrRole] = ddb.S(m.Role)
 	a.opt(attrEmail, ddb.S(m.Email), m.Email != "")
 	a.opt(attrAddedBy, ddb.S(m.AddedBy), m.AddedBy != "")
+	if g.updated {
+		a.time(attrUpdated, m.UpdatedAt)
+	}
 	return a
 }
 
-func decodeMember(item ddb.Item) keys.Member {
+func (g group) decodeMember(_ string, item ddb.Item) keys.Member {
 	return keys.Member{
-		TeamID: ddb.String(item, attrTeamID), UserID: ddb.String(item, attrUserID), Role: ddb.String(item, attrRole),
-		Email: ddb.String(item, attrEmail), CreatedAt: getTime(item, attrCreated), AddedBy: ddb.String(item, attrAddedBy), Settings: decodeSettings(item),
+		Group: g.kind, GroupID: ddb.String(item, g.idAttr), UserID: ddb.String(item, attrUserID), Role: ddb.String(item, attrRole),
+		Email: ddb.String(item, attrEmail), CreatedAt: getTime(item, attrCreated), UpdatedAt: getTime(item, attrUpdated),
+		AddedBy: ddb.String(item, attrAddedBy), Settings: decodeSettings(item),
 	}
 }
 
 // GetMember implements keys.Reader.
-func (st *Store) GetMember(ctx context.Context, team, user string) (keys.Member, error) {
-	return read(ctx, st, keys.Ref{Kind: keys.KindMember, ID: keys.MemberID(team, user)}, keys.ValidMember(team, user) == nil, func(_ string, item ddb.Item) keys.Member { return decodeMember(item) })
+func (st *Store) GetMember(ctx context.Context, kind keys.Kind, id, user string) (keys.Member, error) {
+	g, ok := groups[kind]
+	return read(ctx, st, keys.MemberRef(kind, id, user), ok && keys.ValidMembership(kind, id, user) == nil, g.decodeMember)
 }
 
-// AddMember implements keys.Admin: the member item, the team's members
-// (conditioned on the list read) and the user's teams (or a new user) in
-// one transaction.
+// AddMember implements keys.Admin: the member item, the group's members
+// (conditioned on the list read) and the user's list of its groups (or a
+// new user) in one transaction.
 func (st *Store) AddMember(ctx context.Context, m keys.Member) error {
-	if err := m.Validate(); err != nil {
+	if err := prepared(m, &m.CreatedAt); err != nil {
 		return err
 	}
-	if m.CreatedAt.IsZero() {
-		m.CreatedAt = time.Now()
-	}
-	item := newItem(memberAttrs(m), m.Ref().String(), keys.KindMember, m.CreatedAt)
-	return st.join(ctx, teamGroup, m.TeamID, keys.TeamMember{UserID: m.UserID, Email: m.Email, Role: m.Role}, item)
+	g := groups[m.Group]
+	item := newItem(memberAttrs(g, m), m.Ref().String(), g.memberKind, m.CreatedAt)
+	return st.join(ctx, g, m.GroupID, keys.TeamMember{UserID: m.UserID, Email: m.Email, Role: m.Role}, item)
 }
 
 // UpdateMember implements keys.Admin.
@@ -63,15 +67,19 @@ func (st *Store) UpdateMember(ctx context.Context, m keys.Member) (keys.Member, 
 	if err := m.Validate(); err != nil {
 		return keys.Member{}, err
 	}
-	if err := st.setRole(ctx, teamGroup, m.TeamID, m.UserID, m.Role, memberAttrs(m)); err != nil {
+	if err := st.setRole(ctx, groups[m.Group], m.GroupID, m.UserID, m.Role, memberAttrs(groups[m.Group], m)); err != nil {
 		return keys.Member{}, err
 	}
-	return st.GetMember(ctx, m.TeamID, m.UserID)
+	return st.GetMember(ctx, m.Group, m.GroupID, m.UserID)
 }
 
 // RemoveMember implements keys.Admin.
-func (st *Store) RemoveMember(ctx context.Context, team, user string) error {
-	return st.leave(ctx, teamGroup, team, user)
+func (st *Store) RemoveMember(ctx context.Context, kind keys.Kind, id, user string) error {
+	g, ok := groups[kind]
+	if !ok {
+		return keys.NoMember(kind, id, user)
+	}
+	return st.leave(ctx, g, id, user)
 }
 
 // A team item's members: L of M {user_id, role, email (absent when

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -20,10 +19,7 @@ import (
 // the ids of its teams; absent when none: DynamoDB removes an empty set),
 // changed only by ADD and DELETE in the team's own write (team.go), so
 // that deleting the organization can be conditioned on it having none.
-//
-// An organization membership's item: pk "orgmember#<org>#<user>", kind
-// "orgmember", its settings (only the budget is used) and org_id, user_id,
-// role, email (absent when none), created_at and updated_at.
+
 const (
 	attrTeamIDs = "team_ids"
 	attrOrgs    = "organizations" // of a user item: L of S
@@ -71,11 +67,8 @@ func (st *Store) GetOrganization(ctx context.Context, id string) (keys.Organizat
 
 // CreateOrganization implements keys.Admin.
 func (st *Store) CreateOrganization(ctx context.Context, o keys.Organization) error {
-	if err := o.Validate(); err != nil {
+	if err := prepared(o, &o.CreatedAt); err != nil {
 		return err
-	}
-	if o.CreatedAt.IsZero() {
-		o.CreatedAt = time.Now()
 	}
 	item := newItem(orgAttrs(o), orgPK(o.ID), keys.KindOrg, o.CreatedAt)
 	if o.CreatedBy != "" {
@@ -116,60 +109,4 @@ func (st *Store) deleteOrg(ctx context.Context, id string) error {
 		return fmt.Errorf("%s: changed concurrently or gone: %w", what, keys.ErrNotFound)
 	}
 	return err
-}
-
-// orgMemberAttrs encodes the settings of m (created_at aside).
-func orgMemberAttrs(m keys.OrgMembership) attrs {
-	a := settingsAttrs(m.Settings)
-	a.set[attrOrgKey] = ddb.S(m.OrgID)
-	a.set[attrUserID] = ddb.S(m.UserID)
-	a.set[attrRole] = ddb.S(m.Role)
-	a.opt(attrEmail, ddb.S(m.Email), m.Email != "")
-	a.opt(attrAddedBy, ddb.S(m.AddedBy), m.AddedBy != "")
-	a.time(attrUpdated, m.UpdatedAt)
-	return a
-}
-
-func decodeOrgMember(_ string, item ddb.Item) keys.OrgMembership {
-	return keys.OrgMembership{
-		OrgID: ddb.String(item, attrOrgKey), UserID: ddb.String(item, attrUserID), Role: ddb.String(item, attrRole),
-		Email: ddb.String(item, attrEmail), CreatedAt: getTime(item, attrCreated), UpdatedAt: getTime(item, attrUpdated),
-		AddedBy: ddb.String(item, attrAddedBy), Settings: decodeSettings(item),
-	}
-}
-
-// GetOrgMember implements keys.Admin.
-func (st *Store) GetOrgMember(ctx context.Context, org, user string) (keys.OrgMembership, error) {
-	r := keys.Ref{Kind: keys.KindOrgMember, ID: keys.OrgMemberID(org, user)}
-	return read(ctx, st, r, keys.ValidOrgMember(org, user) == nil, decodeOrgMember)
-}
-
-// AddOrgMember implements keys.Admin: the membership item, the
-// organization's members and the user's organizations (or a new user) in
-// one transaction (group.go).
-func (st *Store) AddOrgMember(ctx context.Context, m keys.OrgMembership) error {
-	if err := m.Validate(); err != nil {
-		return err
-	}
-	if m.CreatedAt.IsZero() {
-		m.CreatedAt = time.Now()
-	}
-	item := newItem(orgMemberAttrs(m), m.Ref().String(), keys.KindOrgMember, m.CreatedAt)
-	return st.join(ctx, orgGroup, m.OrgID, keys.OrgMember{UserID: m.UserID, Email: m.Email, Role: m.Role}, item)
-}
-
-// UpdateOrgMember implements keys.Admin.
-func (st *Store) UpdateOrgMember(ctx context.Context, m keys.OrgMembership) (keys.OrgMembership, error) {
-	if err := m.Validate(); err != nil {
-		return keys.OrgMembership{}, err
-	}
-	if err := st.setRole(ctx, orgGroup, m.OrgID, m.UserID, m.Role, orgMemberAttrs(m)); err != nil {
-		return keys.OrgMembership{}, err
-	}
-	return st.GetOrgMember(ctx, m.OrgID, m.UserID)
-}
-
-// RemoveOrgMember implements keys.Admin.
-func (st *Store) RemoveOrgMember(ctx context.Context, org, user string) error {
-	return st.leave(ctx, orgGroup, org, user)
 }

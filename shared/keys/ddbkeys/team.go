@@ -3,7 +3,6 @@ package ddbkeys
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -47,11 +46,8 @@ func (st *Store) GetTeam(ctx context.Context, id string) (keys.Team, error) {
 // CreateTeam implements keys.Admin: a team in an organization is put in
 // the same transaction as its id in the organization's team_ids.
 func (st *Store) CreateTeam(ctx context.Context, t keys.Team) error {
-	if err := t.Validate(); err != nil {
+	if err := prepared(t, &t.CreatedAt); err != nil {
 		return err
-	}
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = time.Now()
 	}
 	what := "team " + t.ID
 	item := newItem(teamAttrs(t), teamPK(t.ID), keys.KindTeam, t.CreatedAt)

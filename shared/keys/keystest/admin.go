@@ -262,94 +262,6 @@ func testUsers(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 }
 
-func testMembers(t *testing.T, newStore func(t *testing.T) Store) {
-	s, c := newStore(t), ctx(t)
-	team, user, other := id("team"), id("user"), id("user")
-	if err := s.AddMember(c, keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser}); !errors.Is(err, keys.ErrNotFound) {
-		t.Fatalf("AddMember to a missing team: %v", err)
-	}
-	if err := s.CreateTeam(c, keys.Team{ID: team, Alias: "t"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CreateUser(c, keys.User{ID: other, Role: keys.RoleInternalUserViewer}); err != nil {
-		t.Fatal(err)
-	}
-	m := keys.Member{TeamID: team, UserID: user, Role: keys.MemberAdmin, CreatedAt: when, AddedBy: "admin-1", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}
-	if err := s.AddMember(c, m); err != nil {
-		t.Fatal(err)
-	}
-	if err := newStore(t).AddMember(c, m); !errors.Is(err, keys.ErrExists) {
-		t.Fatalf("second AddMember: %v", err)
-	}
-	if err := s.AddMember(c, keys.Member{TeamID: team, UserID: other, Role: keys.MemberUser}); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := newStore(t).GetMember(c, team, user); err != nil || !reflect.DeepEqual(got, m) {
-		t.Fatalf("GetMember = %+v, %v\nwant %+v", got, err, m)
-	}
-	tm, err := s.GetTeam(c, team)
-	want := []keys.TeamMember{{UserID: user, Role: keys.MemberAdmin}, {UserID: other, Role: keys.MemberUser}}
-	if err != nil || !reflect.DeepEqual(tm.Members, want) || tm.Role(user) != keys.MemberAdmin || tm.Role("nobody") != "" {
-		t.Fatalf("team members = %+v, %v; want %+v", tm.Members, err, want)
-	}
-	// The user that did not exist was created as an internal user.
-	if u, err := s.GetUser(c, user); err != nil || u.Role != keys.RoleInternalUser || !slices.Equal(u.Teams, []string{team}) {
-		t.Fatalf("member's user = %+v, %v", u, err)
-	}
-	if u, _ := s.GetUser(c, other); u.Role != keys.RoleInternalUserViewer || !slices.Equal(u.Teams, []string{team}) {
-		t.Fatalf("existing user after AddMember = %+v", u)
-	}
-	// Team settings updates keep the members.
-	if got, err := s.UpdateTeam(c, keys.Team{ID: team, Alias: "t2"}); err != nil || !reflect.DeepEqual(got.Members, want) {
-		t.Fatalf("UpdateTeam members = %+v, %v", got.Members, err)
-	}
-	// Spend of a membership.
-	ref := keys.Ref{Kind: keys.KindMember, ID: keys.MemberID(team, user)}
-	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: ref, Nanos: 500_000_000, At: time.Now()}}); err != nil {
-		t.Fatal(err)
-	}
-	m.Role = keys.MemberUser
-	m.MaxBudget = usd(2)
-	got, err := s.UpdateMember(c, m)
-	if err != nil || got.Role != keys.MemberUser || *got.MaxBudget != 2 || got.Spend != 0.5 {
-		t.Fatalf("UpdateMember = %+v, %v", got, err)
-	}
-	if tm, _ := s.GetTeam(c, team); tm.Role(user) != keys.MemberUser {
-		t.Fatalf("team role after UpdateMember = %q", tm.Role(user))
-	}
-	if err := s.RemoveMember(c, team, user); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RemoveMember(c, team, user); !errors.Is(err, keys.ErrNotFound) {
-		t.Fatalf("second RemoveMember: %v", err)
-	}
-	absent(t, "GetMember after RemoveMember", errOf(s.GetMember(c, team, user)))
-	if u, _ := s.GetUser(c, user); len(u.Teams) != 0 {
-		t.Fatalf("user teams after RemoveMember = %v", u.Teams)
-	}
-	if tm, _ := s.GetTeam(c, team); tm.Role(user) != "" || len(tm.Members) != 1 {
-		t.Fatalf("team members after RemoveMember = %+v", tm.Members)
-	}
-	// Deleting a user ends its memberships; deleting a team ends the rest.
-	if err := s.AddMember(c, keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Delete(c, keys.Ref{Kind: keys.KindUser, ID: user}); err != nil {
-		t.Fatal(err)
-	}
-	if tm, _ := s.GetTeam(c, team); tm.Role(user) != "" {
-		t.Fatalf("deleted user still a member: %+v", tm.Members)
-	}
-	absent(t, "membership of a deleted user", errOf(s.GetMember(c, team, user)))
-	if err := s.Delete(c, keys.Ref{Kind: keys.KindTeam, ID: team}); err != nil {
-		t.Fatal(err)
-	}
-	if u, _ := s.GetUser(c, other); len(u.Teams) != 0 {
-		t.Fatalf("user teams after the team's Delete = %v", u.Teams)
-	}
-	absent(t, "membership of a deleted team", errOf(s.GetMember(c, team, other)))
-}
-
 func testEndUsers(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	e := keys.EndUser{ID: id("customer"), Alias: "acme", AllowedModelRegion: "eu", CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{RPMLimit: 3, TPMLimit: 30,
@@ -411,12 +323,12 @@ func testAdminNotFound(t *testing.T, newStore func(t *testing.T) Store) {
 		{"GetUser", func() error { _, err := s.GetUser(c, missing); return err }},
 		{"UpdateUser", func() error { _, err := s.UpdateUser(c, keys.User{ID: missing}); return err }},
 		{"DeleteUser", func() error { return s.Delete(c, keys.Ref{Kind: keys.KindUser, ID: missing}) }},
-		{"GetMember", func() error { _, err := s.GetMember(c, missing, missing); return err }},
+		{"GetMember", func() error { _, err := s.GetMember(c, keys.KindTeam, missing, missing); return err }},
 		{"UpdateMember", func() error {
-			_, err := s.UpdateMember(c, keys.Member{TeamID: missing, UserID: missing, Role: keys.MemberUser})
+			_, err := s.UpdateMember(c, keys.Member{Group: keys.KindTeam, GroupID: missing, UserID: missing, Role: keys.MemberUser})
 			return err
 		}},
-		{"RemoveMember", func() error { return s.RemoveMember(c, missing, missing) }},
+		{"RemoveMember", func() error { return s.RemoveMember(c, keys.KindTeam, missing, missing) }},
 		{"GetEndUser", func() error { _, err := s.GetEndUser(c, missing); return err }},
 		{"UpdateEndUser", func() error { _, err := s.UpdateEndUser(c, keys.EndUser{ID: missing}); return err }},
 		{"DeleteEndUser", func() error { return s.Delete(c, keys.Ref{Kind: keys.KindEndUser, ID: missing}) }},
@@ -450,9 +362,11 @@ func testAdminInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 		{"team metadata", func() error {
 			return s.CreateTeam(c, keys.Team{ID: id("t"), Settings: keys.Settings{Metadata: json.RawMessage(`{`)}})
 		}},
-		{"member role", func() error { return s.AddMember(c, keys.Member{TeamID: team, UserID: id("u"), Role: "owner"}) }},
+		{"member role", func() error {
+			return s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: id("u"), Role: "owner"})
+		}},
 		{"member budget", func() error {
-			return s.AddMember(c, keys.Member{TeamID: team, UserID: id("u"), Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(-1)}}})
+			return s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: id("u"), Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(-1)}}})
 		}},
 		{"end user id", func() error { return s.CreateEndUser(c, keys.EndUser{}) }},
 		{"end user tpm", func() error {

@@ -110,7 +110,7 @@ func linkTwo(t *testing.T, s Store, maxBudget float64) (keys.BudgetRecord, keys.
 	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
 		t.Fatal(err)
 	}
-	m := keys.Member{TeamID: team, UserID: id("u"), Role: keys.MemberUser, Settings: keys.Settings{BudgetID: b.ID}}
+	m := keys.Member{Group: keys.KindTeam, GroupID: team, UserID: id("u"), Role: keys.MemberUser, Settings: keys.Settings{BudgetID: b.ID}}
 	if err := s.AddMember(c, m); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func testBudgetLinks(t *testing.T, newStore func(t *testing.T) Store) {
 	if err != nil || got.BudgetID != b.ID || got.RPMLimit != 1000 || *got.MaxBudget != 100 {
 		t.Fatalf("GetEndUser = %+v, %v; want budget_id %s and its own limits", got, err, b.ID)
 	}
-	gm, err := newStore(t).GetMember(c, m.TeamID, m.UserID)
+	gm, err := newStore(t).GetMember(c, keys.KindTeam, m.GroupID, m.UserID)
 	if err != nil || gm.BudgetID != b.ID {
 		t.Fatalf("GetMember = %+v, %v; want budget_id %s", gm, err, b.ID)
 	}
@@ -141,6 +141,16 @@ func testBudgetLinks(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	if links, err := s.BudgetLinks(c, b.ID); err != nil || !reflect.DeepEqual(links, want[1:]) {
 		t.Fatalf("BudgetLinks after unlinking = %v, %v; want %v", links, err, want[1:])
+	}
+	// Organizations and their memberships link budgets too.
+	org := id("org")
+	om := keys.Member{Group: keys.KindOrg, GroupID: org, UserID: m.UserID, Role: keys.OrgInternalUser, Settings: keys.Settings{BudgetID: b.ID}}
+	if err := errors.Join(s.CreateOrganization(c, keys.Organization{ID: org, Settings: keys.Settings{BudgetID: b.ID}}), s.AddMember(c, om)); err != nil {
+		t.Fatal(err)
+	}
+	want = []keys.Ref{m.Ref(), {Kind: keys.KindOrg, ID: org}, om.Ref()}
+	if links, err := s.BudgetLinks(c, b.ID); err != nil || !reflect.DeepEqual(links, want) {
+		t.Fatalf("BudgetLinks with an organization and its member = %v, %v; want %v", links, err, want)
 	}
 }
 
@@ -160,7 +170,7 @@ func testLinkedBudget(t *testing.T, newStore func(t *testing.T) Store) {
 		if err != nil || ge.MaxBudget == nil || *ge.MaxBudget != want || ge.RPMLimit != 7 || ge.Duration != "1d" {
 			t.Fatalf("%s: end user = %+v, %v; want the budget's max_budget %v, rpm 7, 1d", when, ge.Settings, err, want)
 		}
-		gm, err := r.GetMember(c, m.TeamID, m.UserID)
+		gm, err := r.GetMember(c, keys.KindTeam, m.GroupID, m.UserID)
 		if err != nil || gm.MaxBudget == nil || *gm.MaxBudget != want {
 			t.Fatalf("%s: member = %+v, %v; want the budget's max_budget %v", when, gm.Settings, err, want)
 		}

@@ -35,7 +35,7 @@ func testHostileIDs(t *testing.T, newStore func(t *testing.T) Store) {
 	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddMember(c, keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser}); err != nil {
+	if err := s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: user, Role: keys.MemberUser}); err != nil {
 		t.Fatal(err)
 	}
 	h := keys.HashSecret(id("sk"))
@@ -52,13 +52,13 @@ func testHostileIDs(t *testing.T, newStore func(t *testing.T) Store) {
 				{"CreateUser", "user_id", func() error { return s.CreateUser(c, keys.User{ID: bad}) }},
 				{"CreateEndUser", "user_id", func() error { return s.CreateEndUser(c, keys.EndUser{ID: bad}) }},
 				{"AddMember team", "team_id", func() error {
-					return s.AddMember(c, keys.Member{TeamID: bad, UserID: user, Role: keys.MemberUser})
+					return s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: bad, UserID: user, Role: keys.MemberUser})
 				}},
 				{"AddMember user", "user_id", func() error {
-					return s.AddMember(c, keys.Member{TeamID: team, UserID: bad, Role: keys.MemberUser})
+					return s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: bad, Role: keys.MemberUser})
 				}},
 				{"UpdateMember", "user_id", func() error {
-					return errOf(s.UpdateMember(c, keys.Member{TeamID: team, UserID: bad, Role: keys.MemberAdmin}))
+					return errOf(s.UpdateMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: bad, Role: keys.MemberAdmin}))
 				}},
 				{"CreateKey alias", "key_alias", func() error {
 					return s.CreateKey(c, keys.Key{Hash: keys.HashSecret(id("sk")), Alias: bad})
@@ -81,17 +81,17 @@ func testHostileIDs(t *testing.T, newStore func(t *testing.T) Store) {
 			absent(t, "GetTeam", errOf(s.GetTeam(c, bad)))
 			absent(t, "GetUser", errOf(s.GetUser(c, bad)))
 			absent(t, "GetEndUser", errOf(s.GetEndUser(c, bad)))
-			absent(t, "GetMember", errOf(s.GetMember(c, team, bad)))
+			absent(t, "GetMember", errOf(s.GetMember(c, keys.KindTeam, team, bad)))
 			absent(t, "GetKeyByAlias", errOf(s.GetKeyByAlias(c, bad)))
 			absent(t, "GetBudget", errOf(s.GetBudget(c, bad)))
 			absent(t, "DeleteBudget", s.DeleteBudget(c, bad))
-			absent(t, "RemoveMember", s.RemoveMember(c, team, bad))
+			absent(t, "RemoveMember", s.RemoveMember(c, keys.KindTeam, team, bad))
 		})
 	}
 	// The repro at the store: no team p#q can exist for team p's
 	// "member" q#r to reach, and the real membership is untouched.
 	invalidParam(t, s.CreateTeam(c, keys.Team{ID: team + "#q"}), "team_id")
-	if m, err := s.GetMember(c, team, user); err != nil || m.Role != keys.MemberUser {
+	if m, err := s.GetMember(c, keys.KindTeam, team, user); err != nil || m.Role != keys.MemberUser {
 		t.Fatalf("the real membership: %+v, %v", m, err)
 	}
 }

@@ -59,9 +59,8 @@ var tests = []struct {
 	{"Admin", "MemberEmail", testMemberEmail},
 	{"Admin", "Orgs", testOrgs},
 	{"Admin", "OrgTeams", testOrgTeams},
-	{"Admin", "OrgMembers", testOrgMembers},
 	{"Admin", "OrgInvalid", testOrgInvalid},
-	{"Admin", "ConcurrentOrgMembers", testConcurrentOrgMembers},
+	{"Admin", "ConcurrentMembers", testConcurrentMembers},
 	{"Admin", "OrgDeleteRace", testOrgDeleteRace},
 	{"Admin", "Budgets", testBudgets},
 	{"Admin", "BudgetLinks", testBudgetLinks},
@@ -403,7 +402,7 @@ func testTimes(t *testing.T, newStore func(t *testing.T) Store) {
 		s.CreateKey(c, keys.Key{Hash: h, CreatedAt: given, UpdatedAt: given, ExpiresAt: given}),
 		s.CreateTeam(c, keys.Team{ID: team, CreatedAt: given, UpdatedAt: given}),
 		s.CreateUser(c, keys.User{ID: user, CreatedAt: given, UpdatedAt: given}),
-		s.AddMember(c, keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser, CreatedAt: given}),
+		s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: user, Role: keys.MemberUser, CreatedAt: given}),
 		s.CreateEndUser(c, keys.EndUser{ID: end, CreatedAt: given, UpdatedAt: given}),
 	} {
 		if err != nil {
@@ -413,7 +412,7 @@ func testTimes(t *testing.T, newStore func(t *testing.T) Store) {
 	k, err1 := s.GetKey(c, h)
 	tm, err2 := s.GetTeam(c, team)
 	u, err3 := s.GetUser(c, user)
-	m, err4 := s.GetMember(c, team, user)
+	m, err4 := s.GetMember(c, keys.KindTeam, team, user)
 	e, err5 := s.GetEndUser(c, end)
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package keystest
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 	"sync"
@@ -37,13 +36,13 @@ func testOrgs(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatal(err)
 	}
 	user := id("user")
-	if err := s.AddOrgMember(c, keys.OrgMembership{OrgID: o.ID, UserID: user, Role: keys.OrgAdmin}); err != nil {
+	if err := s.AddMember(c, keys.Member{Group: keys.KindOrg, GroupID: o.ID, UserID: user, Role: keys.OrgAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2030, 3, 10, 0, 0, 0, 0, time.UTC)
 	if _, err := s.ApplySpend(c, []keys.SpendDelta{
 		{Ref: keys.Ref{Kind: keys.KindOrg, ID: o.ID}, Nanos: 2_500_000_000, At: at},
-		{Ref: keys.OrgMembership{OrgID: o.ID, UserID: user}.Ref(), Nanos: 500_000_000, At: at},
+		{Ref: keys.Member{Group: keys.KindOrg, GroupID: o.ID, UserID: user}.Ref(), Nanos: 500_000_000, At: at},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +57,7 @@ func testOrgs(t *testing.T, newStore func(t *testing.T) Store) {
 		!slices.Equal(got.Teams, []string{team}) || got.Role(user) != keys.OrgAdmin {
 		t.Fatalf("UpdateOrganization = %+v", got)
 	}
-	if m, err := newStore(t).GetOrgMember(c, o.ID, user); err != nil || m.Spend != 0.5 || m.Role != keys.OrgAdmin {
+	if m, err := newStore(t).GetMember(c, keys.KindOrg, o.ID, user); err != nil || m.Spend != 0.5 || m.Role != keys.OrgAdmin {
 		t.Fatalf("GetOrgMember = %+v, %v", m, err)
 	}
 	list, err := s.ListOrganizations(c)
@@ -143,81 +142,6 @@ func testOrgTeams(t *testing.T, newStore func(t *testing.T) Store) {
 	absent(t, "Delete of a deleted organization", s.Delete(c, keys.Ref{Kind: keys.KindOrg, ID: a}))
 }
 
-// testOrgMembers: organization membership is written in the membership,
-// the organization's members and the user's organizations together, and
-// ends in all three (by RemoveOrgMember, or deleting the user or the
-// organization).
-func testOrgMembers(t *testing.T, newStore func(t *testing.T) Store) {
-	s, c := newStore(t), ctx(t)
-	org, user, other := id("org"), id("user"), id("other")
-	if err := s.CreateOrganization(c, keys.Organization{ID: org}); err != nil {
-		t.Fatal(err)
-	}
-	absent(t, "AddOrgMember to a missing organization", s.AddOrgMember(c, keys.OrgMembership{OrgID: id("missing"), UserID: user, Role: keys.OrgAdmin}))
-	absent(t, "a user created for a refused membership", errOf(s.GetUser(c, user)))
-	m := keys.OrgMembership{OrgID: org, UserID: user, Role: keys.OrgInternalUser, Email: "u@example.com", CreatedAt: when, AddedBy: "admin-1",
-		Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(7)}}}
-	if err := s.AddOrgMember(c, m); err != nil {
-		t.Fatal(err)
-	}
-	if err := newStore(t).AddOrgMember(c, m); !errors.Is(err, keys.ErrExists) {
-		t.Fatalf("second AddOrgMember: %v, want ErrExists", err)
-	}
-	if got, err := newStore(t).GetOrgMember(c, org, user); err != nil || !reflect.DeepEqual(got, m) {
-		t.Fatalf("GetOrgMember = %+v, %v\nwant %+v", got, err, m)
-	}
-	u, err := s.GetUser(c, user)
-	if err != nil || u.Role != keys.RoleInternalUser || u.Email != "u@example.com" || !slices.Equal(u.Organizations, []string{org}) || len(u.Teams) != 0 {
-		t.Fatalf("the user AddOrgMember created = %+v, %v", u, err)
-	}
-	if err := s.CreateUser(c, keys.User{ID: other}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AddOrgMember(c, keys.OrgMembership{OrgID: org, UserID: other, Role: keys.OrgAdmin}); err != nil {
-		t.Fatal(err)
-	}
-	o, _ := s.GetOrganization(c, org)
-	if o.Role(user) != keys.OrgInternalUser || o.Role(other) != keys.OrgAdmin || len(o.Members) != 2 || o.Members[0].Email != "u@example.com" {
-		t.Fatalf("organization members = %+v", o.Members)
-	}
-	up := m
-	up.Role, up.MaxBudget, up.UpdatedAt = keys.OrgAdmin, usd(9), when.Add(time.Minute)
-	if got, err := s.UpdateOrgMember(c, up); err != nil || got.Role != keys.OrgAdmin || *got.MaxBudget != 9 || !got.CreatedAt.Equal(when) {
-		t.Fatalf("UpdateOrgMember = %+v, %v", got, err)
-	}
-	if o, _ := newStore(t).GetOrganization(c, org); o.Role(user) != keys.OrgAdmin {
-		t.Fatalf("the organization's members after UpdateOrgMember: %+v", o.Members)
-	}
-	invalidParam(t, errOf(s.UpdateOrgMember(c, keys.OrgMembership{OrgID: org, UserID: user, Role: "admin"})), "role")
-	absent(t, "UpdateOrgMember of a non-member", errOf(s.UpdateOrgMember(c, keys.OrgMembership{OrgID: org, UserID: id("x"), Role: keys.OrgAdmin})))
-
-	if err := s.RemoveOrgMember(c, org, user); err != nil {
-		t.Fatal(err)
-	}
-	absent(t, "membership after RemoveOrgMember", errOf(s.GetOrgMember(c, org, user)))
-	absent(t, "second RemoveOrgMember", s.RemoveOrgMember(c, org, user))
-	if u, _ := s.GetUser(c, user); len(u.Organizations) != 0 {
-		t.Fatalf("user organizations after RemoveOrgMember = %v", u.Organizations)
-	}
-	// Deleting a user ends its memberships of organizations too.
-	if err := s.Delete(c, keys.Ref{Kind: keys.KindUser, ID: other}); err != nil {
-		t.Fatal(err)
-	}
-	if o, _ := s.GetOrganization(c, org); len(o.Members) != 0 {
-		t.Fatalf("organization members after deleting the user = %+v", o.Members)
-	}
-	absent(t, "membership of a deleted user", errOf(s.GetOrgMember(c, org, other)))
-	// Deleting an organization ends its memberships.
-	if err := s.AddOrgMember(c, keys.OrgMembership{OrgID: org, UserID: user, Role: keys.OrgInternalUserViewer}); err != nil {
-		t.Fatal(err)
-	}
-	mustDelete(t, c, s, keys.Ref{Kind: keys.KindOrg, ID: org}, func() error { return errOf(s.GetOrganization(c, org)) })
-	absent(t, "membership of a deleted organization", errOf(s.GetOrgMember(c, org, user)))
-	if u, err := s.GetUser(c, user); err != nil || len(u.Organizations) != 0 {
-		t.Fatalf("user after its organization's deletion = %+v, %v", u, err)
-	}
-}
-
 // testOrgInvalid: hostile ids and roles are refused naming the field; reads
 // through them find nothing.
 func testOrgInvalid(t *testing.T, newStore func(t *testing.T) Store) {
@@ -226,84 +150,32 @@ func testOrgInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 	if err := s.CreateOrganization(c, keys.Organization{ID: org}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddOrgMember(c, keys.OrgMembership{OrgID: org, UserID: user, Role: keys.OrgAdmin}); err != nil {
+	if err := s.AddMember(c, keys.Member{Group: keys.KindOrg, GroupID: org, UserID: user, Role: keys.OrgAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	for name, bad := range hostileIDs {
 		t.Run(name, func(t *testing.T) {
 			invalidParam(t, s.CreateOrganization(c, keys.Organization{ID: bad}), "organization_id")
 			invalidParam(t, s.CreateTeam(c, keys.Team{ID: id("t"), OrganizationID: bad}), "organization_id")
-			invalidParam(t, s.AddOrgMember(c, keys.OrgMembership{OrgID: bad, UserID: user, Role: keys.OrgAdmin}), "organization_id")
-			invalidParam(t, s.AddOrgMember(c, keys.OrgMembership{OrgID: org, UserID: bad, Role: keys.OrgAdmin}), "user_id")
+			invalidParam(t, s.AddMember(c, keys.Member{Group: keys.KindOrg, GroupID: bad, UserID: user, Role: keys.OrgAdmin}), "organization_id")
+			invalidParam(t, s.AddMember(c, keys.Member{Group: keys.KindOrg, GroupID: org, UserID: bad, Role: keys.OrgAdmin}), "user_id")
 			invalidParam(t, s.CreateOrganization(c, keys.Organization{ID: id("o"), Settings: keys.Settings{BudgetID: bad}}), "budget_id")
 			absent(t, "GetOrganization", errOf(s.GetOrganization(c, bad)))
-			absent(t, "GetOrgMember", errOf(s.GetOrgMember(c, org, bad)))
-			absent(t, "RemoveOrgMember", s.RemoveOrgMember(c, org, bad))
-			absent(t, "RemoveOrgMember org", s.RemoveOrgMember(c, bad, user))
+			absent(t, "GetOrgMember", errOf(s.GetMember(c, keys.KindOrg, org, bad)))
+			absent(t, "RemoveOrgMember", s.RemoveMember(c, keys.KindOrg, org, bad))
+			absent(t, "RemoveOrgMember org", s.RemoveMember(c, keys.KindOrg, bad, user))
 		})
 	}
 	// No organization org#x exists for org's member x#user to reach.
 	invalidParam(t, s.CreateOrganization(c, keys.Organization{ID: org + "#" + user}), "organization_id")
 	for _, role := range []string{"", "admin", "proxy_admin"} {
-		invalidParam(t, s.AddOrgMember(c, keys.OrgMembership{OrgID: org, UserID: id("u"), Role: role}), "role")
+		invalidParam(t, s.AddMember(c, keys.Member{Group: keys.KindOrg, GroupID: org, UserID: id("u"), Role: role}), "role")
 	}
 	if err := s.CreateOrganization(c, keys.Organization{ID: id("o"), Settings: keys.Settings{RPMLimit: -1}}); !errors.Is(err, keys.ErrInvalid) {
 		t.Fatalf("negative rpm_limit: %v", err)
 	}
-	if m, err := s.GetOrgMember(c, org, user); err != nil || m.Role != keys.OrgAdmin {
+	if m, err := s.GetMember(c, keys.KindOrg, org, user); err != nil || m.Role != keys.OrgAdmin {
 		t.Fatalf("the real membership: %+v, %v", m, err)
-	}
-}
-
-// testConcurrentOrgMembers: members added at once from two instances are
-// all listed on the organization and on their users (the membership
-// lists are written under a condition on the list read, then retried).
-func testConcurrentOrgMembers(t *testing.T, newStore func(t *testing.T) Store) {
-	s1, c := newStore(t), ctx(t)
-	s2 := newStore(t)
-	org := id("org")
-	if err := s1.CreateOrganization(c, keys.Organization{ID: org}); err != nil {
-		t.Fatal(err)
-	}
-	const n = 6
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	users := make([]string, n)
-	for i := range n {
-		users[i] = fmt.Sprintf("%s-u%d", org, i)
-		s := s1
-		if i%2 == 1 {
-			s = s2
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.AddOrgMember(c, keys.OrgMembership{OrgID: org, UserID: users[i], Role: keys.OrgInternalUser})
-		}()
-	}
-	wg.Wait()
-	o, err := s1.GetOrganization(c, org)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, u := range users {
-		if errs[i] != nil {
-			if errors.Is(errs[i], keys.ErrUnavailable) {
-				continue // gave up after its retries: then it must be absent
-			}
-			t.Fatalf("AddOrgMember %s: %v", u, errs[i])
-		}
-		if o.Role(u) != keys.OrgInternalUser {
-			t.Errorf("member %s missing from the organization's %d members", u, len(o.Members))
-		}
-		if usr, err := s2.GetUser(c, u); err != nil || !slices.Equal(usr.Organizations, []string{org}) {
-			t.Errorf("user %s = %+v, %v", u, usr, err)
-		}
-	}
-	for _, m := range o.Members {
-		if i := slices.Index(users, m.UserID); i < 0 || errs[i] != nil {
-			t.Errorf("organization lists %s, which was not added", m.UserID)
-		}
 	}
 }
 

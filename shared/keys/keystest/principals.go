@@ -113,12 +113,12 @@ func testMemberEmail(t *testing.T, newStore func(t *testing.T) Store) {
 	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
 		t.Fatal(err)
 	}
-	m := keys.Member{TeamID: team, UserID: user, Role: keys.MemberUser, Email: "ann@example.com", CreatedAt: when}
+	m := keys.Member{Group: keys.KindTeam, GroupID: team, UserID: user, Role: keys.MemberUser, Email: "ann@example.com", CreatedAt: when}
 	if err := s.AddMember(c, m); err != nil {
 		t.Fatal(err)
 	}
 	other := newStore(t)
-	if got, err := other.GetMember(c, team, user); err != nil || got.Email != m.Email {
+	if got, err := other.GetMember(c, keys.KindTeam, team, user); err != nil || got.Email != m.Email {
 		t.Fatalf("GetMember = %+v, %v; want email %s", got, err, m.Email)
 	}
 	if u, err := other.GetUser(c, user); err != nil || u.Email != m.Email {

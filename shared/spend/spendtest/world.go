@@ -70,7 +70,7 @@ func NewWorld(t testing.TB, ks keys.Admin, nKeys, nEndUsers int) *World {
 		w.Keys = append(w.Keys, k)
 		if m := keys.MemberID(k.TeamID, k.UserID); !members[m] {
 			members[m] = true
-			if err := ks.AddMember(c, keys.Member{TeamID: k.TeamID, UserID: k.UserID, Role: keys.MemberUser}); err != nil {
+			if err := ks.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: k.TeamID, UserID: k.UserID, Role: keys.MemberUser}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -166,10 +166,13 @@ func RecordSpend(t testing.TB, ks keys.Admin, r keys.Ref) int64 {
 	c := context.Background()
 	team, user, _ := strings.Cut(r.ID, "#") // a member's id
 	read := map[keys.Kind]func() (keys.Budget, error){
-		keys.KindKey:     func() (keys.Budget, error) { k, err := ks.GetKey(c, r.ID); return k.Budget, err },
-		keys.KindTeam:    func() (keys.Budget, error) { tm, err := ks.GetTeam(c, r.ID); return tm.Budget, err },
-		keys.KindUser:    func() (keys.Budget, error) { u, err := ks.GetUser(c, r.ID); return u.Budget, err },
-		keys.KindMember:  func() (keys.Budget, error) { m, err := ks.GetMember(c, team, user); return m.Budget, err },
+		keys.KindKey:  func() (keys.Budget, error) { k, err := ks.GetKey(c, r.ID); return k.Budget, err },
+		keys.KindTeam: func() (keys.Budget, error) { tm, err := ks.GetTeam(c, r.ID); return tm.Budget, err },
+		keys.KindUser: func() (keys.Budget, error) { u, err := ks.GetUser(c, r.ID); return u.Budget, err },
+		keys.KindMember: func() (keys.Budget, error) {
+			m, err := ks.GetMember(c, keys.KindTeam, team, user)
+			return m.Budget, err
+		},
 		keys.KindEndUser: func() (keys.Budget, error) { e, err := ks.GetEndUser(c, r.ID); return e.Budget, err },
 		keys.KindOrg:     func() (keys.Budget, error) { o, err := ks.GetOrganization(c, r.ID); return o.Budget, err },
 	}[r.Kind]
