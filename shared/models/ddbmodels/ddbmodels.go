@@ -37,20 +37,13 @@ type Options struct {
 }
 
 // Store is a models.Store on DynamoDB.
-type Store struct {
-	client  *dynamodb.Client
-	table   string
-	timeout time.Duration
-}
+type Store struct{ ddb.Table }
 
 var _ models.Store = (*Store)(nil)
 
 // New returns a Store on the keys table named table.
 func New(client *dynamodb.Client, table string, o Options) *Store {
-	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Second
-	}
-	return &Store{client: client, table: table, timeout: o.Timeout}
+	return &Store{ddb.NewTable(client, table, o.Timeout)}
 }
 
 // MetaPK is the version item's key.
@@ -58,10 +51,6 @@ const MetaPK = "meta#models"
 
 // PK returns the partition key of a stored deployment's item.
 func PK(id string) string { return "model#" + id }
-
-func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.timeout)
-}
 
 // storeErr puts a DynamoDB error in the store-error vocabulary.
 func storeErr(op string, err error) error {
@@ -78,9 +67,9 @@ func (s *Store) Version(ctx context.Context) (int64, error) {
 }
 
 func (s *Store) meta(ctx context.Context) (int64, []string, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := s.Call(ctx)
 	defer cancel()
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: ddb.PK(MetaPK), ConsistentRead: aws.Bool(true)})
+	out, err := s.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Name, Key: ddb.PK(MetaPK), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return 0, nil, storeErr("version", err)
 	}
@@ -107,21 +96,21 @@ func (s *Store) List(ctx context.Context) ([]models.Record, int64, error) {
 			keys[i] = ddb.PK(PK(id))
 		}
 		for len(keys) > 0 {
-			cctx, cancel := s.call(ctx)
-			res, err := s.client.BatchGetItem(cctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-				s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}})
+			cctx, cancel := s.Call(ctx)
+			res, err := s.Client.BatchGetItem(cctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+				s.Name: {Keys: keys, ConsistentRead: aws.Bool(true)}}})
 			cancel()
 			if err != nil {
 				return nil, 0, storeErr("list", err)
 			}
-			for _, it := range res.Responses[s.table] {
+			for _, it := range res.Responses[s.Name] {
 				r, err := decode(it)
 				if err != nil {
 					return nil, 0, err
 				}
 				out = append(out, r)
 			}
-			keys = res.UnprocessedKeys[s.table].Keys
+			keys = res.UnprocessedKeys[s.Name].Keys
 		}
 	}
 	slices.SortFunc(out, func(a, b models.Record) int {
@@ -138,9 +127,9 @@ func (s *Store) List(ctx context.Context) ([]models.Record, int64, error) {
 
 // Get implements models.Store.
 func (s *Store) Get(ctx context.Context, id string) (models.Record, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := s.Call(ctx)
 	defer cancel()
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: ddb.PK(PK(id)), ConsistentRead: aws.Bool(true)})
+	out, err := s.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Name, Key: ddb.PK(PK(id)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return models.Record{}, storeErr("get", err)
 	}
@@ -157,7 +146,7 @@ func (s *Store) Create(ctx context.Context, r models.Record) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, "create", types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item,
+	return s.write(ctx, "create", types.TransactWriteItem{Put: &types.Put{TableName: &s.Name, Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")}}, "ADD v :one, ids :id", r.ID, models.ErrExists)
 }
 
@@ -169,14 +158,14 @@ func (s *Store) Update(ctx context.Context, r models.Record) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, "update", types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item,
+	return s.write(ctx, "update", types.TransactWriteItem{Put: &types.Put{TableName: &s.Name, Item: item,
 		ConditionExpression:       aws.String("attribute_exists(pk) AND rev = :rev"),
 		ExpressionAttributeValues: ddb.Item{":rev": ddb.N(rev)}}}, "ADD v :one", r.ID, nil)
 }
 
 // Delete implements models.Store.
 func (s *Store) Delete(ctx context.Context, id string, rev int64) error {
-	return s.write(ctx, "delete", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: ddb.PK(PK(id)),
+	return s.write(ctx, "delete", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Name, Key: ddb.PK(PK(id)),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND rev = :rev"),
 		ExpressionAttributeValues: ddb.Item{":rev": ddb.N(rev)}}}, "ADD v :one DELETE ids :id", id, nil)
 }
@@ -189,9 +178,9 @@ func (s *Store) write(ctx context.Context, op string, rec types.TransactWriteIte
 	if op != "update" {
 		vals[":id"] = &types.AttributeValueMemberSS{Value: []string{id}}
 	}
-	cctx, cancel := s.call(ctx)
-	_, err := s.client.TransactWriteItems(cctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{rec,
-		{Update: &types.Update{TableName: &s.table, Key: ddb.PK(MetaPK), UpdateExpression: aws.String(metaUpdate), ExpressionAttributeValues: vals}}}})
+	cctx, cancel := s.Call(ctx)
+	_, err := s.Client.TransactWriteItems(cctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{rec,
+		{Update: &types.Update{TableName: &s.Name, Key: ddb.PK(MetaPK), UpdateExpression: aws.String(metaUpdate), ExpressionAttributeValues: vals}}}})
 	cancel()
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) && len(tce.CancellationReasons) > 0 && aws.ToString(tce.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
