@@ -18,10 +18,10 @@ import (
 const bedrockFaultConfig = `
 model_list:
   - model_name: primary
-    litellm_params: {model: bedrock/converse/us.anthropic.claude-primary-v1:0, api_base: "%[1]s", aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake, timeout: 0.5}
+    litellm_params: {model: bedrock/converse/us.anthropic.claude-primary-v1:0, api_base: "%[1]s", aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake, timeout: 1.5}
     model_info: {id: p1}
   - model_name: primary
-    litellm_params: {model: bedrock/us.anthropic.claude-primary-v1:0, api_base: "%[2]s", aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake, timeout: 0.5}
+    litellm_params: {model: bedrock/us.anthropic.claude-primary-v1:0, api_base: "%[2]s", aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake, timeout: 1.5}
     model_info: {id: p2}
   - model_name: backup
     litellm_params: {model: bedrock/anthropic.claude-backup-v1:0, api_base: "%[3]s", aws_region_name: us-west-2, aws_access_key_id: AKIDFAKE, aws_secret_access_key: fake}

@@ -158,13 +158,13 @@ func answer(w http.ResponseWriter, f fault, withLength bool, out string) {
 const faultConfig = `
 model_list:
   - model_name: primary
-    litellm_params: {model: openai/gpt-primary, api_base: "%[1]s", api_key: k, timeout: 0.2}
+    litellm_params: {model: openai/gpt-primary, api_base: "%[1]s", api_key: k, timeout: 1}
     model_info: {id: p1}
   - model_name: primary
-    litellm_params: {model: openai/gpt-primary, api_base: "%[2]s", api_key: k, timeout: 0.2}
+    litellm_params: {model: openai/gpt-primary, api_base: "%[2]s", api_key: k, timeout: 1}
     model_info: {id: p2}
   - model_name: backup
-    litellm_params: {model: openai/gpt-backup, api_base: "%[3]s", api_key: k, timeout: 0.2}
+    litellm_params: {model: openai/gpt-backup, api_base: "%[3]s", api_key: k, timeout: 1}
     model_info: {id: b1}
   - model_name: long
     litellm_params: {model: openai/gpt-long, api_base: "%[4]s", api_key: k}
