@@ -122,7 +122,8 @@ func TestRecordsAllocateNothing(t *testing.T) {
 // resolve the fallbacks again), a key at its rpm limit and under a strict
 // budget it could not reserve is still answered, nothing is recorded
 // (OnComplete), a fallback serves when the group fails, the estimate is
-// flagged, and its errors are Anthropic's with its own messages.
+// flagged, the key's aliases apply, and its errors are Anthropic's with
+// its own messages.
 func TestCountTokensThroughTheStages(t *testing.T) {
 	down := gatewaytest.Answering(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`)
 	up := gatewaytest.Answering(t, 200, "application/json", completion)
@@ -138,6 +139,7 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 	budget := 0.000001
 	if err := ks.CreateKey(context.Background(), keys.Key{Hash: keys.HashSecret("sk-k"), Settings: keys.Settings{
 		Models: []string{"b", "broken", "fb", "nowhere"}, RPMLimit: 1, Budget: keys.Budget{MaxBudget: &budget},
+		Aliases: map[string]string{"short": "fb"},
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +167,12 @@ general_settings: {master_key: sk-master, strict_budgets: true}
 	}
 	if completed != 0 {
 		t.Errorf("OnComplete called %d times for count_tokens, want none (it is not recorded)", completed)
+	}
+	// The key's model aliases apply, as on /v1/messages (the second
+	// pipeline did not apply them).
+	rec := gatewaytest.Do(h, gatewaytest.Request(http.MethodPost, "/v1/messages/count_tokens", "sk-k", `{"model":"short","messages":[{"role":"user","content":"hi"}]}`))
+	if rec.Code != http.StatusOK || rec.Header().Get("X-Litellm-Model-Group") != "fb" {
+		t.Errorf("a key's alias: status %d, group %q: %s", rec.Code, rec.Header().Get("X-Litellm-Model-Group"), rec.Body)
 	}
 	for _, tc := range []struct{ key, body, typ, msg string }{
 		{"sk-k", `{"messages":[{"role":"user","content":"hi"}]}`, "invalid_request_error", "model: field required"},
