@@ -39,6 +39,11 @@ type api struct {
 	media bool
 	// free: costs nothing and reserves nothing (moderations).
 	free bool
+	// uncounted: not a request of its own account (count_tokens): admitted
+	// against no rpm/tpm limit, reserving nothing under strict budgets,
+	// and neither recorded (no OnComplete, so no spend event) nor observed
+	// (metrics).
+	uncounted bool
 	// unreservable, if set, is why strict budgets cannot reserve its
 	// worst case (a transcription's length is not known before the call).
 	unreservable string

@@ -12,80 +12,59 @@ import (
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
-// countTokens serves POST /v1/messages/count_tokens: authenticated and
-// checked for model access like a request, routed like one (retries and
-// fallbacks included), but neither admitted against limits nor billed (it
-// costs nothing at Anthropic or Bedrock, and LiteLLM does not count it).
+// Anthropic's POST /v1/messages/count_tokens: an API of the request stages
+// (request.go) like the others, authenticated and checked for model access
+// like a request and routed like one (retries and fallbacks included), but
+// uncounted: neither admitted against limits nor reserved under strict
+// budgets nor recorded (no OnComplete, so no spend event, and no metrics):
+// it costs nothing at Anthropic or Bedrock, and LiteLLM does not count it.
 // Anthropic deployments answer with Anthropic's own count, Bedrock ones
 // with Bedrock's CountTokens; the others with the gateway's estimate,
-// flagged by the X-Sluice-Token-Count: estimate header.
-func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	w.Header()["X-Litellm-Call-Id"] = []string{newCallID()}
-	p, err := h.authenticate(r)
-	if err != nil {
-		apierr.WriteAnthropic(w, err)
-		return
-	}
-	buf := getBuf()
-	defer putBuf(buf)
-	req, err := h.parse(w, r, buf, wire.Parse, false)
+// flagged by the X-Sluice-Token-Count: estimate header. Its state is the
+// client's Anthropic headers, as the Messages API's.
+var _ = registerAPI(&api{op: wire.OpCountTokens, name: "count_tokens", paths: []string{"/v1/messages/count_tokens"},
+	anthropic: true, uncounted: true, parseJSON: parseCount, prepare: anthropicState, attempt: (*exchange).countTokens})
+
+// parseCount parses a count_tokens body, whose model is required
+// (Anthropic's message).
+func parseCount(body []byte) (*wire.Request, error) {
+	req, err := wire.Parse(body)
 	if err == nil && req.Model == "" {
-		err = apierr.New(apierr.InvalidRequest, "model: field required")
+		return nil, &wire.FieldError{Param: "model", Msg: "model: field required"}
 	}
-	var pl plan
-	if err == nil {
-		pl.resolve(h.router, req)
-		err = h.checkPrincipal(ctx, p, req, &pl)
-	}
-	if err != nil {
-		apierr.WriteAnthropic(w, err)
-		return
-	}
-	hdrs := anthropicHeaders(r)
-	prompt := wire.EstimateTokens(req.Body)
-	var out []byte
-	var estimate bool
-	attempt := func(ctx context.Context, a *router.Attempt) (router.Outcome, error) {
-		body := req.MessagesBody(a.ProviderModel)
-		resp, err := h.provider.Do(ctx, a.Deployment, wire.Call{Op: wire.OpCountTokens, Body: body, PromptTokens: prompt, Anthropic: hdrs})
-		if err != nil {
-			return router.Outcome{}, err
-		}
-		defer resp.Body.Close()
-		b := getBuf()
-		defer putBuf(b)
-		if _, err := b.ReadFrom(resp.Body); err != nil {
-			return router.Outcome{}, providers.TransportError(ctx, a.Deployment, err)
-		}
-		if !wire.Valid(b.Bytes()) {
-			return router.Outcome{}, apierr.New(apierr.UpstreamServer, "deployment %s returned a count that is not valid JSON", a.Deployment.ID)
-		}
-		out = append(out[:0], b.Bytes()...)
-		estimate = resp.Header.Get(messages.EstimateHeader) != ""
-		return router.Outcome{Committed: true}, nil
-	}
-	rreq := &router.Request{Model: req.Model, CallID: w.Header()["X-Litellm-Call-Id"][0], PromptTokens: prompt,
-		Fallbacks: req.Fallbacks, FallbacksSet: req.FallbacksSet, NoFallbacks: req.NoFallbacks, NumRetries: req.NumRetries,
-		Target: pl.target, TargetErr: pl.err}
-	res, err := h.router.Do(ctx, rreq, attempt)
-	if err != nil {
-		apierr.WriteAnthropic(w, err)
-		return
-	}
-	if res.Final != nil {
-		h.setHeadersFor(w, res.Final)
-	}
-	hd := w.Header()
-	if estimate {
-		hd[messages.EstimateHeader] = []string{"estimate"}
-	}
-	hd["Content-Length"] = []string{strconv.Itoa(len(out))}
-	writeJSON(w, http.StatusOK, out)
+	return req, err
 }
 
-// setHeadersFor sets the route headers of a's deployment on w.
-func (h *Handler) setHeadersFor(w http.ResponseWriter, a *router.Attempt) {
-	x := exchange{h: h, w: w}
+// countTokens makes one count attempt and, once it answered, writes the
+// count: the route headers and the estimate flag, no cost (it has none) and
+// none of the provider's headers.
+func (x *exchange) countTokens(ctx context.Context, a *router.Attempt) (router.Outcome, error) {
+	d := a.Deployment
+	call := wire.Call{Op: wire.OpCountTokens, Body: x.req.MessagesBody(a.ProviderModel), PromptTokens: int(x.prompt)}
+	call.Anthropic, _ = x.state.(*wire.AnthropicHeaders)
+	resp, err := x.do(ctx, d, call)
+	if err != nil {
+		return router.Outcome{}, err
+	}
+	defer resp.Body.Close()
+	b := getBuf()
+	defer putBuf(b)
+	if _, err := b.ReadFrom(resp.Body); err != nil {
+		return router.Outcome{}, providers.TransportError(ctx, d, err)
+	}
+	if !wire.Valid(b.Bytes()) {
+		return router.Outcome{}, apierr.New(apierr.UpstreamServer, "deployment %s returned a count that is not valid JSON", d.ID)
+	}
 	x.setRouteHeaders(a)
+	hd := x.w.Header()
+	if resp.Header.Get(messages.EstimateHeader) != "" {
+		hd[messages.EstimateHeader] = []string{"estimate"}
+	}
+	hd["Content-Length"] = []string{strconv.Itoa(b.Len())}
+	x.committed = true
+	hd["Content-Type"] = hdrJSON
+	x.w.WriteHeader(http.StatusOK)
+	_, err = x.w.Write(b.Bytes())
+	x.done = err == nil
+	return router.Outcome{Committed: true}, nil
 }

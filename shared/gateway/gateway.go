@@ -47,8 +47,8 @@ type Provider interface {
 
 // Completion is what a served request reports when it ends (for spend,
 // TPM correction and metrics). OnComplete gets one for every POST request
-// that passed authentication: successes, errors, panics and clients that
-// went away alike.
+// that passed authentication (but count_tokens, which is not counted:
+// count.go): successes, errors, panics and clients that went away alike.
 type Completion struct {
 	CallID    string
 	Principal *Principal
@@ -122,7 +122,7 @@ type Options struct {
 	// call; other deployments carry their price (config.ResolvePrices).
 	Prices *pricing.Table
 	// OnComplete, if set, is called exactly once for every POST request
-	// that passed authentication, after the response is written (or the
+	// that passed authentication (count_tokens aside), after the response is written (or the
 	// client went away). It must not block for long.
 	OnComplete func(ctx context.Context, c *Completion)
 	// Metrics counts every request (nil: no metrics).

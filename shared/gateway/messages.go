@@ -29,11 +29,15 @@ var messagesAPI = registerAPI(&api{op: wire.OpMessages, name: "anthropic_respons
 	anthropic: true, streams: true, attempt: (*exchange).messages,
 	usage:     func(out []byte) (wire.Usage, bool) { return wire.MessagesUsage(gjson.GetBytes(out, "usage")) },
 	textBytes: func(out []byte) int { return len(out) }, // without usage: the whole answer at four bytes a token
-	prepare: func(_ *Handler, _ context.Context, r *http.Request, _ *Principal, _ *wire.Request) (any, string, error) {
-		return anthropicHeaders(r), "", nil
-	},
-	sseError: func(_ *exchange, err error) []byte { return apierr.AnthropicSSE(err) },
+	prepare:   anthropicState,
+	sseError:  func(_ *exchange, err error) []byte { return apierr.AnthropicSSE(err) },
 })
+
+// anthropicState is the Messages APIs' state (their prepare): the client's
+// Anthropic headers.
+func anthropicState(_ *Handler, _ context.Context, r *http.Request, _ *Principal, _ *wire.Request) (any, string, error) {
+	return anthropicHeaders(r), "", nil
+}
 
 // anthropicHeaders are the client's Anthropic headers (nil: none).
 func anthropicHeaders(r *http.Request) *wire.AnthropicHeaders {

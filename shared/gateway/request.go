@@ -51,12 +51,12 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 	p, err := h.authenticate(r)
 	if err != nil {
 		writeError(w, a, err)
-		if h.metrics != nil {
+		if h.metrics != nil && !a.uncounted {
 			h.observeRefused(c, err)
 		}
 		return
 	}
-	authenticated = true
+	authenticated = !a.uncounted // count_tokens is not recorded (count.go)
 	c.Principal = p
 	buf := getBuf()
 	defer putBuf(buf)
@@ -100,7 +100,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 		defer h.streams.release()
 	}
 	var hold *limits.Hold
-	if h.strict != nil {
+	if h.strict != nil && !a.uncounted {
 		if hold, err = h.reserve(ctx, p, req, pl, a, c.CallID); err != nil {
 			h.fail(ctx, w, a, c, err)
 			return
@@ -381,7 +381,7 @@ func (x *exchange) setRouteHeaders(a *router.Attempt) {
 	}
 	hd["X-Litellm-Attempted-Retries"] = intHeader(a.Retries)
 	hd["X-Litellm-Attempted-Fallbacks"] = intHeader(a.Fallback)
-	if x.req != nil && x.req.Timeout > 0 { // count_tokens' exchange has no request
+	if x.req.Timeout > 0 {
 		hd["X-Litellm-Timeout"] = timeoutHeader(x.req.Timeout)
 	}
 }

@@ -38,8 +38,6 @@ func buildRoutes() []route {
 			out = append(out, route{method: http.MethodPost, pattern: p, name: a.name, api: a, serve: model(a)})
 		}
 	}
-	out = append(out, route{method: http.MethodPost, pattern: "/v1/messages/count_tokens", name: "count_tokens", api: messagesAPI,
-		serve: func(h *Handler, w http.ResponseWriter, r *http.Request, _ string) { h.countTokens(w, r) }}) // count.go
 	for _, a := range all {
 		if a.azure != "" {
 			out = append(out, route{method: http.MethodPost, pattern: "/openai/deployments/{model}" + a.azure, name: a.name, api: a, serve: model(a)})
