@@ -3,8 +3,8 @@
 // shape), and the write-only api_key.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { body, nest, at, text, formFields } from '../../shared/console/static/form.js';
-import { model, stored } from '../../shared/console/static/specs.js';
+import { body, nest, at, text, formFields } from '../static/form.js';
+import { model, stored } from '../static/specs.js';
 
 const shown = (spec, r) => Object.fromEntries(formFields(spec, r).map((f) => [f.name, text(f.kind, at(f, r))]));
 

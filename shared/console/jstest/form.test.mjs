@@ -3,8 +3,8 @@
 // them from go test).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { numeric, list, text, value, body, formFields } from '../../shared/console/static/form.js';
-import { key, team, user, customer, budget, teamMember, flat } from '../../shared/console/static/specs.js';
+import { numeric, list, text, value, body, formFields } from '../static/form.js';
+import { key, team, user, customer, budget, teamMember, flat } from '../static/specs.js';
 
 test('numeric: decimal text is a number, anything else is sent as typed', () => {
   for (const [in_, want] of [['50', 50], ['-5', -5], ['+2', 2], ['0.25', 0.25], ['.5', 0.5], ['5.', 5], ['1e3', 1000], ['1E-2', 0.01], ['0', 0]]) {

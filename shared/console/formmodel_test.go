@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestFormModel runs the console's JavaScript unit tests (*.test.mjs
-// beside this file: the form model's pure parts, shared/console/static/
-// form.js and specs.js) with node --test. They are fast, so -short runs
+// TestFormModel runs the console's JavaScript unit tests (jstest/*.test.mjs:
+// the form model's pure parts, static/form.js and static/specs.js) with
+// node --test. They are fast, so -short runs
 // them too; without node they skip, unless CI is set (then they fail).
 func TestFormModel(t *testing.T) {
 	node, err := exec.LookPath("node")
@@ -20,9 +20,9 @@ func TestFormModel(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	files, err := filepath.Glob("*.test.mjs")
+	files, err := filepath.Glob(filepath.Join("jstest", "*.test.mjs"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no *.test.mjs files: %v", err)
+		t.Fatalf("no jstest/*.test.mjs files: %v", err)
 	}
 	out, err := exec.Command(node, append([]string{"--test", "--test-reporter=tap"}, files...)...).CombinedOutput()
 	if err != nil {
