@@ -119,7 +119,7 @@ general_settings: {master_key: sk-master, store_model_in_db: true}
 		return out
 	}
 	// probe calls model on h, counting h's DynamoDB calls.
-	probe := func(h http.Handler, model string) (int, string, int) {
+	probe := func(h http.Handler, model string) (int, string, []string) {
 		t.Helper()
 		ctx, count := ddb.WithCallCount(context.Background())
 		rec := gatewaytest.Do(h, gatewaytest.Request(http.MethodPost, "/v1/chat/completions", "sk-master", `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`).WithContext(ctx))
@@ -131,7 +131,7 @@ general_settings: {master_key: sk-master, store_model_in_db: true}
 		if len(out.Choices) > 0 {
 			content = out.Choices[0].Message.Content
 		}
-		return rec.Code, content, count.Calls()
+		return rec.Code, content, count.Operations()
 	}
 	// step advances the clock to the end of the interval and checks that B
 	// served the old state until then without reading the store, and the
@@ -143,8 +143,12 @@ general_settings: {master_key: sk-master, store_model_in_db: true}
 		if code, content, _ := probe(b.HTTP, "stored"); !before(code, content) {
 			t.Fatalf("%s: B served %d %q before its interval ended", what, code, content)
 		}
-		if _, _, calls := probe(b.HTTP, "base"); calls != 0 {
-			t.Fatalf("%s: a warm request within the interval made %d DynamoDB calls", what, calls)
+		// The first request at this time may refresh B's one-second
+		// cooldown cache (traffic may not have run since the clock moved);
+		// the one after it is warm.
+		probe(b.HTTP, "base")
+		if _, _, ops := probe(b.HTTP, "base"); len(ops) != 0 {
+			t.Fatalf("%s: a warm request within the interval made DynamoDB calls: %v", what, ops)
 		}
 		clk.ns.Add(int64(interval))
 		if code, content, _ := probe(b.HTTP, "stored"); !after(code, content) {
