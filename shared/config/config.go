@@ -166,6 +166,7 @@ const (
 	ProtocolMock      = catalog.Mock      // in-process canned replies (no network)
 	ProtocolAnthropic = catalog.Anthropic // Anthropic's Messages API, translated from and to OpenAI chat
 	ProtocolBedrock   = catalog.Bedrock   // Amazon Bedrock's Converse API (AWS SDK, SigV4)
+	ProtocolGemini    = catalog.Gemini    // Google's Gemini API (AI Studio), translated from and to OpenAI chat
 )
 
 // RouterSettings holds router_settings merged with the routing keys of
