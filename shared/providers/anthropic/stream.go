@@ -49,26 +49,17 @@ func newDecoder(body io.ReadCloser, includeUsage bool, created int64) *decoder {
 // leadingError reads the first event: when it is an error event, it returns
 // the status that error stands for and an OpenAI-style error body.
 func (s *decoder) leadingError() (int, []byte, bool) {
-	for {
-		ev, err := s.rd.Next()
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF // ended before any event: not a clean, empty answer
-			}
-			s.failed = err
-			return 0, nil, false
-		}
-		data := sse.Data(ev)
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		if gjson.GetBytes(data, "type").String() == "error" {
-			e := gjson.GetBytes(data, "error")
-			return ErrorStatus(e.Get("type").String()), errorBody(e), true
-		}
-		s.pending = bytes.Clone(data)
+	data, err := chunks.FirstData(s.rd)
+	if err != nil {
+		s.failed = err
 		return 0, nil, false
 	}
+	if gjson.GetBytes(data, "type").String() == "error" {
+		e := gjson.GetBytes(data, "error")
+		return ErrorStatus(e.Get("type").String()), errorBody(e), true
+	}
+	s.pending = data
+	return 0, nil, false
 }
 
 func errorBody(e gjson.Result) []byte {

@@ -46,28 +46,19 @@ func newDecoder(body io.ReadCloser, o Options, includeUsage bool, created int64)
 // Gemini's safety filters blocked, it returns the status it stands for and
 // an OpenAI-style error body.
 func (s *decoder) leadingError() (int, []byte, bool) {
-	for {
-		ev, err := s.rd.Next()
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF // ended before any event: not a clean, empty answer
-			}
-			s.failed = err
-			return 0, nil, false
-		}
-		data := sse.Data(ev)
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		if e := gjson.GetBytes(data, "error"); e.IsObject() {
-			return errorStatus(e), openAIError(e), true
-		}
-		if status, body, blocked := Blocked(data); blocked {
-			return status, body, true
-		}
-		s.pending = bytes.Clone(data)
+	data, err := chunks.FirstData(s.rd)
+	if err != nil {
+		s.failed = err
 		return 0, nil, false
 	}
+	if e := gjson.GetBytes(data, "error"); e.IsObject() {
+		return errorStatus(e), openAIError(e), true
+	}
+	if status, body, blocked := Blocked(data); blocked {
+		return status, body, true
+	}
+	s.pending = data
+	return 0, nil, false
 }
 
 // CloseUpstream closes the upstream body.
@@ -146,12 +137,8 @@ func (s *decoder) translate(data []byte) error {
 	c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
 		switch {
 		case p.Get("functionCall").IsObject():
-			fc := p.Get("functionCall")
-			args := fc.Get("args").Raw
-			if args == "" {
-				args = "{}"
-			}
-			s.ToolCallStart(s.nCalls, callID(p.Get("thoughtSignature").String()), fc.Get("name").String())
+			id, name, args := callOf(p)
+			s.ToolCallStart(s.nCalls, id, name)
 			s.ToolCallArgs(s.nCalls, args)
 			s.nCalls++
 		case p.Get("thought").Bool():
