@@ -71,8 +71,5 @@ func (p *Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call)
 		st.Close()
 		return chunks.Replace(resp, "application/json", body, status), nil
 	}
-	out := chunks.Replace(resp, "text/event-stream", nil)
-	out.Body = &st.Stream
-	out.ContentLength = -1
-	return out, nil
+	return chunks.Streamed(resp, &st.Stream), nil
 }

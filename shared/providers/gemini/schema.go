@@ -98,31 +98,22 @@ func (c *cleaner) clean(out []byte, s gjson.Result, depth int) ([]byte, error) {
 		case k.Str == "properties" && v.IsObject():
 			key(k.Str)
 			out = append(out, '{')
-			i := 0
+			var names []string
 			v.ForEach(func(pk, pv gjson.Result) bool {
-				if i > 0 {
+				if len(names) > 0 {
 					out = append(out, ',')
 				}
-				i++
+				names = append(names, pk.Str)
 				out = wire.AppendString(out, pk.Str)
 				out = append(out, ':')
 				out, err = c.clean(out, pv, depth+1)
 				return err == nil
 			})
 			out = append(out, '}')
-			if c.ordering && i > 1 && !s.Get("propertyOrdering").Exists() {
+			if c.ordering && len(names) > 1 && !s.Get("propertyOrdering").Exists() {
 				key("propertyOrdering")
-				out = append(out, '[')
-				j := 0
-				v.ForEach(func(pk, _ gjson.Result) bool {
-					if j > 0 {
-						out = append(out, ',')
-					}
-					j++
-					out = wire.AppendString(out, pk.Str)
-					return true
-				})
-				out = append(out, ']')
+				b, _ := json.Marshal(names)
+				out = append(out, b...)
 			}
 		case k.Str == "items":
 			key(k.Str)
