@@ -424,3 +424,16 @@ func TestNewStreamWithoutUsage(t *testing.T) {
 		t.Fatalf("events %q", events)
 	}
 }
+
+// A request of only a system prompt sends it as the user's turn; one with
+// no content at all is a 400.
+func TestOnlySystem(t *testing.T) {
+	out, err := gemini.TranslateRequest([]byte(`{"messages":[{"role":"system","content":"Say hi."}]}`), gemini.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, "request", out, `{"contents":[{"role":"user","parts":[{"text":"Say hi."}]}]}`)
+	if _, err := gemini.TranslateRequest([]byte(`{"messages":[{"role":"user","content":""}]}`), gemini.Options{}); !isKind(err, apierr.InvalidRequest) {
+		t.Fatalf("empty: %v", err)
+	}
+}
