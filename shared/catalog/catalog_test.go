@@ -13,7 +13,8 @@ func TestLookup(t *testing.T) {
 		{"groq", Entry{Protocol: OpenAI, DefaultBase: "https://api.groq.com/openai/v1"}, true},
 		{"azure", Entry{Protocol: Azure, NeedsBase: true}, true},
 		{"bedrock_converse", Entry{Protocol: Bedrock}, true},
-		{"vertex_ai", Entry{}, true},
+		{"vertex_ai", Entry{Protocol: Vertex}, true},
+		{"vertex_ai_beta", Entry{}, true},
 		{"opnai", Entry{}, false},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/providers/bedrock"
 	"github.com/sluice-gw/sluice/shared/providers/mock"
 	"github.com/sluice-gw/sluice/shared/providers/openai"
+	"github.com/sluice-gw/sluice/shared/providers/vertex"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -31,6 +32,7 @@ var (
 	_ Vendor = mock.Provider{}
 	_ Vendor = (*anthropic.Provider)(nil)
 	_ Vendor = (*bedrock.Clients)(nil)
+	_ Vendor = (*vertex.Provider)(nil)
 )
 
 // vendors returns the vendor of each implemented protocol, sending through
@@ -46,9 +48,10 @@ func vendors(client *http.Client) [catalog.Protocols]Vendor {
 		catalog.Mock:      mock.Provider{},
 		catalog.Anthropic: anthropic.New(client),
 		catalog.Bedrock:   bedrock.NewClients(client),
+		catalog.Vertex:    vertex.New(client),
 	}
 }
 
 // words are every vendor's words for the failures a status does not tell
 // apart (catalog.ErrorWords says why all of them, for every deployment).
-var words = catalog.Merge(openai.Errors, azure.Errors, anthropic.Errors)
+var words = catalog.Merge(openai.Errors, azure.Errors, anthropic.Errors, vertex.Errors)
