@@ -341,7 +341,7 @@ func TestMessagesPassThrough(t *testing.T) {
 // Vertex's errors are classified by the registry: 429 RESOURCE_EXHAUSTED a
 // rate limit, the context window, a safety block.
 func TestErrors(t *testing.T) {
-	p, d, f, _ := setup(t, "us-east5")
+	_, d, f, _ := setup(t, "us-east5")
 	disp := providers.New(&http.Client{Transport: redirect{mustURL(f.srv.URL)}})
 	for _, tt := range []struct {
 		status int
