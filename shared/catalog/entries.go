@@ -12,6 +12,9 @@ var entries = table(map[string]Entry{
 	// regional endpoint; none is needed.
 	"bedrock":          {Protocol: Bedrock},
 	"bedrock_converse": {Protocol: Bedrock},
+	// Google AI Studio: api_base is the base with its version, to which
+	// /models/{model}:{method} is added (LiteLLM's reading).
+	"gemini": {Protocol: Gemini, DefaultBase: "https://generativelanguage.googleapis.com/v1beta"},
 	// Vertex AI: the URL follows from vertex_project and vertex_location;
 	// an api_base is the whole URL up to the model.
 	"vertex_ai": {Protocol: Vertex},
@@ -39,7 +42,7 @@ var openAIBases = map[string]string{
 // notImplemented are known LiteLLM providers the gateway cannot call yet.
 var notImplemented = []string{
 	"vertex_ai_beta",
-	"gemini", "cohere", "cohere_chat", "sagemaker", "huggingface",
+	"cohere", "cohere_chat", "sagemaker", "huggingface",
 	"replicate", "watsonx", "databricks", "cloudflare", "azure_ai",
 	"ai21", "voyage", "ollama", "text-completion-openai", "nvidia_nim",
 	"cerebras", "sambanova", "predibase", "triton", "clarifai",

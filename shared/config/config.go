@@ -198,6 +198,7 @@ const (
 	ProtocolMock      = catalog.Mock      // in-process canned replies (no network)
 	ProtocolAnthropic = catalog.Anthropic // Anthropic's Messages API, translated from and to OpenAI chat
 	ProtocolBedrock   = catalog.Bedrock   // Amazon Bedrock's Converse API (AWS SDK, SigV4)
+	ProtocolGemini    = catalog.Gemini    // Google's Gemini API (AI Studio), translated from and to OpenAI chat
 	ProtocolVertex    = catalog.Vertex    // Vertex AI: Claude (rawPredict) and Gemini, OAuth from a service account
 )
 

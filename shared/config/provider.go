@@ -41,7 +41,16 @@ func (l *loader) endpoint(e *entry, d *Deployment) {
 	case d.APIBase == "":
 		d.APIBase = spec.DefaultBase
 	}
+	if d.Provider == "gemini" && d.APIKey == "" && d.MockResponse == nil {
+		if v, ok := l.getenv(GeminiKeyEnv); ok {
+			d.APIKey, d.APIKeyEnv = v, GeminiKeyEnv
+		}
+	}
 }
+
+// GeminiKeyEnv is read for a gemini/ deployment without api_key (LiteLLM's
+// name).
+const GeminiKeyEnv = "GEMINI_API_KEY"
 
 // Azure's environment variables, read when a deployment leaves the value
 // out (LiteLLM's names).

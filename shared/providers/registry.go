@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/providers/azure"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock"
+	"github.com/sluice-gw/sluice/shared/providers/gemini"
 	"github.com/sluice-gw/sluice/shared/providers/mock"
 	"github.com/sluice-gw/sluice/shared/providers/openai"
 	"github.com/sluice-gw/sluice/shared/providers/vertex"
@@ -32,6 +33,7 @@ var (
 	_ Vendor = mock.Provider{}
 	_ Vendor = (*anthropic.Provider)(nil)
 	_ Vendor = (*bedrock.Clients)(nil)
+	_ Vendor = (*gemini.Provider)(nil)
 	_ Vendor = (*vertex.Provider)(nil)
 )
 
@@ -48,10 +50,11 @@ func vendors(client *http.Client) [catalog.Protocols]Vendor {
 		catalog.Mock:      mock.Provider{},
 		catalog.Anthropic: anthropic.New(client),
 		catalog.Bedrock:   bedrock.NewClients(client),
+		catalog.Gemini:    gemini.New(client),
 		catalog.Vertex:    vertex.New(client),
 	}
 }
 
 // words are every vendor's words for the failures a status does not tell
 // apart (catalog.ErrorWords says why all of them, for every deployment).
-var words = catalog.Merge(openai.Errors, azure.Errors, anthropic.Errors, vertex.Errors)
+var words = catalog.Merge(openai.Errors, azure.Errors, anthropic.Errors, gemini.Errors, vertex.Errors)

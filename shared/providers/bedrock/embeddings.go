@@ -3,13 +3,9 @@ package bedrock
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"io"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,7 +14,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/wire"
+	"github.com/sluice-gw/sluice/shared/providers/openai"
 )
 
 // embed answers /v1/embeddings through InvokeModel: Titan text embeddings
@@ -96,38 +92,7 @@ func embed(ctx context.Context, cl *bedrockruntime.Client, d *config.Deployment,
 	if len(vectors) != len(inputs) {
 		return nil, apierr.New(apierr.UpstreamServer, "deployment %s returned %d embeddings for %d inputs", d.ID, len(vectors), len(inputs))
 	}
-	b64 := r.Get("encoding_format").String() == "base64"
-	out := make([]byte, 0, 64+len(vectors)*1024*10)
-	out = append(out, `{"object":"list","data":[`...)
-	for i, v := range vectors {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"object":"embedding","index":`...)
-		out = strconv.AppendInt(out, int64(i), 10)
-		out = append(out, `,"embedding":`...)
-		if b64 {
-			floats := v.Array()
-			raw := make([]byte, 4*len(floats))
-			for j, f := range floats {
-				binary.LittleEndian.PutUint32(raw[4*j:], math.Float32bits(float32(f.Float())))
-			}
-			out = wire.AppendString(out, base64.StdEncoding.EncodeToString(raw))
-		} else {
-			out = append(out, v.Raw...)
-		}
-		out = append(out, '}')
-	}
-	out = append(out, `],"model":`...)
-	out = wire.AppendString(out, modelID)
-	if tokens >= 0 { // Cohere's body reports no count: the gateway estimates it
-		out = append(out, `,"usage":{"prompt_tokens":`...)
-		out = strconv.AppendInt(out, tokens, 10)
-		out = append(out, `,"total_tokens":`...)
-		out = strconv.AppendInt(out, tokens, 10)
-		out = append(out, '}')
-	}
-	out = append(out, '}')
+	out := openai.AppendEmbeddings(make([]byte, 0, 64+len(vectors)*1024*10), vectors, r.Get("encoding_format").String() == "base64", modelID, tokens)
 	resp := response("application/json", io.NopCloser(bytes.NewReader(out)))
 	resp.ContentLength = int64(len(out))
 	return resp, nil
