@@ -48,7 +48,8 @@ type tokens struct {
 type source struct {
 	cfg *jwt.Config
 	ctx context.Context // carries the exchange's HTTP client
-	tok atomic.Pointer[token]
+	tok  atomic.Pointer[token]
+	prev atomic.Pointer[token] // the token the last renewal replaced
 
 	mu sync.Mutex
 	ts oauth2.TokenSource // replaced by renew
@@ -141,6 +142,7 @@ func (s *source) renew(stale *token) {
 	defer s.mu.Unlock()
 	if stale.ts == s.ts {
 		s.ts = s.newTS()
+		s.prev.Store(stale)
 	}
 	s.tok.CompareAndSwap(stale, nil)
 }

@@ -10,7 +10,6 @@ package vertex
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"strings"
 
@@ -19,20 +18,24 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
+	"github.com/sluice-gw/sluice/shared/providers/gemini"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
 // Provider sends calls to Vertex AI deployments.
 type Provider struct {
-	client *http.Client
-	tokens tokens
+	client *http.Client // renews a token Vertex refuses (renew.go)
+	tokens *tokens
 	claude *anthropic.Provider // the chat translation, sent through postClaude
+	gemini *gemini.Provider    // the Gemini wire format, at Vertex's URLs (gemini.go)
 }
 
 // New returns a Provider sending through client (the token exchanges too).
 func New(client *http.Client) *Provider {
-	p := &Provider{client: client, tokens: tokens{client: client}}
+	p := &Provider{tokens: &tokens{client: client}}
+	p.client = renewing(client, p.tokens)
 	p.claude = anthropic.Via(p.postClaude)
+	p.gemini = gemini.NewWithEndpoint(p.client, geminiEndpoint{p.tokens})
 	return p
 }
 
@@ -40,13 +43,18 @@ func New(client *http.Client) *Provider {
 // translations count it from the stream's own events.
 func (*Provider) StreamUsage(*config.Deployment) bool { return true }
 
-// Do sends a chat call to d: Claude through the anthropic translation.
+// Do sends a chat call to d: Claude through the anthropic translation,
+// Gemini through the gemini package's.
 func (p *Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
 	switch model := modelOf(d, call.Body); {
+	case call.Op != wire.OpChat:
+		return nil, apierr.New(apierr.InvalidRequest, "deployment %s (vertex_ai) serves chat completions only, not %s", d.ID, call.Op.Path())
 	case isClaude(model):
 		return p.claude.Do(ctx, d, call)
+	case isGemini(model):
+		return p.gemini.Do(ctx, d, call)
 	default:
-		return nil, apierr.New(apierr.NotImplemented, "deployment %s: model %q is not served on Vertex AI by this gateway (Claude and Gemini are)", d.ID, model)
+		return nil, apierr.New(apierr.InvalidRequest, "deployment %s: model %q is not served on Vertex AI by this gateway (Claude and Gemini are)", d.ID, model)
 	}
 }
 
@@ -60,6 +68,8 @@ func modelOf(d *config.Deployment, body []byte) string {
 }
 
 func isClaude(model string) bool { return strings.HasPrefix(model, "claude-") }
+
+func isGemini(model string) bool { return strings.HasPrefix(model, "gemini-") }
 
 // Host is Vertex AI's host for a location: the global endpoint, or the
 // location's own.
@@ -103,33 +113,19 @@ func URL(d *config.Deployment, publisher, model, method string, stream, sse bool
 	return b.String()
 }
 
-// Post sends body to url with d's access token; a 401 renews the token and
-// sends it once more. A non-2xx answer comes back as it is.
+// Post sends body to url with d's access token (a 401 renews it and sends
+// once more: renew.go). A non-2xx answer comes back as it is.
 func (p *Provider) Post(ctx context.Context, d *config.Deployment, url string, body []byte, h http.Header) (*http.Response, error) {
-	src, err := p.tokens.source(d)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
+		return nil, apierr.New(apierr.InvalidRequest, "deployment %s: invalid Vertex AI URL", d.ID)
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	req.Header["Content-Type"] = []string{"application/json"}
+	if err := p.tokens.authorize(ctx, d, req); err != nil {
 		return nil, err
 	}
-	for try := 0; ; try++ {
-		tok, err := src.get(ctx, d)
-		if err != nil {
-			return nil, err
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			return nil, apierr.New(apierr.InvalidRequest, "deployment %s: invalid Vertex AI URL", d.ID)
-		}
-		for k, v := range h {
-			req.Header[k] = v
-		}
-		req.Header["Content-Type"] = []string{"application/json"}
-		req.Header["Authorization"] = []string{"Bearer " + tok.value}
-		resp, err := p.client.Do(req)
-		if err != nil || resp.StatusCode != http.StatusUnauthorized || try > 0 {
-			return resp, err
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		src.renew(tok)
-	}
+	return p.client.Do(req)
 }

@@ -76,6 +76,10 @@ func (f *fakeVertex) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, errBody)
 		return
 	}
+	if strings.Contains(r.URL.Path, "/publishers/google/") {
+		f.gemini(w, r, body)
+		return
+	}
 	if body.Get("anthropic_version").Str != vertex.AnthropicVersion || body.Get("model").Exists() {
 		w.WriteHeader(400)
 		io.WriteString(w, `{"error":{"code":400,"message":"anthropic_version or model","status":"INVALID_ARGUMENT"}}`)
@@ -101,6 +105,32 @@ func (f *fakeVertex) serve(w http.ResponseWriter, r *http.Request) {
 	} {
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", gjson.Get(ev, "type").Str, ev)
 	}
+}
+
+// gemini answers generateContent and streamGenerateContent?alt=sse; a
+// prompt saying "bomb" is blocked by the safety filters.
+func (f *fakeVertex) gemini(w http.ResponseWriter, r *http.Request, body gjson.Result) {
+	if !body.Get("contents.0.parts.0.text").Exists() || body.Get("model").Exists() {
+		w.WriteHeader(400)
+		io.WriteString(w, `{"error":{"code":400,"message":"Invalid JSON payload","status":"INVALID_ARGUMENT"}}`)
+		return
+	}
+	usage := `"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"thoughtsTokenCount":2,"totalTokenCount":17}`
+	if strings.Contains(body.Get("contents.0.parts.0.text").Str, "bomb") {
+		fmt.Fprintf(w, `{"promptFeedback":{"blockReason":"SAFETY"},%s}`, usage)
+		return
+	}
+	part := `{"text":"Hello from Gemini."}`
+	if body.Get("tools").Exists() {
+		part = `{"functionCall":{"name":"get_weather","args":{"location":"Paris"}}}`
+	}
+	if strings.HasSuffix(r.URL.Path, ":generateContent") {
+		fmt.Fprintf(w, `{"candidates":[{"content":{"role":"model","parts":[%s]},"finishReason":"STOP"}],%s,"modelVersion":"gemini-2.5-pro"}`, part, usage)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprint(w, `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hello "}]}}]}`+"\r\n\r\n")
+	fmt.Fprintf(w, `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"from Gemini."}]},"finishReason":"STOP"}],%s}`+"\r\n\r\n", usage)
 }
 
 // redirect sends every request to the fake, keeping the URL's host in the
@@ -389,3 +419,75 @@ func TestExchangeRefused(t *testing.T) {
 }
 
 func mustURL(s string) *url.URL { u, _ := url.Parse(s); return u }
+
+// Gemini on Vertex: the gemini package's wire format at Vertex's URL, with
+// the bearer token.
+func TestGeminiChat(t *testing.T) {
+	acct := vertextest.NewAccount(t)
+	f := newFakeVertex(t, acct)
+	disp := providers.New(&http.Client{Transport: redirect{mustURL(f.srv.URL)}})
+	d := deployment(t, acct, "gemini-2.5-pro", "global")
+	ctx := context.Background()
+	body := func(text, extra string) []byte {
+		return []byte(`{"model":"gemini-2.5-pro","messages":[{"role":"user","content":"` + text + `"}]` + extra + `}`)
+	}
+	out := read(t)(disp.Do(ctx, d, wire.Call{Op: wire.OpChat, Body: body("hi", "")}))
+	c := f.last(t)
+	if c.host != "aiplatform.googleapis.com" || c.path != "/v1/projects/sluice-test/locations/global/publishers/google/models/gemini-2.5-pro:generateContent" || c.query != "" {
+		t.Errorf("URL %s %s?%s", c.host, c.path, c.query)
+	}
+	r := gjson.Parse(out)
+	if r.Get("choices.0.message.content").Str != "Hello from Gemini." || r.Get("usage.completion_tokens").Int() != 7 {
+		t.Errorf("answer %s", out)
+	}
+	out = read(t)(disp.Do(ctx, d, wire.Call{Op: wire.OpChat, Stream: true, Body: body("hi", `,"stream":true,"stream_options":{"include_usage":true}`)}))
+	if c = f.last(t); !strings.HasSuffix(c.path, ":streamGenerateContent") || c.query != "alt=sse" {
+		t.Errorf("stream URL %s?%s", c.path, c.query)
+	}
+	if !strings.Contains(out, `"content":"Hello "`) || !strings.HasSuffix(out, "data: [DONE]\n\n") {
+		t.Errorf("stream %s", out)
+	}
+	out = read(t)(disp.Do(ctx, d, wire.Call{Op: wire.OpChat, Body: body("weather?", `,"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"location":{"type":"string"}}}}}]`)}))
+	if r = gjson.Parse(out); r.Get("choices.0.message.tool_calls.0.function.name").Str != "get_weather" {
+		t.Errorf("tool answer %s", out)
+	}
+	_, err := disp.Do(ctx, d, wire.Call{Op: wire.OpChat, Body: body("a bomb", "")})
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.Kind != apierr.ContentPolicy {
+		t.Errorf("safety block: %v", err)
+	}
+	if _, err := disp.Do(ctx, d, wire.Call{Op: wire.OpEmbeddings, Body: []byte(`{"model":"gemini-2.5-pro","input":"x"}`)}); !errors.As(err, &e) || e.Kind != apierr.InvalidRequest {
+		t.Errorf("embeddings: %v", err)
+	}
+	if acct.Exchanges() != 1 {
+		t.Errorf("%d exchanges", acct.Exchanges())
+	}
+}
+
+// Requests refused at once with a revoked token renew it once between
+// them, and each is resent with the new one.
+func TestConcurrentUnauthorizedRenewOnce(t *testing.T) {
+	p, d, _, acct := setup(t, "us-east5")
+	read(t)(p.Do(context.Background(), d, chat(false, "")))
+	acct.RevokeAll()
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := p.Do(context.Background(), d, chat(false, ""))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("status %d", resp.StatusCode)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := acct.Exchanges(); n != 2 {
+		t.Errorf("%d exchanges, want 2", n)
+	}
+}
