@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -189,4 +190,37 @@ func gatewayUpstreamGemini(t *testing.T) string {
 		answer(w, healthy, true, `{"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"finishReason":"STOP","index":0}],`+meta+`}`)
 	})
 	return srv.srvs["f"].URL
+}
+
+// /v1/responses and /v1/messages reach a Gemini deployment through the
+// chat translation, streamed or not, and answer in their own shapes.
+func TestGeminiResponsesAndMessages(t *testing.T) {
+	h, _ := geminiFaultGateway(t)
+	post := func(path, body string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Fatalf("%s: status %d: %s", path, rec.Code, rec.Body)
+		}
+		return rec
+	}
+	rec := post("/v1/responses", `{"model":"primary","input":"hi","store":false}`)
+	if got := gjson.Get(rec.Body.String(), `output.#(type=="message").content.0.text`).String(); got != "Hello from p1" {
+		t.Fatalf("responses: %s", rec.Body)
+	}
+	rec = post("/v1/responses", `{"model":"primary","input":"hi","store":false,"stream":true}`)
+	if b := rec.Body.String(); !strings.Contains(b, "response.completed") || !strings.Contains(b, `"delta":" from p1"`) {
+		t.Fatalf("responses stream: %s", b)
+	}
+	rec = post("/v1/messages", `{"model":"primary","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`)
+	if b := rec.Body.String(); gjson.Get(b, "type").String() != "message" || gjson.Get(b, "content.0.text").String() != "Hello from p1" ||
+		gjson.Get(b, "usage.input_tokens").Int() != 5 {
+		t.Fatalf("messages: %s", b)
+	}
+	rec = post("/v1/messages", `{"model":"primary","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if b := rec.Body.String(); !strings.Contains(b, "event: message_stop") || !strings.Contains(b, `"text":" from p1"`) {
+		t.Fatalf("messages stream: %s", b)
+	}
 }

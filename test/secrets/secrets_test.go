@@ -121,6 +121,7 @@ func (u *upstreams) config(c canaries) string {
 		fmt.Fprintf(&b, "  - model_name: azure-%s\n    litellm_params: {model: azure/gpt4o-deployment, api_base: %q, api_key: %q, api_version: \"2024-10-21\"}\n", m, u.hostile+"/m/"+m, c.azure)
 		fmt.Fprintf(&b, "  - model_name: anthropic-%s\n    litellm_params: {model: anthropic/claude-3-5-haiku-20241022, api_base: %q, api_key: os.environ/SECRETS_ANTHROPIC_KEY}\n", m, u.hostile+"/m/"+m)
 		fmt.Fprintf(&b, "  - model_name: bedrock-%s\n    litellm_params: {model: bedrock/converse/anthropic.claude-3-haiku-20240307-v1:0, api_base: %q, aws_region_name: us-east-1, aws_access_key_id: AKIAIOSFODNN7EXAMPLE, aws_secret_access_key: os.environ/SECRETS_AWS_SECRET, aws_session_token: %q}\n", m, u.bedrock[m], c.awsToken)
+		fmt.Fprintf(&b, "  - model_name: gemini-%s\n    litellm_params: {model: gemini/gemini-2.5-flash, api_base: %q, api_key: %q}\n", m, u.hostile+"/m/"+m+"/v1beta", c.gemini)
 	}
 	for _, f := range bedrockFaults {
 		fmt.Fprintf(&b, "  - model_name: bedrock-%s\n    litellm_params: {model: bedrock/converse/anthropic.claude-3-haiku-20240307-v1:0, api_base: %q, aws_region_name: us-east-1, aws_access_key_id: AKIAIOSFODNN7EXAMPLE, aws_secret_access_key: os.environ/SECRETS_AWS_SECRET, aws_session_token: %q}\n", faultName(f), u.faults[f], c.awsToken)
@@ -130,7 +131,7 @@ func (u *upstreams) config(c canaries) string {
 	}
 	// Credentials in the URL (an OpenAI-compatible server behind basic auth).
 	fmt.Fprintf(&b, "  - model_name: userinfo-ok\n    litellm_params: {model: hosted_vllm/llama, api_base: %q, api_key: none}\n", strings.Replace(u.hostile, "http://", "http://svc:"+c.urlPassword+"@", 1)+"/m/ok/v1")
-	fmt.Fprintf(&b, "  - model_name: gemini\n    litellm_params: {model: gemini/gemini-1.5-pro, api_key: %q}\n", c.gemini)
+	fmt.Fprintf(&b, "  - model_name: unimplemented\n    litellm_params: {model: cohere/command-r, api_key: %q}\n", c.gemini)
 	b.WriteString("router_settings: {num_retries: 1}\ngeneral_settings:\n  master_key: os.environ/SECRETS_MASTER\n  store_model_in_db: true\n")
 	return b.String()
 }
@@ -213,7 +214,7 @@ func drive(t *testing.T, rec *Recorder, tg target, c canaries, u *upstreams) {
 	x("user/info", "GET", "/user/info?user_id=u1", c.master, "")
 
 	// Chats and embeddings, each provider in each mode, streamed and not.
-	for _, p := range []string{"openai", "azure", "anthropic", "bedrock"} {
+	for _, p := range []string{"openai", "azure", "anthropic", "bedrock", "gemini"} {
 		for _, m := range modes {
 			for _, stream := range []bool{false, true} {
 				body := fmt.Sprintf(`{"model":"%s-%s","stream":%t,"messages":[{"role":"user","content":"hi"}]}`, p, m, stream)
@@ -239,7 +240,7 @@ func drive(t *testing.T, rec *Recorder, tg target, c canaries, u *upstreams) {
 		x("embeddings "+m, "POST", "/v1/embeddings", keyA, `{"model":"embed-`+m+`","input":"hi"}`)
 	}
 	want(x("chat api_base with a password", "POST", "/v1/chat/completions", keyA, `{"model":"userinfo-ok","messages":[{"role":"user","content":"hi"}]}`), 200, "api_base with a password")
-	x("chat unimplemented provider", "POST", "/v1/chat/completions", keyA, `{"model":"gemini","messages":[{"role":"user","content":"hi"}]}`)
+	x("chat unimplemented provider", "POST", "/v1/chat/completions", keyA, `{"model":"unimplemented","messages":[{"role":"user","content":"hi"}]}`)
 	x("chat master key", "POST", "/v1/chat/completions", c.master, `{"model":"openai-e401","messages":[{"role":"user","content":"hi"}]}`)
 	want(x("chat regenerated key", "POST", "/v1/chat/completions", keyB2, `{"model":"openai-ok","messages":[{"role":"user","content":"hi"}]}`), 200, "regenerated key")
 	want(x("chat old secret of a regenerated key", "POST", "/v1/chat/completions", keyB, `{"model":"openai-ok","messages":[{"role":"user","content":"hi"}]}`), 401, "old secret")

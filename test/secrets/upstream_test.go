@@ -15,7 +15,8 @@ import (
 
 // Modes of the hostile upstream, chosen by the deployment's api_base
 // (.../m/<mode>): each failure echoes every credential the request carried
-// (Authorization, api-key, x-api-key, X-Amz-Security-Token).
+// (Authorization, api-key, x-api-key, x-goog-api-key, X-Amz-Security-Token,
+// a key in the query).
 var modes = []string{
 	"ok",        // a normal answer
 	"e401",      // 401, JSON error echoing the credentials
@@ -31,18 +32,21 @@ var modes = []string{
 // echo is every credential header of r, as received.
 func echo(r *http.Request) string {
 	var parts []string
-	for _, h := range []string{"Authorization", "Api-Key", "X-Api-Key", "X-Amz-Security-Token"} {
+	for _, h := range []string{"Authorization", "Api-Key", "X-Api-Key", "X-Goog-Api-Key", "X-Amz-Security-Token"} {
 		if v := r.Header.Get(h); v != "" {
 			parts = append(parts, h+"="+v)
 		}
+	}
+	if k := r.URL.Query().Get("key"); k != "" {
+		parts = append(parts, "key="+k)
 	}
 	return strings.Join(parts, " ")
 }
 
 func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
 
-// hostile is an OpenAI, Azure OpenAI and Anthropic API in one: the path
-// says which, and its /m/<mode> prefix how it behaves.
+// hostile is an OpenAI, Azure OpenAI, Anthropic and Gemini API in one: the
+// path says which, and its /m/<mode> prefix how it behaves.
 func hostile(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -53,12 +57,16 @@ func hostile(t *testing.T) *httptest.Server {
 		}
 		mode := parts[2]
 		anthropic := strings.HasSuffix(r.URL.Path, "/messages")
-		stream := gjson.GetBytes(body, "stream").Bool()
+		gemini := strings.Contains(r.URL.Path, "GenerateContent") || strings.Contains(r.URL.Path, ":generateContent")
+		stream := gjson.GetBytes(body, "stream").Bool() || strings.Contains(r.URL.Path, ":streamGenerateContent")
 		cred := echo(r)
 		msg := "Incorrect API key provided: " + cred + ". You can find your API key at https://example.invalid."
 		errJSON := func(typ string) string {
 			if anthropic {
 				return fmt.Sprintf(`{"type":"error","error":{"type":%q,"message":%s}}`, typ, jsonString(msg))
+			}
+			if gemini { // Google's shape, the credentials in its reason too
+				return fmt.Sprintf(`{"error":{"code":400,"message":%s,"status":%q,"details":[{"reason":%s}]}}`, jsonString(msg), typ, jsonString(cred))
 			}
 			return fmt.Sprintf(`{"error":{"message":%s,"type":%q,"param":null,"code":"invalid_api_key"}}`, jsonString(msg), typ)
 		}
@@ -78,6 +86,10 @@ func hostile(t *testing.T) *httptest.Server {
 			fail(500, "api_error")
 			return
 		case "e400":
+			if gemini {
+				fail(400, "INVALID_ARGUMENT")
+				return
+			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(400)
 			fmt.Fprintf(w, `{"error":{"message":%s,"type":"invalid_request_error","param":%s,"code":%s}}`, jsonString(msg), jsonString(cred), jsonString(cred))
@@ -95,7 +107,9 @@ func hostile(t *testing.T) *httptest.Server {
 		}
 		if !stream {
 			w.Header().Set("Content-Type", "application/json")
-			if anthropic {
+			if gemini {
+				io.WriteString(w, `{"candidates":[{"content":{"parts":[{"text":"Hello"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":1}}`)
+			} else if anthropic {
 				io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[{"type":"text","text":"Hello"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}`)
 			} else {
 				io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"gpt","choices":[{"index":0,"message":{"role":"assistant","content":"Hello"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
@@ -115,7 +129,9 @@ func hostile(t *testing.T) *httptest.Server {
 			send("error", errJSON("api_error"))
 			return
 		}
-		if anthropic {
+		if gemini {
+			send("", `{"candidates":[{"content":{"parts":[{"text":"Hello"}],"role":"model"},"index":0}]}`)
+		} else if anthropic {
 			send("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}`)
 			send("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
 			send("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`)
@@ -128,6 +144,10 @@ func hostile(t *testing.T) *httptest.Server {
 			return
 		case "cut":
 			panic(http.ErrAbortHandler)
+		}
+		if gemini {
+			send("", `{"candidates":[{"content":{"parts":[{"text":"!"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":2}}`)
+			return
 		}
 		if anthropic {
 			send("content_block_stop", `{"type":"content_block_stop","index":0}`)
