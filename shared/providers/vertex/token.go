@@ -46,8 +46,8 @@ type tokens struct {
 
 // source is one service account's access tokens.
 type source struct {
-	cfg *jwt.Config
-	ctx context.Context // carries the exchange's HTTP client
+	cfg  *jwt.Config
+	ctx  context.Context // carries the exchange's HTTP client
 	tok  atomic.Pointer[token]
 	prev atomic.Pointer[token] // the token the last renewal replaced
 

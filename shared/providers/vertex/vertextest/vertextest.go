@@ -44,9 +44,11 @@ type Account struct {
 	exchanges atomic.Int64
 	expiresIn atomic.Int64 // seconds
 	fail      atomic.Pointer[failure]
+	echo      atomic.Int64 // a status to refuse every assertion with, quoting it
 
 	mu      sync.Mutex
 	tokens  map[string]bool // issued and not revoked
+	issued  []string
 	bad     []string        // why assertions were refused
 	asserts []string        // the assertions received
 }
@@ -107,6 +109,17 @@ func (a *Account) Fail(status int, body string) {
 	a.fail.Store(&failure{status, body})
 }
 
+// EchoFailure makes the endpoint refuse every assertion with status, its
+// error quoting the assertion (a hostile endpoint; 0: work again).
+func (a *Account) EchoFailure(status int) { a.echo.Store(int64(status)) }
+
+// Issued are the access tokens issued so far.
+func (a *Account) Issued() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.issued...)
+}
+
 // Refused lists why assertions were refused (a bad signature, claim or
 // form); a test expects none.
 func (a *Account) Refused() []string {
@@ -151,6 +164,12 @@ func (a *Account) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, f.body)
 		return
 	}
+	if status := a.echo.Load(); status != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(int(status))
+		fmt.Fprintf(w, `{"error":"invalid_grant","error_description":"Invalid JWT: %s (key %s)"}`, assertion, strings.ReplaceAll(a.PEM, "\n", `\n`))
+		return
+	}
 	if why := a.check(r, assertion); why != "" {
 		a.mu.Lock()
 		a.bad = append(a.bad, why)
@@ -159,10 +178,13 @@ func (a *Account) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":"invalid_grant","error_description":%q}`, why)
 		return
 	}
-	n := a.exchanges.Add(1)
-	tok := fmt.Sprintf("ya29.test-%d-%d", n, time.Now().UnixNano())
+	a.exchanges.Add(1)
+	r32 := make([]byte, 24)
+	_, _ = rand.Read(r32)
+	tok := "ya29.test-" + base64.RawURLEncoding.EncodeToString(r32)
 	a.mu.Lock()
 	a.tokens[tok] = true
+	a.issued = append(a.issued, tok)
 	a.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"access_token":%q,"expires_in":%d,"token_type":"Bearer"}`, tok, a.expiresIn.Load())
