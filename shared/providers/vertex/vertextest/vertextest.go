@@ -49,8 +49,8 @@ type Account struct {
 	mu      sync.Mutex
 	tokens  map[string]bool // issued and not revoked
 	issued  []string
-	bad     []string        // why assertions were refused
-	asserts []string        // the assertions received
+	bad     []string // why assertions were refused
+	asserts []string // the assertions received
 }
 
 type failure struct {
