@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 
@@ -136,20 +137,32 @@ func (l *loader) vertexEnv(e *entry, d *Deployment) {
 // vertexCredentials makes v.Credentials a service account's JSON key: the
 // value itself, or the file it names (only in a config file: a stored
 // deployment's params come from the admin API, which must not name files
-// on the gateway's disk). It returns why it cannot, or "".
+// on the gateway's disk). It returns why it cannot, or "". A value read
+// through os.environ/ (a secret that may be rotated into shape later) that
+// is not a key is left for the calls to report (502, naming the setting),
+// as LiteLLM loads it and fails its calls.
 func (l *loader) vertexCredentials(v *VertexParams) string {
 	if v.Credentials == "" {
 		return "no vertex_credentials (nor " + VertexCredentialsEnv + " or " + GoogleCredentialsEnv + "): a service account's JSON key is required"
 	}
+	fromEnv := v.CredentialsEnv != ""
 	if !strings.HasPrefix(v.Credentials, "{") {
-		if l.inStored {
+		if l.inStored && !fromEnv {
 			return "vertex_credentials must be a service account's JSON key (a stored deployment may not name a file)"
 		}
-		b, err := os.ReadFile(v.Credentials)
-		if err != nil {
+		var b []byte
+		err := errStoredFile
+		if !l.inStored {
+			b, err = os.ReadFile(v.Credentials)
+		}
+		switch {
+		case err == nil:
+			v.Credentials, v.CredentialsEnv = strings.TrimSpace(string(b)), ""
+		case fromEnv:
+			return ""
+		default:
 			return "vertex_credentials is neither a service account's JSON key nor a file that can be read"
 		}
-		v.Credentials, v.CredentialsEnv = strings.TrimSpace(string(b)), ""
 	}
 	if !gjson.Valid(v.Credentials) {
 		return "vertex_credentials is not valid JSON"
@@ -163,6 +176,8 @@ func (l *loader) vertexCredentials(v *VertexParams) string {
 	}
 	return ""
 }
+
+var errStoredFile = errors.New("a stored deployment names no file")
 
 // vertexName reports whether s may go into a Vertex AI host name or path.
 func vertexName(s string) bool {
