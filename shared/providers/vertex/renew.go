@@ -2,11 +2,11 @@ package vertex
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/resend"
 )
 
 // authorize sets req's bearer token: d's service account's current one.
@@ -47,7 +47,7 @@ type renewTransport struct {
 
 func (rt *renewTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := rt.base.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusUnauthorized || (req.Body != nil && req.GetBody == nil) {
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
 	value, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
@@ -58,6 +58,10 @@ func (rt *renewTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if src == nil {
 		return resp, nil
 	}
+	again, ok := resend.Clone(req)
+	if !ok {
+		return resp, nil
+	}
 	if stale != nil {
 		src.renew(stale)
 	}
@@ -65,17 +69,8 @@ func (rt *renewTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, nil // the 401 is the answer
 	}
-	again := req.Clone(req.Context())
-	if req.GetBody != nil {
-		body, err := req.GetBody()
-		if err != nil {
-			return resp, nil
-		}
-		again.Body = body
-	}
 	again.Header["Authorization"] = []string{"Bearer " + tok.value}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
+	resend.Discard(resp)
 	return rt.base.RoundTrip(again)
 }
 
