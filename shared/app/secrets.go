@@ -100,6 +100,11 @@ func startSecrets(ctx context.Context, s Settings, data []byte, log *slog.Logger
 func bindSecretKeys(cfg *config.Config, r *secrets.Resolver) bool {
 	bound := false
 	for _, d := range cfg.Deployments {
+		if name := d.Vertex.CredentialsEnv; name != "" && r.FromSecret(name) {
+			if p := r.Ref(name); p != nil { // a service account's key that rotates
+				d.Vertex.BindCredentials(p)
+			}
+		}
 		if d.APIKeyEnv == "" || !r.FromSecret(d.APIKeyEnv) {
 			continue
 		}

@@ -29,6 +29,7 @@ const (
 	Anthropic                 // Anthropic's Messages API, translated from and to OpenAI chat
 	Bedrock                   // Amazon Bedrock's Converse API (AWS SDK, SigV4)
 	Gemini                    // Google's Gemini API (generateContent), translated from and to OpenAI chat
+	Vertex                    // Vertex AI (Claude through rawPredict, Gemini), service-account OAuth
 
 	// Protocols counts the protocols: a table indexed by Protocol has this
 	// many entries.

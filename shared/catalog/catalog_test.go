@@ -14,7 +14,8 @@ func TestLookup(t *testing.T) {
 		{"azure", Entry{Protocol: Azure, NeedsBase: true}, true},
 		{"bedrock_converse", Entry{Protocol: Bedrock}, true},
 		{"gemini", Entry{Protocol: Gemini, DefaultBase: "https://generativelanguage.googleapis.com/v1beta"}, true},
-		{"vertex_ai", Entry{}, true},
+		{"vertex_ai", Entry{Protocol: Vertex}, true},
+		{"vertex_ai_beta", Entry{}, true},
 		{"opnai", Entry{}, false},
 	}
 	for _, tt := range tests {

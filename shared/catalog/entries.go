@@ -15,6 +15,9 @@ var entries = table(map[string]Entry{
 	// Google AI Studio: api_base is the base with its version, to which
 	// /models/{model}:{method} is added (LiteLLM's reading).
 	"gemini": {Protocol: Gemini, DefaultBase: "https://generativelanguage.googleapis.com/v1beta"},
+	// Vertex AI: the URL follows from vertex_project and vertex_location;
+	// an api_base is the whole URL up to the model.
+	"vertex_ai": {Protocol: Vertex},
 })
 
 // openAIBases are the providers that speak OpenAI's API, by their API base
@@ -38,7 +41,7 @@ var openAIBases = map[string]string{
 
 // notImplemented are known LiteLLM providers the gateway cannot call yet.
 var notImplemented = []string{
-	"vertex_ai", "vertex_ai_beta",
+	"vertex_ai_beta",
 	"cohere", "cohere_chat", "sagemaker", "huggingface",
 	"replicate", "watsonx", "databricks", "cloudflare", "azure_ai",
 	"ai21", "voyage", "ollama", "text-completion-openai", "nvidia_nim",

@@ -70,7 +70,9 @@ type Deployment struct {
 	APIVersion string // Azure api-version
 	// AWS holds the Bedrock deployment's aws_* params (region, explicit
 	// credentials, a role to assume); empty: the default chain and region.
-	AWS           AWSParams
+	AWS AWSParams
+	// Vertex holds a Vertex AI deployment's vertex_* params (vertex.go).
+	Vertex        VertexParams
 	Timeout       time.Duration
 	StreamTimeout time.Duration
 	// NumRetries is litellm_params.num_retries: the retries of a failure
@@ -155,6 +157,36 @@ type AWSParams struct {
 	SessionName     string // aws_session_name
 }
 
+// VertexParams are LiteLLM's vertex_* litellm_params of a Vertex AI
+// deployment, with the environment's defaults applied at load.
+type VertexParams struct {
+	Project  string // vertex_project, else VERTEXAI_PROJECT, else the credentials' project_id
+	Location string // vertex_location, else VERTEXAI_LOCATION / VERTEX_LOCATION, else us-central1
+	// Credentials is the service account's JSON key (vertex_credentials:
+	// inline, read from the file it names, or os.environ/NAME; else
+	// VERTEXAI_CREDENTIALS, else the file GOOGLE_APPLICATION_CREDENTIALS
+	// names). Never logged; Creds reads its current value.
+	Credentials string `json:"-"`
+	// CredentialsEnv names the variable the credentials were read from
+	// (os.environ/NAME); "" otherwise.
+	CredentialsEnv string
+	creds          *atomic.Pointer[string] // BindCredentials
+}
+
+// Creds is the service account's current JSON key: the value bound by
+// BindCredentials (a secret that rotates), else Credentials.
+func (v *VertexParams) Creds() string {
+	if v.creds != nil {
+		if c := v.creds.Load(); c != nil {
+			return *c
+		}
+	}
+	return v.Credentials
+}
+
+// BindCredentials makes Creds read p, as BindKey does for api_key.
+func (v *VertexParams) BindCredentials(p *atomic.Pointer[string]) { v.creds = p }
+
 // Protocol is the wire protocol a deployment speaks (catalog.Protocol).
 type Protocol = catalog.Protocol
 
@@ -167,6 +199,7 @@ const (
 	ProtocolAnthropic = catalog.Anthropic // Anthropic's Messages API, translated from and to OpenAI chat
 	ProtocolBedrock   = catalog.Bedrock   // Amazon Bedrock's Converse API (AWS SDK, SigV4)
 	ProtocolGemini    = catalog.Gemini    // Google's Gemini API (AI Studio), translated from and to OpenAI chat
+	ProtocolVertex    = catalog.Vertex    // Vertex AI: Claude (rawPredict) and Gemini, OAuth from a service account
 )
 
 // RouterSettings holds router_settings merged with the routing keys of

@@ -292,6 +292,9 @@ func (l *loader) otherParam(key, p string, v *yaml.Node, d *Deployment) error {
 		*field(d) = s
 		return nil
 	}
+	if ok, err := l.vertexParam(key, p, v, d); ok {
+		return err
+	}
 	if priceField(d, key) != nil {
 		return l.price(p, v, key, d, false)
 	}

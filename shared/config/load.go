@@ -71,6 +71,8 @@ type loader struct {
 	// after model_list's; strict makes one that fails the load's error.
 	stored []Stored
 	strict bool
+	// inStored: a stored deployment is loading (its params name no file).
+	inStored bool
 }
 
 type setting struct {

@@ -27,6 +27,10 @@ func (l *loader) endpoint(e *entry, d *Deployment) {
 		l.azureEnv(e, d)
 		return
 	}
+	if d.Protocol == ProtocolVertex && d.MockResponse == nil {
+		l.vertexEnv(e, d) // vertex.go
+		return
+	}
 	switch {
 	case !d.Implemented:
 		if d.Unusable == "" {
@@ -154,6 +158,9 @@ func stableID(d *Deployment) string {
 	for _, s := range []string{d.ModelName, d.Provider, d.Model, d.APIBase, d.APIVersion} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
+	}
+	if v := d.Vertex; v.Project != "" || v.Location != "" { // two regions of one model are two deployments
+		h.Write([]byte(v.Project + "\x00" + v.Location + "\x00"))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

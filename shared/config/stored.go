@@ -81,7 +81,9 @@ func (l *loader) storedModels(ids map[string]string) error {
 		n, err := storedNode(s)
 		var d *Deployment
 		if err == nil {
+			l.inStored = true
 			d, err = l.deployment(path, n)
+			l.inStored = false
 		}
 		if err != nil {
 			if l.strict {

@@ -19,7 +19,7 @@ func TestRequestErrors(t *testing.T) {
   - model_name: m
     litellm_params: {model: mock/m}
   - model_name: claude
-    litellm_params: {model: vertex_ai/claude-3-5-sonnet}
+    litellm_params: {model: cohere/command-r}
 general_settings: {master_key: sk-master}
 `, nil)
 	big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 1<<20) + `"}]}`
@@ -35,7 +35,7 @@ general_settings: {master_key: sk-master}
 		{"not an object", "POST", "/v1/chat/completions", "sk-master", `[1,2]`, 400, "invalid_request", "JSON object"},
 		{"missing model", "POST", "/v1/chat/completions", "sk-master", `{"messages":[]}`, 400, "invalid_request", "'model'"},
 		{"unknown model", "POST", "/v1/chat/completions", "sk-master", `{"model":"gpt-5-ultra"}`, 404, "model_not_found", `"gpt-5-ultra" not found; available models: m`},
-		{"unimplemented provider", "POST", "/v1/chat/completions", "sk-master", `{"model":"claude"}`, 501, "not_implemented", `provider "vertex_ai" is not implemented yet`},
+		{"unimplemented provider", "POST", "/v1/chat/completions", "sk-master", `{"model":"claude"}`, 501, "not_implemented", `provider "cohere" is not implemented yet`},
 		{"too large", "POST", "/v1/chat/completions", "sk-master", big, 413, "request_too_large", "limit"},
 		{"unknown route", "POST", "/v1/completions/x", "sk-master", `{}`, 404, "not_found", "no route"},
 		{"wrong method", "GET", "/v1/chat/completions", "sk-master", "", 405, "method_not_allowed", "use POST"},

@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock"
 	"github.com/sluice-gw/sluice/shared/providers/messages"
+	"github.com/sluice-gw/sluice/shared/providers/vertex"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -32,6 +33,7 @@ type messagesVendor interface {
 var (
 	_ messagesVendor = (*anthropic.Provider)(nil)
 	_ messagesVendor = (*bedrock.Clients)(nil)
+	_ messagesVendor = (*vertex.Provider)(nil)
 )
 
 // messagesDo sends a Messages call through v.

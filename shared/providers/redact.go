@@ -48,11 +48,17 @@ func ErrorEvent(data []byte, d *config.Deployment) []byte {
 	return append(out, "\n\n"...)
 }
 
-var keyLike = regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_\-*]{6,}`)
+var (
+	keyLike = regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_\-*]{6,}`)
+	// A Google OAuth access token (Vertex AI's), and any bearer
+	// credential a provider quotes with its scheme.
+	tokenLike  = regexp.MustCompile(`\bya29\.[A-Za-z0-9_\-.]{6,}`)
+	bearerLike = regexp.MustCompile(`(?i)\b(bearer)(\s+|=)[A-Za-z0-9._~+/\-]{8,}=*`)
+)
 
 // Redact removes the deployment's credentials (its API key as loaded and as rotated, AWS secret key
-// and session token) and anything that looks like an API key from a
-// provider message.
+// and session token) and anything that looks like an API key, a Google
+// access token or a bearer credential from a provider message.
 func Redact(msg string, d *config.Deployment) string {
 	if d != nil {
 		for _, s := range [...]string{d.APIKey, d.Key(), d.AWS.SecretAccessKey, d.AWS.SessionToken} {
@@ -61,5 +67,7 @@ func Redact(msg string, d *config.Deployment) string {
 			}
 		}
 	}
+	msg = bearerLike.ReplaceAllString(msg, "$1 [redacted]")
+	msg = tokenLike.ReplaceAllString(msg, "[redacted]")
 	return keyLike.ReplaceAllString(msg, "[redacted]")
 }

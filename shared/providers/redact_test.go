@@ -20,6 +20,21 @@ func TestRedactAWSCredentials(t *testing.T) {
 	}
 }
 
+// Vertex AI's access tokens (ya29.) and any bearer credential a provider
+// quotes are redacted, whoever the deployment.
+func TestRedactBearerTokens(t *testing.T) {
+	for _, msg := range []string{
+		"Request had invalid authentication credentials: Authorization=Bearer ya29.c.b0AXv0zTMp-secret_token.part",
+		"token ya29.a0AfB_byOpaqueTokenValue was refused",
+		"header was bearer Zm9vYmFyYmF6cXV4c2VjcmV0== ok",
+	} {
+		got := Redact(msg, &config.Deployment{ID: "v"})
+		if strings.Contains(got, "ya29.") || strings.Contains(got, "secret") || strings.Contains(got, "Zm9v") || !strings.Contains(got, "[redacted]") {
+			t.Errorf("not redacted: %q -> %q", msg, got)
+		}
+	}
+}
+
 // A provider's own *apierr.Error (Bedrock's) is redacted on its way out,
 // as a copy: the original is left alone.
 func TestTransportErrorRedactsProviderErrors(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/providers/gemini"
 	"github.com/sluice-gw/sluice/shared/providers/mock"
 	"github.com/sluice-gw/sluice/shared/providers/openai"
+	"github.com/sluice-gw/sluice/shared/providers/vertex"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -33,6 +34,7 @@ var (
 	_ Vendor = (*anthropic.Provider)(nil)
 	_ Vendor = (*bedrock.Clients)(nil)
 	_ Vendor = (*gemini.Provider)(nil)
+	_ Vendor = (*vertex.Provider)(nil)
 )
 
 // vendors returns the vendor of each implemented protocol, sending through
@@ -49,9 +51,10 @@ func vendors(client *http.Client) [catalog.Protocols]Vendor {
 		catalog.Anthropic: anthropic.New(client),
 		catalog.Bedrock:   bedrock.NewClients(client),
 		catalog.Gemini:    gemini.New(client),
+		catalog.Vertex:    vertex.New(client),
 	}
 }
 
 // words are every vendor's words for the failures a status does not tell
 // apart (catalog.ErrorWords says why all of them, for every deployment).
-var words = catalog.Merge(openai.Errors, azure.Errors, anthropic.Errors, gemini.Errors)
+var words = catalog.Merge(openai.Errors, azure.Errors, anthropic.Errors, gemini.Errors, vertex.Errors)

@@ -1,11 +1,12 @@
 package secrets
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/resend"
 )
 
 // keyHeaders are where the vendors put a deployment's key (openai,
@@ -34,24 +35,19 @@ func (t *rejectTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	old, cur, ok := t.r.rejected(req, sent)
-	if !ok || cur == old || (req.Body != nil && req.GetBody == nil) {
+	if !ok || cur == old {
 		return resp, nil
 	}
-	again := req.Clone(req.Context())
-	if req.GetBody != nil {
-		body, err := req.GetBody()
-		if err != nil {
-			return resp, nil
-		}
-		again.Body = body
+	again, ok := resend.Clone(req)
+	if !ok {
+		return resp, nil
 	}
 	for _, h := range keyHeaders {
 		if v := again.Header.Get(h); v != "" && strings.Contains(v, old) {
 			again.Header.Set(h, strings.ReplaceAll(v, old, cur))
 		}
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
+	resend.Discard(resp)
 	return t.base.RoundTrip(again)
 }
 

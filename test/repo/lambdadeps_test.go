@@ -26,6 +26,11 @@ var notInLambda = []string{
 	"github.com/aws/aws-sdk-go-v2/service/sso",
 	"github.com/aws/aws-sdk-go-v2/service/ssooidc",
 	"github.com/aws/aws-sdk-go-v2/service/signin",
+	// Vertex AI's tokens come from golang.org/x/oauth2/jwt (no package
+	// init); x/oauth2/google would bring Google's metadata client, built
+	// at package init, and application-default-credential file lookups.
+	"golang.org/x/oauth2/google",
+	"cloud.google.com/go/compute/metadata",
 }
 
 // notInGatewayLambda are packages the gateway's Lambda bootstrap must not

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
+	"github.com/sluice-gw/sluice/shared/providers/vertex/vertextest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 	"github.com/sluice-gw/sluice/test/sqslocal"
 )
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) { os.Exit(sqslocal.With(func() int { return ddblocal
 type canaries struct {
 	master, openai, azure, anthropic, awsSecret, awsToken, gemini, urlPassword, bad string
 	stored, storedEnv                                                               string // a stored model's key, inline and through os.environ/
+	vertexCreds                                                                     string // a Vertex AI service account's JSON key (set by startUpstreams' account)
 }
 
 func randString(alphabet string, n int) string {
@@ -79,7 +81,7 @@ func (c canaries) env() map[string]string {
 	return map[string]string{
 		"SECRETS_MASTER": c.master, "SECRETS_OPENAI_KEY": c.openai,
 		"SECRETS_ANTHROPIC_KEY": c.anthropic, "SECRETS_AWS_SECRET": c.awsSecret,
-		"SECRETS_STORED_ENV": c.storedEnv,
+		"SECRETS_STORED_ENV": c.storedEnv, "SECRETS_VERTEX_CREDENTIALS": c.vertexCreds,
 	}
 }
 
@@ -90,10 +92,16 @@ type upstreams struct {
 	hostile string            // OpenAI, Azure and Anthropic, /m/<mode>
 	bedrock map[string]string // mode -> hostile Bedrock runtime
 	faults  map[bedrocktest.Fault]string
+	// vertex is the service account of the vertex_ai/ deployments (its
+	// token endpoint verifies and issues); vertexEcho's endpoint refuses
+	// every assertion, quoting it and the private key.
+	vertex, vertexEcho *vertextest.Account
 }
 
 func startUpstreams(t *testing.T) *upstreams {
-	u := &upstreams{hostile: hostile(t).URL, bedrock: map[string]string{}, faults: map[bedrocktest.Fault]string{}}
+	u := &upstreams{hostile: hostile(t).URL, bedrock: map[string]string{}, faults: map[bedrocktest.Fault]string{},
+		vertex: vertextest.NewAccount(t), vertexEcho: vertextest.NewAccount(t)}
+	u.vertexEcho.EchoFailure(400)
 	for _, m := range modes {
 		u.bedrock[m] = hostileBedrock(t, m).URL
 	}
@@ -121,6 +129,9 @@ func (u *upstreams) config(c canaries) string {
 		fmt.Fprintf(&b, "  - model_name: azure-%s\n    litellm_params: {model: azure/gpt4o-deployment, api_base: %q, api_key: %q, api_version: \"2024-10-21\"}\n", m, u.hostile+"/m/"+m, c.azure)
 		fmt.Fprintf(&b, "  - model_name: anthropic-%s\n    litellm_params: {model: anthropic/claude-3-5-haiku-20241022, api_base: %q, api_key: os.environ/SECRETS_ANTHROPIC_KEY}\n", m, u.hostile+"/m/"+m)
 		fmt.Fprintf(&b, "  - model_name: bedrock-%s\n    litellm_params: {model: bedrock/converse/anthropic.claude-3-haiku-20240307-v1:0, api_base: %q, aws_region_name: us-east-1, aws_access_key_id: AKIAIOSFODNN7EXAMPLE, aws_secret_access_key: os.environ/SECRETS_AWS_SECRET, aws_session_token: %q}\n", m, u.bedrock[m], c.awsToken)
+		vertexBase := u.hostile + "/m/" + m + "/v1/projects/p1/locations/us-east5/publishers/"
+		fmt.Fprintf(&b, "  - model_name: vertex-%s\n    litellm_params: {model: vertex_ai/claude-3-5-haiku@20241022, api_base: %q, vertex_credentials: os.environ/SECRETS_VERTEX_CREDENTIALS}\n", m, vertexBase+"anthropic/models/claude-3-5-haiku@20241022")
+		fmt.Fprintf(&b, "  - model_name: vertexgemini-%s\n    litellm_params: {model: vertex_ai/gemini-2.5-flash, api_base: %q, vertex_credentials: os.environ/SECRETS_VERTEX_CREDENTIALS}\n", m, vertexBase+"google/models/gemini-2.5-flash")
 		fmt.Fprintf(&b, "  - model_name: gemini-%s\n    litellm_params: {model: gemini/gemini-2.5-flash, api_base: %q, api_key: %q}\n", m, u.hostile+"/m/"+m+"/v1beta", c.gemini)
 	}
 	for _, f := range bedrockFaults {
@@ -132,6 +143,8 @@ func (u *upstreams) config(c canaries) string {
 	// Credentials in the URL (an OpenAI-compatible server behind basic auth).
 	fmt.Fprintf(&b, "  - model_name: userinfo-ok\n    litellm_params: {model: hosted_vllm/llama, api_base: %q, api_key: none}\n", strings.Replace(u.hostile, "http://", "http://svc:"+c.urlPassword+"@", 1)+"/m/ok/v1")
 	fmt.Fprintf(&b, "  - model_name: unimplemented\n    litellm_params: {model: cohere/command-r, api_key: %q}\n", c.gemini)
+	// A token endpoint that refuses the key, quoting the signed assertion.
+	fmt.Fprintf(&b, "  - model_name: vertex-tokenfail\n    litellm_params: {model: vertex_ai/claude-sonnet-4-5, vertex_project: p1, vertex_location: global, vertex_credentials: %s}\n", jsonString(u.vertexEcho.JSON))
 	b.WriteString("router_settings: {num_retries: 1}\ngeneral_settings:\n  master_key: os.environ/SECRETS_MASTER\n  store_model_in_db: true\n")
 	return b.String()
 }
@@ -214,7 +227,7 @@ func drive(t *testing.T, rec *Recorder, tg target, c canaries, u *upstreams) {
 	x("user/info", "GET", "/user/info?user_id=u1", c.master, "")
 
 	// Chats and embeddings, each provider in each mode, streamed and not.
-	for _, p := range []string{"openai", "azure", "anthropic", "bedrock", "gemini"} {
+	for _, p := range []string{"openai", "azure", "anthropic", "bedrock", "gemini", "vertex", "vertexgemini"} {
 		for _, m := range modes {
 			for _, stream := range []bool{false, true} {
 				body := fmt.Sprintf(`{"model":"%s-%s","stream":%t,"messages":[{"role":"user","content":"hi"}]}`, p, m, stream)
@@ -238,6 +251,10 @@ func drive(t *testing.T, rec *Recorder, tg target, c canaries, u *upstreams) {
 	}
 	for _, m := range []string{"ok", "e401", "text500"} {
 		x("embeddings "+m, "POST", "/v1/embeddings", keyA, `{"model":"embed-`+m+`","input":"hi"}`)
+	}
+	for _, stream := range []bool{false, true} {
+		r := x(fmt.Sprintf("chat vertex-tokenfail stream=%t", stream), "POST", "/v1/chat/completions", keyA, fmt.Sprintf(`{"model":"vertex-tokenfail","stream":%t,"messages":[{"role":"user","content":"hi"}]}`, stream))
+		want(r, 502, "vertex token refused")
 	}
 	want(x("chat api_base with a password", "POST", "/v1/chat/completions", keyA, `{"model":"userinfo-ok","messages":[{"role":"user","content":"hi"}]}`), 200, "api_base with a password")
 	x("chat unimplemented provider", "POST", "/v1/chat/completions", keyA, `{"model":"unimplemented","messages":[{"role":"user","content":"hi"}]}`)
@@ -293,8 +310,10 @@ func drive(t *testing.T, rec *Recorder, tg target, c canaries, u *upstreams) {
 func TestNoSecretLeaves(t *testing.T) {
 	c := newCanaries()
 	u := startUpstreams(t)
+	c.vertexCreds = u.vertex.JSON
 	rec := &Recorder{}
 	c.register(rec)
+	rec.Secret("Vertex service account's private key", strings.Join(strings.Fields(strings.NewReplacer("-----BEGIN PRIVATE KEY-----", "", "-----END PRIVATE KEY-----", "").Replace(u.vertex.PEM)), ""), "")
 
 	// Control: the hostile upstream does put the keys in its answers, and
 	// the search finds them there (so an empty result means something).
@@ -363,6 +382,18 @@ func TestNoSecretLeaves(t *testing.T) {
 		if err := os.WriteFile(path, rec.dump(), 0o600); err != nil {
 			t.Error(err)
 		}
+	}
+	// The access tokens issued and the assertions signed during the run.
+	for _, a := range []*vertextest.Account{u.vertex, u.vertexEcho} {
+		for i, tok := range a.Issued() {
+			rec.Secret(fmt.Sprintf("Vertex access token %d", i), tok, "")
+		}
+		for i, as := range a.Assertions() {
+			rec.Secret(fmt.Sprintf("signed JWT assertion %d", i), as, "")
+		}
+	}
+	if len(u.vertex.Issued()) == 0 || len(u.vertexEcho.Assertions()) == 0 || len(u.vertex.Refused()) != 0 {
+		t.Errorf("the Vertex token endpoints saw %d exchanges (refused %v) and %d refused assertions: the Vertex scenarios did not run", len(u.vertex.Issued()), u.vertex.Refused(), len(u.vertexEcho.Assertions()))
 	}
 	leaks := rec.Scan()
 	var controlled bool

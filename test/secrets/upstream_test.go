@@ -56,7 +56,7 @@ func hostile(t *testing.T) *httptest.Server {
 			return
 		}
 		mode := parts[2]
-		anthropic := strings.HasSuffix(r.URL.Path, "/messages")
+		anthropic := strings.HasSuffix(r.URL.Path, "/messages") || strings.HasSuffix(r.URL.Path, ":rawPredict") || strings.HasSuffix(r.URL.Path, ":streamRawPredict") // Claude on Vertex
 		gemini := strings.Contains(r.URL.Path, "GenerateContent") || strings.Contains(r.URL.Path, ":generateContent")
 		stream := gjson.GetBytes(body, "stream").Bool() || strings.Contains(r.URL.Path, ":streamGenerateContent")
 		cred := echo(r)

@@ -30,10 +30,26 @@ const DefaultBase = "https://api.anthropic.com"
 const DefaultMaxTokens = 4096
 
 // Provider sends calls to Anthropic deployments.
-type Provider struct{ client *http.Client }
+type Provider struct {
+	client *http.Client
+	post   Poster
+}
 
-// New returns a Provider sending through client.
-func New(client *http.Client) *Provider { return &Provider{client: client} }
+// Poster sends a Messages API body to d (stream: the answer is an event
+// stream): Anthropic's API, or a host that serves Claude under its own URL
+// and authentication (Vertex AI). A non-2xx answer comes back as it is.
+type Poster func(ctx context.Context, d *config.Deployment, body []byte, stream bool) (*http.Response, error)
+
+// New returns a Provider sending to Anthropic's API through client.
+func New(client *http.Client) *Provider {
+	p := &Provider{client: client}
+	p.post = p.send
+	return p
+}
+
+// Via returns a Provider that translates chat calls as New's does and
+// sends their Messages bodies through post.
+func Via(post Poster) *Provider { return &Provider{post: post} }
 
 // StreamUsage reports that a stream may always be asked for its usage: the
 // translation counts it from message_start and message_delta.
@@ -44,11 +60,11 @@ func (*Provider) StreamUsage(*config.Deployment) bool { return true }
 // returned as it came, for the caller to classify; so is an error event that
 // arrives before anything else in a stream (as the status it stands for).
 func (p *Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
-	req, jsonMode, err := newRequest(ctx, d, call)
+	body, jsonMode, err := translateCall(d, call)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := p.client.Do(req)
+	resp, err := p.post(ctx, d, body, call.Stream)
 	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp, err
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
-// newRequest builds the upstream request and says whether the answer is in
+// translateCall is call's Messages API body, and whether the answer is in
 // JSON mode (response_format answered by the json_tool_call tool).
-func newRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Request, bool, error) {
+func translateCall(d *config.Deployment, call wire.Call) ([]byte, bool, error) {
 	if call.Op != wire.OpChat {
 		return nil, false, apierr.New(apierr.InvalidRequest, "deployment %s (anthropic) serves chat completions only", d.ID)
 	}
@@ -25,10 +25,11 @@ func newRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 	if d.MaxOutputTokens > 0 && d.MaxOutputTokens < def {
 		def = d.MaxOutputTokens
 	}
-	body, jsonMode, err := translate(call.Body, Options{DefaultMaxTokens: def, DropParams: d.DropParams || call.DropParams})
-	if err != nil {
-		return nil, false, err
-	}
+	return translate(call.Body, Options{DefaultMaxTokens: def, DropParams: d.DropParams || call.DropParams})
+}
+
+// send posts a Messages API body to Anthropic's API (d's base).
+func (p *Provider) send(ctx context.Context, d *config.Deployment, body []byte, stream bool) (*http.Response, error) {
 	base := strings.TrimSuffix(d.APIBase, "/")
 	if base == "" {
 		base = DefaultBase
@@ -39,17 +40,17 @@ func newRequest(ctx context.Context, d *config.Deployment, call wire.Call) (*htt
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	req.Header["Content-Type"] = []string{"application/json"}
 	req.Header["Anthropic-Version"] = []string{Version}
-	if call.Stream {
+	if stream {
 		req.Header["Accept"] = []string{"text/event-stream"}
 	}
 	if k := d.Key(); k != "" {
 		req.Header["X-Api-Key"] = []string{k}
 	}
-	return req, jsonMode, nil
+	return p.client.Do(req)
 }
 
 func badRequest(format string, args ...any) *apierr.Error {
