@@ -12,16 +12,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sluice-gw/sluice/shared/callbacks"
+	"github.com/sluice-gw/sluice/shared/callbacks/langfuse"
+	"github.com/sluice-gw/sluice/shared/callbacks/s3log"
+	"github.com/sluice-gw/sluice/shared/callbacks/webhook"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/spend"
-	"github.com/sluice-gw/sluice/shared/callbacks/webhook"
 )
 
 // All returns the registry of every sink, by LiteLLM callback name. A new
 // sink adds its line here and its name to config.CallbackNames.
 func All() callbacks.Registry {
 	return callbacks.Registry{
+		"langfuse":    langfuse.New,
+		"s3":          s3log.New,
+		"s3_v2":       s3log.New,
 		"generic_api": webhook.New,
 		"webhook":     webhook.New,
 	}
