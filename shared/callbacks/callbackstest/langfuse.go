@@ -145,3 +145,10 @@ func (f *Langfuse) Counts() (traces, generations int, problems []string) {
 	defer f.mu.Unlock()
 	return len(f.Traces), len(f.Generations), append([]string(nil), f.Problems...)
 }
+
+// RequestCount returns the ingestion requests received so far.
+func (f *Langfuse) RequestCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.Requests
+}

@@ -63,3 +63,10 @@ func (f *Webhook) Payload(id string) map[string]any {
 	defer f.mu.Unlock()
 	return f.Payloads[id]
 }
+
+// Count returns how many distinct calls were posted.
+func (f *Webhook) Count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.Payloads)
+}
