@@ -54,10 +54,19 @@ type Deliverer interface {
 	Deliver(ctx context.Context, evs []Event) error
 }
 
+// deliverMargin is kept of an invocation's time after delivering, to
+// answer the batch's failures before Lambda ends it.
+const deliverMargin = 2 * time.Second
+
 // deliver hands evs to the sinks, if any.
 func (c *Consumer) deliver(ctx context.Context, evs []Event) error {
 	if c.Sinks == nil || len(evs) == 0 {
 		return nil
+	}
+	if d, ok := ctx.Deadline(); ok { // a Lambda invocation's: answer before it ends
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-deliverMargin))
+		defer cancel()
 	}
 	return c.Sinks.Deliver(ctx, evs)
 }
