@@ -33,8 +33,42 @@ type Consumer struct {
 	// path "store" when Save recorded them directly, "log" when they were
 	// only logged (LogLost). The spend-fallback metric.
 	OnFallback func(path string, events int)
+	// Sinks, if set, receive every valid event of a batch once it is
+	// recorded (the logging callbacks, shared/callbacks): from the SQS
+	// handler, the in-process queue and a replay, never from Save (a
+	// publisher's last resort may run on a request's goroutine). An SQS
+	// batch whose delivery fails is redelivered whole (recording it again
+	// is a no-op) and reaches the dead-letter queue only after the queue's
+	// receive count.
+	Sinks Deliverer
 
 	lost atomic.Int64
+}
+
+// Deliverer hands recorded events to the logging callbacks. Deliver
+// retries as it sees fit and returns an error only when some sink still
+// failed: the events are then delivered again later (an SQS
+// redelivery), to every sink, so a sink must take a record it already has
+// without duplicating it where its API allows (the request id as its id).
+type Deliverer interface {
+	Deliver(ctx context.Context, evs []Event) error
+}
+
+// deliverMargin is kept of an invocation's time after delivering, to
+// answer the batch's failures before Lambda ends it.
+const deliverMargin = 2 * time.Second
+
+// deliver hands evs to the sinks, if any.
+func (c *Consumer) deliver(ctx context.Context, evs []Event) error {
+	if c.Sinks == nil || len(evs) == 0 {
+		return nil
+	}
+	if d, ok := ctx.Deadline(); ok { // a Lambda invocation's: answer before it ends
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-deliverMargin))
+		defer cancel()
+	}
+	return c.Sinks.Deliver(ctx, evs)
 }
 
 // NewConsumer returns a Consumer on st logging to log (slog.Default() if nil).
@@ -85,6 +119,14 @@ func (c *Consumer) HandleSQS(ctx context.Context, batch events.SQSEvent) (events
 	res, err := c.Record(ctx, evs)
 	if err != nil {
 		c.Log.LogAttrs(ctx, slog.LevelError, "spend batch not recorded; its messages will be retried",
+			slog.Int("events", len(evs)), slog.String("error", err.Error()))
+		for _, id := range ids {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
+		}
+		return resp, nil
+	}
+	if err := c.deliver(ctx, evs); err != nil {
+		c.Log.LogAttrs(ctx, slog.LevelError, "spend batch recorded, callbacks not delivered; its messages will be retried",
 			slog.Int("events", len(evs)), slog.String("error", err.Error()))
 		for _, id := range ids {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
@@ -211,6 +253,9 @@ func (c *Consumer) Replay(ctx context.Context, r io.Reader) (recorded, duplicate
 		}
 		recorded += res.Recorded
 		duplicates += res.Duplicates
+		if err := c.deliver(ctx, evs[:n]); err != nil {
+			c.Log.LogAttrs(ctx, slog.LevelError, "replay: callbacks not delivered", slog.Int("events", n), slog.String("error", err.Error()))
+		}
 		evs = evs[n:]
 	}
 	if len(bad) > 0 {
