@@ -74,6 +74,9 @@ type Options struct {
 	AdmitTimeout time.Duration
 	// Logger receives the fail-open lines; nil: slog.Default().
 	Logger *slog.Logger
+	// ItemWrites is the write units a second one item takes (DynamoDB's
+	// partition ceiling, about 1,000; scaled down in tests); 0: 1,000.
+	ItemWrites float64
 }
 
 // Store is a limits.Store on DynamoDB.
