@@ -110,7 +110,16 @@ type Admitter struct {
 	// Timeout is the longest an admission waits for the store when the
 	// request's deadline allows more; 0: DefaultAdmitTimeout.
 	Timeout time.Duration
-	failed  atomic.Int64
+	// ItemWrites is the write units a second one item of the Backend takes
+	// (DynamoDB's 1,000; less in a scaled test); with a Backend that is a
+	// Taker it turns on hot scopes (hot.go) from HotRPM(ItemWrites). 0: none.
+	ItemWrites float64
+	// OnThrottle, if set, is called for each throttled write (the
+	// throttle metric).
+	OnThrottle func()
+
+	failed, throttled atomic.Int64
+	hotStates         hotScopes
 }
 
 // DefaultAdmitTimeout is Admitter.Timeout's default: past it, a store
@@ -160,8 +169,12 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 	}
 	p := &Plan{Req: req, Window: WindowStart(req.Now)}
 	p.Expires = p.Window.Add(time.Minute + CounterTTL)
+	taker, _ := a.Backend.(Taker)
+	var hot []Scope // hot scopes (hot.go), taken from this instance's blocks
 	for _, s := range req.Scopes {
-		if s.counted() {
+		if taker != nil && s.counted() && a.hot(s) {
+			hot = append(hot, s)
+		} else if s.counted() {
 			n := effectiveShards(s)
 			it := Item{Scope: s, Shards: n, Slot: Slot{Kind: s.Kind, ID: s.ID, Shard: pick(n)}}
 			it.RPMCap, it.TPMCap = ShardCap(s.RPM, n, it.Slot.Shard), ShardCap(s.TPM, n, it.Slot.Shard)
@@ -186,7 +199,7 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 			}
 		}
 	}
-	if len(p.Items) == 0 && req.Hold == nil {
+	if len(p.Items) == 0 && req.Hold == nil && len(hot) == 0 {
 		return Decision{Allowed: true, Admission: Admission{Window: p.Window}}, nil
 	}
 
@@ -194,6 +207,36 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 	actx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 
+	for i, s := range hot {
+		ok, err := a.takeHot(actx, taker, s, p.Window)
+		if err == nil && ok {
+			continue
+		}
+		a.giveBackAll(hot[:i], p.Window)
+		if err != nil {
+			return a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)
+		}
+		return Decision{Reason: ReasonRPM, BlockedScope: s, RetryAfter: p.Window.Add(time.Minute).Sub(req.Now)}, nil
+	}
+	if len(p.Items) == 0 && req.Hold == nil {
+		return a.decide(p, AllowedOutcome), nil
+	}
+	d, err := a.attempt(ctx, actx, p, hot, bound, byDeadline)
+	if err != nil || !d.Allowed {
+		a.giveBackAll(hot, p.Window)
+	}
+	return d, err
+}
+
+// attempt runs the plan's items on the backend (after its hot scopes were
+// taken), with one retry on another shard of a full one and the reaping of
+// expired leases.
+func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, hot []Scope, bound time.Duration, byDeadline bool) (Decision, error) {
+	req := p.Req
+	pick := a.Pick
+	if pick == nil {
+		pick = rand.IntN
+	}
 	out, err := a.Backend.Attempt(actx, p)
 	if err == nil && !out.Allowed && out.Item >= 0 && p.Items[out.Item].Shards > 1 {
 		// The chosen shard is full; another may have room. Try once more.
@@ -211,6 +254,15 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 		out, err = a.Backend.Attempt(actx, p)
 	}
 	if err != nil {
+		return a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)
+	}
+	return a.decide(p, out), nil
+}
+
+// unanswered applies the fail policy to a store that did not answer: past
+// the request's own deadline it is refused, otherwise failure decides.
+func (a *Admitter) unanswered(ctx, actx context.Context, p *Plan, hot []Scope, err error, bound time.Duration, byDeadline bool) (Decision, error) {
+	{
 		if actx.Err() != nil && (byDeadline || ctx.Err() != nil) {
 			// Slow, not down: the request's own time ran out first.
 			a.logger().WarnContext(ctx, "limits store did not answer before the request's deadline; request refused",
@@ -220,9 +272,14 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 			}
 			return Decision{}, fmt.Errorf("admission not answered within the request's deadline (%v): %w", bound, err)
 		}
-		return a.failure(ctx, p, err)
+		return a.failure(ctx, p, hot, err)
 	}
-	return a.decide(p, out), nil
+}
+
+func (a *Admitter) giveBackAll(hot []Scope, w time.Time) {
+	for _, s := range hot {
+		a.giveBack(s, w)
+	}
 }
 
 func (a *Admitter) decide(p *Plan, out Outcome) Decision {
@@ -251,9 +308,14 @@ func (a *Admitter) decide(p *Plan, out Outcome) Decision {
 }
 
 // failure applies the fail-open/fail-closed policy to a backend error.
-func (a *Admitter) failure(ctx context.Context, p *Plan, err error) (Decision, error) {
+func (a *Admitter) failure(ctx context.Context, p *Plan, hot []Scope, err error) (Decision, error) {
 	if !errors.Is(err, ErrUnavailable) {
 		return Decision{}, err
+	}
+	for _, s := range hot {
+		if s.OnError == FailClosed {
+			return Decision{}, fmt.Errorf("scope %s %s fails closed: %w", s.Kind, s.ID, err)
+		}
 	}
 	if p.Req.Hold != nil {
 		return Decision{}, fmt.Errorf("strict budget hold fails closed: %w", err)

@@ -75,17 +75,22 @@ type Options struct {
 	// Logger receives the fail-open lines; nil: slog.Default().
 	Logger *slog.Logger
 	// ItemWrites is the write units a second one item takes (DynamoDB's
-	// partition ceiling, about 1,000; scaled down in tests); 0: 1,000.
+	// partition ceiling, about 1,000; scaled down in tests); 0: 1,000. It
+	// sets which scopes are hot (limits.HotRPM, hot.go).
 	ItemWrites float64
+	// OnThrottle, if set, is called for each admission write DynamoDB
+	// throttled (the throttle metric).
+	OnThrottle func()
 }
 
 // Store is a limits.Store on DynamoDB.
 type Store struct {
-	client   *dynamodb.Client
-	table    string
-	holds    string
-	timeout  time.Duration
-	admitter limits.Admitter
+	client     *dynamodb.Client
+	table      string
+	holds      string
+	timeout    time.Duration
+	admitter   limits.Admitter
+	onThrottle func()
 }
 
 var _ limits.Store = (*Store)(nil)
@@ -100,7 +105,11 @@ func New(client *dynamodb.Client, table string, o Options) *Store {
 		o.AdmitTimeout = max(o.Timeout, limits.DefaultAdmitTimeout)
 	}
 	s := &Store{client: client, table: table, holds: o.HoldsTable, timeout: o.Timeout}
-	s.admitter = limits.Admitter{Backend: backend{s}, Logger: o.Logger, Timeout: o.AdmitTimeout}
+	s.onThrottle = func() { s.admitter.CountThrottle() }
+	if o.ItemWrites <= 0 {
+		o.ItemWrites = limits.WriteCeiling
+	}
+	s.admitter = limits.Admitter{Backend: backend{s}, Logger: o.Logger, Timeout: o.AdmitTimeout, ItemWrites: o.ItemWrites, OnThrottle: o.OnThrottle}
 	return s
 }
 
@@ -115,6 +124,23 @@ func (s *Store) Admit(ctx context.Context, req limits.AdmitRequest) (limits.Deci
 // FailedOpen returns how many requests this store admitted uncounted
 // because DynamoDB could not answer (the fail-open metric).
 func (s *Store) FailedOpen() int64 { return s.admitter.FailedOpen() }
+
+// Throttled returns how many admission writes DynamoDB throttled.
+func (s *Store) Throttled() int64 { return s.admitter.Throttled() }
+
+// Counted returns the requests counted in every shard of a scope in the
+// window holding now (strongly consistent reads; for tests and tools).
+func (s *Store) Counted(ctx context.Context, kind limits.Kind, id string, now time.Time) (int64, error) {
+	var n int64
+	for shard := range limits.MaxShards {
+		req, _, err := s.Count(ctx, kind, id, shard, now)
+		if err != nil {
+			return 0, err
+		}
+		n += req
+	}
+	return n, nil
+}
 
 // PK returns the partition key of a counter item.
 func PK(slot limits.Slot, window time.Time) string {
@@ -183,6 +209,9 @@ func itemBlocked(p *limits.Plan, i int, old ddb.Item) limits.Outcome {
 }
 
 func unavailable(err error) error {
+	if ddb.Throttled(err) {
+		return fmt.Errorf("%w: %w", limits.ErrThrottled, err)
+	}
 	if ddb.Unavailable(err) {
 		return fmt.Errorf("%w: %w", limits.ErrUnavailable, err)
 	}
@@ -190,6 +219,31 @@ func unavailable(err error) error {
 }
 
 type backend struct{ s *Store }
+
+// noRetry makes a call one attempt: a hot scope's block write retries
+// throttling itself, on another shard.
+func noRetry(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }
+
+// Take implements limits.Taker: ADD req :n IF req <= cap - n.
+func (b backend) Take(ctx context.Context, slot limits.Slot, window, expires time.Time, cap, n int64) (taken, counted int64, err error) {
+	s := b.s
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 ddb.PK(PK(slot, window)),
+		UpdateExpression:                    aws.String("ADD req :n SET expires_at = :exp"),
+		ConditionExpression:                 aws.String("attribute_not_exists(req) OR req <= :lim"),
+		ExpressionAttributeValues:           ddb.Item{":n": ddb.N(n), ":lim": ddb.N(cap - n), ":exp": ddb.N(expires.Unix())},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, noRetry)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return 0, ddb.Int0(ccf.Item, "req"), nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("take %d of %s %s shard %d: %w", n, slot.Kind, slot.ID, slot.Shard, unavailable(err))
+	}
+	return n, 0, nil
+}
 
 func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, error) {
 	s := b.s
@@ -209,6 +263,9 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 			return itemBlocked(p, 0, ccf.Item), nil
 		}
 		if err != nil {
+			if ddb.Throttled(err) {
+				s.onThrottle()
+			}
 			return limits.Outcome{}, fmt.Errorf("admit: %w", unavailable(err))
 		}
 		return limits.AllowedOutcome, nil
@@ -233,7 +290,7 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 		if !errors.As(err, &tce) {
 			return limits.Outcome{}, fmt.Errorf("admit: %w", unavailable(err))
 		}
-		conflict := false
+		conflict, throttled := false, false
 		for i, r := range tce.CancellationReasons {
 			switch aws.ToString(r.Code) {
 			case "ConditionalCheckFailed":
@@ -248,18 +305,27 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 				conflict = true
 			case "", "None":
 			case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
-				return limits.Outcome{}, fmt.Errorf("admit: %w: %w", limits.ErrUnavailable, err)
+				throttled = true
 			default:
 				return limits.Outcome{}, fmt.Errorf("admit: %w", err)
 			}
 		}
-		if !conflict {
+		if !conflict && !throttled {
 			return limits.Outcome{}, fmt.Errorf("admit: %w", err)
 		}
+		if throttled && s.onThrottle != nil {
+			s.onThrottle()
+		}
+		// Conflicts and throttling are retried with backoff until the
+		// admission's bound; past it the fail policy decides.
 		backoff := time.Duration(rand.Int64N(int64(min(5*time.Millisecond<<min(attempt, 5), 100*time.Millisecond)) + 1))
 		select {
 		case <-ctx.Done():
-			return limits.Outcome{}, fmt.Errorf("admit: %w: transaction conflicts until the deadline: %w", limits.ErrUnavailable, ctx.Err())
+			cause := limits.ErrUnavailable
+			if throttled {
+				cause = limits.ErrThrottled
+			}
+			return limits.Outcome{}, fmt.Errorf("admit: %w: transaction conflicts or throttling until the deadline: %w", cause, ctx.Err())
 		case <-time.After(backoff):
 		}
 	}
