@@ -174,16 +174,14 @@ func update(table string, p *limits.Plan, it limits.Item) *types.Update {
 		":est": ddb.N(p.Req.Tokens),
 		":exp": ddb.N(p.Expires.Unix()),
 	}
-	var cond string
+	// A scope turned hot (limits/hot.go) is no longer counted here alone.
+	cond := "attribute_not_exists(hot)"
 	if it.RPMCap > 0 {
-		cond = "(attribute_not_exists(req) OR req < :rpm)"
+		cond += " AND (attribute_not_exists(req) OR req < :rpm)"
 		values[":rpm"] = ddb.N(it.RPMCap)
 	}
 	if it.TPMCap > 0 {
-		if cond != "" {
-			cond += " AND "
-		}
-		cond += "(attribute_not_exists(tok) OR tok <= :tmax)"
+		cond += " AND (attribute_not_exists(tok) OR tok <= :tmax)"
 		values[":tmax"] = ddb.N(it.TPMCap - p.Req.Tokens)
 	}
 	return &types.Update{
@@ -200,6 +198,11 @@ func update(table string, p *limits.Plan, it limits.Item) *types.Update {
 func itemBlocked(p *limits.Plan, i int, old ddb.Item) limits.Outcome {
 	if p.Items[i].Lease {
 		return leaseBlocked(p, i, old)
+	}
+	if n, ok := ddb.Int(old, "hot"); ok && n > 0 {
+		out := limits.BlockedByItem(i, limits.ReasonRPM)
+		out.HotShards, out.HotBase = int(n), ddb.Int0(old, "hb")
+		return out
 	}
 	r := p.Items[i].RoomFor(ddb.Int0(old, "req"), ddb.Int0(old, "tok"), p.Req.Tokens)
 	if r == "" {
@@ -223,6 +226,36 @@ type backend struct{ s *Store }
 // noRetry makes a call one attempt: a hot scope's block write retries
 // throttling itself, on another shard.
 func noRetry(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }
+
+// Switch implements limits.Taker: SET hot = :n, base = req IF
+// attribute_not_exists(hot) on the scope's counter item (shard 0).
+func (b backend) Switch(ctx context.Context, slot limits.Slot, window, expires time.Time, shards int) (int, int64, error) {
+	s := b.s
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 ddb.PK(PK(slot, window)),
+		UpdateExpression:                    aws.String("SET hot = :n, hb = if_not_exists(req, :zero), expires_at = :exp"),
+		ConditionExpression:                 aws.String("attribute_not_exists(hot)"),
+		ExpressionAttributeValues:           ddb.Item{":n": ddb.N(int64(shards)), ":zero": ddb.N(0), ":exp": ddb.N(expires.Unix())},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, noRetry)
+	item := ddb.Item(nil)
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		item = ccf.Item
+	case err != nil:
+		return 0, 0, fmt.Errorf("turn %s %s hot: %w", slot.Kind, slot.ID, unavailable(err))
+	default:
+		item = out.Attributes
+	}
+	n, base := ddb.Int0(item, "hot"), ddb.Int0(item, "hb")
+	if n < 1 || n > limits.MaxShards {
+		return 0, 0, fmt.Errorf("turn %s %s hot: the item says %d shards", slot.Kind, slot.ID, n)
+	}
+	return int(n), base, nil
+}
 
 // Take implements limits.Taker: ADD req :n IF req <= cap - n.
 func (b backend) Take(ctx context.Context, slot limits.Slot, window, expires time.Time, cap, n int64) (taken, counted int64, err error) {
@@ -310,22 +343,18 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 				return limits.Outcome{}, fmt.Errorf("admit: %w", err)
 			}
 		}
-		if !conflict && !throttled {
+		if throttled {
+			// The admitter turns the scopes hot or backs off (limits/hot.go).
+			s.onThrottle()
+			return limits.Outcome{}, fmt.Errorf("admit: %w: %w", limits.ErrThrottled, err)
+		}
+		if !conflict {
 			return limits.Outcome{}, fmt.Errorf("admit: %w", err)
 		}
-		if throttled && s.onThrottle != nil {
-			s.onThrottle()
-		}
-		// Conflicts and throttling are retried with backoff until the
-		// admission's bound; past it the fail policy decides.
 		backoff := time.Duration(rand.Int64N(int64(min(5*time.Millisecond<<min(attempt, 5), 100*time.Millisecond)) + 1))
 		select {
 		case <-ctx.Done():
-			cause := limits.ErrUnavailable
-			if throttled {
-				cause = limits.ErrThrottled
-			}
-			return limits.Outcome{}, fmt.Errorf("admit: %w: transaction conflicts or throttling until the deadline: %w", cause, ctx.Err())
+			return limits.Outcome{}, fmt.Errorf("admit: %w: transaction conflicts until the deadline: %w", limits.ErrUnavailable, ctx.Err())
 		case <-time.After(backoff):
 		}
 	}
