@@ -126,6 +126,20 @@ type hotState struct {
 	lastThrott time.Time
 	lastHot    time.Time // the last window the scope was hot here
 	grow       int       // doublings of the shards learned from throttling
+	// the window before, for requests still admitted in it
+	prevWindow time.Time
+	prevShards int
+	prevBase   int64
+}
+
+// old returns a state of its own for a request of a window older than
+// st's: hot when it was the window before and hot (st.mu held).
+func (st *hotState) old(w time.Time) *hotState {
+	o := &hotState{window: w, done: make(chan struct{})}
+	if st.prevWindow.Equal(w) {
+		o.shards, o.base = st.prevShards, st.prevBase
+	}
+	return o
 }
 
 // hotScopes holds an Admitter's scope states.
@@ -197,9 +211,13 @@ func (a *Admitter) mode(s Scope, w time.Time, st *hotState) (hotMode, *hotState)
 	defer st.mu.Unlock()
 	st.count(time.Now())
 	if st.window.After(w) {
-		return modeCold, &hotState{window: w, done: make(chan struct{})}
+		if o := st.old(w); o.shards > 0 {
+			return modeHot, o
+		}
+		return modeCold, st.old(w)
 	}
 	if st.window.Before(w) {
+		st.prevWindow, st.prevShards, st.prevBase = st.window, st.shards, st.base
 		st.window, st.shards, st.base, st.avail, st.full = w, 0, 0, 0, 0
 	}
 	switch {
@@ -267,15 +285,17 @@ func (a *Admitter) takeHot(ctx context.Context, t Taker, h hotRef, w time.Time) 
 	st := h.st
 	st.mu.Lock()
 	for {
-		if !st.window.Equal(w) || st.shards == 0 { // the window moved on meanwhile
+		if !st.window.Equal(w) || st.shards == 0 {
+			// The window moved on meanwhile: a block of one in this one.
+			o := st.old(w)
 			st.mu.Unlock()
-			return false, fmt.Errorf("%w: the window of a hot scope ended", ErrUnavailable)
+			if o.shards == 0 {
+				return false, fmt.Errorf("%w: the window of a hot scope ended", ErrUnavailable)
+			}
+			got, err := a.refill(ctx, t, hotRef{h.Scope, o}, w, 1, allShards(o.shards))
+			return got > 0, err
 		}
-		n := st.shards
-		all := uint64(1)<<n - 1
-		if n == 64 {
-			all = ^uint64(0)
-		}
+		all := allShards(st.shards)
 		if st.avail > 0 {
 			st.avail--
 			st.mu.Unlock()
@@ -325,6 +345,14 @@ func (a *Admitter) takeHot(ctx context.Context, t Taker, h hotRef, w time.Time) 
 			st.avail += got
 		}
 	}
+}
+
+// allShards is the mask of n shards.
+func allShards(n int) uint64 {
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return uint64(1)<<n - 1
 }
 
 // hotRefills bounds an instance's block writes in flight for one scope;
