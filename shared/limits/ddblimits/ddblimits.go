@@ -39,6 +39,11 @@
 // each shard is its own item with an even share of the limits; a request
 // picks one at random and, if that one is full, tries one other. Transaction
 // conflicts on a hot item also fall with sharding.
+//
+// An RPM-only scope whose item is throttled turns hot for its window
+// (limits/hot.go): Switch records it in the item (hot, hb), every cold
+// update's condition includes attribute_not_exists(hot), and Take takes
+// blocks of requests from its shards.
 package ddblimits
 
 import (
