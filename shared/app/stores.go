@@ -51,7 +51,8 @@ func dynamoStores(s Settings, gw *Gateway, log *slog.Logger) gateway.KeyReader {
 	client := ddb.NewClient(*s.AWS, s.ddbOptions())
 	cached := keys.NewCached(ddbkeys.New(client, names.Keys, ddbkeys.Options{Timeout: s.StoreTimeout}), orDefault(s.KeyCacheTTL, time.Second), s.Now)
 	gw.Keys = cached
-	gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{HoldsTable: names.Spend, Logger: log, Timeout: s.StoreTimeout, AdmitTimeout: s.LimitsTimeout})
+	gw.Limits = ddblimits.New(client, names.Counters, ddblimits.Options{HoldsTable: names.Spend, Logger: log, Timeout: s.StoreTimeout, AdmitTimeout: s.LimitsTimeout,
+		OnThrottle: s.Metrics.ThrottledWrite})
 	gw.sharedCooldowns = ddbcooldown.New(client, names.Counters, ddbcooldown.Options{Timeout: s.StoreTimeout})
 	gw.Cooldowns = cooldown.NewCached(gw.sharedCooldowns,
 		cooldown.CachedOptions{TTL: orDefault(s.CooldownCacheTTL, time.Second), Now: s.Now, Logger: log})

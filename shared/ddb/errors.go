@@ -60,3 +60,17 @@ func ConditionFailed(err error) bool {
 	var ccf *types.ConditionalCheckFailedException
 	return errors.As(err, &ccf)
 }
+
+// Throttled reports whether err is DynamoDB's throttling (a partition's or
+// the account's throughput exceeded), after the SDK's retries.
+func Throttled(err error) bool {
+	var (
+		throughput *types.ProvisionedThroughputExceededException
+		reqLimit   *types.RequestLimitExceeded
+	)
+	if errors.As(err, &throughput) || errors.As(err, &reqLimit) {
+		return true
+	}
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "ThrottlingException"
+}

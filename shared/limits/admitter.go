@@ -58,6 +58,11 @@ type Outcome struct {
 	// either case the admitter tries again, reaping Stale.
 	Stale []StaleLease
 	Retry bool
+	// HotShards is set when the item had no room because its scope turned
+	// hot in the window (hot.go), over that many shards; HotBase is what
+	// the item counted then.
+	HotShards int
+	HotBase   int64
 }
 
 // BlockedByBudget returns an Outcome blocked by the hold's budget i, whose
@@ -110,7 +115,16 @@ type Admitter struct {
 	// Timeout is the longest an admission waits for the store when the
 	// request's deadline allows more; 0: DefaultAdmitTimeout.
 	Timeout time.Duration
-	failed  atomic.Int64
+	// ItemWrites is the write units a second one item of the Backend takes
+	// (DynamoDB's 1,000; less in a scaled test); with a Backend that is a
+	// Taker it turns on hot scopes (hot.go) from HotRPM(ItemWrites). 0: none.
+	ItemWrites float64
+	// OnThrottle, if set, is called for each throttled write (the
+	// throttle metric).
+	OnThrottle func()
+
+	failed, throttled atomic.Int64
+	hotStates         hotScopes
 }
 
 // DefaultAdmitTimeout is Admitter.Timeout's default: past it, a store
@@ -154,23 +168,21 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 	if err := Validate(req); err != nil {
 		return Decision{}, err
 	}
-	pick := a.Pick
-	if pick == nil {
-		pick = rand.IntN
-	}
-	p := &Plan{Req: req, Window: WindowStart(req.Now)}
-	p.Expires = p.Window.Add(time.Minute + CounterTTL)
+	w := WindowStart(req.Now)
+	taker, _ := a.Backend.(Taker)
+	var hot, switching []hotRef // scopes counted hot (hot.go), and those turning hot first
 	for _, s := range req.Scopes {
-		if s.counted() {
-			n := effectiveShards(s)
-			it := Item{Scope: s, Shards: n, Slot: Slot{Kind: s.Kind, ID: s.ID, Shard: pick(n)}}
-			it.RPMCap, it.TPMCap = ShardCap(s.RPM, n, it.Slot.Shard), ShardCap(s.TPM, n, it.Slot.Shard)
-			p.Items = append(p.Items, it)
+		if !s.counted() || !eligible(taker, s) {
+			continue
 		}
-		if s.Parallel > 0 {
-			p.Items = append(p.Items, Item{Scope: s, Shards: 1, Slot: Slot{Kind: s.Kind, ID: s.ID}, Lease: true, ParCap: s.Parallel})
+		switch m, st := a.mode(s, w, a.hotStates.state(s)); m {
+		case modeHot:
+			hot = append(hot, hotRef{s, st})
+		case modeSwitch:
+			switching = append(switching, hotRef{s, st})
 		}
 	}
+	p := a.plan(req, w, hot, switching)
 	// An estimate larger than a whole shard's TPM can never fit.
 	for i, it := range p.Items {
 		if it.TPMCap > 0 && req.Tokens > it.TPMCap {
@@ -186,7 +198,7 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 			}
 		}
 	}
-	if len(p.Items) == 0 && req.Hold == nil {
+	if len(p.Items) == 0 && req.Hold == nil && len(hot) == 0 && len(switching) == 0 {
 		return Decision{Allowed: true, Admission: Admission{Window: p.Window}}, nil
 	}
 
@@ -194,7 +206,122 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 	actx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 
+	for _, h := range switching {
+		if err := a.switchHot(actx, taker, h, w); err != nil {
+			return a.unanswered(ctx, actx, p, append(hot, switching...), err, bound, byDeadline)
+		}
+		hot = append(hot, h)
+	}
+	for round := 0; ; round++ {
+		for i, h := range hot {
+			ok, err := a.takeHot(actx, taker, h, w)
+			if err == nil && ok {
+				continue
+			}
+			giveBack(hot[:i], w)
+			if err != nil {
+				return a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)
+			}
+			return Decision{Reason: ReasonRPM, BlockedScope: h.Scope, RetryAfter: p.Window.Add(time.Minute).Sub(req.Now)}, nil
+		}
+		if len(p.Items) == 0 && req.Hold == nil {
+			return a.decide(p, AllowedOutcome), nil
+		}
+		d, turned, err := a.attempt(ctx, actx, p, taker, hot, bound, byDeadline)
+		if len(turned) > 0 && round >= 3 {
+			giveBack(hot, w)
+			return a.unanswered(ctx, actx, p, hot, fmt.Errorf("%w: scopes kept turning hot", ErrUnavailable), bound, byDeadline)
+		}
+		if len(turned) > 0 {
+			// Scopes of the plan turned hot (here, or on another
+			// instance): count them from blocks, the rest as before.
+			giveBack(hot, w)
+			hot = append(hot, turned...)
+			p = a.plan(req, w, hot, nil)
+			continue
+		}
+		if err != nil || !d.Allowed {
+			giveBack(hot, w)
+		}
+		return d, err
+	}
+}
+
+// plan is req's plan for window w: a counter item per counted scope not
+// counted hot, a lease item per scope with a parallel bound.
+func (a *Admitter) plan(req AdmitRequest, w time.Time, hot, switching []hotRef) *Plan {
+	pick := a.Pick
+	if pick == nil {
+		pick = rand.IntN
+	}
+	p := &Plan{Req: req, Window: w, Expires: w.Add(time.Minute + CounterTTL)}
+	for _, s := range req.Scopes {
+		if s.counted() && !isHot(s, hot) && !isHot(s, switching) {
+			n := effectiveShards(s)
+			it := Item{Scope: s, Shards: n, Slot: Slot{Kind: s.Kind, ID: s.ID, Shard: pick(n)}}
+			it.RPMCap, it.TPMCap = ShardCap(s.RPM, n, it.Slot.Shard), ShardCap(s.TPM, n, it.Slot.Shard)
+			p.Items = append(p.Items, it)
+		}
+		if s.Parallel > 0 {
+			p.Items = append(p.Items, Item{Scope: s, Shards: 1, Slot: Slot{Kind: s.Kind, ID: s.ID}, Lease: true, ParCap: s.Parallel})
+		}
+	}
+	return p
+}
+
+func isHot(s Scope, hot []hotRef) bool {
+	for _, h := range hot {
+		if h.Kind == s.Kind && h.ID == s.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// attempt runs the plan's items on the backend (after its hot scopes were
+// taken), with one retry on another shard of a full one, the reaping of
+// expired leases, and throttled writes retried with backoff. turned are the
+// plan's scopes that turned hot: found so (another instance switched
+// them), or switched here after their write was throttled.
+func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot []hotRef, bound time.Duration, byDeadline bool) (d Decision, turned []hotRef, err error) {
+	req := p.Req
+	pick := a.Pick
+	if pick == nil {
+		pick = rand.IntN
+	}
 	out, err := a.Backend.Attempt(actx, p)
+	for try := 0; errors.Is(err, ErrThrottled); try++ {
+		// Throttled: the scopes that may turn hot do; otherwise (a lease,
+		// a budget, a TPM scope) try again after a backoff.
+		for _, it := range p.Items {
+			if !it.Lease && eligible(taker, it.Scope) {
+				h := hotRef{it.Scope, a.hotStates.state(it.Scope)}
+				if err := a.switchHot(actx, taker, h, p.Window); err != nil {
+					d, err := a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)
+					return d, nil, err
+				}
+				turned = append(turned, h)
+			}
+		}
+		if len(turned) > 0 {
+			return Decision{}, turned, nil
+		}
+		if berr := backoff(actx, try, err); berr != nil {
+			err = berr
+			break
+		}
+		out, err = a.Backend.Attempt(actx, p)
+	}
+	if err == nil && !out.Allowed && out.Item >= 0 && out.HotShards > 0 {
+		// Another instance turned the item's scope hot.
+		it := p.Items[out.Item]
+		h := hotRef{it.Scope, a.hotStates.state(it.Scope)}
+		if _, st := a.mode(it.Scope, p.Window, h.st); st != h.st {
+			h.st = st // a window older than the state's
+		}
+		h.st.learn(p.Window, out.HotShards, out.HotBase)
+		return Decision{}, []hotRef{h}, nil
+	}
 	if err == nil && !out.Allowed && out.Item >= 0 && p.Items[out.Item].Shards > 1 {
 		// The chosen shard is full; another may have room. Try once more.
 		it := &p.Items[out.Item]
@@ -211,6 +338,16 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 		out, err = a.Backend.Attempt(actx, p)
 	}
 	if err != nil {
+		d, err := a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)
+		return d, nil, err
+	}
+	return a.decide(p, out), nil, nil
+}
+
+// unanswered applies the fail policy to a store that did not answer: past
+// the request's own deadline it is refused, otherwise failure decides.
+func (a *Admitter) unanswered(ctx, actx context.Context, p *Plan, hot []hotRef, err error, bound time.Duration, byDeadline bool) (Decision, error) {
+	{
 		if actx.Err() != nil && (byDeadline || ctx.Err() != nil) {
 			// Slow, not down: the request's own time ran out first.
 			a.logger().WarnContext(ctx, "limits store did not answer before the request's deadline; request refused",
@@ -220,9 +357,8 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 			}
 			return Decision{}, fmt.Errorf("admission not answered within the request's deadline (%v): %w", bound, err)
 		}
-		return a.failure(ctx, p, err)
+		return a.failure(ctx, p, hot, err)
 	}
-	return a.decide(p, out), nil
 }
 
 func (a *Admitter) decide(p *Plan, out Outcome) Decision {
@@ -251,9 +387,14 @@ func (a *Admitter) decide(p *Plan, out Outcome) Decision {
 }
 
 // failure applies the fail-open/fail-closed policy to a backend error.
-func (a *Admitter) failure(ctx context.Context, p *Plan, err error) (Decision, error) {
+func (a *Admitter) failure(ctx context.Context, p *Plan, hot []hotRef, err error) (Decision, error) {
 	if !errors.Is(err, ErrUnavailable) {
 		return Decision{}, err
+	}
+	for _, s := range hot {
+		if s.OnError == FailClosed {
+			return Decision{}, fmt.Errorf("scope %s %s fails closed: %w", s.Kind, s.ID, err)
+		}
 	}
 	if p.Req.Hold != nil {
 		return Decision{}, fmt.Errorf("strict budget hold fails closed: %w", err)

@@ -157,14 +157,15 @@ func (r *Registry) appendCooldownLine(b []byte, group, deployment string, status
 // dimensionless line with the service-wide counters' increments, and
 // updates prev. Its labels (store, path) are properties.
 func (r *Registry) appendServiceLine(b []byte, prev []int64) []byte {
-	var cur [len(stores) + len(paths) + 1]int64
+	var cur [len(stores) + len(paths) + 2]int64
 	for i := range stores {
 		cur[i] = r.storeErrs[i].Load()
 	}
 	for i := range paths {
 		cur[len(stores)+i] = r.spendFB[i].Load()
 	}
-	cur[len(cur)-1] = r.failOpen.Load()
+	cur[len(cur)-2] = r.failOpen.Load()
+	cur[len(cur)-1] = r.throttled.Load()
 	var d [len(cur)]int64
 	changed := false
 	for i := range cur {
@@ -179,6 +180,7 @@ func (r *Registry) appendServiceLine(b []byte, prev []int64) []byte {
 	vs.int(StoreErrors, unitCount, d[0]+d[1]+d[2])
 	vs.int(SpendFallback, unitCount, d[3]+d[4])
 	vs.int(FailOpen, unitCount, d[5])
+	vs.int(Throttled, unitCount, d[6])
 	b = r.appendHead(b, r.now(), dims1, &vs)
 	for i, s := range stores {
 		b = append(b, `,"store_errors_`...)

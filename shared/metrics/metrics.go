@@ -45,6 +45,7 @@ const (
 	RateLimited      = "sluice_rate_limited_requests"
 	BudgetExceeded   = "sluice_budget_exceeded_requests"
 	FailOpen         = "sluice_ratelimit_failopen_admissions"
+	Throttled        = "sluice_ratelimit_throttled_writes"
 	StoreErrors      = "sluice_store_errors"
 	SpendFallback    = "sluice_spend_fallback_events"
 )
@@ -141,6 +142,7 @@ type Registry struct {
 	rateLimited [len(scopes)]atomic.Int64
 	budget      [len(scopes)]atomic.Int64
 	failOpen    atomic.Int64
+	throttled   atomic.Int64
 	storeErrs   [len(stores)]atomic.Int64
 	spendFB     [len(paths)]atomic.Int64
 
@@ -330,6 +332,15 @@ func (r *Registry) FailOpen() {
 	}
 }
 
+// ThrottledWrite counts an admission write DynamoDB throttled (a hot
+// scope's item at its write ceiling): retried, but a sign of a scope
+// outgrowing its shards.
+func (r *Registry) ThrottledWrite() {
+	if r != nil {
+		r.throttled.Add(1)
+	}
+}
+
 // StoreError counts a failed call to store (StoreDynamoDB, StoreSQS, StoreSSM).
 func (r *Registry) StoreError(store string) {
 	if r == nil {
@@ -428,7 +439,7 @@ type emfSink struct {
 	mu   sync.Mutex
 	w    io.Writer
 	buf  []byte
-	prev [len(stores) + len(paths) + 1]int64 // service-wide counts at the last flush
+	prev [len(stores) + len(paths) + 2]int64 // service-wide counts at the last flush
 }
 
 // add appends one line built by build; past a threshold (a process that

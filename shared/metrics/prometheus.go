@@ -175,6 +175,8 @@ func (r *Registry) WritePrometheus(w io.Writer) error {
 	}
 	fo := newFamily(FailOpen, "counter", "Admissions let through uncounted because the limits store failed.")
 	fo.add("", float64(r.failOpen.Load()))
+	th := newFamily(Throttled, "counter", "Admission writes DynamoDB throttled (retried with backoff, or on another shard of a hot scope).")
+	th.add("", float64(r.throttled.Load()))
 	se := newFamily(StoreErrors, "counter", "Failed calls to AWS stores, by store.")
 	for i, s := range stores {
 		se.add(labelSet("store", s), float64(r.storeErrs[i].Load()))
@@ -185,7 +187,7 @@ func (r *Registry) WritePrometheus(w io.Writer) error {
 	}
 
 	bw := bufio.NewWriter(w)
-	for _, f := range []*family{total, failed, fivexx, latency, ttft, in, out, spend, state, cooled, fbOK, fbBad, retries, rl, bud, fo, se, sf} {
+	for _, f := range []*family{total, failed, fivexx, latency, ttft, in, out, spend, state, cooled, fbOK, fbBad, retries, rl, bud, fo, th, se, sf} {
 		f.write(bw)
 	}
 	return bw.Flush()

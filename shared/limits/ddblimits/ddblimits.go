@@ -39,6 +39,11 @@
 // each shard is its own item with an even share of the limits; a request
 // picks one at random and, if that one is full, tries one other. Transaction
 // conflicts on a hot item also fall with sharding.
+//
+// An RPM-only scope whose item is throttled turns hot for its window
+// (limits/hot.go): Switch records it in the item (hot, hb), every cold
+// update's condition includes attribute_not_exists(hot), and Take takes
+// blocks of requests from its shards.
 package ddblimits
 
 import (
@@ -74,15 +79,23 @@ type Options struct {
 	AdmitTimeout time.Duration
 	// Logger receives the fail-open lines; nil: slog.Default().
 	Logger *slog.Logger
+	// ItemWrites is the write units a second one item takes (DynamoDB's
+	// partition ceiling, about 1,000; scaled down in tests); 0: 1,000. It
+	// sets which scopes are hot (limits.HotRPM, hot.go).
+	ItemWrites float64
+	// OnThrottle, if set, is called for each admission write DynamoDB
+	// throttled (the throttle metric).
+	OnThrottle func()
 }
 
 // Store is a limits.Store on DynamoDB.
 type Store struct {
-	client   *dynamodb.Client
-	table    string
-	holds    string
-	timeout  time.Duration
-	admitter limits.Admitter
+	client     *dynamodb.Client
+	table      string
+	holds      string
+	timeout    time.Duration
+	admitter   limits.Admitter
+	onThrottle func()
 }
 
 var _ limits.Store = (*Store)(nil)
@@ -97,7 +110,11 @@ func New(client *dynamodb.Client, table string, o Options) *Store {
 		o.AdmitTimeout = max(o.Timeout, limits.DefaultAdmitTimeout)
 	}
 	s := &Store{client: client, table: table, holds: o.HoldsTable, timeout: o.Timeout}
-	s.admitter = limits.Admitter{Backend: backend{s}, Logger: o.Logger, Timeout: o.AdmitTimeout}
+	s.onThrottle = func() { s.admitter.CountThrottle() }
+	if o.ItemWrites <= 0 {
+		o.ItemWrites = limits.WriteCeiling
+	}
+	s.admitter = limits.Admitter{Backend: backend{s}, Logger: o.Logger, Timeout: o.AdmitTimeout, ItemWrites: o.ItemWrites, OnThrottle: o.OnThrottle}
 	return s
 }
 
@@ -112,6 +129,23 @@ func (s *Store) Admit(ctx context.Context, req limits.AdmitRequest) (limits.Deci
 // FailedOpen returns how many requests this store admitted uncounted
 // because DynamoDB could not answer (the fail-open metric).
 func (s *Store) FailedOpen() int64 { return s.admitter.FailedOpen() }
+
+// Throttled returns how many admission writes DynamoDB throttled.
+func (s *Store) Throttled() int64 { return s.admitter.Throttled() }
+
+// Counted returns the requests counted in every shard of a scope in the
+// window holding now (strongly consistent reads; for tests and tools).
+func (s *Store) Counted(ctx context.Context, kind limits.Kind, id string, now time.Time) (int64, error) {
+	var n int64
+	for shard := range limits.MaxShards {
+		req, _, err := s.Count(ctx, kind, id, shard, now)
+		if err != nil {
+			return 0, err
+		}
+		n += req
+	}
+	return n, nil
+}
 
 // PK returns the partition key of a counter item.
 func PK(slot limits.Slot, window time.Time) string {
@@ -145,16 +179,14 @@ func update(table string, p *limits.Plan, it limits.Item) *types.Update {
 		":est": ddb.N(p.Req.Tokens),
 		":exp": ddb.N(p.Expires.Unix()),
 	}
-	var cond string
+	// A scope turned hot (limits/hot.go) is no longer counted here alone.
+	cond := "attribute_not_exists(hot)"
 	if it.RPMCap > 0 {
-		cond = "(attribute_not_exists(req) OR req < :rpm)"
+		cond += " AND (attribute_not_exists(req) OR req < :rpm)"
 		values[":rpm"] = ddb.N(it.RPMCap)
 	}
 	if it.TPMCap > 0 {
-		if cond != "" {
-			cond += " AND "
-		}
-		cond += "(attribute_not_exists(tok) OR tok <= :tmax)"
+		cond += " AND (attribute_not_exists(tok) OR tok <= :tmax)"
 		values[":tmax"] = ddb.N(it.TPMCap - p.Req.Tokens)
 	}
 	return &types.Update{
@@ -172,6 +204,11 @@ func itemBlocked(p *limits.Plan, i int, old ddb.Item) limits.Outcome {
 	if p.Items[i].Lease {
 		return leaseBlocked(p, i, old)
 	}
+	if n, ok := ddb.Int(old, "hot"); ok && n > 0 {
+		out := limits.BlockedByItem(i, limits.ReasonRPM)
+		out.HotShards, out.HotBase = int(n), ddb.Int0(old, "hb")
+		return out
+	}
 	r := p.Items[i].RoomFor(ddb.Int0(old, "req"), ddb.Int0(old, "tok"), p.Req.Tokens)
 	if r == "" {
 		r = limits.ReasonRPM // changed since; report the request limit
@@ -180,6 +217,9 @@ func itemBlocked(p *limits.Plan, i int, old ddb.Item) limits.Outcome {
 }
 
 func unavailable(err error) error {
+	if ddb.Throttled(err) {
+		return fmt.Errorf("%w: %w", limits.ErrThrottled, err)
+	}
 	if ddb.Unavailable(err) {
 		return fmt.Errorf("%w: %w", limits.ErrUnavailable, err)
 	}
@@ -187,6 +227,61 @@ func unavailable(err error) error {
 }
 
 type backend struct{ s *Store }
+
+// noRetry makes a call one attempt: a hot scope's block write retries
+// throttling itself, on another shard.
+func noRetry(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }
+
+// Switch implements limits.Taker: SET hot = :n, base = req IF
+// attribute_not_exists(hot) on the scope's counter item (shard 0).
+func (b backend) Switch(ctx context.Context, slot limits.Slot, window, expires time.Time, shards int) (int, int64, error) {
+	s := b.s
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 ddb.PK(PK(slot, window)),
+		UpdateExpression:                    aws.String("SET hot = :n, hb = if_not_exists(req, :zero), expires_at = :exp"),
+		ConditionExpression:                 aws.String("attribute_not_exists(hot)"),
+		ExpressionAttributeValues:           ddb.Item{":n": ddb.N(int64(shards)), ":zero": ddb.N(0), ":exp": ddb.N(expires.Unix())},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, noRetry)
+	item := ddb.Item(nil)
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		item = ccf.Item
+	case err != nil:
+		return 0, 0, fmt.Errorf("turn %s %s hot: %w", slot.Kind, slot.ID, unavailable(err))
+	default:
+		item = out.Attributes
+	}
+	n, base := ddb.Int0(item, "hot"), ddb.Int0(item, "hb")
+	if n < 1 || n > limits.MaxShards {
+		return 0, 0, fmt.Errorf("turn %s %s hot: the item says %d shards", slot.Kind, slot.ID, n)
+	}
+	return int(n), base, nil
+}
+
+// Take implements limits.Taker: ADD req :n IF req <= cap - n.
+func (b backend) Take(ctx context.Context, slot limits.Slot, window, expires time.Time, cap, n int64) (taken, counted int64, err error) {
+	s := b.s
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 ddb.PK(PK(slot, window)),
+		UpdateExpression:                    aws.String("ADD req :n SET expires_at = :exp"),
+		ConditionExpression:                 aws.String("attribute_not_exists(req) OR req <= :lim"),
+		ExpressionAttributeValues:           ddb.Item{":n": ddb.N(n), ":lim": ddb.N(cap - n), ":exp": ddb.N(expires.Unix())},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, noRetry)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return 0, ddb.Int0(ccf.Item, "req"), nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("take %d of %s %s shard %d: %w", n, slot.Kind, slot.ID, slot.Shard, unavailable(err))
+	}
+	return n, 0, nil
+}
 
 func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, error) {
 	s := b.s
@@ -206,6 +301,9 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 			return itemBlocked(p, 0, ccf.Item), nil
 		}
 		if err != nil {
+			if ddb.Throttled(err) {
+				s.onThrottle()
+			}
 			return limits.Outcome{}, fmt.Errorf("admit: %w", unavailable(err))
 		}
 		return limits.AllowedOutcome, nil
@@ -230,7 +328,7 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 		if !errors.As(err, &tce) {
 			return limits.Outcome{}, fmt.Errorf("admit: %w", unavailable(err))
 		}
-		conflict := false
+		conflict, throttled := false, false
 		for i, r := range tce.CancellationReasons {
 			switch aws.ToString(r.Code) {
 			case "ConditionalCheckFailed":
@@ -245,10 +343,15 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 				conflict = true
 			case "", "None":
 			case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
-				return limits.Outcome{}, fmt.Errorf("admit: %w: %w", limits.ErrUnavailable, err)
+				throttled = true
 			default:
 				return limits.Outcome{}, fmt.Errorf("admit: %w", err)
 			}
+		}
+		if throttled {
+			// The admitter turns the scopes hot or backs off (limits/hot.go).
+			s.onThrottle()
+			return limits.Outcome{}, fmt.Errorf("admit: %w: %w", limits.ErrThrottled, err)
 		}
 		if !conflict {
 			return limits.Outcome{}, fmt.Errorf("admit: %w", err)
