@@ -184,10 +184,20 @@ func textOf(v gjson.Result) string {
 // content), an assistant's tool uses its tool calls.
 func appendMessage(out []chatMessage, m gjson.Result, drop bool) ([]chatMessage, error) {
 	role := m.Get("role").Str
-	if role != "user" && role != "assistant" {
-		return nil, badRequest("messages: role %q is not one of user, assistant", role)
-	}
 	content := m.Get("content")
+	switch role {
+	case "user", "assistant":
+	case "system":
+		// A system message mid-conversation (Claude Code sends them, as
+		// Anthropic's API takes them from Claude Opus 4.8 on) stays where
+		// it is, as a chat system message: its text.
+		if text := textOf(content); text != "" {
+			out = append(out, chatMessage{Role: "system", Content: text})
+		}
+		return out, nil
+	default:
+		return nil, badRequest("messages: role %q is not one of user, assistant, system", role)
+	}
 	if content.Type == gjson.String {
 		return append(out, chatMessage{Role: role, Content: content.Str}), nil
 	}
