@@ -126,7 +126,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.Contains(id, "anthropic.") && (op == "invoke" || op == "invoke-with-response-stream" || op == "count-tokens") {
-		s.claude(w, op, f, body) // claude.go
+		s.claude(w, id, op, f, body) // claude.go
 		return
 	}
 	if op == "invoke" {

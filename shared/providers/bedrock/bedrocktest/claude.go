@@ -16,12 +16,22 @@ import (
 // Anthropic's message or its stream events (each the payload of a chunk
 // frame) out. A request with tools gets a tool use, one with thinking a
 // signed thinking block and text, anything else "Hello from <Name>.";
-// CountTokens answers 42.
-func (s *Server) claude(w http.ResponseWriter, op string, f Fault, body []byte) {
+// CountTokens answers 42, but for a model id holding "nocount", which it
+// cannot count (Bedrock's 400 for such a model), and a body holding a
+// document (which Bedrock does not count either).
+func (s *Server) claude(w http.ResponseWriter, id, op string, f Fault, body []byte) {
 	if op == "count-tokens" {
+		if strings.Contains(id, "nocount") {
+			apiError(w, 400, "ValidationException", "The provided model doesn't support counting tokens.")
+			return
+		}
 		in, _ := base64.StdEncoding.DecodeString(gjson.GetBytes(body, "input.invokeModel.body").Str)
 		if !gjson.ValidBytes(in) || !gjson.GetBytes(in, "messages").Exists() {
 			apiError(w, 400, "ValidationException", "The provided request is not valid")
+			return
+		}
+		if strings.Contains(string(in), `"type":"document"`) {
+			apiError(w, 400, "ValidationException", "Document input not supported for token counting")
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
