@@ -64,6 +64,18 @@ func TestToChat(t *testing.T) {
 	}
 }
 
+// The top-level system comes first whatever the body's key order (the Go
+// SDK writes it after messages).
+func TestToChatSystemAfterMessages(t *testing.T) {
+	out, err := ToChat([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"system":"be brief"}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gjson.GetBytes(out, "messages.#.role").Raw; got != `["system","user"]` {
+		t.Errorf("roles %s: %s", got, out)
+	}
+}
+
 // A system message in the middle of a conversation (Claude Code's
 // reminders) stays where it is, as a chat system message, its text blocks
 // joined; the top-level system comes first.

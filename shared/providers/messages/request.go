@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -89,6 +90,7 @@ func ToChat(body []byte, drop bool) ([]byte, error) {
 	root := gjson.ParseBytes(body)
 	r := chatRequest{}
 	var err error
+	var system string // first, wherever the body has it (the Go SDK writes it after messages)
 	root.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "model":
@@ -106,9 +108,7 @@ func ToChat(body []byte, drop bool) ([]byte, error) {
 		case "metadata":
 			r.User = v.Get("user_id").Str
 		case "system":
-			if text := textOf(v); text != "" {
-				r.Messages = append(r.Messages, chatMessage{Role: "system", Content: text})
-			}
+			system = textOf(v)
 		case "messages":
 			v.ForEach(func(_, m gjson.Result) bool {
 				r.Messages, err = appendMessage(r.Messages, m, drop)
@@ -150,6 +150,9 @@ func ToChat(body []byte, drop bool) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if system != "" {
+		r.Messages = slices.Insert(r.Messages, 0, chatMessage{Role: "system", Content: system})
 	}
 	if len(r.Tools) == 0 {
 		r.ToolChoice, r.ParallelToolCalls = nil, nil

@@ -45,7 +45,19 @@ func (s *Server) claude(w http.ResponseWriter, id, op string, f Fault, body []by
 	}
 	var blocks []string
 	stop := "end_turn"
+	msgs := req.Get("messages").Array()
+	lastBlock := msgs[len(msgs)-1].Get("content.0")
+	agent, args := agentTool(lastText(msgs, "text"), req.Get("tools.#.name").Array())
 	switch {
+	case lastBlock.Get("type").Str == "tool_result" && agentTurn(msgs, "text"):
+		res := lastBlock.Get("content")
+		if res.IsArray() {
+			res = res.Get("0.text")
+		}
+		b, _ := json.Marshal("The tool said " + strings.TrimSpace(res.Str) + ". SLUICE-DONE")
+		blocks = []string{`{"type":"text","text":` + string(b) + `}`}
+	case agent != "":
+		blocks, stop = []string{`{"type":"tool_use","id":"toolu_bdrk_01","name":"` + agent + `","input":` + args + `}`}, "tool_use"
 	case req.Get("tools").Exists():
 		blocks, stop = []string{`{"type":"tool_use","id":"toolu_bdrk_01","name":"get_weather","input":{"location":"Paris"}}`}, "tool_use"
 	case req.Get("thinking").Exists():
@@ -90,7 +102,7 @@ func (s *Server) claude(w http.ResponseWriter, id, op string, f Fault, body []by
 			chunk(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"thinking_delta","thinking":%q}}`, i, blk.Get("thinking").Str))
 			chunk(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"signature_delta","signature":%q}}`, i, blk.Get("signature").Str))
 		case "tool_use":
-			chunk(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"toolu_bdrk_01","name":"get_weather","input":{}}}`, i))
+			chunk(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"toolu_bdrk_01","name":%q,"input":{}}}`, i, blk.Get("name").Str))
 			chunk(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%q}}`, i, blk.Get("input").Raw))
 		}
 		chunk(fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
