@@ -32,7 +32,7 @@ func runCLI(t *testing.T, cmd *exec.Cmd) string {
 
 func claudeCode(t *testing.T, e *env, group string, tn turn) string {
 	bin := cli(t, "CLAUDE_CODE_BIN")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound on a hang
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second) // a bound on a hang
 	defer cancel()
 	home := t.TempDir()
 	cmd := exec.CommandContext(ctx, bin, "-p", prompt(tn), "--allowedTools", "Bash")

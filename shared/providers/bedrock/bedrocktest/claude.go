@@ -14,8 +14,11 @@ import (
 // for Anthropic model ids as Bedrock does for Claude: the Messages API's
 // body (with Bedrock's anthropic_version, without model and stream) in,
 // Anthropic's message or its stream events (each the payload of a chunk
-// frame) out. A request with tools gets a tool use, one with thinking a
-// signed thinking block and text, anything else "Hello from <Name>.";
+// frame) out. A request with the get_weather tool gets a tool use, one with thinking a
+// signed thinking block and text, anything else "Hello from <Name>."; an
+// agent's turn asking to "use the tool" gets a call of the tool
+// gatewaytest.ToolArgs knows, and its result "The tool said <it>.
+// SLUICE-DONE";
 // CountTokens answers 42, but for a model id holding "nocount", which it
 // cannot count (Bedrock's 400 for such a model), and a body holding a
 // document (which Bedrock does not count either).
@@ -58,7 +61,7 @@ func (s *Server) claude(w http.ResponseWriter, id, op string, f Fault, body []by
 		blocks = []string{`{"type":"text","text":` + string(b) + `}`}
 	case agent != "":
 		blocks, stop = []string{`{"type":"tool_use","id":"toolu_bdrk_01","name":"` + agent + `","input":` + args + `}`}, "tool_use"
-	case req.Get("tools").Exists():
+	case req.Get(`tools.#(name=="get_weather")`).Exists():
 		blocks, stop = []string{`{"type":"tool_use","id":"toolu_bdrk_01","name":"get_weather","input":{"location":"Paris"}}`}, "tool_use"
 	case req.Get("thinking").Exists():
 		blocks = []string{`{"type":"thinking","thinking":"Let me think.","signature":"sig-bedrock"}`, `{"type":"text","text":"Thought it through."}`}
