@@ -42,14 +42,27 @@ const (
 	plain turn = iota
 	streamed
 	toolLoop
+	// structured output (response_format json_schema; text.format in the
+	// Responses API), whole and streamed: Anthropic and Bedrock answer it
+	// as the forced json_tool_call tool, whose input must come back as
+	// the content.
+	structured
+	structuredStream
 )
 
-func (tn turn) String() string { return [...]string{"plain", "streamed", "tool loop"}[tn] }
+func (tn turn) String() string {
+	return [...]string{"plain", "streamed", "tool loop", "structured", "structured streamed"}[tn]
+}
+
+func (tn turn) stream() bool { return tn == streamed || tn == toolLoop || tn == structuredStream }
 
 // want is what the client must end with for the turn.
 func (tn turn) want(hello string) string {
-	if tn == toolLoop {
+	switch tn {
+	case toolLoop:
 		return "SLUICE-DONE"
+	case structured, structuredStream:
+		return gatewaytest.StructuredAnswer
 	}
 	return hello
 }
@@ -124,9 +137,10 @@ func TestMatrix(t *testing.T) {
 
 func clients() []client {
 	all := []turn{plain, streamed, toolLoop}
+	withJSON := []turn{plain, streamed, toolLoop, structured, structuredStream}
 	return []client{
-		{"openai-go chat", all, openAIChat},
-		{"openai-go responses", all, openAIResponses},
+		{"openai-go chat", withJSON, openAIChat},
+		{"openai-go responses", withJSON, openAIResponses},
 		{"anthropic-sdk-go", all, anthropicMessages},
 		{"claude code", []turn{plain, toolLoop}, claudeCode},
 		{"codex", []turn{plain, toolLoop}, codex},

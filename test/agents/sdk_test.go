@@ -33,19 +33,26 @@ func ask(tn turn) string {
 	return "hi"
 }
 
+// cityWeather is the structured turns' schema.
+var cityWeather = map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}, "temp_c": map[string]any{"type": "number"}}, "required": []string{"city", "temp_c"}}
+
 var weatherSchema = map[string]any{"type": "object", "properties": map[string]any{"location": map[string]any{"type": "string"}}, "required": []string{"location"}}
 
 func openAIChat(t *testing.T, e *env, group string, tn turn) string {
 	c := openai.NewClient(option.WithBaseURL(e.url+"/v1"), option.WithAPIKey(master), option.WithMaxRetries(0))
 	p := openai.ChatCompletionNewParams{Model: group, MaxTokens: openai.Int(100),
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("Be brief."), openai.UserMessage(ask(tn))}}
-	if tn == toolLoop {
+	switch tn {
+	case toolLoop:
 		p.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather", Parameters: weatherSchema})}
+	case structured, structuredStream:
+		p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "weather", Schema: cityWeather}}}
 	}
 	var text strings.Builder
 	for range 2 { // the tool call, then the answer to its result
 		var msg openai.ChatCompletionMessage
-		if tn == plain {
+		if !tn.stream() {
 			r, err := c.Chat.Completions.New(ctxT(t), p)
 			if err != nil {
 				t.Fatal(err)
@@ -78,13 +85,16 @@ func openAIResponses(t *testing.T, e *env, group string, tn turn) string {
 	c := openai.NewClient(option.WithBaseURL(e.url+"/v1"), option.WithAPIKey(master), option.WithMaxRetries(0))
 	p := responses.ResponseNewParams{Model: group, Instructions: openai.String("Be brief."), Store: openai.Bool(false),
 		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage(ask(tn), responses.EasyInputMessageRoleUser)}}}
-	if tn == toolLoop {
+	switch tn {
+	case toolLoop:
 		p.Tools = []responses.ToolUnionParam{responses.ToolParamOfFunction("get_weather", weatherSchema, false)}
+	case structured, structuredStream:
+		p.Text = responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigParamOfJSONSchema("weather", cityWeather)}
 	}
 	var text strings.Builder
 	for range 2 {
 		var out []responses.ResponseOutputItemUnion
-		if tn == plain {
+		if !tn.stream() {
 			r, err := c.Responses.New(ctxT(t), p)
 			if err != nil {
 				t.Fatal(err)
@@ -134,7 +144,7 @@ func anthropicMessages(t *testing.T, e *env, group string, tn turn) string {
 	var text strings.Builder
 	for range 2 {
 		var m *anthropic.Message
-		if tn == plain {
+		if !tn.stream() {
 			var err error
 			if m, err = c.Messages.New(ctxT(t), p); err != nil {
 				t.Fatal(err)

@@ -19,7 +19,8 @@ import (
 // vLLM answers), or a 405 when NoRoute says so.
 //
 // It answers a conversation whose last message is a tool result with
-// "The tool said <result>. SLUICE-DONE", a request with tools whose last
+// "The tool said <result>. SLUICE-DONE", a response_format json_schema with
+// StructuredAnswer, a request with tools whose last
 // user text asks to "use the tool" with a call of the tool ToolArgs names
 // (the first tool it knows among those offered), and anything else with
 // "Hello from chat."; streamed when asked (the tool call's arguments in
@@ -42,6 +43,11 @@ var ToolArgs = map[string]string{
 	"shell":        `{"command":["echo","sluice-tool-ran"]}`,
 	"get_weather":  `{"location":"Paris"}`,
 }
+
+// StructuredAnswer is the fakes' answer to a response_format json_schema
+// (the chat server's own; Anthropic's and Bedrock's as the json_tool_call
+// tool's input).
+const StructuredAnswer = `{"city":"Paris","temp_c":18}`
 
 // NewChatOnly starts a ChatOnly server until the test ends.
 func NewChatOnly(t testing.TB) *ChatOnly {
@@ -110,6 +116,9 @@ func (c *ChatOnly) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			return true
 		})
+	}
+	if text == "" && tool == "" && req.Get("response_format.type").Str == "json_schema" {
+		text = StructuredAnswer
 	}
 	if text == "" && tool == "" {
 		text = "Hello from chat."

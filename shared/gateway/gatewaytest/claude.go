@@ -17,7 +17,8 @@ import (
 // is for chat: a conversation ending with a tool result gets "The tool
 // said <result>. SLUICE-DONE", one whose last user text asks to "use the
 // tool" a tool use of the tool ToolArgs names (the first it knows among
-// those offered), anything else "Hello from Claude."; streamed when asked;
+// those offered), one forcing the json_tool_call tool (a response_format)
+// a call of it with StructuredAnswer, anything else "Hello from Claude."; streamed when asked;
 // count_tokens answers 42. It checks the key (x-api-key: sk-ant-fake) and
 // that messages hold only user and assistant turns and system ones (as
 // Anthropic takes mid-conversation system messages).
@@ -79,7 +80,9 @@ func (c *Claude) serve(w http.ResponseWriter, r *http.Request) {
 	last := msgs[len(msgs)-1].Get("content")
 	var text, tool, args string
 	stop := "end_turn"
-	if res := last.Get(`#(type=="tool_result")`); res.Exists() {
+	if req.Get("tool_choice.name").Str == "json_tool_call" { // a response_format, translated
+		tool, args, stop = "json_tool_call", StructuredAnswer, "tool_use"
+	} else if res := last.Get(`#(type=="tool_result")`); res.Exists() {
 		text = "The tool said " + strings.TrimSpace(contentText(res.Get("content"))) + ". SLUICE-DONE"
 	} else if strings.Contains(userText, "use the tool") {
 		req.Get("tools").ForEach(func(_, t gjson.Result) bool {

@@ -240,6 +240,8 @@ func (s *Server) reply(req gjson.Result) reply {
 		r.text = "The tool said " + strings.TrimSpace(last[0].Get("toolResult.content.0.text").String()) + ". SLUICE-DONE"
 	case len(last) > 0 && last[0].Get("toolResult").Exists():
 		r.text = "It is " + last[0].Get("toolResult.content.0.text").String() + " in Paris."
+	case req.Get("toolConfig.toolChoice.tool.name").Str == "json_tool_call": // a response_format
+		r.tool, r.toolInput, r.stop = "json_tool_call", gatewaytest.StructuredAnswer, "tool_use"
 	case agent != "":
 		r.tool, r.toolInput, r.stop = agent, args, "tool_use"
 	case req.Get(`toolConfig.tools.#(toolSpec.name=="get_weather")`).Exists():
