@@ -30,9 +30,28 @@ type ChatOnly struct {
 	// NoRoute is the status of the paths it does not serve (404 when 0).
 	NoRoute int
 
+	bodyLog
+	paths []string // guarded by bodyLog.mu
+}
+
+// bodyLog keeps the bodies a fake received.
+type bodyLog struct {
 	mu     sync.Mutex
-	paths  []string
 	bodies []string
+}
+
+// Bodies are the bodies received so far, in order.
+func (b *bodyLog) Bodies() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.bodies...)
+}
+
+// flush sends what w holds, when it can.
+func flush(w http.ResponseWriter) {
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // ToolArgs are the arguments the fake calls a tool with, by tool name:
@@ -61,13 +80,6 @@ func (c *ChatOnly) Paths() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.paths...)
-}
-
-// Bodies are the chat requests' bodies so far, in order.
-func (c *ChatOnly) Bodies() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.bodies...)
 }
 
 func (c *ChatOnly) serve(w http.ResponseWriter, r *http.Request) {
@@ -143,9 +155,7 @@ func (c *ChatOnly) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	chunk := func(delta, finish string) {
 		fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", req.Get("model").Str, delta, finish)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
+		flush(w)
 	}
 	chunk(`{"role":"assistant","content":""}`, "null")
 	if tool != "" {

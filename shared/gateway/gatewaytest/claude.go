@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -24,9 +23,7 @@ import (
 // Anthropic takes mid-conversation system messages).
 type Claude struct {
 	*httptest.Server
-
-	mu     sync.Mutex
-	bodies []string
+	bodyLog // the Messages requests'
 }
 
 // NewClaude starts a Claude fake until the test ends.
@@ -34,13 +31,6 @@ func NewClaude(t testing.TB) *Claude {
 	c := &Claude{}
 	c.Server = Upstream(t, c.serve)
 	return c
-}
-
-// Bodies are the Messages requests' bodies so far, in order.
-func (c *Claude) Bodies() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.bodies...)
 }
 
 func (c *Claude) serve(w http.ResponseWriter, r *http.Request) {
@@ -111,9 +101,7 @@ func (c *Claude) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	send := func(name, data string) {
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
+		flush(w)
 	}
 	send("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":`+q(model)+`,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":20,"output_tokens":1}}}`)
 	send("ping", `{"type":"ping"}`)
