@@ -30,21 +30,8 @@ type ChatOnly struct {
 	// NoRoute is the status of the paths it does not serve (404 when 0).
 	NoRoute int
 
-	bodyLog
-	paths []string // guarded by bodyLog.mu
-}
-
-// bodyLog keeps the bodies a fake received.
-type bodyLog struct {
-	mu     sync.Mutex
-	bodies []string
-}
-
-// Bodies are the bodies received so far, in order.
-func (b *bodyLog) Bodies() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.bodies...)
+	mu    sync.Mutex
+	paths []string
 }
 
 // flush sends what w holds, when it can.
@@ -86,9 +73,6 @@ func (c *ChatOnly) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	c.mu.Lock()
 	c.paths = append(c.paths, r.URL.Path)
-	if r.URL.Path == "/v1/chat/completions" {
-		c.bodies = append(c.bodies, string(body))
-	}
 	c.mu.Unlock()
 	if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
 		status := c.NoRoute

@@ -23,7 +23,6 @@ import (
 // Anthropic takes mid-conversation system messages).
 type Claude struct {
 	*httptest.Server
-	bodyLog // the Messages requests'
 }
 
 // NewClaude starts a Claude fake until the test ends.
@@ -47,9 +46,6 @@ func (c *Claude) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"input_tokens":42}`)
 		return
 	}
-	c.mu.Lock()
-	c.bodies = append(c.bodies, string(body))
-	c.mu.Unlock()
 	req := gjson.ParseBytes(body)
 	msgs := req.Get("messages").Array()
 	if len(msgs) == 0 {
