@@ -161,6 +161,7 @@ type Handler struct {
 	models     []byte // /v1/models body, built once
 	prices     *pricing.Table
 	unpriced   sync.Map // "deployment\x00model" of wildcard models with no price, warned once
+	chatOnly   sync.Map // *config.Deployment: OpenAI ones whose server has no Responses route (responses.go)
 
 	// strict holds each group's worst-case prices when
 	// general_settings.strict_budgets is on; nil otherwise (strict.go).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -26,7 +27,53 @@ func bedrockMessagesFixture(t *testing.T) (*messagesFixture, *bedrocktest.Server
 	return newMessagesFixture(t, `  - model_name: claude-bedrock
     litellm_params: {model: bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0, `+creds+`}
   - model_name: llama-bedrock
-    litellm_params: {model: bedrock/meta.llama3-70b-instruct-v1:0, `+creds+`}`), fake
+    litellm_params: {model: bedrock/meta.llama3-70b-instruct-v1:0, `+creds+`}
+  - model_name: claude-nocount
+    litellm_params: {model: bedrock/anthropic.claude-3-haiku-nocount-v1:0, `+creds+`}`), fake
+}
+
+// count_tokens on a Claude model Bedrock cannot count (its 400 "The
+// provided model doesn't support counting tokens."), or on a request it
+// cannot count (a document), is the gateway's estimate, flagged, not a 400;
+// a model is learnt: its next count makes no failing call. A request
+// Bedrock finds invalid stays a 400.
+func TestMessagesBedrockCountUncountable(t *testing.T) {
+	f, fake := bedrockMessagesFixture(t)
+	count := func(model, messages string) (int, string, string) {
+		t.Helper()
+		resp := f.post(t, "/v1/messages/count_tokens", "sk-master", `{"model":"`+model+`","messages":`+messages+`}`)
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("X-Sluice-Token-Count"), string(body)
+	}
+	countCalls := func() (n int) {
+		for _, c := range fake.Calls() {
+			if strings.Contains(c.ModelID, "nocount") {
+				n++
+			}
+		}
+		return n
+	}
+	const hi = `[{"role":"user","content":"count me, please"}]`
+	for i := range 2 {
+		status, flag, body := count("claude-nocount", hi)
+		if status != 200 || flag != "estimate" || gjson.Get(body, "input_tokens").Int() <= 0 {
+			t.Fatalf("count %d: %d %q %s", i, status, flag, body)
+		}
+	}
+	if n := countCalls(); n != 1 {
+		t.Errorf("Bedrock got %d counts for the model it cannot count, want 1 (learnt)", n)
+	}
+	doc := `[{"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"a document"}}]}]`
+	if status, flag, body := count("claude-bedrock", doc); status != 200 || flag != "estimate" {
+		t.Errorf("a document: %d %q %s", status, flag, body)
+	}
+	if status, flag, body := count("claude-bedrock", hi); status != 200 || flag != "" || gjson.Get(body, "input_tokens").Int() != 42 {
+		t.Errorf("a counted model after them: %d %q %s", status, flag, body)
+	}
+	fake.SetFault(bedrocktest.Validation)
+	if status, _, body := count("claude-bedrock", hi); status != 400 {
+		t.Errorf("an invalid request: %d %s", status, body)
+	}
 }
 
 func TestMessagesBedrockInvoke(t *testing.T) {

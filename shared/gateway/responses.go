@@ -76,9 +76,14 @@ type respState struct {
 	seq      int64 // the sequence number of the next event sent (errors the gateway adds)
 }
 
-// passThrough reports whether d answers the Responses API itself.
-func passThrough(d *config.Deployment) bool {
+// passThrough reports whether d answers the Responses API itself: an
+// OpenAI or Azure deployment, unless its server was found to have no
+// Responses route (most OpenAI-compatible servers: vLLM, Ollama, ...).
+func (h *Handler) passThrough(d *config.Deployment) bool {
 	if d.MockResponse != nil {
+		return false
+	}
+	if _, chatOnly := h.chatOnly.Load(d); chatOnly {
 		return false
 	}
 	return d.Protocol == config.ProtocolAzure || (d.Protocol == config.ProtocolOpenAI && d.Provider == "openai")
@@ -170,7 +175,7 @@ func (rs *respState) history() []responses.Turn {
 func (h *Handler) passThroughID(deployment string) bool {
 	for _, d := range h.cfg.Deployments {
 		if d.ID == deployment {
-			return passThrough(d)
+			return h.passThrough(d)
 		}
 	}
 	return false
@@ -235,12 +240,23 @@ func withItemIDs(items []byte) []byte {
 	return append(out, ']')
 }
 
-// do is an attempt's upstream call for a Responses request.
+// do is an attempt's upstream call for a Responses request. A deployment
+// passed through whose server turns out to have no Responses route (a 404
+// not naming the model, a 405) is translated through chat in the same
+// attempt, and from then on (learnt per deployment and instance): the
+// failed call costs the deployment nothing (no cooldown, no retry spent).
 func (rs *respState) do(ctx context.Context, x *exchange, d *config.Deployment, call wire.Call) (*http.Response, error) {
-	if passThrough(d) {
-		return rs.passThrough(ctx, x, d, call)
+	if !x.h.passThrough(d) {
+		return rs.translate(ctx, x, d, call)
 	}
-	return rs.translate(ctx, x, d, call)
+	resp, err := rs.passThrough(ctx, x, d, call)
+	if err != nil && errors.Is(err, providers.ErrNoRoute) && ctx.Err() == nil {
+		x.h.chatOnly.Store(d, true)
+		x.h.log.LogAttrs(ctx, slog.LevelInfo, "deployment has no Responses route: translated through chat from now on",
+			slog.String("deployment", d.ID), slog.String("error", err.Error()))
+		return rs.translate(ctx, x, d, call)
+	}
+	return resp, err
 }
 
 func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Deployment, call wire.Call) (*http.Response, error) {

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,13 @@ import (
 )
 
 const maxErrorBody = 64 << 10
+
+// ErrNoRoute is the cause of an upstream failure that says the server does
+// not serve the route the call took (a 404 that does not name the model, a
+// 405): an OpenAI-compatible server without /v1/responses, for instance.
+// Such a failure is the request's own (it chose the route), never the
+// deployment's.
+var ErrNoRoute = errors.New("the server does not serve this route")
 
 // StatusError classifies a non-2xx upstream response, reading at most 64 KiB
 // of its body. It recognises the providers' real signals (their ErrorWords:
@@ -59,7 +67,13 @@ func Classify(d *config.Deployment, status int, h http.Header, body []byte) *api
 		// request chose (a server without /v1/responses), and on a
 		// wildcard deployment the model is the request's too.
 		e.Kind = apierr.UpstreamNotFound
-		e.Own = d.Model == "*" || !words.ModelMissing.Match(status, code, typ, lower)
+		missing := words.ModelMissing.Match(status, code, typ, lower)
+		e.Own = d.Model == "*" || !missing
+		if !missing {
+			e.Cause = ErrNoRoute
+		}
+	case status == http.StatusMethodNotAllowed: // the path serves other methods only
+		e.Kind, e.Cause = apierr.UpstreamBadRequest, ErrNoRoute
 	case status >= 500:
 		e.Kind = apierr.UpstreamServer
 		if status == http.StatusServiceUnavailable {

@@ -268,7 +268,7 @@ func translate(body []byte, o Options) (out []byte, jsonMode bool, err error) {
 		out = wire.AppendString(out, u)
 		out = append(out, '}')
 	}
-	jsonSchema, err := responseFormatSchema(r.Get("response_format"))
+	jsonSchema, err := ResponseFormatSchema(r.Get("response_format"))
 	if err != nil {
 		return nil, false, err
 	}

@@ -59,6 +59,8 @@ func TestTranslateRequestOptions(t *testing.T) {
 			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":70}`},
 		{"reasoning_effort becomes thinking", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":1000,"reasoning_effort":"low"}`,
 			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":5120,"thinking":{"type":"enabled","budget_tokens":1024}}`},
+		{"a system message mid-conversation joins the top-level system (as LiteLLM's), the user turns around it merged", `{"model":"m","messages":[{"role":"system","content":"top"},{"role":"user","content":"hi"},{"role":"system","content":"mid"},{"role":"user","content":"again"}]}`,
+			`{"model":"m","system":[{"type":"text","text":"top"},{"type":"text","text":"mid"}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"text","text":"again"}]}],"max_tokens":4096}`},
 		{"http image passed as a url source", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}]}`,
 			`{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}}]}],"max_tokens":4096}`},
 	} {

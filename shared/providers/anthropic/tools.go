@@ -52,10 +52,11 @@ func checkParams(r gjson.Result, drop bool, model string) error {
 	return e
 }
 
-// responseFormatSchema is the input_schema of the json_tool_call tool that
-// stands for response_format (as in LiteLLM: Anthropic has no JSON mode),
-// or nil when there is none to ask for.
-func responseFormatSchema(rf gjson.Result) ([]byte, error) {
+// ResponseFormatSchema is the input_schema of the json_tool_call tool that
+// stands for response_format (as in LiteLLM: Anthropic has no JSON mode;
+// Claude on Bedrock's Converse takes the same tool), or nil when there is
+// none to ask for.
+func ResponseFormatSchema(rf gjson.Result) ([]byte, error) {
 	if !rf.IsObject() {
 		return nil, nil // LiteLLM reads a mapping only
 	}

@@ -33,6 +33,9 @@ type Clients struct {
 	http *http.Client
 	mu   sync.Mutex
 	m    map[*config.Deployment]*bedrockruntime.Client
+	// uncountable holds the model ids Bedrock said it cannot count
+	// tokens for (messages.go): their counts are estimated at once.
+	uncountable sync.Map
 }
 
 // NewClients returns a client cache whose clients send through hc.

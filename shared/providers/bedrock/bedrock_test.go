@@ -9,11 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/providers/bedrock"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
 	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -255,5 +257,42 @@ func TestEmbeddings(t *testing.T) {
 	var e *apierr.Error
 	if !errors.As(err, &e) || e.HTTPStatus() != 400 {
 		t.Fatalf("a chat model for embeddings: %v", err)
+	}
+}
+
+// response_format becomes the json_tool_call tool, forced (as for
+// Anthropic, and in LiteLLM), but for thinking, which refuses a forced
+// tool: the model's own tools are kept beside it.
+func TestResponseFormatTool(t *testing.T) {
+	const rf = `"response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object","properties":{"city":{"type":"string"}}}}}`
+	for _, tc := range []struct {
+		name, extra, choice string
+		tools               int
+	}{
+		{"alone", "", "json_tool_call", 1},
+		{"beside a tool", `,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"auto"`, "json_tool_call", 2},
+		{"thinking", `,"reasoning_effort":"low"`, "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := bedrock.TranslateRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],`+rf+tc.extra+`}`), modelID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tcfg := r.Input.ToolConfig
+			if !r.JSONMode || tcfg == nil || len(tcfg.Tools) != tc.tools {
+				t.Fatalf("json mode %v, tool config %+v", r.JSONMode, tcfg)
+			}
+			last := tcfg.Tools[len(tcfg.Tools)-1].(*types.ToolMemberToolSpec).Value
+			if *last.Name != "json_tool_call" {
+				t.Errorf("last tool %s", *last.Name)
+			}
+			got := ""
+			if forced, ok := tcfg.ToolChoice.(*types.ToolChoiceMemberTool); ok {
+				got = *forced.Value.Name
+			}
+			if got != tc.choice {
+				t.Errorf("forced tool %q, want %q", got, tc.choice)
+			}
+		})
 	}
 }

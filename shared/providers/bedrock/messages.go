@@ -3,6 +3,7 @@ package bedrock
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -11,11 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/messages"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -59,12 +62,22 @@ func (c *Clients) Messages(ctx context.Context, d *config.Deployment, call wire.
 	}
 	switch {
 	case call.Op == wire.OpCountTokens:
+		if _, no := c.uncountable.Load(modelID); no {
+			return messages.EstimateCount(call.Body), nil
+		}
 		if !gjson.GetBytes(body, "max_tokens").Exists() { // InvokeModel's body needs it; the count does not depend on it
 			body, _ = sjson.SetBytes(body, "max_tokens", 1)
 		}
 		out, err := cl.CountTokens(ctx, &bedrockruntime.CountTokensInput{ModelId: aws.String(modelID),
 			Input: &types.CountTokensInputMemberInvokeModel{Value: types.InvokeModelTokensRequest{Body: body}}})
 		if err != nil {
+			switch cannotCount(err) {
+			case countModel: // learnt: the next count makes no failing call
+				c.uncountable.Store(modelID, true)
+				fallthrough
+			case countRequest:
+				return messages.EstimateCount(call.Body), nil
+			}
 			return nil, Classify(d, err)
 		}
 		n := int64(0)
@@ -92,6 +105,37 @@ func (c *Clients) Messages(ctx context.Context, d *config.Deployment, call wire.
 		return nil, err
 	}
 	return response("text/event-stream", s), nil
+}
+
+// What CountTokens could not count: nothing (an error to pass on), the
+// request (a document in it, a region without CountTokens...), or the model
+// (Bedrock counts for some Claude models only).
+const (
+	countError = iota
+	countRequest
+	countModel
+)
+
+// cannotCount reads a CountTokens failure that says Bedrock cannot count
+// rather than that the request is wrong: the count is then the gateway's
+// estimate (flagged), as for any deployment that cannot count.
+func cannotCount(err error) int {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return countError
+	}
+	msg := strings.ToLower(ae.ErrorMessage())
+	switch {
+	case ae.ErrorCode() == "UnknownOperationException":
+		return countModel
+	case ae.ErrorCode() != "ValidationException" || !strings.Contains(msg, "count"):
+		return countError
+	case strings.Contains(msg, "model") && (strings.Contains(msg, "support") || strings.Contains(msg, "not available")):
+		return countModel // "The provided model doesn't support counting tokens."
+	case strings.Contains(msg, "not supported") || strings.Contains(msg, "unsupported"):
+		return countRequest // "Document input not supported for token counting"
+	}
+	return countError
 }
 
 // invokeBody is the InvokeModel body of a Messages call.

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/providers/openai"
 )
 
@@ -28,6 +29,9 @@ type Request struct {
 	Input        bedrockruntime.ConverseInput
 	Stream       bool
 	IncludeUsage bool
+	// JSONMode: response_format became the json_tool_call tool (as for
+	// Anthropic, and in LiteLLM), whose input is the answer's content.
+	JSONMode bool
 }
 
 // StreamInput is r's input for ConverseStream.
@@ -189,18 +193,33 @@ func TranslateRequest(body []byte, modelID string) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	jsonSchema, err := anthropic.ResponseFormatSchema(r.Get("response_format"))
+	if err != nil {
+		return nil, err
+	}
+	if jsonSchema != nil {
+		schema, derr := jsonDocument(string(jsonSchema))
+		if derr != nil {
+			return nil, badRequest("response_format: %v", derr)
+		}
+		tools = append(tools, &types.ToolMemberToolSpec{Value: types.ToolSpecification{Name: aws.String(anthropic.JSONToolName),
+			InputSchema: &types.ToolInputSchemaMemberJson{Value: schema}}})
+		out.JSONMode = true
+	}
 	if len(tools) > 0 {
 		tc := &types.ToolConfiguration{Tools: tools}
 		choice, err := openai.ParseToolChoice(r.Get("tool_choice"))
 		if err != nil {
 			return nil, err
 		}
-		switch choice.Mode {
-		case "auto", "none": // Converse has no "none": the model may still call
+		switch {
+		case out.JSONMode && budget == 0: // forced, unless thinking (which refuses a forced tool)
+			tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(anthropic.JSONToolName)}}
+		case choice.Mode == "auto", choice.Mode == "none": // Converse has no "none": the model may still call
 			tc.ToolChoice = &types.ToolChoiceMemberAuto{}
-		case "required":
+		case choice.Mode == "required":
 			tc.ToolChoice = &types.ToolChoiceMemberAny{}
-		case "function":
+		case choice.Mode == "function":
 			tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(choice.Name)}}
 		}
 		in.ToolConfig = tc

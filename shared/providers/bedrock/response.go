@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -58,7 +59,7 @@ func (c *Clients) Do(ctx context.Context, d *config.Deployment, call wire.Call) 
 		if err != nil {
 			return nil, Classify(d, err)
 		}
-		return response("application/json", io.NopCloser(bytes.NewReader(TranslateOutput(out, modelID, created)))), nil
+		return response("application/json", io.NopCloser(bytes.NewReader(translateOutput(out, modelID, created, req.JSONMode)))), nil
 	}
 	out, err := cl.ConverseStream(ctx, req.StreamInput(), ownCodec)
 	if err != nil {
@@ -66,7 +67,7 @@ func (c *Clients) Do(ctx context.Context, d *config.Deployment, call wire.Call) 
 	}
 	es := out.GetStream()
 	s := newDecoder(es, modelID, req.IncludeUsage, created)
-	s.d = d
+	s.d, s.jsonMode = d, req.JSONMode
 	if err := s.first(); err != nil { // an exception before any event
 		es.Close()
 		return nil, err
@@ -105,8 +106,16 @@ func FinishReason(r types.StopReason) string {
 
 // TranslateOutput turns a Converse answer into an OpenAI chat completion.
 func TranslateOutput(out *bedrockruntime.ConverseOutput, model string, created int64) []byte {
+	return translateOutput(out, model, created, false)
+}
+
+// translateOutput is TranslateOutput; in jsonMode, an answer that is one
+// json_tool_call tool use is the JSON content it stands for, with finish
+// reason stop (as for Anthropic, and in LiteLLM).
+func translateOutput(out *bedrockruntime.ConverseOutput, model string, created int64, jsonMode bool) []byte {
 	b := wire.AppendCompletionHead(make([]byte, 0, 512), newID(), created, model)
 	var text, reasoning, calls []byte
+	var lastName, lastArgs string
 	n := 0
 	if m, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
 		for _, c := range m.Value.Content {
@@ -124,12 +133,20 @@ func TranslateOutput(out *bedrockruntime.ConverseOutput, model string, created i
 						args = string(j)
 					}
 				}
-				calls = wire.AppendToolCall(calls, n, deref(c.Value.ToolUseId), deref(c.Value.Name), args)
+				lastName, lastArgs = deref(c.Value.Name), args
+				calls = wire.AppendToolCall(calls, n, deref(c.Value.ToolUseId), lastName, args)
 				n++
 			}
 		}
 	}
-	b = wire.AppendMessageEnd(b, text, reasoning, nil, calls, n, FinishReason(out.StopReason))
+	finish := FinishReason(out.StopReason)
+	if jsonMode && n == 1 && lastName == anthropic.JSONToolName {
+		text, calls, n = []byte(lastArgs), nil, 0
+		if finish == "tool_calls" { // a cut answer stays "length"
+			finish = "stop"
+		}
+	}
+	b = wire.AppendMessageEnd(b, text, reasoning, nil, calls, n, finish)
 	in, outTokens, read, write := usage(out.Usage)
 	b = wire.AppendUsage(b, in, outTokens, read, write)
 	return append(b, '}')

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/providers/chunks"
 )
 
@@ -26,10 +27,16 @@ type decoder struct {
 	d            *config.Deployment // its errors are classified (nil: as they are)
 
 	pending types.ConverseStreamOutput
-	stopped bool // messageStop came: the answer is complete
-	tools   map[int32]int
+	stopped bool          // messageStop came: the answer is complete
+	tools   map[int32]int // content block index -> tool call index (jsonBlock: the answer's JSON)
 	nTools  int
+
+	jsonMode   bool // a json_tool_call tool use is the answer's content
+	jsonAnswer bool // one was: the finish reason is stop
 }
+
+// jsonBlock marks, in decoder.tools, the json_tool_call block of JSON mode.
+const jsonBlock = -1
 
 // NewStream returns the OpenAI SSE stream of src, for model.
 func NewStream(src EventSource, model string, includeUsage bool, created int64) *chunks.Stream {
@@ -101,6 +108,12 @@ func (s *decoder) translate(ev types.ConverseStreamOutput) error {
 			if s.tools == nil {
 				s.tools = map[int32]int{}
 			}
+			if s.jsonMode && deref(t.Value.Name) == anthropic.JSONToolName {
+				// Its input streams as content (LiteLLM's JSON mode).
+				s.tools[i32ptr(ev.Value.ContentBlockIndex)] = jsonBlock
+				s.jsonAnswer = true
+				return nil
+			}
 			i := s.nTools
 			s.nTools++
 			s.tools[i32ptr(ev.Value.ContentBlockIndex)] = i
@@ -118,11 +131,19 @@ func (s *decoder) translate(ev types.ConverseStreamOutput) error {
 			if d.Value.Input == nil || *d.Value.Input == "" {
 				return nil
 			}
-			s.ToolCallArgs(s.tools[i32ptr(ev.Value.ContentBlockIndex)], *d.Value.Input)
+			if i := s.tools[i32ptr(ev.Value.ContentBlockIndex)]; i == jsonBlock {
+				s.Delta("content", *d.Value.Input)
+			} else {
+				s.ToolCallArgs(i, *d.Value.Input)
+			}
 		}
 	case *types.ConverseStreamOutputMemberMessageStop:
 		s.stopped = true
-		s.Finish(FinishReason(ev.Value.StopReason))
+		finish := FinishReason(ev.Value.StopReason)
+		if s.jsonAnswer && finish == "tool_calls" {
+			finish = "stop"
+		}
+		s.Finish(finish)
 	case *types.ConverseStreamOutputMemberMetadata:
 		if s.includeUsage {
 			in, out, read, write := usage(ev.Value.Usage)

@@ -64,11 +64,50 @@ func TestToChat(t *testing.T) {
 	}
 }
 
+// The top-level system comes first whatever the body's key order (the Go
+// SDK writes it after messages).
+func TestToChatSystemAfterMessages(t *testing.T) {
+	out, err := ToChat([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"system":"be brief"}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gjson.GetBytes(out, "messages.#.role").Raw; got != `["system","user"]` {
+		t.Errorf("roles %s: %s", got, out)
+	}
+}
+
+// A system message in the middle of a conversation (Claude Code's
+// reminders) stays where it is, as a chat system message, its text blocks
+// joined; the top-level system comes first.
+func TestToChatMidConversationSystem(t *testing.T) {
+	body := `{"model":"m","max_tokens":10,"system":[{"type":"text","text":"top"}],"messages":[
+ {"role":"user","content":"hi"},
+ {"role":"system","content":[{"type":"text","text":"<system-reminder>a</system-reminder>","cache_control":{"type":"ephemeral"}},{"type":"text","text":"b"}]},
+ {"role":"assistant","content":"hello"},
+ {"role":"user","content":"go on"},
+ {"role":"system","content":"be terse"}
+]}`
+	out, err := ToChat([]byte(body), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	gjson.GetBytes(out, "messages").ForEach(func(_, m gjson.Result) bool { roles = append(roles, m.Get("role").Str); return true })
+	if got := strings.Join(roles, ","); got != "system,user,system,assistant,user,system" {
+		t.Fatalf("roles %s", got)
+	}
+	for path, want := range map[string]string{"messages.0.content": "top", "messages.2.content": "<system-reminder>a</system-reminder>\nb", "messages.5.content": "be terse"} {
+		if got := gjson.GetBytes(out, path).String(); got != want {
+			t.Errorf("%s = %q, want %q", path, got, want)
+		}
+	}
+}
+
 func TestToChatRefuses(t *testing.T) {
 	for name, body := range map[string]string{
 		"server tool": `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search_20250305","name":"web_search"}]}`,
 		"document":    `{"model":"m","messages":[{"role":"user","content":[{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"AA"}}]}]}`,
-		"role":        `{"model":"m","messages":[{"role":"system","content":"hi"}]}`,
+		"role":        `{"model":"m","messages":[{"role":"tool","content":"hi"}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := ToChat([]byte(body), false); err == nil || !strings.Contains(err.Error(), "invalid_request") {

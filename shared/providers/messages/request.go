@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -89,6 +90,7 @@ func ToChat(body []byte, drop bool) ([]byte, error) {
 	root := gjson.ParseBytes(body)
 	r := chatRequest{}
 	var err error
+	var system string // first, wherever the body has it (the Go SDK writes it after messages)
 	root.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "model":
@@ -106,9 +108,7 @@ func ToChat(body []byte, drop bool) ([]byte, error) {
 		case "metadata":
 			r.User = v.Get("user_id").Str
 		case "system":
-			if text := textOf(v); text != "" {
-				r.Messages = append(r.Messages, chatMessage{Role: "system", Content: text})
-			}
+			system = textOf(v)
 		case "messages":
 			v.ForEach(func(_, m gjson.Result) bool {
 				r.Messages, err = appendMessage(r.Messages, m, drop)
@@ -151,6 +151,9 @@ func ToChat(body []byte, drop bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if system != "" {
+		r.Messages = slices.Insert(r.Messages, 0, chatMessage{Role: "system", Content: system})
+	}
 	if len(r.Tools) == 0 {
 		r.ToolChoice, r.ParallelToolCalls = nil, nil
 	}
@@ -184,10 +187,20 @@ func textOf(v gjson.Result) string {
 // content), an assistant's tool uses its tool calls.
 func appendMessage(out []chatMessage, m gjson.Result, drop bool) ([]chatMessage, error) {
 	role := m.Get("role").Str
-	if role != "user" && role != "assistant" {
-		return nil, badRequest("messages: role %q is not one of user, assistant", role)
-	}
 	content := m.Get("content")
+	switch role {
+	case "user", "assistant":
+	case "system":
+		// A system message mid-conversation (Claude Code sends them, as
+		// Anthropic's API takes them from Claude Opus 4.8 on) stays where
+		// it is, as a chat system message: its text.
+		if text := textOf(content); text != "" {
+			out = append(out, chatMessage{Role: "system", Content: text})
+		}
+		return out, nil
+	default:
+		return nil, badRequest("messages: role %q is not one of user, assistant, system", role)
+	}
 	if content.Type == gjson.String {
 		return append(out, chatMessage{Role: role, Content: content.Str}), nil
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 )
 
 // Fault is how the fake fails.
@@ -126,7 +128,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.Contains(id, "anthropic.") && (op == "invoke" || op == "invoke-with-response-stream" || op == "count-tokens") {
-		s.claude(w, op, f, body) // claude.go
+		s.claude(w, id, op, f, body) // claude.go
 		return
 	}
 	if op == "invoke" {
@@ -232,10 +234,17 @@ func (s *Server) reply(req gjson.Result) reply {
 	if req.Get("additionalModelRequestFields.thinking").Exists() {
 		r.reasoning = "Thinking about it."
 	}
+	agent, args := agentTool(lastText(msgs, "text"), req.Get("toolConfig.tools.#.toolSpec.name").Array())
 	switch {
+	case len(last) > 0 && last[0].Get("toolResult").Exists() && agentTurn(msgs, "text"):
+		r.text = "The tool said " + strings.TrimSpace(last[0].Get("toolResult.content.0.text").String()) + ". SLUICE-DONE"
 	case len(last) > 0 && last[0].Get("toolResult").Exists():
 		r.text = "It is " + last[0].Get("toolResult.content.0.text").String() + " in Paris."
-	case req.Get("toolConfig").Exists():
+	case req.Get("toolConfig.toolChoice.tool.name").Str == "json_tool_call": // a response_format
+		r.tool, r.toolInput, r.stop = "json_tool_call", gatewaytest.StructuredAnswer, "tool_use"
+	case agent != "":
+		r.tool, r.toolInput, r.stop = agent, args, "tool_use"
+	case req.Get(`toolConfig.tools.#(toolSpec.name=="get_weather")`).Exists():
 		r.tool, r.toolInput, r.stop = "get_weather", `{"location": "Paris"}`, "tool_use"
 	case len(last) > 1 && last[1].Get("image").Exists():
 		r.text = fmt.Sprintf("A %s image of %d base64 bytes.", last[1].Get("image.format").String(), len(last[1].Get("image.source.bytes").String()))
@@ -243,6 +252,63 @@ func (s *Server) reply(req gjson.Result) reply {
 		r.text = "Hello from " + s.Name + "."
 	}
 	return r
+}
+
+// agentTool is the tool an agent's turn asking to "use the tool" gets a
+// call of: the first of those offered that gatewaytest.ToolArgs knows, with
+// its arguments; "" for any other turn.
+func agentTool(userText string, offered []gjson.Result) (name, args string) {
+	if !strings.Contains(userText, "use the tool") {
+		return "", ""
+	}
+	for _, n := range offered {
+		if a, ok := gatewaytest.ToolArgs[n.Str]; ok {
+			return n.Str, a
+		}
+	}
+	return "", ""
+}
+
+// agentTurn reports whether the conversation's first user text asked to
+// "use the tool" (an agent's tool loop, as against the get_weather tests).
+func agentTurn(msgs []gjson.Result, textKey string) bool {
+	for _, m := range msgs {
+		if m.Get("role").Str != "user" {
+			continue
+		}
+		var found bool
+		m.Get("content").ForEach(func(_, c gjson.Result) bool {
+			found = strings.Contains(c.Get(textKey).Str, "use the tool")
+			return !found
+		})
+		if found || strings.Contains(m.Get("content").Str, "use the tool") {
+			return true
+		}
+	}
+	return false
+}
+
+// lastText is the text of the last user message that has some (its
+// content blocks' textKey fields, or a string content).
+func lastText(msgs []gjson.Result, textKey string) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Get("role").Str != "user" {
+			continue
+		}
+		c := msgs[i].Get("content")
+		if c.Type == gjson.String {
+			return c.Str
+		}
+		var b strings.Builder
+		c.ForEach(func(_, blk gjson.Result) bool {
+			b.WriteString(blk.Get(textKey).Str)
+			return true
+		})
+		if b.Len() > 0 {
+			return b.String()
+		}
+	}
+	return ""
 }
 
 func apiError(w http.ResponseWriter, status int, typ, msg string) {

@@ -14,14 +14,27 @@ import (
 // for Anthropic model ids as Bedrock does for Claude: the Messages API's
 // body (with Bedrock's anthropic_version, without model and stream) in,
 // Anthropic's message or its stream events (each the payload of a chunk
-// frame) out. A request with tools gets a tool use, one with thinking a
-// signed thinking block and text, anything else "Hello from <Name>.";
-// CountTokens answers 42.
-func (s *Server) claude(w http.ResponseWriter, op string, f Fault, body []byte) {
+// frame) out. A request with the get_weather tool gets a tool use, one with thinking a
+// signed thinking block and text, anything else "Hello from <Name>."; an
+// agent's turn asking to "use the tool" gets a call of the tool
+// gatewaytest.ToolArgs knows, and its result "The tool said <it>.
+// SLUICE-DONE";
+// CountTokens answers 42, but for a model id holding "nocount", which it
+// cannot count (Bedrock's 400 for such a model), and a body holding a
+// document (which Bedrock does not count either).
+func (s *Server) claude(w http.ResponseWriter, id, op string, f Fault, body []byte) {
 	if op == "count-tokens" {
+		if strings.Contains(id, "nocount") {
+			apiError(w, 400, "ValidationException", "The provided model doesn't support counting tokens.")
+			return
+		}
 		in, _ := base64.StdEncoding.DecodeString(gjson.GetBytes(body, "input.invokeModel.body").Str)
 		if !gjson.ValidBytes(in) || !gjson.GetBytes(in, "messages").Exists() {
 			apiError(w, 400, "ValidationException", "The provided request is not valid")
+			return
+		}
+		if strings.Contains(string(in), `"type":"document"`) {
+			apiError(w, 400, "ValidationException", "Document input not supported for token counting")
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -35,8 +48,20 @@ func (s *Server) claude(w http.ResponseWriter, op string, f Fault, body []byte) 
 	}
 	var blocks []string
 	stop := "end_turn"
+	msgs := req.Get("messages").Array()
+	lastBlock := msgs[len(msgs)-1].Get("content.0")
+	agent, args := agentTool(lastText(msgs, "text"), req.Get("tools.#.name").Array())
 	switch {
-	case req.Get("tools").Exists():
+	case lastBlock.Get("type").Str == "tool_result" && agentTurn(msgs, "text"):
+		res := lastBlock.Get("content")
+		if res.IsArray() {
+			res = res.Get("0.text")
+		}
+		b, _ := json.Marshal("The tool said " + strings.TrimSpace(res.Str) + ". SLUICE-DONE")
+		blocks = []string{`{"type":"text","text":` + string(b) + `}`}
+	case agent != "":
+		blocks, stop = []string{`{"type":"tool_use","id":"toolu_bdrk_01","name":"` + agent + `","input":` + args + `}`}, "tool_use"
+	case req.Get(`tools.#(name=="get_weather")`).Exists():
 		blocks, stop = []string{`{"type":"tool_use","id":"toolu_bdrk_01","name":"get_weather","input":{"location":"Paris"}}`}, "tool_use"
 	case req.Get("thinking").Exists():
 		blocks = []string{`{"type":"thinking","thinking":"Let me think.","signature":"sig-bedrock"}`, `{"type":"text","text":"Thought it through."}`}
@@ -80,7 +105,7 @@ func (s *Server) claude(w http.ResponseWriter, op string, f Fault, body []byte) 
 			chunk(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"thinking_delta","thinking":%q}}`, i, blk.Get("thinking").Str))
 			chunk(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"signature_delta","signature":%q}}`, i, blk.Get("signature").Str))
 		case "tool_use":
-			chunk(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"toolu_bdrk_01","name":"get_weather","input":{}}}`, i))
+			chunk(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"toolu_bdrk_01","name":%q,"input":{}}}`, i, blk.Get("name").Str))
 			chunk(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%q}}`, i, blk.Get("input").Raw))
 		}
 		chunk(fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
