@@ -200,6 +200,13 @@ type RouterSettings struct {
 type Fallback struct {
 	From string
 	To   []string
+	at   []pos // where each of To is written (config.go's validate warns there)
+}
+
+// pos is where a value is written: its path and line.
+type pos struct {
+	path string
+	line int
 }
 
 // GeneralSettings holds the general_settings the gateway uses.
