@@ -17,6 +17,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -212,6 +213,9 @@ func New(o Options) *Handler {
 		}
 		if d.Region != "" {
 			dh.region = []string{d.Region}
+		}
+		if dh.timeoutOf = cmp.Or(d.Timeout, o.Config.Router.AttemptTimeout); dh.timeoutOf > 0 {
+			dh.timeout = timeoutHeader(dh.timeoutOf)
 		}
 		h.depHeaders[d] = dh
 		h.groupHeaders[d.ModelName] = []string{d.ModelName}

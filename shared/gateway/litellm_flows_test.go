@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
+	"github.com/tidwall/gjson"
+)
+
+// LiteLLM's tests/test_fallbacks.py, test_chat_completion_with_retries:
+// mock_testing_rate_limit_error fails the first attempt only (LiteLLM
+// raises it once, before its first call), the retry serves, and the answer
+// says x-litellm-attempted-retries: 1 and x-litellm-max-retries: the
+// deployment's num_retries (issue 31).
+func TestLiteLLMRetryHeaders(t *testing.T) {
+	up := newRecording(t, 0)
+	f := newFixture(t, fmt.Sprintf(`model_list:
+  - model_name: fake-openai-endpoint-4
+    litellm_params: {model: openai/gpt-4o, api_key: k, api_base: %s, num_retries: 50}
+router_settings: {retry_after: 0, disable_cooldowns: true}
+`, up.srv.URL), nil)
+	resp := f.post(t, "/v1/chat/completions", "", `{"model":"fake-openai-endpoint-4","messages":[{"role":"user","content":"hi"}],"mock_testing_rate_limit_error":true}`)
+	out := gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != 200 || up.calls() != 1 {
+		t.Fatalf("status %d, upstream calls %d: %s", resp.StatusCode, up.calls(), out)
+	}
+	for name, want := range map[string]string{"X-Litellm-Attempted-Retries": "1", "X-Litellm-Max-Retries": "50", "X-Litellm-Attempted-Fallbacks": "0"} {
+		if got := resp.Header.Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	// Without a retry, no x-litellm-max-retries (the warm path's headers stay as they were).
+	resp = f.post(t, "/v1/chat/completions", "", `{"model":"fake-openai-endpoint-4","messages":[]}`)
+	gatewaytest.ReadAll(t, resp.Body)
+	if resp.Header.Get("X-Litellm-Attempted-Retries") != "0" || resp.Header.Values("X-Litellm-Max-Retries") != nil {
+		t.Errorf("plain call: retries %q max %q", resp.Header.Get("X-Litellm-Attempted-Retries"), resp.Header.Get("X-Litellm-Max-Retries"))
+	}
+}
+
+// LiteLLM's test_chat_completion_with_timeout(_from_request): the answer
+// names the timeout its attempt ran under, the deployment's ("1.0", as
+// Python prints a float) or the request's x-litellm-timeout (issue 31).
+func TestLiteLLMTimeoutHeader(t *testing.T) {
+	f := newFixture(t, `model_list:
+  - model_name: fake-openai-endpoint-5
+    litellm_params: {model: openai/gpt-4o, api_key: k, api_base: "http://127.0.0.1:9", mock_timeout: true, timeout: 1}
+router_settings: {disable_cooldowns: true}
+`, nil)
+	for _, tc := range []struct{ header, want string }{{"", "1.0"}, {"0.001", "0.001"}} {
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"fake-openai-endpoint-5","messages":[],"num_retries":0,"mock_timeout":true}`))
+		if tc.header != "" {
+			req.Header.Set("x-litellm-timeout", tc.header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := gatewaytest.ReadAll(t, resp.Body)
+		if resp.StatusCode == 200 {
+			t.Fatalf("mock_timeout answered 200: %s", out)
+		}
+		if got := resp.Header.Get("X-Litellm-Timeout"); got != tc.want {
+			t.Errorf("header %q: x-litellm-timeout = %q, want %q", tc.header, got, tc.want)
+		}
+	}
+}
+
+// LiteLLM's test_chat_completion_client_fallbacks_with_custom_message: a
+// request's fallback may be an object naming the model and the fields its
+// call replaces ("messages"); the configured form ({"group": [fallbacks]})
+// is read as well (issue 31). (A key without the fallback's model is
+// refused: TestFallbacksAccess.)
+func TestRequestFallbackObjects(t *testing.T) {
+	up := newRecording(t, 0)
+	f := newFixture(t, fmt.Sprintf(`model_list:
+  - model_name: gpt-3.5-turbo
+    litellm_params: {model: openai/gpt-3.5-turbo, api_key: k, api_base: %[1]s}
+  - model_name: gpt-6-luna
+    litellm_params: {model: openai/gpt-6-luna, api_key: k, api_base: %[1]s}
+router_settings: {num_retries: 0}
+general_settings: {master_key: sk-master}
+`, up.srv.URL), nil)
+	custom := `[{"role":"user","content":"Describe the weather in a coastal city during winter."}]`
+	body := `{"model":"gpt-3.5-turbo","messages":[{"role":"user","content":"Who was Alexander?"}],"max_tokens":32,` +
+		`"mock_testing_fallbacks":true,"fallbacks":[{"model":"gpt-6-luna","messages":` + custom + `}]}`
+	resp := f.post(t, "/v1/chat/completions", "sk-master", body)
+	out := gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Litellm-Model-Group") != "gpt-6-luna" {
+		t.Fatalf("status %d group %q: %s", resp.StatusCode, resp.Header.Get("X-Litellm-Model-Group"), out)
+	}
+	up.mu.Lock()
+	sent := up.bodies[len(up.bodies)-1]
+	up.mu.Unlock()
+	if m := gjson.Get(sent, "messages").Raw; m != custom || gjson.Get(sent, "model").Str != "gpt-6-luna" ||
+		gjson.Get(sent, "max_tokens").Int() != 32 || strings.Contains(sent, "fallbacks") {
+		t.Errorf("the fallback's call = %s; want the custom messages, its model, max_tokens kept, no fallbacks", sent)
+	}
+
+	// The configured form: the entry for the requested model applies.
+	resp = f.post(t, "/v1/chat/completions", "sk-master", `{"model":"gpt-3.5-turbo","messages":[],"mock_testing_fallbacks":true,"fallbacks":[{"gpt-3.5-turbo":["gpt-6-luna"]}]}`)
+	out = gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Litellm-Model-Group") != "gpt-6-luna" || resp.Header.Get("X-Litellm-Attempted-Fallbacks") != "1" {
+		t.Errorf("{group: [fallbacks]} form: status %d group %q: %s", resp.StatusCode, resp.Header.Get("X-Litellm-Model-Group"), out)
+	}
+
+}
