@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
+	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/tidwall/gjson"
 )
 
@@ -107,4 +108,27 @@ general_settings: {master_key: sk-master}
 		t.Errorf("{group: [fallbacks]} form: status %d group %q: %s", resp.StatusCode, resp.Header.Get("X-Litellm-Model-Group"), out)
 	}
 
+}
+
+// A model no group serves is a 404 whose list names only the models the
+// key may use, never the rest of the config's (issue 31); the master key
+// sees them all.
+func TestUnknownModelListsKeysModels(t *testing.T) {
+	up := gatewaytest.Answering(t, 200, "application/json", completion)
+	f := keyedFixture(t, fmt.Sprintf(`model_list:
+  - model_name: public
+    litellm_params: {model: openai/gpt-4o, api_base: %[1]q, api_key: k}
+  - model_name: secret-finance
+    litellm_params: {model: openai/gpt-4o, api_base: %[1]q, api_key: k}
+general_settings: {master_key: sk-master}
+`, up.URL+"/v1"), keys.Key{Hash: keys.HashSecret("sk-public"), Settings: keys.Settings{Models: []string{"public"}}})
+	resp := f.post(t, "/v1/chat/completions", "sk-public", `{"model":"nowhere","messages":[]}`)
+	out := gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != 404 || !strings.Contains(out, `available models: public`) || strings.Contains(out, "secret-finance") {
+		t.Errorf("restricted key: status %d: %s", resp.StatusCode, out)
+	}
+	resp = f.post(t, "/v1/chat/completions", "sk-master", `{"model":"nowhere","messages":[]}`)
+	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 404 || !strings.Contains(out, "secret-finance") {
+		t.Errorf("master key: status %d: %s", resp.StatusCode, out)
+	}
 }
