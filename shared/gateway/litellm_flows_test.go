@@ -132,3 +132,29 @@ general_settings: {master_key: sk-master}
 		t.Errorf("master key: status %d: %s", resp.StatusCode, out)
 	}
 }
+
+// LiteLLM's text-completion-openai/ provider: a text completion passes
+// through to the deployment's OpenAI-compatible /v1/completions, priced
+// from the table as the model it names; a chat request to it is a 400
+// saying so (LiteLLM translates it; the gateway does not) (issue 31).
+func TestTextCompletionOpenAI(t *testing.T) {
+	s, url := recordingUpstream(t, "application/json", textCompletion)
+	f := newCostFixture(t, fmt.Sprintf(`model_list:
+  - model_name: instruct
+    litellm_params: {model: text-completion-openai/gpt-3.5-turbo-instruct, api_base: %s/v1, api_key: sk-up}
+`, url), nil)
+	resp := f.post(t, "/v1/completions", "", `{"model":"instruct","prompt":"say hi","max_tokens":5}`)
+	out := gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != 200 || out != textCompletion || s.path != "/v1/completions" || s.model != "gpt-3.5-turbo-instruct" {
+		t.Fatalf("status %d, upstream %s model %q: %s", resp.StatusCode, s.path, s.model, out)
+	}
+	if c := f.completion(t, resp); !c.CostKnown || c.CostNanos == 0 {
+		t.Errorf("cost %d known %v: want the table's gpt-3.5-turbo-instruct price", c.CostNanos, c.CostKnown)
+	}
+	s.path = ""
+	resp = f.post(t, "/v1/chat/completions", "", `{"model":"instruct","messages":[{"role":"user","content":"hi"}]}`)
+	out = gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(out, "text completions (/v1/completions) only") || s.path != "" {
+		t.Errorf("chat: status %d, upstream %q: %s", resp.StatusCode, s.path, out)
+	}
+}
