@@ -55,6 +55,10 @@ type Deployment struct {
 	Model       string // the provider's model name (litellm_params.model without the provider prefix)
 	Protocol    Protocol
 	Implemented bool // false: reported at load and left out of routing
+	// AnyProvider: litellm_params.model is a bare "*": each request's
+	// model names its provider (ForModel, anyprovider.go).
+	AnyProvider bool
+	variants    map[string]*Deployment // by provider, for AnyProvider
 	// Unusable says why an entry LiteLLM would load is left out of routing
 	// (an unknown provider, no model name, no api_base); "" for a provider
 	// not implemented yet. Requests to its group get it as their error.

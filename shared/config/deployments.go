@@ -156,6 +156,7 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 	d.RPM, d.TPM = firstNonZero(e.ownLimits.rpm, e.infoLimits.rpm, e.topLimits.rpm), firstNonZero(e.ownLimits.tpm, e.infoLimits.tpm, e.topLimits.tpm)
 	d.Timeout = firstNonZero(e.ownLimits.timeout, e.infoLimits.timeout)
 	l.endpoint(e, d)
+	l.anyProvider(d)
 	deriveRegion(d)
 	if d.ID == "" {
 		d.ID = stableID(d)

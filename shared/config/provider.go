@@ -88,6 +88,7 @@ func (l *loader) parseModel(path string, n *yaml.Node, s string, d *Deployment) 
 	provider, model, ok := strings.Cut(s, "/")
 	if !ok { // LiteLLM infers OpenAI for bare model names
 		provider, model = "openai", s
+		d.AnyProvider = s == "*" // the provider from each request's model (anyprovider.go)
 	}
 	spec, known := catalog.Lookup(provider)
 	d.Provider, d.Model = provider, model

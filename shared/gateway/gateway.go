@@ -153,8 +153,12 @@ type Handler struct {
 	onComplete func(context.Context, *Completion)
 	metrics    *metrics.Registry
 	models     []byte // /v1/models body, built once
-	prices     *pricing.Table
-	unpriced   sync.Map // "deployment\x00model" of wildcard models with no price, warned once
+	// hasWildcards: a wildcard group serves; wild lists the models it
+	// serves that the price table knows (wildcards.go), on first use.
+	hasWildcards bool
+	wild         wildcardList
+	prices       *pricing.Table
+	unpriced     sync.Map // "deployment\x00model" of wildcard models with no price, warned once
 
 	// strict holds each group's worst-case prices when
 	// general_settings.strict_budgets is on; nil otherwise (strict.go).
@@ -201,6 +205,7 @@ func New(o Options) *Handler {
 		h.auth = newAccess(o.Config.General.MasterKey, o.Keys, h.now)
 	}
 	h.models = modelsJSON(o.Router.Models())
+	h.hasWildcards = len(o.Router.WildcardRoutes()) > 0
 	if o.Config.General.StrictBudgets {
 		h.strict = h.strictPrices()
 	}

@@ -56,7 +56,7 @@ func (h *Handler) modelsFor(ctx context.Context, p *Principal, query url.Values)
 		}
 	}
 	if !p.restricted() && q == (modelsQuery{}) {
-		return h.models, nil
+		return h.allModelsBody(), nil
 	}
 	var out []router.Model
 	if q.includeGroups || q.onlyGroups {
@@ -75,6 +75,9 @@ func (h *Handler) modelsFor(ctx context.Context, p *Principal, query url.Values)
 		}
 	}
 	candidates := h.router.Models()
+	if h.hasWildcards {
+		candidates = append(candidates, h.wildcardModels()...)
+	}
 	if q.wildcards {
 		candidates = append(candidates, h.router.WildcardRoutes()...)
 	}

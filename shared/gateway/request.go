@@ -335,6 +335,9 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 // do sends one attempt's call: through the API's do (a Responses
 // request's, responses.go), else to the provider as it is.
 func (x *exchange) do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	if d.AnyProvider && x.last != nil { // a "*" deployment: the model names its provider
+		d = d.ForModel(x.last.ProviderModel, x.h.prices)
+	}
 	if x.api.do != nil {
 		return x.api.do(x, ctx, d, call)
 	}

@@ -164,7 +164,7 @@ func providerModel(d *config.Deployment, model string) string {
 	if d.Model != "*" {
 		return d.Model
 	}
-	if p, m, ok := strings.Cut(model, "/"); ok && p == d.Provider {
+	if p, m, ok := strings.Cut(model, "/"); ok && (p == d.Provider || d.AnyProvider && d.ForModel(model, nil).Provider == p) {
 		return m
 	}
 	return model
