@@ -24,6 +24,11 @@ type Config struct {
 	Router      RouterSettings
 	General     GeneralSettings
 	Warnings    []Warning // unsupported or ignored keys, missing env vars, left-out deployments
+	// ModerationDefault serves a moderation request whose model no group
+	// serves (or that names none), as LiteLLM sends it to OpenAI's
+	// /moderations with OPENAI_API_KEY (moderation.go); nil when that
+	// variable is not set.
+	ModerationDefault *Deployment
 	// AccessGroups maps each model access group (model_info.access_groups)
 	// to the model groups whose deployments name it, in file order; nil
 	// when no deployment names one.

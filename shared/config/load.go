@@ -148,5 +148,6 @@ func (l *loader) load(doc *yaml.Node) error {
 	if err := l.routerSettings(); err != nil {
 		return err
 	}
+	l.moderationDefault() // moderation.go
 	return l.validate()
 }

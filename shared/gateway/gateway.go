@@ -157,6 +157,10 @@ type Handler struct {
 	// serves that the price table knows (wildcards.go), on first use.
 	hasWildcards bool
 	wild         wildcardList
+	// moderation routes a moderation request whose model no group serves
+	// to OpenAI (config.ModerationDefault, as LiteLLM does); nil without
+	// OPENAI_API_KEY.
+	moderation *router.Router
 	prices       *pricing.Table
 	unpriced     sync.Map // "deployment\x00model" of wildcard models with no price, warned once
 
@@ -205,6 +209,10 @@ func New(o Options) *Handler {
 		h.auth = newAccess(o.Config.General.MasterKey, o.Keys, h.now)
 	}
 	h.models = modelsJSON(o.Router.Models())
+	if md := o.Config.ModerationDefault; md != nil { // moderations without a deployment (request.go)
+		h.moderation = router.New(&config.Config{Deployments: []*config.Deployment{md}, Router: o.Config.Router},
+			router.Options{Logger: h.log})
+	}
 	h.hasWildcards = len(o.Router.WildcardRoutes()) > 0
 	if o.Config.General.StrictBudgets {
 		h.strict = h.strictPrices()

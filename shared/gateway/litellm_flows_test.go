@@ -158,3 +158,32 @@ func TestTextCompletionOpenAI(t *testing.T) {
 		t.Errorf("chat: status %d, upstream %q: %s", resp.StatusCode, s.path, out)
 	}
 }
+
+// A moderation request whose model no group serves, or that names none,
+// goes to OpenAI's /moderations with OPENAI_API_KEY, as LiteLLM's docs say
+// ("no need to specify model in the request or on the config"); a model a
+// group serves is routed as before (issue 31).
+func TestModerationWithoutDeployment(t *testing.T) {
+	s, url := recordingUpstream(t, "application/json", `{"id":"modr-1","model":"omni-moderation-latest","results":[{"flagged":false}]}`)
+	f := newFixture(t, `model_list:
+  - model_name: gpt-4o
+    litellm_params: {model: openai/gpt-4o, api_key: k, api_base: "http://127.0.0.1:9"}
+`, map[string]string{"OPENAI_API_KEY": "sk-openai", "OPENAI_API_BASE": url + "/v1"})
+	for _, body := range []string{`{"input":"hello"}`, `{"input":"hello","model":"text-moderation-stable"}`} {
+		s.path, s.model = "", ""
+		resp := f.post(t, "/v1/moderations", "", body)
+		out := gatewaytest.ReadAll(t, resp.Body)
+		if resp.StatusCode != 200 || s.path != "/v1/moderations" || !strings.Contains(out, "modr-1") {
+			t.Errorf("%s: status %d, upstream %q: %s", body, resp.StatusCode, s.path, out)
+		}
+		if want := gjson.Get(body, "model").Str; s.model != want {
+			t.Errorf("%s: upstream model %q, want %q", body, s.model, want)
+		}
+	}
+	// Without OPENAI_API_KEY there is no default: an unknown model is a 404.
+	f = newFixture(t, "model_list:\n  - model_name: gpt-4o\n    litellm_params: {model: openai/gpt-4o, api_key: k}\n", nil)
+	resp := f.post(t, "/v1/moderations", "", `{"input":"hello","model":"text-moderation-stable"}`)
+	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 404 {
+		t.Errorf("no OPENAI_API_KEY: status %d: %s", resp.StatusCode, out)
+	}
+}

@@ -73,7 +73,17 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 	applyAliases(p, req) // auth.go
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
 	pl := &c.plan // plan.go: the model group and fallbacks, resolved once
-	pl.resolve(h.router, req)
+	rt := h.router
+	if a.op == wire.OpModerations && h.moderation != nil && (req.Model == "" || !rt.Lookup(req.Model).Found()) {
+		// LiteLLM sends a moderation its model list cannot serve to
+		// OpenAI's default (config.ModerationDefault).
+		rt = h.moderation
+		if req.Model == "" {
+			req.Rename(config.DefaultModerationModel)
+			c.Model = req.Model
+		}
+	}
+	pl.resolve(rt, req)
 	if err := requestTimeouts(r, req); err != nil { // controls.go
 		h.fail(ctx, w, a, c, err)
 		return
@@ -128,7 +138,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 		rreq.Region = p.EndUser.AllowedModelRegion
 	}
 	x = &exchange{h: h, w: w, req: req, api: a, c: c, prompt: int64(prompt), hold: hold, state: state}
-	res, err := h.router.Do(ctx, rreq, x.attempt)
+	res, err := rt.Do(ctx, rreq, x.attempt)
 	x.end(ctx, res, err)
 }
 
