@@ -140,3 +140,49 @@ func TestDocsExampleSyntaxErrorLine(t *testing.T) {
 		t.Fatalf("error = %v; want YAML syntax (line 163)", err)
 	}
 }
+
+// Every key LiteLLM documents (docs/proxy/config_settings.md, the lists of
+// documented.go) that the gateway does not implement loads with a warning
+// naming it as not supported or ignored, never as unknown, and never stops
+// the start (issue 31).
+func TestDocumentedKeysWarn(t *testing.T) {
+	implemented := map[string]bool{"drop_params": true}
+	for _, k := range implementedRouter {
+		implemented[k] = true
+	}
+	var b strings.Builder
+	section := func(name string, keys []string) {
+		if name != "" {
+			b.WriteString(name + ":\n")
+		}
+		for _, k := range keys {
+			if implemented[k] || k == "callback_settings" && name != "" {
+				continue
+			}
+			if name != "" {
+				b.WriteString("  ")
+			}
+			b.WriteString(k + ": 1\n")
+		}
+	}
+	section("", documentedTop)
+	section("general_settings", documentedGeneral)
+	section("litellm_settings", documentedLiteLLM)
+	section("router_settings", documentedRouter)
+	c, err := Load([]byte(b.String()), env(nil))
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, b.String())
+	}
+	n := 0
+	for _, w := range c.Warnings {
+		if strings.Contains(w.Message, "unknown key") {
+			t.Errorf("a documented key is called unknown: %s", w)
+		}
+		if strings.Contains(w.Message, "ignored") {
+			n++
+		}
+	}
+	if n < 100 {
+		t.Errorf("%d keys warned as ignored; want each documented key", n)
+	}
+}
