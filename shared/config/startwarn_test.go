@@ -32,22 +32,14 @@ router_settings:
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	var all strings.Builder
-	for _, w := range c.Warnings {
-		all.WriteString(w.String() + "\n")
-	}
-	for _, want := range []string{
+	wantWarnings(t, c,
 		`router_settings.model_group_alias.fast (line 8): unknown model group "gpt4o" (did you mean "gpt-4o"?); this alias is left out`,
 		`router_settings.model_group_alias.gone.model (line 10): unknown model group "nowhere"; this alias is left out`,
 		`router_settings.fallbacks[0].gpt-4o[0] (line 12): unknown model group "claud" (did you mean "claude"?); this fallback is left out`,
 		`router_settings.fallbacks[1].claude[0] (line 13): unknown model group "missing"`,
 		`router_settings.context_window_fallbacks[0].gpt-4o[0] (line 14): unknown model group "nope"`,
 		`router_settings.default_fallbacks[1] (line 16): unknown model group "ghost"`,
-	} {
-		if !strings.Contains(all.String(), want) {
-			t.Errorf("warnings lack %q; got:\n%s", want, all.String())
-		}
-	}
+	)
 	r := c.Router
 	if len(r.ModelGroupAlias) != 1 || r.ModelGroupAlias["smart"] != "claude" || !r.HiddenAliases["smart"] || r.HiddenAliases["gone"] {
 		t.Errorf("aliases = %v hidden %v; want only smart -> claude", r.ModelGroupAlias, r.HiddenAliases)
@@ -68,20 +60,12 @@ func TestConfigMistakeMessages(t *testing.T) {
 		if err != nil {
 			t.Fatalf("load: %v", err)
 		}
-		var all strings.Builder
-		for _, w := range c.Warnings {
-			all.WriteString(w.String() + "\n")
-		}
-		for _, want := range []string{
+		wantWarnings(t, c,
 			"model_lsit (line 1): unknown key model_lsit (did you mean model_list?); ignored",
 			"router_setings (line 3): unknown key router_setings (did you mean router_settings?); ignored",
 			"general_settings.master_kye (line 5): unknown key master_kye (did you mean master_key?); ignored",
 			"zzz_unrelated (line 6): unknown key zzz_unrelated; ignored",
-		} {
-			if !strings.Contains(all.String(), want) {
-				t.Errorf("warnings lack %q; got:\n%s", want, all.String())
-			}
-		}
+		)
 	})
 	refused := []struct{ name, yaml, want string }{
 		{"litellm_parms", "model_list:\n  - model_name: a\n    litellm_parms:\n      model: openai/x\n",
@@ -108,15 +92,7 @@ func TestConfigMistakeMessages(t *testing.T) {
 		if err != nil {
 			t.Fatalf("load: %v", err)
 		}
-		var all strings.Builder
-		for _, w := range c.Warnings {
-			all.WriteString(w.String() + "\n")
-		}
-		for _, want := range []string{"unknown key api_bsae (did you mean api_base?)", "unknown key temperture (did you mean temperature?)"} {
-			if !strings.Contains(all.String(), want) {
-				t.Errorf("warnings lack %q; got:\n%s", want, all.String())
-			}
-		}
+		wantWarnings(t, c, "unknown key api_bsae (did you mean api_base?)", "unknown key temperture (did you mean temperature?)")
 	})
 }
 
@@ -184,5 +160,19 @@ func TestDocumentedKeysWarn(t *testing.T) {
 	}
 	if n < 100 {
 		t.Errorf("%d keys warned as ignored; want each documented key", n)
+	}
+}
+
+// wantWarnings fails t unless each of wants is in one of c's warnings.
+func wantWarnings(t *testing.T, c *Config, wants ...string) {
+	t.Helper()
+	var all strings.Builder
+	for _, w := range c.Warnings {
+		all.WriteString(w.String() + "\n")
+	}
+	for _, want := range wants {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("warnings lack %q; got:\n%s", want, all.String())
+		}
 	}
 }

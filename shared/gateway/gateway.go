@@ -161,8 +161,8 @@ type Handler struct {
 	// to OpenAI (config.ModerationDefault, as LiteLLM does); nil without
 	// OPENAI_API_KEY.
 	moderation *router.Router
-	prices       *pricing.Table
-	unpriced     sync.Map // "deployment\x00model" of wildcard models with no price, warned once
+	prices     *pricing.Table
+	unpriced   sync.Map // "deployment\x00model" of wildcard models with no price, warned once
 
 	// strict holds each group's worst-case prices when
 	// general_settings.strict_budgets is on; nil otherwise (strict.go).
