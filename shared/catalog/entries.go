@@ -32,8 +32,8 @@ var openAIBases = map[string]string{
 	"deepinfra":    "https://api.deepinfra.com/v1/openai",
 	"perplexity":   "https://api.perplexity.ai",
 	// OpenAI's legacy completions (gpt-3.5-turbo-instruct, or any server's
-	// /v1/completions): text completions pass through; chat is refused
-	// (providers/ops.go), where LiteLLM would translate it.
+	// /v1/completions): text completions pass through; chat is sent as a
+	// text completion (providers/textcompletion.go), as LiteLLM sends it.
 	"text-completion-openai": "https://api.openai.com/v1",
 }
 

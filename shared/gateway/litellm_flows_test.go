@@ -135,8 +135,9 @@ general_settings: {master_key: sk-master}
 
 // LiteLLM's text-completion-openai/ provider: a text completion passes
 // through to the deployment's OpenAI-compatible /v1/completions, priced
-// from the table as the model it names; a chat request to it is a 400
-// saying so (LiteLLM translates it; the gateway does not) (issue 31).
+// from the table as the model it names; a chat request is sent, as LiteLLM
+// sends it, as a text completion (the messages' texts as the prompt) and
+// answered as a chat completion, whole or streamed (issue 31).
 func TestTextCompletionOpenAI(t *testing.T) {
 	s, url := recordingUpstream(t, "application/json", textCompletion)
 	f := newCostFixture(t, fmt.Sprintf(`model_list:
@@ -152,10 +153,47 @@ func TestTextCompletionOpenAI(t *testing.T) {
 		t.Errorf("cost %d known %v: want the table's gpt-3.5-turbo-instruct price", c.CostNanos, c.CostKnown)
 	}
 	s.path = ""
-	resp = f.post(t, "/v1/chat/completions", "", `{"model":"instruct","messages":[{"role":"user","content":"hi"}]}`)
+	resp = f.post(t, "/v1/chat/completions", "", `{"model":"instruct","messages":[{"role":"user","content":[{"type":"text","text":"say hi"}]}],"max_completion_tokens":5,"tools":[]}`)
 	out = gatewaytest.ReadAll(t, resp.Body)
-	if resp.StatusCode != 400 || !strings.Contains(out, "text completions (/v1/completions) only") || s.path != "" {
-		t.Errorf("chat: status %d, upstream %q: %s", resp.StatusCode, s.path, out)
+	if resp.StatusCode != 200 || s.path != "/v1/completions" {
+		t.Fatalf("chat: status %d, upstream %q: %s", resp.StatusCode, s.path, out)
+	}
+	sent := gjson.ParseBytes(s.body)
+	if sent.Get("prompt").Str != "say hi" || sent.Get("max_tokens").Int() != 5 || sent.Get("messages").Exists() || sent.Get("tools").Exists() {
+		t.Errorf("sent %s; want the prompt, max_tokens, no messages or tools", s.body)
+	}
+	if gjson.Get(out, "object").Str != "chat.completion" || gjson.Get(out, "choices.0.message.content").Str != "hi there" ||
+		gjson.Get(out, "choices.0.message.role").Str != "assistant" || gjson.Get(out, "usage.total_tokens").Int() != 7 {
+		t.Errorf("chat answer = %s", out)
+	}
+	if c := f.completion(t, resp); c.Usage.TotalTokens != 7 || !c.CostKnown {
+		t.Errorf("chat usage %+v known %v", c.Usage, c.CostKnown)
+	}
+}
+
+// A streamed chat request to a text-completion-openai deployment reads the
+// completion's events as chat chunks, as they arrive.
+func TestTextCompletionOpenAIStream(t *testing.T) {
+	const events = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"created\":1,\"model\":\"gpt-3.5-turbo-instruct\",\"choices\":[{\"text\":\"hi\",\"index\":0,\"finish_reason\":null}]}\n\n" +
+		"data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"text\":\"\",\"index\":0,\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,\"total_tokens\":4}}\n\n" +
+		"data: [DONE]\n\n"
+	s, url := recordingUpstream(t, "text/event-stream", events)
+	f := newCostFixture(t, fmt.Sprintf(`model_list:
+  - model_name: instruct
+    litellm_params: {model: text-completion-openai/gpt-3.5-turbo-instruct, api_base: %s}
+`, url), nil)
+	resp := f.post(t, "/v1/chat/completions", "", `{"model":"instruct","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"stream":true}`)
+	out := gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != 200 || s.path != "/completions" || !strings.Contains(out, `"object":"chat.completion.chunk"`) ||
+		!strings.Contains(out, `"delta":{"content":"hi"}`) || !strings.HasSuffix(out, "data: [DONE]\n\n") {
+		t.Fatalf("status %d, upstream %q: %s", resp.StatusCode, s.path, out)
+	}
+	if p := gjson.GetBytes(s.body, "prompt"); !p.IsArray() || len(p.Array()) != 2 {
+		t.Errorf("prompt = %s; want the two messages' texts", p.Raw)
+	}
+	if c := f.completion(t, resp); c.Usage.TotalTokens != 4 {
+		t.Errorf("usage %+v", c.Usage)
 	}
 }
 

@@ -14,14 +14,10 @@ import (
 // to OpenAI-compatible and Azure deployments only (and the mock answers text
 // completions); Bedrock's image models translate images (bedrock/images.go). LiteLLM translates a text completion into a chat call for
 // other providers; the gateway does not (docs/endpoints.md).
-// textCompletionOpenAI is LiteLLM's provider of OpenAI's legacy
-// completions endpoint.
-const textCompletionOpenAI = "text-completion-openai"
-
 func unsupported(d *config.Deployment, op wire.Op) error {
 	switch {
-	case d.Provider == textCompletionOpenAI && op != wire.OpCompletions && d.MockResponse == nil:
-		return apierr.New(apierr.InvalidRequest, "deployment %s (%s/%s) serves text completions (/v1/completions) only, not %s: LiteLLM would translate the request into a text completion, the gateway does not (docs/providers.md)", d.ID, d.Provider, d.Model, op.Path())
+	case d.Provider == textCompletionOpenAI && op != wire.OpCompletions && op != wire.OpChat && d.MockResponse == nil:
+		return apierr.New(apierr.InvalidRequest, "deployment %s (%s/%s) serves text completions and chat (sent as a text completion) only, not %s", d.ID, d.Provider, d.Model, op.Path())
 	case op == wire.OpChat || op == wire.OpEmbeddings:
 		return nil
 	case d.Protocol == catalog.Mock || d.MockResponse != nil: // the mock answers in place of any provider
