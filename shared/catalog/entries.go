@@ -37,6 +37,10 @@ var openAIBases = map[string]string{
 	"xai":          "https://api.x.ai/v1",
 	"deepinfra":    "https://api.deepinfra.com/v1/openai",
 	"perplexity":   "https://api.perplexity.ai",
+	// OpenAI's legacy completions (gpt-3.5-turbo-instruct, or any server's
+	// /v1/completions): text completions pass through; chat is sent as a
+	// text completion (providers/textcompletion.go), as LiteLLM sends it.
+	"text-completion-openai": "https://api.openai.com/v1",
 }
 
 // notImplemented are known LiteLLM providers the gateway cannot call yet.
@@ -44,7 +48,7 @@ var notImplemented = []string{
 	"vertex_ai_beta",
 	"cohere", "cohere_chat", "sagemaker", "huggingface",
 	"replicate", "watsonx", "databricks", "cloudflare", "azure_ai",
-	"ai21", "voyage", "ollama", "text-completion-openai", "nvidia_nim",
+	"ai21", "voyage", "ollama", "nvidia_nim",
 	"cerebras", "sambanova", "predibase", "triton", "clarifai",
 	"anyscale", "friendliai", "github", "jina_ai", "nlp_cloud",
 	"aleph_alpha", "petals", "palm", "baseten", "vllm", "dashscope",

@@ -25,6 +25,11 @@ type Config struct {
 	General     GeneralSettings
 	Callbacks   Callbacks // litellm_settings' logging callbacks (callbacks.go)
 	Warnings    []Warning // unsupported or ignored keys, missing env vars, left-out deployments
+	// ModerationDefault serves a moderation request whose model no group
+	// serves (or that names none), as LiteLLM sends it to OpenAI's
+	// /moderations with OPENAI_API_KEY (moderation.go); nil when that
+	// variable is not set.
+	ModerationDefault *Deployment
 	// AccessGroups maps each model access group (model_info.access_groups)
 	// to the model groups whose deployments name it, in file order; nil
 	// when no deployment names one.
@@ -56,6 +61,10 @@ type Deployment struct {
 	Model       string // the provider's model name (litellm_params.model without the provider prefix)
 	Protocol    Protocol
 	Implemented bool // false: reported at load and left out of routing
+	// AnyProvider: litellm_params.model is a bare "*": each request's
+	// model names its provider (ForModel, anyprovider.go).
+	AnyProvider bool
+	variants    map[string]*Deployment // by provider, for AnyProvider
 	// Unusable says why an entry LiteLLM would load is left out of routing
 	// (an unknown provider, no model name, no api_base); "" for a provider
 	// not implemented yet. Requests to its group get it as their error.
@@ -235,6 +244,13 @@ type RouterSettings struct {
 type Fallback struct {
 	From string
 	To   []string
+	at   []pos // where each of To is written (config.go's validate warns there)
+}
+
+// pos is where a value is written: its path and line.
+type pos struct {
+	path string
+	line int
 }
 
 // GeneralSettings holds the general_settings the gateway uses.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,6 +64,14 @@ func (l *loader) models(list *yaml.Node) error {
 		item = deref(item)
 		path := fmt.Sprintf("model_list[%d]", i)
 		d, err := l.deployment(path, item)
+		var invalid *invalidEntry
+		if errors.As(err, &invalid) {
+			// LiteLLM's proxy ignores an invalid deployment
+			// (ignore_invalid_deployments) and loads the others.
+			l.cfg.Warnings = append(l.cfg.Warnings, Warning{Path: invalid.e.Path, Line: invalid.e.Line,
+				Message: invalid.e.Msg + "; the entry is left out (LiteLLM's proxy skips invalid deployments too)"})
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -90,6 +99,11 @@ type entry struct {
 	params, info         *yaml.Node
 	paramsPath, infoPath string
 	model                *yaml.Node // litellm_params.model
+
+	// typos are keys of the entry or its litellm_params one edit or two
+	// from a required key (model_name, litellm_params, model), by the key
+	// they resemble: a missing required key is then reported as the typo.
+	typos map[string]*yaml.Node
 
 	ownLimits, infoLimits limits // set in litellm_params, in model_info
 	topLimits             limits // rpm/tpm beside litellm_params (LiteLLM's usage routing reads them there too)
@@ -131,7 +145,10 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 		return nil, err
 	}
 	if e.model == nil {
-		return nil, errAt(e.paramsPath+".model", e.params, "is required (provider/model, e.g. openai/gpt-4o)")
+		if typo := e.typos["model"]; typo != nil {
+			return nil, errAt(e.paramsPath+"."+typo.Value, typo, "unknown key %s (did you mean model?)", typo.Value)
+		}
+		return nil, &invalidEntry{errAt(e.paramsPath+".model", e.params, "is required (provider/model, e.g. openai/gpt-4o)")}
 	}
 	if err := l.modelInfo(e, d); err != nil {
 		return nil, err
@@ -139,6 +156,7 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 	d.RPM, d.TPM = firstNonZero(e.ownLimits.rpm, e.infoLimits.rpm, e.topLimits.rpm), firstNonZero(e.ownLimits.tpm, e.infoLimits.tpm, e.topLimits.tpm)
 	d.Timeout = firstNonZero(e.ownLimits.timeout, e.infoLimits.timeout)
 	l.endpoint(e, d)
+	l.anyProvider(d)
 	deriveRegion(d)
 	if d.ID == "" {
 		d.ID = stableID(d)
@@ -151,7 +169,7 @@ func (l *loader) deployment(path string, n *yaml.Node) (*Deployment, error) {
 
 // sections reads model_name and finds litellm_params and model_info.
 func (l *loader) sections(path string, n *yaml.Node, d *Deployment) (*entry, error) {
-	e := &entry{}
+	e := &entry{typos: map[string]*yaml.Node{}}
 	err := pairs(path, n, func(key string, v *yaml.Node, p string) error {
 		if key == "rpm" || key == "tpm" {
 			_, err := l.limit(&e.topLimits, key, p, v)
@@ -169,18 +187,23 @@ func (l *loader) sections(path string, n *yaml.Node, d *Deployment) (*entry, err
 		case "model_info":
 			e.info, e.infoPath = v, p
 		default:
-			l.warn(p, v, "not supported yet; ignored")
+			l.unknownKey(e, implementedEntry, key, p, keyNode(n, key, v))
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	for _, req := range []string{"model_name", "litellm_params"} {
+		if typo := e.typos[req]; typo != nil && (req == "model_name" && d.ModelName == "" || req == "litellm_params" && e.params == nil) {
+			return nil, errAt(path+"."+typo.Value, typo, "unknown key %s (did you mean %s?)", typo.Value, req)
+		}
+	}
 	if d.ModelName == "" {
-		return nil, errAt(path+".model_name", n, "is required")
+		return nil, &invalidEntry{errAt(path+".model_name", n, "is required")}
 	}
 	if e.params == nil {
-		return nil, errAt(path+".litellm_params", n, "is required")
+		return nil, &invalidEntry{errAt(path+".litellm_params", n, "is required")}
 	}
 	return e, nil
 }
@@ -257,7 +280,7 @@ func (l *loader) litellmParams(e *entry, d *Deployment) error {
 		case "max_parallel_requests":
 			d.MaxParallel, err = l.maxParallel(p, v)
 		default:
-			err = l.otherParam(key, p, v, d)
+			err = l.otherParam(e, key, p, v, d)
 		}
 		return err
 	})
@@ -277,7 +300,7 @@ var awsParams = map[string]func(*Deployment) *string{
 
 // otherParam reads a litellm_params key of a table: an aws_* param, a
 // price, or a param passed on to requests; any other is warned about.
-func (l *loader) otherParam(key, p string, v *yaml.Node, d *Deployment) error {
+func (l *loader) otherParam(e *entry, key, p string, v *yaml.Node, d *Deployment) error {
 	if field, ok := awsParams[key]; ok {
 		s, set, err := l.str(p, v)
 		if err != nil {
@@ -299,7 +322,7 @@ func (l *loader) otherParam(key, p string, v *yaml.Node, d *Deployment) error {
 		return l.price(p, v, key, d, false)
 	}
 	if !passParams[key] {
-		l.warn(p, v, "not supported yet; ignored")
+		l.unknownKey(e, knownParams(), key, p, v)
 		return nil
 	}
 	val, err := anyValue(p, v)

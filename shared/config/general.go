@@ -41,14 +41,6 @@ var ignoredWhy = map[string]string{
 	"allow_requests_on_db_unavailable": "configure fail-open/closed per check in the gateway's store settings",
 }
 
-func (l *loader) ignoredOrUnsupported(key, path string, v *yaml.Node) {
-	if why, ok := ignoredWhy[key]; ok {
-		l.warn(path, v, "ignored: %s", why)
-		return
-	}
-	l.warn(path, v, "not supported yet; ignored")
-}
-
 func (l *loader) general(path string, n *yaml.Node) error {
 	defer l.keyManagementDone(path, n)
 	return pairs(path, n, func(key string, v *yaml.Node, p string) error {
@@ -70,7 +62,7 @@ func (l *loader) general(path string, n *yaml.Node) error {
 		case "master_key":
 			l.masterKeys[0] = &setting{p, v} // resolved by masterKey, with litellm_settings'
 		default:
-			l.ignoredOrUnsupported(key, p, v)
+			l.unsupported(generalSection, key, p, v)
 		}
 		return nil
 	})

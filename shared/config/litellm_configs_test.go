@@ -62,6 +62,15 @@ func TestLiteLLMConfigsLoad(t *testing.T) {
 		"pass_through_config.yaml":          {deployments: 7, warnings: []string{"general_settings.custom_auth", "litellm_settings.include_cost_in_streaming_usage"}},
 		"spend_tracking_config.yaml":        {deployments: 1, warnings: []string{"general_settings.use_redis_transaction_buffer"}},
 		"store_model_db_config.yaml":        {deployments: 1, warnings: []string{"general_settings.custom_team_metadata_validate"}},
+		// LiteLLM's complete-schema example (docs/proxy/config_settings.md):
+		// its one entry has no model, and its fallbacks name groups it
+		// does not define; LiteLLM starts, and so does the gateway.
+		"config_settings_complete.yaml": {deployments: 0, warnings: []string{
+			"model_list[0].litellm_params.model (line 5): is required",
+			`router_settings.fallbacks[0].claude-2[0] (line 164): unknown model group "my-fallback-model"; this fallback is left out`,
+			`litellm_settings.default_fallbacks[0] (line 33): unknown model group "claude-opus"`,
+			"router_settings.tag_filtering_match_any (line 147): not supported yet",
+		}},
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "litellm", "*.yaml"))
 	if err != nil || len(files) != len(tests) {

@@ -50,7 +50,7 @@ func load(data []byte, getenv Getenv, stored []Stored, strict bool) (*Config, er
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("parse config: %w", err)
+		return nil, syntaxError(data, err)
 	}
 	l := &loader{getenv: getenv, cfg: &Config{General: GeneralSettings{RateLimitsFailOpen: true}}, stored: stored, strict: strict}
 	if err := l.load(&doc); err != nil {
@@ -73,6 +73,9 @@ type loader struct {
 	strict bool
 	// inStored: a stored deployment is loading (its params name no file).
 	inStored bool
+	// where each alias's group and each default fallback is written
+	aliasAt   map[string]pos
+	defaultAt []pos
 }
 
 type setting struct {
@@ -131,7 +134,7 @@ func (l *loader) load(doc *yaml.Node) error {
 		case "general_settings":
 			return l.general(path, v)
 		default:
-			l.ignoredOrUnsupported(key, path, v)
+			l.unsupported(topSection, key, path, keyNode(root, key, v))
 		}
 		return nil
 	})
@@ -150,5 +153,6 @@ func (l *loader) load(doc *yaml.Node) error {
 	if err := l.routerSettings(); err != nil {
 		return err
 	}
+	l.moderationDefault() // moderation.go
 	return l.validate()
 }

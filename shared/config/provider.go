@@ -101,11 +101,12 @@ func (l *loader) parseModel(path string, n *yaml.Node, s string, d *Deployment) 
 	provider, model, ok := strings.Cut(s, "/")
 	if !ok { // LiteLLM infers OpenAI for bare model names
 		provider, model = "openai", s
+		d.AnyProvider = s == "*" // the provider from each request's model (anyprovider.go)
 	}
 	spec, known := catalog.Lookup(provider)
 	d.Provider, d.Model = provider, model
 	if !known {
-		l.leaveOut(path, n, d, fmt.Sprintf("unknown provider %q%s", provider, suggest(provider)))
+		l.leaveOut(path, n, d, fmt.Sprintf("unknown provider %q%s", provider, didYouMean(provider, catalog.Prefixes())))
 		return nil
 	}
 	if model == "" {
@@ -115,40 +116,6 @@ func (l *loader) parseModel(path string, n *yaml.Node, s string, d *Deployment) 
 	d.Protocol = spec.Protocol
 	d.Implemented = spec.Implemented()
 	return nil
-}
-
-// suggest names the closest known provider, for typos like "opnai".
-func suggest(p string) string {
-	best, bestD := "", 3
-	for _, name := range catalog.Prefixes() {
-		if d := editDistance(p, name); d < bestD {
-			best, bestD = name, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // stableID derives a deployment id that every gateway instance computes the

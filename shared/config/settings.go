@@ -118,7 +118,7 @@ func (l *loader) routerKey(r *RouterSettings, key, p string, v *yaml.Node) error
 	case "content_policy_fallbacks":
 		r.ContentPolicyFallbacks, err = l.fallbacks(p, v)
 	case "default_fallbacks":
-		r.DefaultFallbacks, err = l.strList(p, v)
+		r.DefaultFallbacks, l.defaultAt, err = l.strListAt(p, v)
 	case "retry_policy":
 		r.RetryPolicy, err = l.policy(p, v, "Retries")
 	case "allowed_fails_policy":
@@ -131,6 +131,7 @@ func (l *loader) routerKey(r *RouterSettings, key, p string, v *yaml.Node) error
 			return err
 		})
 	case "model_group_alias":
+		l.aliasAt = map[string]pos{}
 		r.ModelGroupAlias = map[string]string{}
 		r.HiddenAliases = map[string]bool{}
 		err = pairs(p, v, func(alias string, av *yaml.Node, ap string) error {
@@ -140,6 +141,7 @@ func (l *loader) routerKey(r *RouterSettings, key, p string, v *yaml.Node) error
 					switch k {
 					case "model":
 						r.ModelGroupAlias[alias], err = l.scalar(kp, vv)
+						l.aliasAt[alias] = pos{kp, deref(vv).Line}
 					case "hidden":
 						var h bool
 						h, err = l.boolv(kp, vv)
@@ -152,10 +154,15 @@ func (l *loader) routerKey(r *RouterSettings, key, p string, v *yaml.Node) error
 			}
 			s, err := l.scalar(ap, av)
 			r.ModelGroupAlias[alias] = s
+			l.aliasAt[alias] = pos{ap, av.Line}
 			return err
 		})
 	default:
-		l.ignoredOrUnsupported(key, p, v)
+		s := litellmSection
+		if strings.HasPrefix(p, "router_settings") {
+			s = routerSection
+		}
+		l.unsupported(s, key, p, v)
 	}
 	return err
 }
@@ -181,11 +188,11 @@ func (l *loader) fallbacks(p string, v *yaml.Node) ([]Fallback, error) {
 	var out []Fallback
 	add := func(m *yaml.Node, mp string) error {
 		return pairs(mp, m, func(from string, tv *yaml.Node, tp string) error {
-			to, err := l.strList(tp, tv)
+			to, at, err := l.strListAt(tp, tv)
 			if err != nil {
 				return err
 			}
-			out = append(out, Fallback{From: from, To: to})
+			out = append(out, Fallback{From: from, To: to, at: at})
 			return nil
 		})
 	}
@@ -207,12 +214,32 @@ func (l *loader) fallbacks(p string, v *yaml.Node) ([]Fallback, error) {
 	return nil, errAt(p, v, "must be a list of {model_group: [fallback groups]}")
 }
 
-// validate checks cross-references once everything is read.
+// validate checks cross-references once everything is read. An alias or
+// fallback naming a group that does not exist is warned (with the closest
+// group) and left out, as LiteLLM starts with it; a fallback cycle stops
+// the start.
 func (l *loader) validate() error {
 	r := &l.cfg.Router
 	groups := map[string]bool{}
 	for _, d := range l.cfg.Deployments {
 		groups[d.ModelName] = true
+	}
+	names := l.cfg.Groups()
+	unknown := func(at pos, name, what string) {
+		l.cfg.Warnings = append(l.cfg.Warnings, Warning{Path: at.path, Line: at.line,
+			Message: fmt.Sprintf("unknown model group %q%s; this %s is left out", name, didYouMean(name, names), what)})
+	}
+	aliases := make([]string, 0, len(r.ModelGroupAlias))
+	for alias := range r.ModelGroupAlias {
+		aliases = append(aliases, alias)
+	}
+	sort.Strings(aliases) // the same warnings every time
+	for _, alias := range aliases {
+		if target := r.ModelGroupAlias[alias]; !groups[target] {
+			unknown(l.aliasAt[alias], target, "alias")
+			delete(r.ModelGroupAlias, alias)
+			delete(r.HiddenAliases, alias)
+		}
 	}
 	exists := func(name string) bool {
 		if groups[name] {
@@ -228,35 +255,33 @@ func (l *loader) validate() error {
 		}
 		return false
 	}
-	aliases := make([]string, 0, len(r.ModelGroupAlias))
-	for alias := range r.ModelGroupAlias {
-		aliases = append(aliases, alias)
-	}
-	sort.Strings(aliases) // the same error every time
-	for _, alias := range aliases {
-		if target := r.ModelGroupAlias[alias]; !groups[target] {
-			return &Error{Path: "router_settings.model_group_alias." + alias, Msg: fmt.Sprintf("unknown model group %q", target)}
-		}
-	}
-	lists := []struct {
-		name string
-		fbs  []Fallback
-	}{{"fallbacks", r.Fallbacks}, {"context_window_fallbacks", r.ContextWindowFallbacks}, {"content_policy_fallbacks", r.ContentPolicyFallbacks}}
-	for _, list := range lists {
-		for i, fb := range list.fbs {
-			for j, to := range fb.To {
-				if !exists(to) {
-					return &Error{Path: fmt.Sprintf("%s[%d].%s[%d]", list.name, i, fb.From, j), Msg: fmt.Sprintf("unknown model group %q", to)}
-				}
+	keep := func(to []string, at []pos) []string {
+		out := to[:0]
+		for j, name := range to {
+			if exists(name) {
+				out = append(out, name)
+			} else if j < len(at) {
+				unknown(at[j], name, "fallback")
 			}
 		}
-		if cyc := fallbackCycle(list.fbs, l.cfg.Groups()); cyc != nil {
-			return &Error{Path: list.name, Msg: "fallback cycle: " + strings.Join(cyc, " -> ")}
-		}
+		return out
 	}
-	for i, to := range r.DefaultFallbacks {
-		if !exists(to) {
-			return &Error{Path: fmt.Sprintf("default_fallbacks[%d]", i), Msg: fmt.Sprintf("unknown model group %q", to)}
+	for _, list := range []*[]Fallback{&r.Fallbacks, &r.ContextWindowFallbacks, &r.ContentPolicyFallbacks} {
+		fbs := (*list)[:0]
+		for _, fb := range *list {
+			if fb.To = keep(fb.To, fb.at); len(fb.To) > 0 {
+				fbs = append(fbs, fb)
+			}
+		}
+		*list = fbs
+	}
+	r.DefaultFallbacks = keep(r.DefaultFallbacks, l.defaultAt)
+	for _, list := range []struct {
+		name string
+		fbs  []Fallback
+	}{{"fallbacks", r.Fallbacks}, {"context_window_fallbacks", r.ContextWindowFallbacks}, {"content_policy_fallbacks", r.ContentPolicyFallbacks}} {
+		if cyc := fallbackCycle(list.fbs, names); cyc != nil {
+			return &Error{Path: list.name, Msg: "fallback cycle: " + strings.Join(cyc, " -> ")}
 		}
 	}
 	return nil

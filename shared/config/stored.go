@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -87,10 +88,12 @@ func (l *loader) storedModels(ids map[string]string) error {
 		}
 		if err != nil {
 			if l.strict {
-				if e, ok := err.(*Error); ok {
+				var e *Error
+				if errors.As(err, &e) {
 					if rest, ok := cutPath(e.Path, path); ok {
 						e.Path = rest
 					}
+					return e
 				}
 				return err
 			}

@@ -135,27 +135,36 @@ func (l *loader) seconds(path string, n *yaml.Node) (time.Duration, error) {
 }
 
 func (l *loader) strList(path string, n *yaml.Node) ([]string, error) {
+	out, _, err := l.strListAt(path, n)
+	return out, err
+}
+
+// strListAt is strList with where each value is written.
+func (l *loader) strListAt(path string, n *yaml.Node) ([]string, []pos, error) {
 	n = deref(n)
 	if n.Kind == yaml.ScalarNode {
 		if n.Tag == "!!null" {
-			return nil, nil
+			return nil, nil, nil
 		}
 		s, err := l.scalar(path, n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return []string{s}, nil
+		return []string{s}, []pos{{path, n.Line}}, nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		return nil, errAt(path, n, "must be a list")
+		return nil, nil, errAt(path, n, "must be a list")
 	}
 	out := make([]string, 0, len(n.Content))
+	at := make([]pos, 0, len(n.Content))
 	for i, c := range n.Content {
-		s, err := l.scalar(fmt.Sprintf("%s[%d]", path, i), c)
+		p := fmt.Sprintf("%s[%d]", path, i)
+		s, err := l.scalar(p, c)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, s)
+		at = append(at, pos{p, deref(c).Line})
 	}
-	return out, nil
+	return out, at, nil
 }

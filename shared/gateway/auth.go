@@ -226,11 +226,12 @@ func unavailable(what string, err error) error {
 // credentials), and the request's end user. pl is the request's plan.
 func (h *Handler) checkPrincipal(ctx context.Context, p *Principal, req *wire.Request, pl *plan) error {
 	if p.restricted() {
-		err := pl.err
-		if err == nil {
-			err = allowModel(p, h.cfg.AccessGroups, req.Model, pl.group())
+		if pl.err != nil {
+			// A model no group serves: the models listed are the ones p
+			// may use, not every model of the config.
+			return router.ErrNotFound(req.Model, h.allowedOf(p, nil, h.router.Models()))
 		}
-		if err != nil {
+		if err := allowModel(p, h.cfg.AccessGroups, req.Model, pl.group()); err != nil {
 			return err
 		}
 		for i, fb := range req.Fallbacks {

@@ -46,8 +46,14 @@ func headerSeconds(r *http.Request, name string, body time.Duration) (time.Durat
 
 // timeoutHeader is the x-litellm-timeout response header: the request's
 // timeout in seconds, as LiteLLM echoes it.
+// timeoutHeader is a timeout in seconds as LiteLLM's header shows it
+// (Python's float: "1.0", "0.2").
 func timeoutHeader(d time.Duration) []string {
-	return []string{strconv.FormatFloat(d.Seconds(), 'f', -1, 64)}
+	s := strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return []string{s}
 }
 
 // mockTesting is the failure a mock_testing_* switch asks of the requested

@@ -46,6 +46,8 @@ func (rec *recording) calls() int64 { return rec.srv.Calls.Load() }
 // LiteLLM's mock_testing_* switches fail the requested group as named,
 // without calling its upstream and without cooling it down; the fallback
 // is called, and the switches never reach any upstream (issue 20).
+// mock_testing_rate_limit_error fails the first attempt alone
+// (TestLiteLLMRetryHeaders).
 func TestMockTestingSwitches(t *testing.T) {
 	primary, backup := newRecording(t, 0), newRecording(t, 0)
 	f := newFixture(t, fmt.Sprintf(`model_list:
@@ -68,7 +70,6 @@ router_settings:
 		{"mock_testing_fallbacks", "1"},
 		{"mock_testing_context_fallbacks", "0"},
 		{"mock_testing_content_policy_fallbacks", "0"},
-		{"mock_testing_rate_limit_error", "1"},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			before := backup.calls()

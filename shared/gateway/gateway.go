@@ -17,6 +17,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -159,6 +160,14 @@ type Handler struct {
 	logContent bool
 	metrics    *metrics.Registry
 	models     []byte // /v1/models body, built once
+	// hasWildcards: a wildcard group serves; wild lists the models it
+	// serves that the price table knows (wildcards.go), on first use.
+	hasWildcards bool
+	wild         wildcardList
+	// moderation routes a moderation request whose model no group serves
+	// to OpenAI (config.ModerationDefault, as LiteLLM does); nil without
+	// OPENAI_API_KEY.
+	moderation *router.Router
 	prices     *pricing.Table
 	unpriced   sync.Map // "deployment\x00model" of wildcard models with no price, warned once
 	chatOnly   sync.Map // *config.Deployment: OpenAI ones whose server has no Responses route (responses.go)
@@ -209,6 +218,11 @@ func New(o Options) *Handler {
 		h.auth = newAccess(o.Config.General.MasterKey, o.Keys, h.now)
 	}
 	h.models = modelsJSON(o.Router.Models())
+	if md := o.Config.ModerationDefault; md != nil { // moderations without a deployment (request.go)
+		h.moderation = router.New(&config.Config{Deployments: []*config.Deployment{md}, Router: o.Config.Router},
+			router.Options{Logger: h.log})
+	}
+	h.hasWildcards = len(o.Router.WildcardRoutes()) > 0
 	if o.Config.General.StrictBudgets {
 		h.strict = h.strictPrices()
 	}
@@ -221,6 +235,9 @@ func New(o Options) *Handler {
 		}
 		if d.Region != "" {
 			dh.region = []string{d.Region}
+		}
+		if dh.timeoutOf = cmp.Or(d.Timeout, o.Config.Router.AttemptTimeout); dh.timeoutOf > 0 {
+			dh.timeout = timeoutHeader(dh.timeoutOf)
 		}
 		h.depHeaders[d] = dh
 		h.groupHeaders[d.ModelName] = []string{d.ModelName}

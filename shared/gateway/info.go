@@ -46,14 +46,7 @@ func (h *Handler) modelGroupInfo(w http.ResponseWriter, r *http.Request) {
 	filter := r.URL.Query().Get("model_group")
 	groups := map[string]*modelGroupInfo{}
 	var order []string
-	for _, d := range h.cfg.Deployments {
-		name := d.ModelName
-		if filter != "" && name != filter {
-			continue
-		}
-		if allowModel(p, h.cfg.AccessGroups, name, name) != nil {
-			continue
-		}
+	add := func(name string, d *config.Deployment) {
 		g := groups[name]
 		if g == nil {
 			g = &modelGroupInfo{ModelGroup: name, Providers: []string{}, Mode: "chat", SupportedOpenAIParams: []string{}}
@@ -62,6 +55,17 @@ func (h *Handler) modelGroupInfo(w http.ResponseWriter, r *http.Request) {
 		}
 		g.add(d)
 	}
+	for _, d := range h.cfg.Deployments {
+		name := d.ModelName
+		if filter != "" && name != filter {
+			continue
+		}
+		if allowModel(p, h.cfg.AccessGroups, name, name) != nil {
+			continue
+		}
+		add(name, d)
+	}
+	h.wildcardInfo(p, filter, add) // wildcards.go
 	data := make([]*modelGroupInfo, 0, len(order))
 	for _, name := range order {
 		data = append(data, groups[name])

@@ -22,6 +22,9 @@ func (h *Handler) registerMetrics() {
 		models = append(models, d.ModelName)
 		deps = append(deps, metrics.Deployment{Group: d.ModelName, ID: d.ID})
 	}
+	if md := h.cfg.ModerationDefault; md != nil {
+		deps = append(deps, metrics.Deployment{Group: md.ModelName, ID: md.ID})
+	}
 	for alias := range h.cfg.Router.ModelGroupAlias {
 		models = append(models, alias)
 	}

@@ -56,7 +56,7 @@ func (h *Handler) modelsFor(ctx context.Context, p *Principal, query url.Values)
 		}
 	}
 	if !p.restricted() && q == (modelsQuery{}) {
-		return h.models, nil
+		return h.allModelsBody(), nil
 	}
 	var out []router.Model
 	if q.includeGroups || q.onlyGroups {
@@ -75,16 +75,24 @@ func (h *Handler) modelsFor(ctx context.Context, p *Principal, query url.Values)
 		}
 	}
 	candidates := h.router.Models()
+	if h.hasWildcards {
+		candidates = append(candidates, h.wildcardModels()...)
+	}
 	if q.wildcards {
 		candidates = append(candidates, h.router.WildcardRoutes()...)
 	}
+	return modelsJSON(h.allowedOf(p, out, candidates)), nil
+}
+
+// allowedOf appends to out the models of candidates that p may use.
+func (h *Handler) allowedOf(p *Principal, out, candidates []router.Model) []router.Model {
 	for _, m := range candidates {
 		group, err := h.router.Group(m.ID)
 		if err == nil && allowModel(p, h.cfg.AccessGroups, m.ID, group) == nil {
 			out = append(out, m)
 		}
 	}
-	return modelsJSON(out), nil
+	return out
 }
 
 // asTeam is p listing models as a member of team id (LiteLLM's team_id

@@ -76,7 +76,17 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 		captureRequest(c, req.Body)
 	}
 	pl := &c.plan // plan.go: the model group and fallbacks, resolved once
-	pl.resolve(h.router, req)
+	rt := h.router
+	if a.op == wire.OpModerations && h.moderation != nil && (req.Model == "" || !rt.Lookup(req.Model).Found()) {
+		// LiteLLM sends a moderation its model list cannot serve to
+		// OpenAI's default (config.ModerationDefault).
+		rt = h.moderation
+		if req.Model == "" {
+			req.Rename(config.DefaultModerationModel)
+			c.Model = req.Model
+		}
+	}
+	pl.resolve(rt, req)
 	if err := requestTimeouts(r, req); err != nil { // controls.go
 		h.fail(ctx, w, a, c, err)
 		return
@@ -131,7 +141,7 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 		rreq.Region = p.EndUser.AllowedModelRegion
 	}
 	x = &exchange{h: h, w: w, req: req, api: a, c: c, prompt: int64(prompt), hold: hold, state: state}
-	res, err := h.router.Do(ctx, rreq, x.attempt)
+	res, err := rt.Do(ctx, rreq, x.attempt)
 	x.end(ctx, res, err)
 }
 
@@ -292,7 +302,9 @@ func (x *exchange) apiOf() *api {
 func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outcome, error) {
 	x.attempts++
 	x.last = a
-	if x.req.MockTesting != wire.MockNone && a.Fallback == 0 { // controls.go
+	// controls.go; mock_testing_rate_limit_error fails the first attempt
+	// alone (LiteLLM raises it once, before its first call: a retry serves).
+	if x.req.MockTesting != wire.MockNone && a.Fallback == 0 && (x.req.MockTesting != wire.MockRateLimit || a.Number == 1) {
 		return router.Outcome{Simulated: true}, mockTesting(a, x.req.MockTesting)
 	}
 	if out, err := x.admit(ctx, a); err != nil {
@@ -310,7 +322,15 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 	if x.api.call != nil {
 		call = x.api.call(x, a) // a transcription's form (media.go)
 	} else {
-		body := x.req.WithModel(a.ProviderModel, inject)
+		req := x.req
+		if a.Own > 0 && req.FallbackOverrides != nil { // a fallback given as an object
+			fr, err := req.FallbackRequest(a.Own - 1)
+			if err != nil {
+				return router.Outcome{}, apierr.New(apierr.InvalidRequest, "fallbacks[%d]: %v", a.Own-1, err)
+			}
+			req = fr
+		}
+		body := req.WithModel(a.ProviderModel, inject)
 		if len(d.Params) > 0 {
 			body = wire.SetDefaults(body, d.Params)
 		}
@@ -328,6 +348,9 @@ func (x *exchange) attempt(ctx context.Context, a *router.Attempt) (router.Outco
 // do sends one attempt's call: through the API's do (a Responses
 // request's, responses.go), else to the provider as it is.
 func (x *exchange) do(ctx context.Context, d *config.Deployment, call wire.Call) (*http.Response, error) {
+	if d.AnyProvider && x.last != nil { // a "*" deployment: the model names its provider
+		d = d.ForModel(x.last.ProviderModel, x.h.prices)
+	}
 	if x.api.do != nil {
 		return x.api.do(x, ctx, d, call)
 	}
@@ -384,8 +407,18 @@ func (x *exchange) setRouteHeaders(a *router.Attempt) {
 	}
 	hd["X-Litellm-Attempted-Retries"] = intHeader(a.Retries)
 	hd["X-Litellm-Attempted-Fallbacks"] = intHeader(a.Fallback)
-	if x.req.Timeout > 0 {
+	if a.Retries > 0 { // beside the retries made (a new header on every answer would grow the header map)
+		hd["X-Litellm-Max-Retries"] = intHeader(a.MaxRetries)
+	}
+	// The timeout the attempt ran under, as LiteLLM reports it: the
+	// request's, else the deployment's (or the router's).
+	switch dh := x.h.depHeaders[a.Deployment]; {
+	case x.req.Timeout > 0:
 		hd["X-Litellm-Timeout"] = timeoutHeader(x.req.Timeout)
+	case a.Timeout > 0 && a.Timeout == dh.timeoutOf:
+		hd["X-Litellm-Timeout"] = dh.timeout
+	case a.Timeout > 0:
+		hd["X-Litellm-Timeout"] = timeoutHeader(a.Timeout)
 	}
 }
 
@@ -411,7 +444,11 @@ func intHeader(n int) []string {
 }
 
 // depHeader holds a deployment's header values, built once.
-type depHeader struct{ id, base, region []string }
+type depHeader struct {
+	id, base, region []string
+	timeout          []string      // timeoutOf, as x-litellm-timeout shows it
+	timeoutOf        time.Duration // the deployment's attempt timeout (else the router's)
+}
 
 // bill adds an attempt the provider billed to the request's usage and cost,
 // and returns its completion tokens (for the router's usage strategies).

@@ -70,6 +70,8 @@ func USD(nanos int64) string {
 type Table struct {
 	m      map[string]Price
 	sorted []entry
+	src    []byte         // the table's text (providers.go reads its litellm_provider fields)
+	idx    *providerIndex // built from src on first use
 }
 
 // entry is one model of a sorted table.
@@ -174,7 +176,7 @@ func Parse(data []byte) (*Table, error) {
 	if !root.IsObject() {
 		return nil, fmt.Errorf("price table: want a JSON object of models, got %s", kind(root))
 	}
-	t := &Table{m: map[string]Price{}}
+	t := &Table{m: map[string]Price{}, src: data, idx: &providerIndex{}}
 	root.ForEach(func(name, v gjson.Result) bool {
 		if name.Str == "sample_spec" || !v.IsObject() { // LiteLLM's documentation of the format; not a model
 			delete(t.m, name.Str) // a later duplicate replaces an earlier one
@@ -269,7 +271,7 @@ func LoadFile(path string) (*Table, error) {
 //go:embed prices.json
 var defaultJSON []byte
 
-var defaultTable = Table{sorted: defaultPrices[:]}
+var defaultTable = Table{sorted: defaultPrices[:], src: defaultJSON, idx: &providerIndex{}}
 
 // Default is the embedded price table.
 func Default() *Table { return &defaultTable }

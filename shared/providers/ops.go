@@ -16,6 +16,8 @@ import (
 // other providers; the gateway does not (docs/endpoints.md).
 func unsupported(d *config.Deployment, op wire.Op) error {
 	switch {
+	case d.Provider == textCompletionOpenAI && op != wire.OpCompletions && op != wire.OpChat && d.MockResponse == nil:
+		return apierr.New(apierr.InvalidRequest, "deployment %s (%s/%s) serves text completions and chat (sent as a text completion) only, not %s", d.ID, d.Provider, d.Model, op.Path())
 	case op == wire.OpChat || op == wire.OpEmbeddings:
 		return nil
 	case d.Protocol == catalog.Mock || d.MockResponse != nil: // the mock answers in place of any provider

@@ -76,6 +76,9 @@ func (p *Dispatcher) Do(ctx context.Context, d *config.Deployment, call wire.Cal
 	if err := unsupported(d, call.Op); err != nil { // ops.go
 		return nil, err
 	}
+	if call.Op == wire.OpChat && d.Provider == textCompletionOpenAI && d.MockResponse == nil {
+		return chatAsCompletion(ctx, v, d, call) // textcompletion.go
+	}
 	resp, err := v.Do(ctx, d, call)
 	return check(ctx, d, resp, err)
 }

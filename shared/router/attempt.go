@@ -24,6 +24,14 @@ type Attempt struct {
 	Retry         int    // retries so far in this group
 	Retries       int    // retries so far in the whole request (x-litellm-attempted-retries)
 	Fallback      int    // fallbacks taken so far (0 = the requested group)
+	// MaxRetries is the retries this attempt's group allows (the request's
+	// num_retries, else the deployment's, else the router's; the retry
+	// policies aside): LiteLLM's x-litellm-max-retries.
+	MaxRetries int
+	// Own is 1 + the index of the request's own fallback this attempt
+	// serves (its "fallbacks" entry, which may carry overrides); 0 when
+	// it serves the requested model or a configured fallback.
+	Own int
 	// Timeout bounds a non-streamed attempt; StreamTimeout bounds the wait
 	// for a stream's first chunk (stream_timeout, else timeout). Zero: no
 	// bound beyond the request's.
@@ -65,6 +73,7 @@ func (s *state) attempt(ctx context.Context, g *group, model string, n *node, re
 	a := &Attempt{
 		Alias: s.req.Model, Group: g.name, Deployment: d, ProviderModel: providerModel(d, model),
 		Number: s.number, Retry: retry, Retries: s.res.Retries, Fallback: fallback,
+		MaxRetries: s.maxRetries(d), Own: s.own,
 	}
 	timeout, firstChunk := r.deploymentTimeouts(d) // blame.go; the request's own replace them
 	a.Timeout = firstPositive(s.req.Timeout, timeout)
@@ -155,7 +164,7 @@ func providerModel(d *config.Deployment, model string) string {
 	if d.Model != "*" {
 		return d.Model
 	}
-	if p, m, ok := strings.Cut(model, "/"); ok && p == d.Provider {
+	if p, m, ok := strings.Cut(model, "/"); ok && (p == d.Provider || d.AnyProvider && d.ForModel(model, nil).Provider == p) {
 		return m
 	}
 	return model

@@ -147,6 +147,9 @@ type state struct {
 	// ended is set when the last attempt ends the request whatever its
 	// error: its output reached the client, or it aborted the request.
 	ended bool
+	// own is 1 + the index of the request's own fallback being tried
+	// (Attempt.Own); 0 otherwise.
+	own int
 }
 
 // tryGroup tries model, served by group g, with its retries.
@@ -226,6 +229,12 @@ func (s *state) retries(groupName string, d *config.Deployment, k apierr.Kind) i
 	if n, ok := s.r.rs.RetryPolicy[class]; ok {
 		return n
 	}
+	return s.maxRetries(d)
+}
+
+// maxRetries is the retries a group allows d before the retry policies:
+// the request's num_retries, else d's own, else the router's.
+func (s *state) maxRetries(d *config.Deployment) int {
 	if s.req.NumRetries >= 0 {
 		return s.req.NumRetries
 	}

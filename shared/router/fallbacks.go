@@ -47,7 +47,11 @@ func (s *state) withFallbacks(ctx context.Context, g *group, model string, err e
 			}
 			s.res.Fallbacks++
 			tried = append(tried, fname)
+			if own {
+				s.own = i + 1
+			}
 			ferr := s.tryGroup(ctx, fg, fname, s.res.Fallbacks)
+			s.own = 0
 			if ferr == nil {
 				return nil
 			}

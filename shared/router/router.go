@@ -250,8 +250,14 @@ func (r *Router) resolve(model string) (*group, string, error) {
 }
 
 func (r *Router) errNotFound(model string) error {
-	names := make([]string, 0, len(r.groups))
-	for _, m := range r.Models() {
+	return ErrNotFound(model, r.Models())
+}
+
+// ErrNotFound is the client's error for a model no group serves, listing
+// the models it may ask for instead.
+func ErrNotFound(model string, available []Model) error {
+	names := make([]string, 0, len(available))
+	for _, m := range available {
 		names = append(names, m.ID)
 	}
 	e := apierr.New(apierr.ModelNotFound, "model %q not found; available models: %s", model, strings.Join(names, ", "))

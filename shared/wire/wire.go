@@ -92,14 +92,19 @@ type Request struct {
 	MaxTokens     int64    // the larger of max_tokens and max_completion_tokens (0: neither)
 	N             int64    // n, the number of choices (0: not given); at most MaxN
 	Fallbacks     []string // per-request fallbacks
-	FallbacksSet  bool
-	DropParams    bool     // "drop_params": true
-	NoFallbacks   bool     // disable_fallbacks
-	NumRetries    int      // per-request num_retries, -1 when absent
-	Tags          []string // metadata.tags / tags
-	User          string   // the end user the request is for ("user"); forwarded as is
-	MockResponse  string   // per-request mock_response (mock deployments only)
-	HasMock       bool
+	// FallbackOverrides holds, beside Fallbacks, each fallback given as an
+	// object ({"model": ..., "messages": ...}) as its raw JSON ("" for a
+	// name); nil when none is an object (FallbackRequest).
+	FallbackOverrides []string
+	groupFallbacks    []gjson.Result // the {"group": [...]} form, until the model is known
+	FallbacksSet      bool
+	DropParams        bool     // "drop_params": true
+	NoFallbacks       bool     // disable_fallbacks
+	NumRetries        int      // per-request num_retries, -1 when absent
+	Tags              []string // metadata.tags / tags
+	User              string   // the end user the request is for ("user"); forwarded as is
+	MockResponse      string   // per-request mock_response (mock deployments only)
+	HasMock           bool
 	// Timeout is the request's own timeout (LiteLLM's "timeout" or
 	// "request_timeout", in seconds): it bounds each attempt, in place of
 	// the deployment's timeout and stream_timeout. 0: not given.
@@ -210,17 +215,7 @@ func parse(body []byte, responses bool) (*Request, error) {
 			}
 		case "fallbacks":
 			r.gatewayFields, r.routeFields = true, true
-			r.FallbacksSet = true
-			v.ForEach(func(_, f gjson.Result) bool {
-				if f.Type == gjson.String {
-					r.Fallbacks = append(r.Fallbacks, f.Str)
-				} else if f.IsObject() { // LiteLLM also accepts [{"model": ...}]
-					if m := f.Get("model"); m.Type == gjson.String {
-						r.Fallbacks = append(r.Fallbacks, m.Str)
-					}
-				}
-				return true
-			})
+			r.fallbacks(v) // fallbacks.go
 		case "disable_fallbacks":
 			r.gatewayFields, r.routeFields = true, true
 			r.NoFallbacks = v.Type == gjson.True
@@ -280,6 +275,7 @@ func parse(body []byte, responses bool) (*Request, error) {
 	if ferr != nil {
 		return nil, ferr
 	}
+	r.resolveGroupFallbacks()
 	return r, nil
 }
 

@@ -76,6 +76,9 @@ type Settings struct {
 	// GOMAXPROCS is set.
 	Procs    int
 	LogLevel slog.Level // LOG_LEVEL; info when unset or unknown
+	// Notes are what the command line asked that is not done (LiteLLM's
+	// -num_workers), logged as warnings at start.
+	Notes []string
 
 	Addr       string // -addr: listen address outside Lambda (gateway: env PORT sets the port)
 	ConfigPath string // -config, env GATEWAY_CONFIG
@@ -133,9 +136,11 @@ func Read(fn Function, lookup func(string) (string, bool), args []string) (Setti
 	}
 	fs := flag.NewFlagSet(name, flag.ExitOnError)
 	var err error
+	var litellm litellmFlags
 	switch fn {
 	case Gateway:
 		err = s.gateway(fs, get, lookup)
+		litellm.declare(fs)
 	case Admin:
 		s.admin(fs, get)
 	case Spend:
@@ -154,6 +159,9 @@ func Read(fn Function, lookup func(string) (string, bool), args []string) (Setti
 	_ = fs.Parse(args) // flag.ExitOnError
 	switch {
 	case fn == Gateway:
+		if err := litellm.apply(&s); err != nil {
+			return s, err
+		}
 		return s, s.gatewayEnv(get)
 	case fn == Spend && !s.Lambda && s.Replay == "" && s.SpendQueueURL == "":
 		return s, errors.New(tables.SpendQueueEnvVar + " is not set: the queue to poll (or use -replay FILE)")

@@ -121,3 +121,28 @@ func TestRead(t *testing.T) {
 		})
 	}
 }
+
+// LiteLLM's proxy command line (`litellm --config c.yaml --port 4100
+// --host 0.0.0.0 --num_workers 4 --detailed_debug`) runs the local gateway
+// (issue 31): the port and host set the listen address, the debug flag the
+// log level, and -num_workers is noted as ignored.
+func TestLiteLLMFlags(t *testing.T) {
+	lookup := func(string) (string, bool) { return "", false }
+	s, err := appenv.Read(appenv.Gateway, lookup, []string{"gateway", "--config", "c.yaml", "--port", "4100", "--host", "0.0.0.0", "--num_workers", "4", "--detailed_debug"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Addr != "0.0.0.0:4100" || s.ConfigPath != "c.yaml" || s.LogLevel != slog.LevelDebug {
+		t.Errorf("addr %q config %q level %v", s.Addr, s.ConfigPath, s.LogLevel)
+	}
+	if len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "-num_workers 4 ignored") {
+		t.Errorf("notes = %q", s.Notes)
+	}
+	s, err = appenv.Read(appenv.Gateway, lookup, []string{"gateway", "-addr", "127.0.0.2:9", "--port", "4200"})
+	if err != nil || s.Addr != "127.0.0.2:4200" || len(s.Notes) != 0 {
+		t.Errorf("-addr with --port: %q %v %q", s.Addr, err, s.Notes)
+	}
+	if _, err := appenv.Read(appenv.Gateway, lookup, []string{"gateway", "--port", "70000"}); err == nil || !strings.Contains(err.Error(), "-port 70000") {
+		t.Errorf("--port 70000: %v", err)
+	}
+}

@@ -48,6 +48,9 @@ func Run(e appenv.Settings) error {
 	}
 	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: e.LogLevel}))
 	slog.SetDefault(log)
+	for _, n := range e.Notes {
+		log.Warn(n)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
