@@ -416,7 +416,12 @@ func TestMoneyRange(t *testing.T) {
 					n++
 					c.errParam(m, "POST", rt.path, rt.body(fmt.Sprintf("id-%d", n), f, v), 400, f)
 				}
-				for _, v := range []string{"0", "1e-9", "0.000000001", "12.5", "1e15"} {
+				// numbers in strings, as LiteLLM takes them ("max_budget": "0" in its docs)
+				for _, v := range []string{`"NaN"`, `"1e309"`, `"-1"`, `"Infinity"`, `"abc"`, `""`, `"1e-10"`} {
+					n++
+					c.errParam(m, "POST", rt.path, rt.body(fmt.Sprintf("id-%d", n), f, v), 400, f)
+				}
+				for _, v := range []string{"0", "1e-9", "0.000000001", "12.5", "1e15", `"0"`, `"12.5"`} {
 					n++
 					c.must(m, "POST", rt.path, rt.body(fmt.Sprintf("id-%d", n), f, v))
 				}
