@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/app"
-	"github.com/sluice-gw/sluice/test/ddblocal"
 )
 
 // TestMemberSpend: a team member's calls through its team key add to its
@@ -14,24 +13,9 @@ import (
 // member's key for another team is not bounded by it.
 func TestMemberSpend(t *testing.T) {
 	const m = "sk-master-test"
-	const cfgYAML = `model_list:
-  - model_name: gpt-4o
-    litellm_params: {model: mock/gpt-4o, mock_response: "hi", input_cost_per_token: 0.001, output_cost_per_token: 0.002}
-general_settings:
-  master_key: sk-master-test
-`
 	for _, store := range []string{app.StoreMemory, app.StoreDynamoDB} {
 		t.Run(store, func(t *testing.T) {
-			s := app.Settings{ConfigYAML: []byte(cfgYAML), Store: store, KeyCacheTTL: 1}
-			if store == app.StoreDynamoDB {
-				cfg := ddblocal.Config(t)
-				s.AWS, s.Emulator, s.Tables = &cfg, true, ddblocal.Tables(t)
-			}
-			gw, err := app.Build(context.Background(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer gw.Close(context.Background())
+			gw := buildYAML(t, store, pricedConfig, nil)
 			c := client{t, gw.HTTP}
 			c.must(m, "POST", "/team/new", `{"team_id":"tm"}`)
 			c.must(m, "POST", "/team/new", `{"team_id":"other"}`)

@@ -72,7 +72,14 @@ func (c client) errParam(key, method, path, body string, status int, param strin
 // config on store, logging to logger (nil: the default).
 func build(t *testing.T, store string, logger *slog.Logger) *app.Gateway {
 	t.Helper()
-	s := app.Settings{ConfigYAML: []byte(suiteConfig), Store: store, KeyCacheTTL: 1, Logger: logger}
+	return buildYAML(t, store, suiteConfig, logger)
+}
+
+// buildYAML is build with the config yaml; the gateway is closed when t
+// ends (its queued spend recorded).
+func buildYAML(t *testing.T, store, yaml string, logger *slog.Logger) *app.Gateway {
+	t.Helper()
+	s := app.Settings{ConfigYAML: []byte(yaml), Store: store, KeyCacheTTL: 1, Logger: logger}
 	if store == app.StoreDynamoDB {
 		cfg := ddblocal.Config(t)
 		s.AWS, s.Emulator, s.Tables = &cfg, true, ddblocal.Tables(t)
@@ -81,8 +88,17 @@ func build(t *testing.T, store string, logger *slog.Logger) *app.Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = gw.Close(context.Background()) })
 	return gw
 }
+
+// pricedConfig is a mock model with a price, so that its calls spend.
+const pricedConfig = `model_list:
+  - model_name: gpt-4o
+    litellm_params: {model: mock/gpt-4o, mock_response: "hi", input_cost_per_token: 0.001, output_cost_per_token: 0.002}
+general_settings:
+  master_key: sk-master-test
+`
 
 // TestRoutes runs the routes through the real handler (app.Build), on the
 // memory store and on DynamoDB Local.
