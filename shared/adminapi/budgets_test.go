@@ -35,7 +35,7 @@ func TestBudgetRoutes(t *testing.T) {
 		for _, body := range []string{
 			`{"budget_id":"x","max_budget":-1}`, `{"budget_id":"x","max_budget":1e400}`, `{"budget_id":"x","max_budget":"NaN"}`,
 			`{"budget_id":"x","soft_budget":-0.5}`, `{"budget_id":"x","rpm_limit":9223372036854775808}`, `{"budget_id":"x","tpm_limit":-3}`,
-			`{"budget_id":"x","max_parallel_requests":1.5}`, `{"budget_id":"x","budget_duration":"1w"}`,
+			`{"budget_id":"x","max_parallel_requests":1.5}`, `{"budget_id":"x","budget_duration":"1y"}`,
 			`{"budget_id":"x","model_max_budget":{"m":{"max_budget":-1}}}`, `{"budget_id":"x","model_max_budget":{"m":{"rpm_limit":3,"max_budget":1}}}`,
 			`{"budget_id":"x","model_max_budget":{"m":{"max_budget":1e12}}}`, `{"budget_id":"x","model_max_budget":{"m":{"max_budget":1,"budget_limit":2}}}`,
 			`{"budget_id":"x","model_max_budget":{"":{"max_budget":1}}}`,

@@ -14,7 +14,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/keys"
-	"github.com/sluice-gw/sluice/test/ddblocal"
 )
 
 const cooldownConfig = `model_list:
@@ -48,15 +47,7 @@ func modelInfos(c client, path string) map[string]map[string]any {
 func TestModelInfoCooldowns(t *testing.T) {
 	for _, store := range []string{app.StoreMemory, app.StoreDynamoDB} {
 		t.Run(store, func(t *testing.T) {
-			s := app.Settings{ConfigYAML: []byte(cooldownConfig), Store: store, KeyCacheTTL: 1}
-			if store == app.StoreDynamoDB {
-				cfg := ddblocal.Config(t)
-				s.AWS, s.Emulator, s.Tables = &cfg, true, ddblocal.Tables(t)
-			}
-			gw, err := app.Build(context.Background(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
+			gw := buildWith(t, cooldownConfig, store, nil)
 			c := client{t, gw.HTTP}
 			before := modelInfos(c, "/model/info")
 			for id, info := range before {

@@ -75,15 +75,9 @@ func modelBudget(entry map[string]json.RawMessage) (keys.ModelBudget, string) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return b, "want " + limit + ", a number of USD"
 	}
-	var f float64
-	if err := json.Unmarshal(raw, &f); err != nil {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return b, limit + ": want a number of USD"
-		}
-		if f, err = strconv.ParseFloat(s, 64); err != nil {
-			return b, limit + ": want a number of USD, got " + strconv.Quote(s)
-		}
+	f, msg := usd(raw)
+	if msg != "" {
+		return b, limit + ": " + msg
 	}
 	switch {
 	case math.IsNaN(f) || math.IsInf(f, 0) || f < 0:

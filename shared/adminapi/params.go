@@ -219,9 +219,9 @@ func (p *params) money(name string) (*float64, bool) {
 	if !ok {
 		return nil, present
 	}
-	var f float64
-	if err := json.Unmarshal(v, &f); err != nil {
-		p.fail(badParam(name, "want a number of USD"))
+	f, msg := usd(v)
+	if msg != "" {
+		p.fail(badParam(name, "%s", msg))
 		return nil, false
 	}
 	if f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
@@ -233,6 +233,26 @@ func (p *params) money(name string) (*float64, bool) {
 		return nil, false
 	}
 	return &f, true
+}
+
+// usd reads an amount of USD as LiteLLM's models take it: a JSON number,
+// or a string of one ("0", as LiteLLM's docs write max_budget), which
+// pydantic converts; msg says why raw is neither. The range is the
+// caller's to check ("NaN" and "-1" read as such; "1e309", out of
+// float64's range, is no number).
+func usd(raw json.RawMessage) (f float64, msg string) {
+	if err := json.Unmarshal(raw, &f); err == nil {
+		return f, ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return 0, "want a number of USD"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, "want a number of USD, got " + strconv.Quote(s)
+	}
+	return f, ""
 }
 
 // object reads a JSON object (metadata), compacted.

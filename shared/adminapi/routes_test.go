@@ -75,7 +75,8 @@ func build(t *testing.T, store string, logger *slog.Logger) *app.Gateway {
 	return buildWith(t, suiteConfig, store, logger)
 }
 
-// buildWith is build with the config configYAML.
+// buildWith is build with the config configYAML; the gateway is closed when t
+// ends (its queued spend recorded).
 func buildWith(t *testing.T, configYAML, store string, logger *slog.Logger) *app.Gateway {
 	t.Helper()
 	s := app.Settings{ConfigYAML: []byte(configYAML), Store: store, KeyCacheTTL: 1, Logger: logger}
@@ -87,8 +88,17 @@ func buildWith(t *testing.T, configYAML, store string, logger *slog.Logger) *app
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = gw.Close(context.Background()) })
 	return gw
 }
+
+// pricedConfig is a mock model with a price, so that its calls spend.
+const pricedConfig = `model_list:
+  - model_name: gpt-4o
+    litellm_params: {model: mock/gpt-4o, mock_response: "hi", input_cost_per_token: 0.001, output_cost_per_token: 0.002}
+general_settings:
+  master_key: sk-master-test
+`
 
 // TestRoutes runs the routes through the real handler (app.Build), on the
 // memory store and on DynamoDB Local.
@@ -422,7 +432,12 @@ func TestMoneyRange(t *testing.T) {
 					n++
 					c.errParam(m, "POST", rt.path, rt.body(fmt.Sprintf("id-%d", n), f, v), 400, f)
 				}
-				for _, v := range []string{"0", "1e-9", "0.000000001", "12.5", "1e15"} {
+				// numbers in strings, as LiteLLM takes them ("max_budget": "0" in its docs)
+				for _, v := range []string{`"NaN"`, `"1e309"`, `"-1"`, `"Infinity"`, `"abc"`, `""`, `"1e-10"`} {
+					n++
+					c.errParam(m, "POST", rt.path, rt.body(fmt.Sprintf("id-%d", n), f, v), 400, f)
+				}
+				for _, v := range []string{"0", "1e-9", "0.000000001", "12.5", "1e15", `"0"`, `"12.5"`} {
 					n++
 					c.must(m, "POST", rt.path, rt.body(fmt.Sprintf("id-%d", n), f, v))
 				}

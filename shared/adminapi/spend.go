@@ -78,11 +78,16 @@ func (h *Handler) spendLogs(w http.ResponseWriter, r *http.Request, c *caller) e
 	if err != nil {
 		return err
 	}
-	return writeLogs(w, p, page, size, paged)
+	aliases, err := h.teamAliases(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeLogs(w, p, aliases, page, size, paged)
 }
 
 // logObject is a spend log row as LiteLLM's LiteLLM_SpendLogs.
-func logObject(e *spend.Event) obj {
+// aliases gives its team's alias (LiteLLM's metadata.user_api_key_team_alias).
+func logObject(e *spend.Event, aliases map[string]string) obj {
 	var cost any
 	if e.CostKnown {
 		cost = keys.USD(e.Cost)
@@ -110,7 +115,8 @@ func logObject(e *spend.Event) obj {
 		"request_tags":        strList(e.Tags),
 		"cache_hit":           "False",
 		"metadata": obj{
-			"key_alias": orNil(e.KeyAlias), "status_code": e.StatusCode, "retries": e.Retries,
+			"key_alias": orNil(e.KeyAlias), "user_api_key_alias": orNil(e.KeyAlias), "user_api_key_team_alias": orNil(aliases[e.TeamID]),
+			"status_code": e.StatusCode, "retries": e.Retries,
 			"fallbacks": e.Fallbacks, "usage_estimated": e.UsageEstimated, "stream": e.Stream,
 		},
 	}
@@ -174,6 +180,12 @@ func (h *Handler) globalSpendReport(w http.ResponseWriter, r *http.Request, c *c
 		total  spend.Counters
 		models map[string]spend.Counters
 	}
+	var aliases map[string]string
+	if by == "team" {
+		if aliases, err = h.teamAliases(ctx); err != nil {
+			return err
+		}
+	}
 	byDay := map[string]map[string]*group{}
 	for _, row := range rows {
 		id := row.TeamID
@@ -213,11 +225,7 @@ func (h *Handler) globalSpendReport(w http.ResponseWriter, r *http.Request, c *c
 			}
 			e := obj{"total_spend": keys.USD(gr.total.Spend), "metadata": md}
 			if by == "team" {
-				name := id
-				if name == "" {
-					name = "Unassigned Team"
-				}
-				e["team_name"], e["team_id"] = name, orNil(id)
+				e["team_name"], e["team_id"] = teamName(aliases, id), orNil(id)
 			} else {
 				e["api_key"] = id
 			}
@@ -254,7 +262,7 @@ func metrics(c spend.Counters) obj {
 // activity answers /user/daily/activity and /team/daily/activity in
 // LiteLLM's shape: results[] per day with metrics and a breakdown by model,
 // provider, API key (and entity: the team), then totals in metadata.
-func (h *Handler) activity(w http.ResponseWriter, r *http.Request, rows []spend.DailyRow, entity func(spend.DailyRow) string, page, size int) error {
+func (h *Handler) activity(w http.ResponseWriter, r *http.Request, rows []spend.DailyRow, entity func(spend.DailyRow) string, meta map[string]obj, page, size int) error {
 	type day struct {
 		total                      spend.Counters
 		models, providers, apiKeys map[string]spend.Counters
@@ -277,10 +285,14 @@ func (h *Handler) activity(w http.ResponseWriter, r *http.Request, rows []spend.
 		}
 		total = total.Plus(row.Counters)
 	}
-	breakdown := func(m map[string]spend.Counters) obj {
+	breakdown := func(m map[string]spend.Counters, meta map[string]obj) obj {
 		o := obj{}
 		for k, c := range m {
-			o[k] = obj{"metrics": metrics(c), "metadata": obj{}}
+			md := meta[k]
+			if md == nil {
+				md = obj{}
+			}
+			o[k] = obj{"metrics": metrics(c), "metadata": md}
 		}
 		return o
 	}
@@ -288,9 +300,9 @@ func (h *Handler) activity(w http.ResponseWriter, r *http.Request, rows []spend.
 	results := []obj{}
 	for _, n := range names {
 		d := days[n]
-		b := obj{"models": breakdown(d.models), "providers": breakdown(d.providers), "api_keys": breakdown(d.apiKeys)}
+		b := obj{"models": breakdown(d.models, nil), "providers": breakdown(d.providers, nil), "api_keys": breakdown(d.apiKeys, nil)}
 		if entity != nil {
-			b["entities"] = breakdown(d.entities)
+			b["entities"] = breakdown(d.entities, meta)
 		}
 		results = append(results, obj{"date": n, "metrics": metrics(d.total), "breakdown": b})
 	}
@@ -334,7 +346,7 @@ func (h *Handler) userDailyActivity(w http.ResponseWriter, r *http.Request, c *c
 			return "Unassigned"
 		}
 		return row.UserID
-	}, page, size)
+	}, nil, page, size)
 }
 
 func (h *Handler) teamDailyActivity(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -346,6 +358,7 @@ func (h *Handler) teamDailyActivity(w http.ResponseWriter, r *http.Request, c *c
 		},
 		filter: func(dq *spend.DailyQuery, id string) { dq.TeamID = id },
 		of:     func(row spend.DailyRow) string { return row.TeamID },
+		meta:   h.teamsMeta, // teamalias.go
 	})
 }
 
@@ -356,6 +369,8 @@ type activityGroup struct {
 	admin                     func(ctx context.Context, id string) (bool, error) // whether the caller administers group id
 	filter                    func(dq *spend.DailyQuery, id string)              // narrows dq to group id
 	of                        func(spend.DailyRow) string                        // a row's group ("" when none)
+	// meta, if set, gives each group's metadata in the breakdown (a team's alias)
+	meta func(ctx context.Context, rows []spend.DailyRow) (map[string]obj, error)
 }
 
 // groupActivity answers a daily activity route of groups: the rows of the
@@ -406,5 +421,12 @@ func (h *Handler) groupActivity(w http.ResponseWriter, r *http.Request, c *calle
 		}
 		rows = append(rows, got...)
 	}
-	return h.activity(w, r, rows, g.of, page, size)
+	var meta map[string]obj
+	if g.meta != nil {
+		var err error
+		if meta, err = g.meta(ctx, rows); err != nil {
+			return err
+		}
+	}
+	return h.activity(w, r, rows, g.of, meta, page, size)
 }

@@ -26,6 +26,9 @@ func TestSpendReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	fx.secrets["internal_user"] = "sk-spend-internal"
+	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1", Alias: "Research"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-spend-internal"), UserID: "internal_user"}); err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +52,11 @@ func TestSpendReports(t *testing.T) {
 	if len(logs) != 1 || logs[0]["request_id"] != "r1" || logs[0]["spend"] != 1.5 || logs[0]["total_tokens"] != 15.0 {
 		t.Fatalf("spend/logs = %v", logs)
 	}
+	// Teams by alias, where LiteLLM names them (its spend log's metadata, the
+	// report's team_name, the team activity's entity metadata).
+	if md := logs[0]["metadata"].(map[string]any); md["user_api_key_team_alias"] != "Research" {
+		t.Fatalf("spend/logs metadata = %v", md)
+	}
 	_ = json.Unmarshal([]byte(get("internal_user", "/spend/logs")), &logs)
 	if len(logs) != 1 || logs[0]["user"] != "internal_user" {
 		t.Fatalf("an internal user's spend/logs = %v", logs)
@@ -57,7 +65,7 @@ func TestSpendReports(t *testing.T) {
 		t.Fatalf("another user's spend: %d", w.Code)
 	}
 	report := get("master", "/global/spend/report?group_by=team")
-	if !strings.Contains(report, `"team_name":"t1"`) || !strings.Contains(report, `"total_spend":1.5`) || !strings.Contains(report, `"group_by_day"`) {
+	if !strings.Contains(report, `"team_name":"Research"`) || !strings.Contains(report, `"team_name":"t2"`) || !strings.Contains(report, `"team_id":"t1"`) || !strings.Contains(report, `"total_spend":1.5`) || !strings.Contains(report, `"group_by_day"`) {
 		t.Fatalf("global/spend/report = %s", report)
 	}
 	if r := get("master", "/global/spend/report?group_by=customer"); !strings.Contains(r, `"customer":"acme"`) {
@@ -81,5 +89,8 @@ func TestSpendReports(t *testing.T) {
 	_ = json.Unmarshal([]byte(get("master", "/team/daily/activity?team_ids=t1,t2")), &act)
 	if len(act.Results) != 1 || act.Results[0].Metrics["spend"] != 2 || len(act.Results[0].Breakdown["entities"]) != 2 {
 		t.Fatalf("team/daily/activity = %+v", act)
+	}
+	if md := act.Results[0].Breakdown["entities"]["t1"].(map[string]any)["metadata"].(map[string]any); md["team_alias"] != "Research" {
+		t.Fatalf("team/daily/activity entity t1 metadata = %v", md)
 	}
 }

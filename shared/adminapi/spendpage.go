@@ -36,10 +36,10 @@ func logPaging(q *query, lq *spend.LogQuery) (page, size int, paged bool) {
 // writeLogs answers /spend/logs: LiteLLM's paged object ({data, total,
 // page, page_size, total_pages}) when paged, else the bare list LiteLLM's
 // /spend/logs returns, with the total in hdrTotalCount.
-func writeLogs(w http.ResponseWriter, p spend.LogPage, page, size int, paged bool) error {
+func writeLogs(w http.ResponseWriter, p spend.LogPage, aliases map[string]string, page, size int, paged bool) error {
 	out := make([]obj, 0, len(p.Logs))
 	for i := range p.Logs {
-		out = append(out, logObject(&p.Logs[i]))
+		out = append(out, logObject(&p.Logs[i], aliases))
 	}
 	if !paged {
 		w.Header().Set(hdrTotalCount, strconv.Itoa(p.Total))

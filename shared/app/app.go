@@ -263,6 +263,10 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		}
 	}
 	provider := providers.New(client)
+	var localSpend gateway.LocalSpender
+	if c, ok := keyReader.(*keys.Cached); ok {
+		localSpend = c // the cost of a call shows at once on this instance (keys/localspend.go)
+	}
 	newHandler := func(cfg *config.Config, rt *router.Router) *gateway.Handler {
 		return gateway.New(gateway.Options{
 			Config:     cfg,
@@ -274,7 +278,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 			Logger:     log,
 			Prices:     priceTable,
 			Metrics:    s.Metrics,
-			OnComplete: gateway.PublishSpend(gw.SpendQueue),
+			OnComplete: gateway.PublishSpend(gw.SpendQueue, localSpend),
 			MaxStreams: s.Local.MaxStreams,
 			Responses:  gw.Responses, ResponsesTTL: s.ResponsesTTL,
 		})

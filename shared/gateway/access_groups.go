@@ -34,6 +34,6 @@ func holdsGroup(p *Principal, name string) bool {
 	ok := func(models []string) bool {
 		return len(models) == 0 || slices.Contains(models, name) || slices.Contains(models, "*") || slices.Contains(models, "all-proxy-models")
 	}
-	return (p.Key == nil || ok(p.Key.Models)) && (p.Team == nil || ok(p.Team.Models)) && (p.User == nil || ok(p.User.Models)) &&
+	return (p.Key == nil || ok(p.Key.Models)) && (p.Team == nil || ok(p.Team.Models)) && (p.User == nil || p.Team != nil || ok(p.User.Models)) &&
 		(p.Org == nil || ok(p.Org.Models))
 }

@@ -37,11 +37,19 @@ type Principal struct {
 // models it may use.
 func (p *Principal) restricted() bool {
 	for r := range p.records {
-		if recordKinds[r.kind].modelAccess != "" && len(r.settings.Models) > 0 {
+		if p.checksModels(r) && len(r.settings.Models) > 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// checksModels reports whether r's models bound p's requests: a key's,
+// team's and organization's always; a user's only on a personal key (one
+// of no team), as LiteLLM checks them (can_user_call_model "if personal
+// key": a team key is bounded by its team's models, not its user's).
+func (p *Principal) checksModels(r record) bool {
+	return recordKinds[r.kind].modelAccess != "" && (r.kind != recUser || p.Team == nil)
 }
 
 // resolveAlias returns the model group a request's model names for p, as
@@ -289,8 +297,8 @@ func setFallbacksSkipped(hd http.Header, res *router.Result) {
 // groups, config.Config.AccessGroups) that holds the group.
 func allowModel(p *Principal, ag map[string][]string, model, group string) error {
 	for r := range p.records {
-		if name := recordKinds[r.kind].modelAccess; name != "" {
-			if err := checkModels(name, r.settings.Models, ag, model, group); err != nil {
+		if p.checksModels(r) {
+			if err := checkModels(recordKinds[r.kind].modelAccess, r.settings.Models, ag, model, group); err != nil {
 				return err
 			}
 		}

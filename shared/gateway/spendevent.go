@@ -17,11 +17,42 @@ import (
 
 // PublishSpend returns the Options.OnComplete hook that publishes each
 // request's spend event to p. It builds the event by value and copies it
-// into p: no encoding and no network on the request's goroutine.
-func PublishSpend(p spend.Publisher) func(context.Context, *Completion) {
+// into p: no encoding and no network on the request's goroutine. With
+// local (keys.Cached), the request's cost is also shown at once on the
+// key, team, user and organization this instance read for it, so that its
+// next request here sees it (LiteLLM applies spend to its cache as a call
+// ends); the event still brings it to every instance's store.
+func PublishSpend(p spend.Publisher, local LocalSpender) func(context.Context, *Completion) {
 	return func(_ context.Context, c *Completion) {
 		p.Publish(c.SpendEvent())
+		if local != nil && c.Principal != nil && c.CostNanos > 0 {
+			c.Principal.spentLocally(local, c.CostNanos, c.Ended)
+		}
 	}
+}
+
+// LocalSpender shows a cost at once on the records an instance cached
+// (keys.Cached.SpentLocally).
+type LocalSpender interface {
+	SpentLocally(hash, team, user, org string, nanos int64, at time.Time)
+}
+
+// spentLocally hands the cost of p's request to l.
+func (p *Principal) spentLocally(l LocalSpender, nanos int64, at time.Time) {
+	var team, user, org string
+	if p.Team != nil {
+		team = p.Team.ID
+	}
+	if p.User != nil {
+		user = p.User.ID
+	}
+	if p.Org != nil {
+		org = p.Org.ID
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	l.SpentLocally(p.KeyHash, team, user, org, nanos, at)
 }
 
 // SpendEvent returns the spend event of a completed request. Strings past

@@ -143,7 +143,7 @@ func BenchmarkHandlerSpend(b *testing.B) {
 			if on {
 				name = mode.name + "/spend=on"
 				q = spend.NewQueue(spend.NewConsumer(spend.NewMemory(keys.NewMemory()), log), spend.QueueOptions{Size: 1 << 20})
-				hook = gateway.PublishSpend(q)
+				hook = gateway.PublishSpend(q, nil)
 			}
 			h := gateway.New(gateway.Options{
 				Config: cfg, Router: router.New(cfg, router.Options{Logger: log}),

@@ -87,17 +87,18 @@ type Period struct {
 }
 
 // ParsePeriod parses a budget_duration as LiteLLM writes it: a positive
-// whole number and a unit, "s", "m", "h", "d" or "mo". Its error wraps
-// ErrInvalid.
+// whole number and a unit, "s", "m", "h", "d", "w" (weeks: 7 days each, as
+// LiteLLM counts them: 1w resets on Monday like 7d) or "mo". Its error
+// wraps ErrInvalid.
 func ParsePeriod(s string) (Period, error) {
 	bad := func() (Period, error) {
-		return Period{}, fmt.Errorf("budget_duration %q: %w: want a number and s, m, h, d or mo, such as 30s, 30m, 30h, 1d, 7d, 30d, 1mo", s, ErrInvalid)
+		return Period{}, fmt.Errorf("budget_duration %q: %w: want a number and s, m, h, d, w or mo, such as 30s, 30m, 30h, 1d, 7d, 2w, 30d, 1mo", s, ErrInvalid)
 	}
 	num, unit := s, byte(0)
 	switch {
 	case strings.HasSuffix(s, "mo"):
 		num, unit = s[:len(s)-2], 'M'
-	case len(s) > 1 && strings.ContainsRune("smhd", rune(s[len(s)-1])):
+	case len(s) > 1 && strings.ContainsRune("smhdw", rune(s[len(s)-1])):
 		num, unit = s[:len(s)-1], s[len(s)-1]
 	default:
 		return bad()
@@ -105,6 +106,12 @@ func ParsePeriod(s string) (Period, error) {
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n <= 0 || n > 100_000 {
 		return bad()
+	}
+	if unit == 'w' {
+		if n > 100_000/7 {
+			return bad()
+		}
+		n, unit = n*7, 'd'
 	}
 	return Period{n: n, unit: unit}, nil
 }

@@ -52,3 +52,28 @@ func TestHugeBudgetAdmitsHold(t *testing.T) {
 		}
 	}
 }
+
+// TestPeriodWeeks: LiteLLM's budget_duration takes weeks ("1w", "2w"): N
+// weeks are 7N days, 1w resetting on Monday as 7d does.
+func TestPeriodWeeks(t *testing.T) {
+	for _, tc := range []struct{ w, d string }{{"1w", "7d"}, {"2w", "14d"}, {"4w", "28d"}} {
+		pw, err := keys.ParsePeriod(tc.w)
+		if err != nil {
+			t.Fatalf("ParsePeriod(%q): %v", tc.w, err)
+		}
+		pd, _ := keys.ParsePeriod(tc.d)
+		for _, at := range []time.Time{time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC), time.Date(2027, 2, 28, 23, 59, 59, 0, time.UTC)} {
+			if pw.Start(at) != pd.Start(at) || pw.Next(at) != pd.Next(at) {
+				t.Errorf("%s at %v: %v..%v, want %s's %v..%v", tc.w, at, pw.Start(at), pw.Next(at), tc.d, pd.Start(at), pd.Next(at))
+			}
+		}
+	}
+	if got := keys.PeriodStart("1w", time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC)); got != time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) {
+		t.Errorf("1w period of Wednesday 2026-12-02 starts %v, want Monday 2026-11-30", got)
+	}
+	for _, bad := range []string{"w", "0w", "-1w", "100000w", "1.5w"} {
+		if _, err := keys.ParsePeriod(bad); err == nil {
+			t.Errorf("ParsePeriod(%q) accepted", bad)
+		}
+	}
+}

@@ -57,13 +57,15 @@ func NewCached(s store, ttl time.Duration, now func() time.Time) *Cached {
 type entry[T any] struct {
 	v       T
 	err     error
-	fetched int64 // UnixNano of the clock when read
+	fetched int64  // UnixNano of the clock when read
+	b       Budget // v's budget, as stored (localspend.go)
 }
 
 // readCache caches one kind of record.
 type readCache[T any, P record[T]] struct {
-	mu sync.Mutex
-	m  map[string]entry[T]
+	mu   sync.Mutex
+	m    map[string]entry[T]
+	pend map[string]pending // this instance's costs the store does not show yet (localspend.go)
 }
 
 // fresh reports whether a read at fetched is still served.
@@ -72,24 +74,36 @@ func (c *Cached) fresh(e entry[bool]) bool {
 	return e.fetched != 0 && age >= 0 && age < int64(c.ttl)
 }
 
-func (rc *readCache[T, P]) get(c *Cached, id string, read func() (T, error)) (T, error) {
+// get returns the record id from the cache, else from read, and the costs
+// this instance added to it that the store may not show yet (pending's
+// show adds them: the caller's, on its concrete type, so that a warm read
+// takes no record's address through the type parameter and allocates
+// nothing more).
+func (rc *readCache[T, P]) get(c *Cached, id string, read func() (T, error)) (T, pending, error) {
 	rc.mu.Lock()
 	e, ok := rc.m[id]
+	p := rc.pend[id]
 	rc.mu.Unlock()
 	if ok && c.fresh(entry[bool]{fetched: e.fetched}) {
-		return clone[T, P](e.v), e.err
+		return clone[T, P](e.v), p, e.err
 	}
 	fetched := c.now().UnixNano()
 	v, err := read()
 	if err == nil || errors.Is(err, ErrNotFound) {
+		b := P(&v).settings().Budget
 		rc.mu.Lock()
 		if rc.m == nil || len(rc.m) >= maxCached {
-			rc.m = map[string]entry[T]{}
+			rc.m, rc.pend = map[string]entry[T]{}, nil
 		}
-		rc.m[id] = entry[T]{clone[T, P](v), err, fetched}
+		rc.m[id] = entry[T]{clone[T, P](v), err, fetched, b}
+		p = rc.pend[id]
+		if p.last != 0 && (err != nil || p.caughtUp(&b, fetched)) {
+			delete(rc.pend, id) // the store shows it now (or the record is gone)
+			p = pending{}
+		}
 		rc.mu.Unlock()
 	}
-	return v, err
+	return v, p, err
 }
 
 func (rc *readCache[T, P]) drop(id string) {
@@ -106,34 +120,43 @@ func (rc *readCache[T, P]) clear() {
 
 // GetKey implements Reader, from the cache.
 func (c *Cached) GetKey(ctx context.Context, hash string) (Key, error) {
-	return c.keys.get(c, hash, func() (Key, error) { return c.store.GetKey(ctx, hash) })
+	k, p, err := c.keys.get(c, hash, func() (Key, error) { return c.store.GetKey(ctx, hash) })
+	c.show(p, &k.Budget)
+	return k, err
 }
 
 // GetTeam implements Reader, from the cache.
 func (c *Cached) GetTeam(ctx context.Context, id string) (Team, error) {
-	return c.teams.get(c, id, func() (Team, error) { return c.store.GetTeam(ctx, id) })
+	t, p, err := c.teams.get(c, id, func() (Team, error) { return c.store.GetTeam(ctx, id) })
+	c.show(p, &t.Budget)
+	return t, err
 }
 
 // GetUser implements Reader, from the cache.
 func (c *Cached) GetUser(ctx context.Context, id string) (User, error) {
-	return c.users.get(c, id, func() (User, error) { return c.store.GetUser(ctx, id) })
+	u, p, err := c.users.get(c, id, func() (User, error) { return c.store.GetUser(ctx, id) })
+	c.show(p, &u.Budget)
+	return u, err
 }
 
 // GetMember implements Reader, from the cache.
 func (c *Cached) GetMember(ctx context.Context, g Kind, id, user string) (Member, error) {
 	// the key is MemberRef(g, id, user).String(), in one allocation
 	key := string(groupKinds[g].member) + "#" + id + "#" + user
-	return c.members.get(c, key, func() (Member, error) { return c.store.GetMember(ctx, g, id, user) })
+	m, _, err := c.members.get(c, key, func() (Member, error) { return c.store.GetMember(ctx, g, id, user) })
+	return m, err
 }
 
 // GetEndUser implements Reader, from the cache.
 func (c *Cached) GetEndUser(ctx context.Context, id string) (EndUser, error) {
-	return c.endUsers.get(c, id, func() (EndUser, error) { return c.store.GetEndUser(ctx, id) })
+	e, _, err := c.endUsers.get(c, id, func() (EndUser, error) { return c.store.GetEndUser(ctx, id) })
+	return e, err
 }
 
 // GetBudget implements Reader, from the cache.
 func (c *Cached) GetBudget(ctx context.Context, id string) (BudgetRecord, error) {
-	return c.budgets.get(c, id, func() (BudgetRecord, error) { return c.store.GetBudget(ctx, id) })
+	b, _, err := c.budgets.get(c, id, func() (BudgetRecord, error) { return c.store.GetBudget(ctx, id) })
+	return b, err
 }
 
 // HasEndUsers implements Reader, from the cache.
@@ -148,7 +171,7 @@ func (c *Cached) HasEndUsers(ctx context.Context) (bool, error) {
 	v, err := c.store.HasEndUsers(ctx)
 	if err == nil {
 		c.presentMu.Lock()
-		c.present = entry[bool]{v, nil, fetched}
+		c.present = entry[bool]{v: v, fetched: fetched}
 		c.presentMu.Unlock()
 	}
 	return v, err

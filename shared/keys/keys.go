@@ -51,8 +51,8 @@ type Spender interface {
 	// whole slice: lifetime spend, and the spend of the budget period that
 	// contains delta.At (a later period starts the period over; an earlier
 	// one adds to the lifetime spend only). A delta whose record does not
-	// exist is skipped; one for a regenerated key's old hash follows it to
-	// the key (moves.go). It returns the records whose soft budget this
+	// exist is skipped, but an end user's creates it (TracksEndUser); one
+	// for a regenerated key's old hash follows it to the key (moves.go). It returns the records whose soft budget this
 	// spend crossed for the first time in their period, and marks them.
 	// It is not idempotent: the spend pipeline makes it exactly-once.
 	ApplySpend(ctx context.Context, deltas []SpendDelta) ([]Ref, error)

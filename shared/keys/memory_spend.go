@@ -112,6 +112,10 @@ func (m *Memory) ApplySpend(_ context.Context, deltas []SpendDelta) ([]Ref, erro
 	for _, d := range deltas {
 		d.Ref = m.follow(d.Ref)
 		b, ok := m.budgetOf(d.Ref)
+		if !ok && TracksEndUser(d.Ref) {
+			_ = m.endUsers.create(m, EndUser{ID: d.Ref.ID, CreatedAt: d.At}, nil)
+			b, ok = Budget{}, true
+		}
 		if !ok {
 			continue
 		}
@@ -125,6 +129,14 @@ func (m *Memory) ApplySpend(_ context.Context, deltas []SpendDelta) ([]Ref, erro
 		}
 	}
 	return crossed, nil
+}
+
+// TracksEndUser reports whether spend for r creates its record when it
+// does not exist: an end user (a request's "user") with an id a record
+// can have, as LiteLLM's spend update upserts its end user table, so that
+// /customer/info and /customer/list know every end user that spent.
+func TracksEndUser(r Ref) bool {
+	return r.Kind == KindEndUser && ValidID("user_id", r.ID) == nil
 }
 
 func validDeltas(deltas []SpendDelta) error {

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -41,6 +42,16 @@ func (s *stack) chat(t *testing.T, key string) int {
 func fill(scope, name, v string) chromedp.Action[chromedp.Void] {
 	sel := scope + ` [name="` + name + `"]`
 	return chromedp.Steps(js(`document.querySelector(`+strconv.Quote(sel)+`).value = ""`), chromedp.SendKeys(chromedp.CSS(sel), v))
+}
+
+// pick chooses the options of values in the select named name of the
+// form under scope (a picker: the team, the models), as a click would.
+func pick(scope, name string, values ...string) chromedp.Action[chromedp.Void] {
+	vs, _ := json.Marshal(values)
+	sel := scope + ` select[name="` + name + `"]`
+	return js(`(() => { const s = document.querySelector(` + strconv.Quote(sel) + `); const vs = ` + string(vs) + `;
+  for (const o of s.options) o.selected = vs.includes(o.value);
+  s.dispatchEvent(new Event('change')); })()`)
 }
 
 // formKeySpend: the key made through the form calls the OpenAI API, and
@@ -107,8 +118,8 @@ func adminKeys(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	// Create through the form; the secret is shown once and works.
 	run(t, ctx, "create",
 		fill("details.create", "metadata", `{"owner": "web"}`),
-		fill("details.create", "team_id", "team-web"),
-		fill("details.create", "models", "gpt-4o-mini, gpt-4o"),
+		pick("details.create", "team_id", "team-web"), // the team picker, by alias ("Web")
+		pick("details.create", "models", "gpt-4o-mini", "gpt-4o"),
 		fill("details.create", "rpm_limit", "60"),
 		fill("details.create", "budget_duration", "30d"),
 		fill("details.create", "duration", "90d"),

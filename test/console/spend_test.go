@@ -111,7 +111,7 @@ func spendFlow(t *testing.T, ctx context.Context, s *stack, shots bool) {
 	}
 
 	signIn(t, ctx, s.base, master)
-	for _, c := range []struct{ by, name string }{{"team", "spend-team"}, {"key", "spend-key"}, {"model", "gpt-4o"}} {
+	for _, c := range []struct{ by, name string }{{"team", "Spend team"}, {"key", "spend-key"}, {"model", "gpt-4o"}} {
 		openSpend(t, ctx, s, "by="+c.by, `[data-test="spend-chart"] svg rect`)
 		got := get(t, ctx, "find "+c.name+"'s spend in the chart's table", chromedp.Poll[string](rowSpend(c.name), chromedp.WithPollingTimeout(stepTimeout)))
 		t.Logf("spend of %s %s: %s", c.by, c.name, got)

@@ -96,3 +96,21 @@ test('every kind\'s columns and facts name its fields', () => {
     assert.equal(names.size, kind.fields.length, `${name}: a field named twice`);
   }
 });
+
+test('choices: a picker offers its options and keeps the record’s values it lacks', async () => {
+  const { choices, allowedModels } = await import('../static/form.js');
+  const teamField = key.fields.find((f) => f.name === 'team_id');
+  const modelsField = key.fields.find((f) => f.name === 'models');
+  const loaded = { teams: [{ team_id: 't1', team_alias: 'Research' }, { team_id: 't2' }], models: ['gpt-4o', 'gpt-4o-mini'] };
+  assert.deepEqual(choices(teamField, loaded, 't1'), [['', 'No team'], ['t1', 'Research'], ['t2', 't2']]);
+  assert.deepEqual(choices(teamField, loaded, 'gone'), [['', 'No team'], ['t1', 'Research'], ['t2', 't2'], ['gone', 'gone']]);
+  assert.deepEqual(choices(modelsField, loaded, ['gpt-4o', 'old']), [['gpt-4o', 'gpt-4o'], ['gpt-4o-mini', 'gpt-4o-mini'], ['old', 'old']]);
+  // nothing loaded: a text box, as before
+  assert.equal(choices(teamField, null, ''), null);
+  assert.equal(choices(modelsField, {}, []), null);
+  // a multiple select's text is the list's: the body is the same
+  assert.deepEqual(body(key.fields, { models: 'gpt-4o, gpt-4o-mini', team_id: 't1' }), { models: ['gpt-4o', 'gpt-4o-mini'], team_id: 't1' });
+  assert.deepEqual(allowedModels({ models: ['a'] }), ['a']);
+  assert.equal(allowedModels({ models: [] }), null);
+  assert.equal(allowedModels({ models: ['all-proxy-models'] }), null);
+});

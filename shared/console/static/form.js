@@ -107,3 +107,33 @@ export function body(spec, values, record) {
   }
   return out;
 }
+
+// choices are the options of a picker field (a select: the team by its
+// alias; a multiple select for a list: the models), from its options(c):
+// c is what the page loaded (teams, models); null when it could not load
+// them, and the field stays a text box. The record's current value(s)
+// missing from them are added (labelled as they are), so an edit never
+// drops a value the picker does not offer.
+export function choices(f, c, current) {
+  const opts = typeof f.options === 'function' ? f.options(c || {}) : f.options;
+  if (!opts) return null;
+  const out = [...opts];
+  const have = new Set(out.map(([v]) => String(v)));
+  const vals = f.kind === 'list' ? (Array.isArray(current) ? current : list(current || '')) : [current ?? ''];
+  for (const v of vals) {
+    if (v !== '' && v !== null && v !== undefined && !have.has(String(v))) {
+      out.push([String(v), String(v)]);
+      have.add(String(v));
+    }
+  }
+  return out;
+}
+
+// allowedModels are the model groups a key of a team may be given: the
+// team's models, when it names any (all of them for '*' or
+// 'all-proxy-models'); null: any model.
+export function allowedModels(t) {
+  const m = (t && t.models) || [];
+  if (m.length === 0 || m.includes('*') || m.includes('all-proxy-models')) return null;
+  return m;
+}

@@ -7,25 +7,27 @@
 // under its title (else its label). An optional fact left empty is left
 // out; any other empty value shows as a dash.
 import { el, field, form, table, pager, errorBox, money, date, button, toast, clear, link } from './ui.js';
-import { formFields, body, text, at } from './form.js';
+import { formFields, body, text, at, choices } from './form.js';
 import { isAdmin } from './roles.js';
 
 // specFields renders spec's controls with record's values (a new record:
 // none); editing, the create-only fields are left out, and a field whose
 // when(me) is false too. Consecutive fields of one group share a
 // fieldset. A field's label and help may be functions of (record, me).
-export function specFields(spec, record, me) {
+export function specFields(spec, record, me, loaded) {
   const out = [];
   let set = null;
   for (const f of formFields(spec, record)) {
     if (f.when && !f.when(me)) continue;
+    const options = choices(f, loaded, record ? at(f, record) : undefined); // form.js: a picker, or null
     const control = field({
       name: f.name,
       label: typeof f.label === 'function' ? f.label(record, me) : f.label,
-      help: typeof f.help === 'function' ? f.help(record, me) : f.help,
+      help: options && f.pickHelp ? f.pickHelp : typeof f.help === 'function' ? f.help(record, me) : f.help,
       type: f.kind === 'bool' ? 'checkbox' : f.type,
       rows: f.kind === 'json' ? 3 : undefined,
-      options: f.options,
+      options,
+      multiple: !!options && f.kind === 'list',
       required: f.required,
       placeholder: 'placeholder' in f ? f.placeholder : f.kind === 'list' ? 'comma-separated' : f.kind === 'json' ? '{"key": "value"}' : undefined,
       value: record ? text(f.kind, at(f, record)) : f.kind === 'bool' ? false : f.default ?? '',
@@ -49,8 +51,8 @@ export function specFields(spec, record, me) {
 // specForm is a form of spec's fields: onSave(body, values, formEl) gets
 // the body built from what changed (form.js's body); test names it for
 // the browser tests (data-test).
-export function specForm({ spec, record, me, submit, onSave, extra, test }) {
-  const f = form({ fields: specFields(spec, record, me), submit, extra, onSubmit: (v, formEl) => onSave(body(spec, v, record), v, formEl) });
+export function specForm({ spec, record, me, submit, onSave, extra, test, loaded }) {
+  const f = form({ fields: specFields(spec, record, me, loaded), submit, extra, onSubmit: (v, formEl) => onSave(body(spec, v, record), v, formEl) });
   if (test) f.dataset.test = test;
   return f;
 }

@@ -42,14 +42,23 @@ export function flat(r) {
 
 const expired = (k) => k.expires && new Date(k.expires) < new Date();
 
+// teamName is a team's alias where the page knows it (ctx.teamNames, by
+// id), else its id: teams show by alias, as LiteLLM's UI shows them.
+export const teamName = (ctx, id) => (ctx && ctx.teamNames && ctx.teamNames.get(id)) || id;
+
 export const key = {
   fields: [
     { name: 'key_alias', label: 'Alias', kind: 'str', help: 'A unique name for the key.',
       cell: (k) => el('span', {}, k.key_alias || '', ' ', el('span', { class: 'mono help' }, k.key_name || '')) },
     { name: 'status', label: 'Status', show: (k) => (k.blocked ? el('span', { class: 'tag bad' }, 'blocked') : expired(k) ? el('span', { class: 'tag bad' }, 'expired') : el('span', { class: 'tag' }, 'active')) },
-    { name: 'team_id', label: 'Team id', title: 'Team', kind: 'str', group: 'Owner' },
+    { name: 'team_id', label: 'Team', kind: 'str', group: 'Owner',
+      // a picker of the teams by alias (LiteLLM's UI), when the page could list them
+      options: (c) => c.teams && [['', 'No team'], ...c.teams.map((t) => [t.team_id, t.team_alias || t.team_id])],
+      cell: (k, ctx) => k.team_id && link(teamName(ctx, k.team_id), 'team', { team_id: k.team_id }) },
     { name: 'user_id', label: 'User id', title: 'User', kind: 'str', group: 'Owner', when: (me) => isAdmin(me) || me.adminTeams.length > 0, help: (k, me) => (me.userID ? 'Empty: yours.' : '') },
-    { ...models('Model groups the key may call, comma separated. Empty: all.'), placeholder: null },
+    { ...models('Model groups the key may call, comma separated. Empty: all.'), placeholder: null,
+      options: (c) => c.models && c.models.map((m) => [m, m]),
+      pickHelp: 'Model groups the key may call (its team’s, when it names some). None selected: all.' },
     { name: 'max_budget', label: 'Max budget (USD)', kind: 'num', group: 'Limits' },
     { name: 'budget_duration', label: 'Budget resets every', kind: 'str', group: 'Limits', placeholder: '30d', help: 'e.g. 1d, 7d, 30d, 1mo. Empty: never.' },
     { name: 'rpm_limit', label: 'Requests per minute', kind: 'num', group: 'Limits' },

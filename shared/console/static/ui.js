@@ -51,7 +51,11 @@ export function field(o) {
   const describedBy = [o.help ? helpID : '', errID].filter(Boolean).join(' ');
   const common = { id, name: o.name, 'aria-describedby': describedBy, required: !!o.required, placeholder: o.placeholder, ...(o.attrs || {}) };
   let control;
-  if (o.options) {
+  if (o.options && o.multiple) { // a list: its text is the selected values, comma-separated (values)
+    const chosen = new Set(String(o.value ?? '').split(',').map((v) => v.trim()).filter(Boolean));
+    control = el('select', { ...common, multiple: true, size: Math.min(Math.max(o.options.length, 2), 8) },
+      o.options.map(([v, t]) => el('option', { value: v, selected: chosen.has(String(v)) }, t)));
+  } else if (o.options) {
     control = el('select', common, o.options.map(([v, t]) => el('option', { value: v, selected: String(v) === String(o.value ?? '') }, t)));
   } else if (o.rows) {
     control = el('textarea', { ...common, rows: o.rows }, o.value ?? '');
@@ -94,7 +98,7 @@ export function form({ fields, submit = 'Save', onSubmit, extra }) {
 export function values(f) {
   const out = {};
   for (const c of f.querySelectorAll('input[name], select[name], textarea[name]')) {
-    out[c.name] = c.type === 'checkbox' ? c.checked : c.value.trim();
+    out[c.name] = c.type === 'checkbox' ? c.checked : c.multiple ? [...c.selectedOptions].map((o) => o.value).join(', ') : c.value.trim();
   }
   return out;
 }

@@ -3,6 +3,8 @@ package ddbkeys
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
 )
@@ -69,4 +71,33 @@ func (st *Store) ListEndUsers(ctx context.Context) ([]keys.EndUser, error) {
 // deleteEndUser deletes the item and counts it out, in one transaction.
 func (st *Store) deleteEndUser(ctx context.Context, id string) error {
 	return st.deleteCounted(ctx, endUserPK(id), endUsersPK, "end user "+id)
+}
+
+// EndUserCreates returns the transaction items that create the end users
+// deltas spend for and states (as read) lacks (keys.TracksEndUser), each
+// with its spend, as LiteLLM's spend update upserts its end user table:
+// a put conditioned on the item not existing (a concurrent creation
+// cancels the transaction: re-read and retry, then it is an update), and
+// one addition to the count of end users. None: nil.
+func EndUserCreates(table string, states map[keys.Ref]keys.RecordSpend, deltas []keys.SpendDelta) []types.TransactWriteItem {
+	var items []types.TransactWriteItem
+	idx := map[keys.Ref]int{}
+	for _, d := range deltas {
+		if _, ok := states[d.Ref]; ok || !keys.TracksEndUser(d.Ref) {
+			continue
+		}
+		if i, ok := idx[d.Ref]; ok {
+			p := items[i].Put
+			p.Item[attrSpend] = money(getNanos(p.Item, attrSpend) + d.Nanos)
+			continue
+		}
+		item := newItem(endUserAttrs(keys.EndUser{ID: d.Ref.ID, UpdatedAt: d.At}), endUserPK(d.Ref.ID), keys.KindEndUser, d.At)
+		item[attrSpend] = money(d.Nanos)
+		idx[d.Ref] = len(items)
+		items = append(items, put(table, item, "attribute_not_exists(pk)", nil))
+	}
+	if len(items) > 0 {
+		items = append(items, addCount(table, endUsersPK, int64(len(items))))
+	}
+	return items
 }

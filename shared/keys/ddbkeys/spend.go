@@ -176,15 +176,17 @@ func (st *Store) ApplySpend(ctx context.Context, deltas []keys.SpendDelta) ([]ke
 		}
 		ds, targets := keys.Redirect(deltas, moved)
 		next, crossed := NextStates(states, ds)
-		if len(next) == 0 {
+		creates := EndUserCreates(st.table, states, ds)
+		if len(next) == 0 && len(creates) == 0 {
 			return nil, nil
 		}
-		items := make([]types.TransactWriteItem, 0, len(next))
+		items := make([]types.TransactWriteItem, 0, len(next)+len(creates))
 		for _, r := range targets {
 			if to, ok := next[r]; ok {
 				items = append(items, SpendUpdate(st.table, r, states[r], to))
 			}
 		}
+		items = append(items, creates...)
 		err = st.transactItems(ctx, items)
 		var canceled *types.TransactionCanceledException
 		if errors.As(err, &canceled) && attempt < 30 {

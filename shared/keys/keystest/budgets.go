@@ -83,7 +83,7 @@ func testBudgets(t *testing.T, newStore func(t *testing.T) Store) {
 		"NaN max_budget":  {ID: id("b"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(math.NaN())}}},
 		"Inf soft_budget": {ID: id("b"), Settings: keys.Settings{Budget: keys.Budget{SoftBudget: usd(math.Inf(1))}}},
 		"negative rpm":    {ID: id("b"), Settings: keys.Settings{RPMLimit: -1}},
-		"bad duration":    {ID: id("b"), Settings: keys.Settings{Budget: keys.Budget{Duration: "1w"}}},
+		"bad duration":    {ID: id("b"), Settings: keys.Settings{Budget: keys.Budget{Duration: "1y"}}},
 		"links a budget":  {ID: id("b"), Settings: keys.Settings{BudgetID: "other"}},
 		"bad model":       {ID: id("b"), Settings: keys.Settings{ModelMaxBudget: map[string]keys.ModelBudget{"m": {Limit: -1}}}},
 	} {

@@ -67,7 +67,8 @@ func chunks(evs []*spend.Event, max int) [][]*spend.Event {
 				added++
 			}
 		}
-		if len(cur) > 0 && len(cur)+len(refs)+len(rows.Daily)+len(rows.EndUsers)+hc.items()+added > max {
+		// one item kept for the count of end users a chunk may create (ddbkeys.EndUserCreates)
+		if len(cur) > 0 && len(cur)+len(refs)+len(rows.Daily)+len(rows.EndUsers)+hc.items()+added+1 > max {
 			out = append(out, cur)
 			cur = nil
 			clear(refs)
@@ -145,6 +146,7 @@ func (st *Store) recordChunk(ctx context.Context, evs []*spend.Event, res *spend
 				items = append(items, ddbkeys.SpendUpdate(st.keysTable, r, states[r], to))
 			}
 		}
+		items = append(items, ddbkeys.EndUserCreates(st.keysTable, states, deltas)...) // a new end user: created with its spend
 		nRefs := len(items) - nLogs
 		for _, r := range a.rows.Daily {
 			items = append(items, st.rowUpdate(r))

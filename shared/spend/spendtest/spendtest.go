@@ -46,6 +46,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"LargeBatch", testLargeBatch, false},
 		{"LogPages", testLogPages, false},
 		{"MissingRecords", testMissingRecords, false},
+		{"EndUserTracked", testEndUserTracked, false},
 		{"RegeneratedKey", testRegeneratedKey, false},
 		{"UnknownCost", testUnknownCost, false},
 		{"Invalid", testInvalid, false},

@@ -6,6 +6,7 @@ import { el, clear, field, form, table, pager, errorBox, button, secret, toast, 
 import { isAdmin, canWriteKeys } from '../roles.js';
 import { specForm, columns } from '../records.js';
 import { key } from '../specs.js';
+import { allowedModels } from '../form.js';
 
 const PAGE_SIZE = 20;
 
@@ -26,11 +27,42 @@ export default {
         me.adminTeams.map((t, i) => [i ? ', ' : '', el('a', { href: href('keys', { team_id: t }) }, t)])));
     }
     const list = el('div', { class: 'list' });
-    if (canWriteKeys(me)) root.append(createPanel(ctx, shown, () => renderList(list, ctx, shown)));
+    const loaded = await loadChoices(ctx.api);
+    ctx.teamNames = new Map((loaded.teams || []).map((t) => [t.team_id, t.team_alias || t.team_id]));
+    if (canWriteKeys(me)) root.append(createPanel(ctx, shown, () => renderList(list, ctx, shown), loaded));
     root.append(list);
     await renderList(list, ctx, shown);
   },
 };
+
+// loadChoices reads what the key form's pickers offer, as LiteLLM's UI
+// does: the teams the signed-in key may list (chosen by alias) and the
+// model groups it may use (/model/info). A list the API refuses leaves
+// its field a text box.
+async function loadChoices(api) {
+  const [teams, info] = await Promise.all([
+    api.get('/team/list').then((r) => (Array.isArray(r) ? r : r.teams || [])).catch(() => null),
+    api.get('/model/info').then((r) => r.data || []).catch(() => null),
+  ]);
+  return { teams, models: info && [...new Set(info.map((d) => d.model_name))].sort() };
+}
+
+// narrowModels offers, once a team is chosen, only the models the team
+// may use (form.js's allowedModels), unselecting the others.
+function narrowModels(formEl, teams) {
+  const team = formEl.querySelector('select[name="team_id"]');
+  const models = formEl.querySelector('select[name="models"]');
+  if (!team || !models || !teams) return;
+  team.addEventListener('change', () => {
+    const allowed = allowedModels(teams.find((t) => t.team_id === team.value));
+    for (const o of models.options) {
+      const ok = !allowed || allowed.includes(o.value);
+      o.hidden = !ok;
+      o.disabled = !ok;
+      if (!ok) o.selected = false;
+    }
+  });
+}
 
 // filters is the search form: its values go in the URL (a typed URL is
 // the same search, and the API decides what it may show).
@@ -109,10 +141,11 @@ function showSecret(shown, res, title) {
   shown.querySelector('input').select();
 }
 
-function createPanel({ api, me }, shown, refresh) {
+function createPanel({ api, me }, shown, refresh, loaded) {
   const f = specForm({
     spec: key.fields,
     me,
+    loaded,
     submit: 'Create key',
     onSave: async (body, v, formEl) => {
       const res = await api.post('/key/generate', body);
@@ -121,6 +154,7 @@ function createPanel({ api, me }, shown, refresh) {
       showSecret(shown, res, 'Key ' + (res.key_alias || res.key_name) + ' created');
     },
   });
+  narrowModels(f, loaded.teams);
   return el('details', { class: 'panel create' }, el('summary', {}, 'Create a key'), f);
 }
 
@@ -132,10 +166,12 @@ async function editKey(root, { api, me, go }, hash) {
     root.append(errorBox(e), el('p', {}, el('a', { href: href('keys') }, '← All keys')));
     return;
   }
+  const loaded = await loadChoices(api);
   const f = specForm({
     spec: key.fields,
     record: k,
     me,
+    loaded,
     submit: 'Save',
     onSave: async (body, v) => {
       if (Object.keys(body).length === 0) {
@@ -148,6 +184,7 @@ async function editKey(root, { api, me, go }, hash) {
       go('keys');
     },
   });
+  narrowModels(f, loaded.teams);
   root.append(el('div', { class: 'panel edit' },
     el('h2', {}, 'Edit ' + (k.key_alias || k.key_name)),
     el('p', { class: 'help' }, `Spend ${money(k.spend)}` + (k.budget_reset_at ? `, budget resets ${date(k.budget_reset_at)}` : '') + `; created ${date(k.created_at)}.`),

@@ -72,11 +72,23 @@ export default {
     root.append(el('div', { class: 'toolbar' }, f));
 
     const range = { start_date: p.start_date, end_date: p.end_date, page_size: 1000 };
-    const [activity, keyList, teamActivity] = await Promise.all([
+    const [activity, keyList, teamActivity, teamList] = await Promise.all([
       api.get('/user/daily/activity', range).catch((e) => e),
       api.get('/key/list', { size: 100, return_full_object: true }).catch(() => ({ keys: [] })),
       teamActivityFor(api, me, range),
+      api.get('/team/list').then((r) => (Array.isArray(r) ? r : r.teams || [])).catch(() => []),
     ]);
+    // Teams show by alias (LiteLLM's UI): from the team list, and the team
+    // activity's entity metadata (team_alias) for teams the list leaves out.
+    const teamName = new Map();
+    if (teamActivity && !(teamActivity instanceof Error)) {
+      for (const r of teamActivity.results || []) {
+        for (const [id, e] of Object.entries((r.breakdown || {}).entities || {})) {
+          if (e.metadata && e.metadata.team_alias) teamName.set(id, e.metadata.team_alias);
+        }
+      }
+    }
+    for (const t of teamList) if (t.team_alias) teamName.set(t.team_id, t.team_alias);
     const keyName = new Map();
     const keyTeam = new Map();
     for (const k of keyList.keys || []) {
@@ -86,7 +98,7 @@ export default {
     }
     const label = {
       key: (id) => (id ? keyName.get(id) || 'key ' + id.slice(0, 10) + '…' : 'master key'),
-      team: (id) => id || 'no team',
+      team: (id) => (id ? teamName.get(id) || id : 'no team'),
       user: (id) => id,
       model: (id) => id || 'unknown',
       provider: (id) => id || 'unknown',
@@ -122,7 +134,7 @@ export default {
     const budgets = el('div', { class: 'budgets', 'data-test': 'budgets' });
     await renderBudgets(budgets, api, me);
     root.append(el('h2', {}, 'Budgets'), budgets);
-    await renderLogs(root, api, params, go, p, label.key);
+    await renderLogs(root, api, params, go, p, label.key, label.team);
   },
 };
 
@@ -230,7 +242,7 @@ function used(spend, max) {
 
 // renderLogs is the spend logs: filters by request id, key, team, model and
 // status (LiteLLM's /spend/logs/ui parameters), paged by the API.
-async function renderLogs(root, api, params, go, p, keyLabel) {
+async function renderLogs(root, api, params, go, p, keyLabel, teamLabel) {
   root.append(el('h2', { id: 'logs' }, 'Spend logs'));
   const all = Object.fromEntries(params);
   const q = { request_id: params.get('request_id') || '', api_key: params.get('api_key') || '', team_id: params.get('team_id') || '', model: params.get('model') || '', status_filter: params.get('status_filter') || '' };
@@ -260,11 +272,13 @@ async function renderLogs(root, api, params, go, p, keyLabel) {
     inPlace(f, root, e);
     return;
   }
+  const detail = el('div', { class: 'log-detail-box' });
   const t = table([
     { label: 'Time', value: (l) => date(l.endTime || l.startTime) },
-    { label: 'Request id', value: (l) => l.request_id, class: 'mono' },
+    { label: 'Request id', value: (l) => el('button', { type: 'button', class: 'link mono', 'aria-label': 'Details of request ' + l.request_id,
+      onclick: () => showLog(detail, l, keyLabel, teamLabel) }, l.request_id) },
     { label: 'Key', value: (l) => (l.metadata && l.metadata.key_alias) || keyLabel(l.api_key) },
-    { label: 'Team', value: (l) => l.team_id },
+    { label: 'Team', value: (l) => (l.team_id ? (l.metadata && l.metadata.user_api_key_team_alias) || teamLabel(l.team_id) : '') },
     { label: 'User', value: (l) => l.user },
     { label: 'Model', value: (l) => l.model_group || l.model },
     { label: 'Status', value: (l) => el('span', { class: 'tag ' + (l.status === 'success' ? 'ok' : 'bad') }, l.status) },
@@ -272,6 +286,41 @@ async function renderLogs(root, api, params, go, p, keyLabel) {
     { label: 'Spend', value: (l) => (l.spend === null ? 'unknown' : money(l.spend)), class: 'num' },
   ], res.data, 'No logs match.');
   t.setAttribute('data-test', 'spend-logs');
-  root.append(el('p', { class: 'help', 'data-test': 'logs-total' }, `${num(res.total)} logs`), t,
+  root.append(el('p', { class: 'help', 'data-test': 'logs-total' }, `${num(res.total)} logs`), detail, t,
     pager({ page, pages: res.total_pages, onPage: (n) => go('spend', { ...all, page: n }) }));
+}
+
+// showLog opens one log's detail in box: why a call failed or what it
+// cost, from the log alone (status and code, deployment, attempts,
+// retries and fallbacks, timings, tokens, cost).
+function showLog(box, l, keyLabel, teamLabel) {
+  const md = l.metadata || {};
+  const ms = l.startTime && l.endTime ? new Date(l.endTime) - new Date(l.startTime) : null;
+  const failed = l.status !== 'success';
+  const facts = [
+    ['Status', el('span', { class: 'tag ' + (failed ? 'bad' : 'ok') }, l.status)],
+    ['Error', failed ? `HTTP ${md.status_code ?? '—'}` + (l.status === 'client_disconnected' ? ' (the client went away)' : '') : 'none'],
+    ['Model group', l.model_group],
+    ['Deployment', [l.model_id, l.custom_llm_provider, l.model].filter(Boolean).join(' · ')],
+    ['API base', l.api_base],
+    ['Retries', String(md.retries ?? 0)],
+    ['Fallbacks', String(md.fallbacks ?? 0)],
+    ['Started', date(l.startTime)],
+    ['Ended', date(l.endTime)],
+    ['Duration', ms === null ? '' : `${num(ms)} ms`],
+    ['Tokens', `${num(l.prompt_tokens || 0)} in, ${num(l.completion_tokens || 0)} out` + (md.usage_estimated ? ' (estimated)' : '')],
+    ['Cost', l.spend === null ? 'unknown (no price)' : money(l.spend)],
+    ['Key', md.key_alias || keyLabel(l.api_key)],
+    ['Team', l.team_id ? md.user_api_key_team_alias || teamLabel(l.team_id) : ''],
+    ['User', l.user],
+    ['End user', l.end_user],
+    ['Streamed', md.stream ? 'yes' : 'no'],
+  ];
+  const close = el('button', { type: 'button' }, 'Close');
+  box.replaceChildren(el('section', { class: 'panel log-detail', 'data-test': 'log-detail', 'aria-label': 'Request ' + l.request_id },
+    el('h3', { class: 'mono' }, 'Request ' + l.request_id),
+    el('dl', { class: 'facts' }, facts.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v === '' || v === null || v === undefined ? '—' : v)])),
+    el('div', { class: 'actions' }, close)));
+  close.addEventListener('click', () => box.replaceChildren());
+  box.querySelector('h3').scrollIntoView({ block: 'nearest' });
 }
