@@ -33,6 +33,10 @@ type Consumer struct {
 	// path "store" when Save recorded them directly, "log" when they were
 	// only logged (LogLost). The spend-fallback metric.
 	OnFallback func(path string, events int)
+	// Alerts, if set, hears of every batch once it is recorded (the
+	// budget alerts, shared/alerts): its error fails an SQS batch, whose
+	// redelivery finds its events recorded and checks again.
+	Alerts Alerts
 
 	lost atomic.Int64
 }
@@ -45,16 +49,37 @@ func NewConsumer(st Store, log *slog.Logger) *Consumer {
 	return &Consumer{Store: st, Log: log}
 }
 
-// Record records evs (valid events) and logs the soft budgets they crossed.
+// Alerts checks the records of recorded events (shared/alerts.Alerter).
+type Alerts interface {
+	// Check is given every batch once recorded, again on a redelivery;
+	// its error says something it had to send was not sent.
+	Check(ctx context.Context, evs []Event) error
+}
+
+// Record records evs (valid events), logs the soft budgets they crossed
+// and has Alerts check them (its error is logged: the in-process queue and
+// a replay have no redelivery).
 func (c *Consumer) Record(ctx context.Context, evs []Event) (Result, error) {
-	if len(evs) == 0 {
-		return Result{}, nil
+	res, alertErr, err := c.record(ctx, evs)
+	if alertErr != nil {
+		c.Log.LogAttrs(ctx, slog.LevelError, "budget alerts not sent", slog.String("error", alertErr.Error()))
 	}
-	res, err := c.Store.Record(ctx, evs)
+	return res, err
+}
+
+// record is Record with the Alerts' error apart.
+func (c *Consumer) record(ctx context.Context, evs []Event) (res Result, alertErr, err error) {
+	if len(evs) == 0 {
+		return Result{}, nil, nil
+	}
+	res, err = c.Store.Record(ctx, evs)
 	for _, r := range res.SoftCrossed {
 		c.Log.LogAttrs(ctx, slog.LevelWarn, "soft budget crossed", slog.String("record", string(r.Kind)), slog.String("id", r.ID))
 	}
-	return res, err
+	if err == nil && c.Alerts != nil {
+		alertErr = c.Alerts.Check(ctx, evs)
+	}
+	return res, alertErr, err
 }
 
 // HandleSQS handles one SQS batch with partial batch failures: a message
@@ -82,10 +107,16 @@ func (c *Consumer) HandleSQS(ctx context.Context, batch events.SQSEvent) (events
 	if len(evs) == 0 {
 		return resp, nil
 	}
-	res, err := c.Record(ctx, evs)
-	if err != nil {
+	res, alertErr, err := c.record(ctx, evs)
+	if err == nil && alertErr != nil {
+		err = alertErr
+		c.Log.LogAttrs(ctx, slog.LevelError, "budget alerts not sent; the batch's messages will be retried (they are recorded)",
+			slog.Int("events", len(evs)), slog.String("error", alertErr.Error()))
+	} else if err != nil {
 		c.Log.LogAttrs(ctx, slog.LevelError, "spend batch not recorded; its messages will be retried",
 			slog.Int("events", len(evs)), slog.String("error", err.Error()))
+	}
+	if err != nil {
 		for _, id := range ids {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
 		}
