@@ -7,7 +7,8 @@ GOFLAGS_LAMBDA := -tags lambda.norpc -trimpath -ldflags "-s -w"
 LAMBDA_ENV     := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 FUNCTIONS      := gateway admin spend
 
-# A LiteLLM config packaged with the gateway when it exists; point the
+# A LiteLLM config packaged with the gateway and the spend consumer (its
+# general_settings.alerting) when it exists; point the
 # template's GatewayConfig parameter at config.yaml to use it.
 GATEWAY_CONFIG_FILE ?= config.yaml
 
@@ -22,6 +23,7 @@ build-AdminFunction:
 
 build-SpendFunction:
 	$(LAMBDA_ENV) $(GO) build $(GOFLAGS_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/spend
+	if [ -f "$(GATEWAY_CONFIG_FILE)" ]; then cp "$(GATEWAY_CONFIG_FILE)" $(ARTIFACTS_DIR)/config.yaml; fi
 
 # Host-architecture bootstraps: bin/<function>/bootstrap.
 build:

@@ -33,7 +33,7 @@ type Options struct {
 	Lease time.Duration
 	// Attempts per send (1 s, 2 s, ... apart); 0: 3.
 	Attempts int
-	// SendTimeout bounds one POST; 0: 10 s.
+	// SendTimeout bounds one POST; 0: 5 s.
 	SendTimeout time.Duration
 	Client      *http.Client // nil: http.DefaultClient
 	Logger      *slog.Logger
@@ -64,7 +64,7 @@ func New(states States, claims Claims, o Options) *Alerter {
 		o.Attempts = 3
 	}
 	if o.SendTimeout <= 0 {
-		o.SendTimeout = 10 * time.Second
+		o.SendTimeout = 5 * time.Second
 	}
 	if o.Client == nil {
 		o.Client = http.DefaultClient

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
@@ -125,4 +126,50 @@ func post(ctx context.Context, client *http.Client, d Destination, a *Alert) err
 		return fmt.Errorf("alert to %s: status %d", d.Name, resp.StatusCode)
 	}
 	return nil
+}
+
+// Environment variables of the destinations, as LiteLLM names them.
+const (
+	SlackURLEnv   = "SLACK_WEBHOOK_URL"
+	WebhookURLEnv = "WEBHOOK_URL"
+)
+
+// DestinationsOf returns the destinations of budget alerts a config's
+// alerting names: Slack (alert_to_webhook_url's budget_alerts URLs, else
+// SLACK_WEBHOOK_URL) and the webhook (WEBHOOK_URL), none unless
+// alert_types includes budget_alerts (or is empty). problems says what is
+// on but cannot be sent (a channel with no URL).
+func DestinationsOf(a config.Alerting, getenv func(string) (string, bool)) (dests []Destination, problems []string) {
+	if !a.Wants("budget_alerts") {
+		return nil, nil
+	}
+	env := func(name string) string {
+		if getenv == nil {
+			return ""
+		}
+		v, _ := getenv(name)
+		return strings.TrimSpace(v)
+	}
+	if a.On("slack") {
+		urls := a.AlertToWebhookURL["budget_alerts"]
+		if len(urls) == 0 && env(SlackURLEnv) != "" {
+			urls = []string{env(SlackURLEnv)}
+		}
+		if len(urls) == 0 {
+			problems = append(problems, "alerting slack: no "+SlackURLEnv+" (nor alert_to_webhook_url.budget_alerts); budget alerts are not sent to Slack")
+		}
+		for _, u := range urls {
+			if u != "" {
+				dests = append(dests, Slack(u))
+			}
+		}
+	}
+	if a.On("webhook") {
+		if u := env(WebhookURLEnv); u != "" {
+			dests = append(dests, Webhook(u))
+		} else {
+			problems = append(problems, "alerting webhook: no "+WebhookURLEnv+"; budget alerts are not sent to a webhook")
+		}
+	}
+	return dests, problems
 }

@@ -78,6 +78,9 @@ func buildSpendQueue(s Settings, gw *Gateway, log *slog.Logger) error {
 		consumer.OnFallback = s.Metrics.SpendFallbackEvents
 	}
 	if s.SpendQueueURL == "" {
+		if a := localAlerts(s, gw, log); a != nil { // alerts.go
+			consumer.Alerts = a
+		}
 		gw.SpendQueue = spend.NewQueue(consumer, spend.QueueOptions{})
 		return nil
 	}

@@ -12,10 +12,14 @@ import (
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sluice-gw/sluice/shared/alerts"
+	"github.com/sluice-gw/sluice/shared/alerts/ddbalerts"
 	"github.com/sluice-gw/sluice/shared/app/appenv"
 	"github.com/sluice-gw/sluice/shared/awsconf"
+	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/spend"
@@ -48,7 +52,42 @@ func Build(ctx context.Context, e appenv.Settings, log *slog.Logger) (*App, erro
 	names := e.Tables
 	store := ddbspend.New(client, names.Spend, names.Keys, ddbkeys.New(client, names.Keys, ddbkeys.Options{}),
 		ddbspend.Options{Logger: log, CountersTable: names.Counters})
-	return &App{Store: store, Consumer: spend.NewConsumer(store, log), aws: cfg, settings: e, log: log}, nil
+	consumer := spend.NewConsumer(store, log)
+	a, err := budgetAlerts(e, client, log)
+	if err != nil {
+		return nil, err
+	}
+	if a != nil {
+		consumer.Alerts = a
+	}
+	return &App{Store: store, Consumer: consumer, aws: cfg, settings: e, log: log}, nil
+}
+
+// budgetAlerts returns the budget alerts the config's general_settings
+// alerting turns on (nil: none): records read and alerts claimed on the
+// keys and spend tables.
+func budgetAlerts(e appenv.Settings, client *dynamodb.Client, log *slog.Logger) (*alerts.Alerter, error) {
+	if e.ConfigPath == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(e.ConfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	al, err := config.AlertingOf(data, e.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", e.ConfigPath, err)
+	}
+	dests, problems := alerts.DestinationsOf(al, e.Getenv)
+	for _, p := range problems {
+		log.Warn("config", slog.String("path", "general_settings.alerting"), slog.String("warning", p))
+	}
+	if len(dests) == 0 {
+		return nil, nil
+	}
+	names := e.Tables
+	return alerts.New(ddbkeys.New(client, names.Keys, ddbkeys.Options{}), ddbalerts.New(client, names.Spend, 0),
+		alerts.Options{Destinations: dests, TTL: al.BudgetAlertTTL, Logger: log}), nil
 }
 
 // Replay records the events of the file e.Replay names ("-": stdin): the
