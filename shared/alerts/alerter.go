@@ -91,11 +91,11 @@ func New(states States, claims Claims, o Options) *Alerter {
 // alertKinds are the records alerts are sent for.
 var alertKinds = []keys.Kind{keys.KindKey, keys.KindTeam, keys.KindUser, keys.KindOrg}
 
-// Check reads the records evs name (recorded already: a batch, or its
+// Deliver reads the records evs name (recorded already: a batch, or its
 // redelivery) and sends each alert they reached that no one sent yet. Its
-// error says some alert was not sent (released for a later Check: the
+// error says some alert was not sent (released for a later Deliver: the
 // caller has the batch delivered again); the others were.
-func (a *Alerter) Check(ctx context.Context, evs []spend.Event) error {
+func (a *Alerter) Deliver(ctx context.Context, evs []spend.Event) error {
 	if len(a.o.Destinations) == 0 || len(evs) == 0 {
 		return nil
 	}

@@ -18,7 +18,7 @@ import (
 // the memory store, in the spend table with DynamoDB (so that local
 // gateways and deployed consumers on the same tables send each alert
 // once). nil when no destination is configured.
-func localAlerts(s Settings, gw *Gateway, log *slog.Logger) spend.Alerts {
+func localAlerts(s Settings, gw *Gateway, log *slog.Logger) spend.Deliverer {
 	dests, problems := alerts.DestinationsOf(gw.Config.General.Alerting, s.Getenv)
 	for _, p := range problems {
 		log.LogAttrs(context.Background(), slog.LevelWarn, "config", slog.String("path", "general_settings.alerting"), slog.String("warning", p))

@@ -109,6 +109,11 @@ type Settings struct {
 	// Lambda holds spend events until FlushSpend, which the Lambda hook
 	// calls after each response.
 	Lambda bool
+	// Sinks builds the logging callbacks' deliverer of the in-process
+	// spend queue (local mode: gatewayapp sets it outside the Lambda
+	// build, so the gateway's Lambda bootstrap links no sink package); nil,
+	// or a queue on SQS (the spend function delivers): none.
+	Sinks SinksFunc
 	// masterKeyRead is the SSM read of the master key ResolveAWS started,
 	// and readAhead Build's own reads ahead (Lambda); Build waits for both
 	// just before the handler.
@@ -179,6 +184,10 @@ type Gateway struct {
 	local       LocalLimits
 }
 
+// SinksFunc builds the deliverer of the logging callbacks cb names, with
+// the callbacks of teams and keys read from ks (shared/callbacks).
+type SinksFunc func(ctx context.Context, cb config.Callbacks, ks keys.Reader, aws *aws.Config, log *slog.Logger) (spend.Deliverer, error)
+
 // Build loads the config and wires the gateway.
 func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	log := s.Logger
@@ -213,7 +222,7 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	default:
 		return nil, fmt.Errorf("store %q is not supported (memory, dynamodb)", s.Store)
 	}
-	if err := buildSpendQueue(s, gw, log); err != nil {
+	if err := buildSpendQueue(ctx, s, gw, keyReader, log); err != nil {
 		return nil, err
 	}
 	startSweeper(s, gw, log)

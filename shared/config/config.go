@@ -23,6 +23,7 @@ type Config struct {
 	Deployments []*Deployment // every deployment of model_list, in file order
 	Router      RouterSettings
 	General     GeneralSettings
+	Callbacks   Callbacks // litellm_settings' logging callbacks (callbacks.go)
 	Warnings    []Warning // unsupported or ignored keys, missing env vars, left-out deployments
 	// AccessGroups maps each model access group (model_info.access_groups)
 	// to the model groups whose deployments name it, in file order; nil

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -232,7 +233,7 @@ func TestWarningsNotFatal(t *testing.T) {
       temperature: 0.2
     model_info: {mode: chat, made_up: 1}
 litellm_settings:
-  success_callback: [langfuse]
+  success_callback: [langfuse, custom_callbacks.proxy_handler_instance]
   num_retries: 4
 router_settings:
   num_retries: 1
@@ -252,7 +253,7 @@ router_settings:
 		"model_list[0].litellm_params.api_key (line 5): environment variable MISSING is not set",
 		"model_list[0].litellm_params.organization (line 6): not supported yet",
 		"model_list[0].model_info.made_up",
-		"litellm_settings.success_callback (line 10): ignored: callbacks are Python hooks",
+		`litellm_settings.success_callback[1] (line 10): callback "custom_callbacks.proxy_handler_instance" is not implemented`,
 		"litellm_settings.num_retries (line 11): overridden by router_settings.num_retries",
 		"router_settings.mystery_knob (line 14): not supported yet",
 		"BogusRetries",
@@ -454,5 +455,57 @@ func TestMasterKeyPlaces(t *testing.T) {
 				t.Errorf("warnings %q lack %q", ws, tc.warning)
 			}
 		})
+	}
+}
+
+// TestCallbacks reads litellm_settings' callbacks: the lists keep the
+// implemented names, the others are warned about; the settings read.
+func TestCallbacks(t *testing.T) {
+	y := `
+model_list:
+  - model_name: m
+    litellm_params: {model: openai/x, api_key: k}
+litellm_settings:
+  success_callback: [Langfuse, s3]
+  failure_callback: [langfuse, prometheus]
+  callbacks: generic_api
+  turn_off_message_logging: true
+  redact_user_api_key_info: true
+  s3_callback_params:
+    s3_bucket_name: logs
+    s3_aws_secret_access_key: os.environ/S3_SECRET
+`
+	c, err := Load([]byte(y), env(map[string]string{"S3_SECRET": "shh"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := c.Callbacks
+	if strings.Join(cb.Success, ",") != "langfuse,s3" || strings.Join(cb.Failure, ",") != "langfuse" || strings.Join(cb.Both, ",") != "generic_api" {
+		t.Errorf("lists = %v %v %v", cb.Success, cb.Failure, cb.Both)
+	}
+	if !cb.TurnOffMessageLogging || !cb.RedactUserAPIKeyInfo || cb.LogContent() {
+		t.Errorf("settings = %+v", cb)
+	}
+	if cb.S3["s3_bucket_name"] != "logs" || cb.S3["s3_aws_secret_access_key"] != "shh" {
+		t.Errorf("s3 params = %v", cb.S3)
+	}
+	if got := strings.Join(cb.Names(), ","); got != "generic_api,langfuse,s3" {
+		t.Errorf("names = %s", got)
+	}
+	var warned bool
+	for _, w := range c.Warnings {
+		warned = warned || strings.Contains(w.String(), `"prometheus" is not implemented`)
+	}
+	if !warned {
+		t.Errorf("no warning for prometheus: %v", c.Warnings)
+	}
+	dir := t.TempDir()
+	path := dir + "/c.yaml"
+	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	only, _, err := LoadCallbacksFile(path, env(map[string]string{"S3_SECRET": "shh"}))
+	if err != nil || !reflect.DeepEqual(only, cb) {
+		t.Errorf("LoadCallbacksFile = %+v, %v; want %+v", only, err, cb)
 	}
 }

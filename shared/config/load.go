@@ -120,6 +120,9 @@ func (l *loader) load(doc *yaml.Node) error {
 					l.masterKeys[1] = &setting{p, vv}
 					return nil
 				}
+				if ok, err := l.callbackKey(k, p, vv); ok { // callbacks.go
+					return err
+				}
 				l.litellm[k] = setting{p, vv}
 				return nil
 			})

@@ -33,12 +33,43 @@ type Consumer struct {
 	// path "store" when Save recorded them directly, "log" when they were
 	// only logged (LogLost). The spend-fallback metric.
 	OnFallback func(path string, events int)
-	// Alerts, if set, hears of every batch once it is recorded (the
-	// budget alerts, shared/alerts): its error fails an SQS batch, whose
-	// redelivery finds its events recorded and checks again.
-	Alerts Alerts
+	// Sinks, if set, receive every valid event of a batch once it is
+	// recorded (the logging callbacks, shared/callbacks): from the SQS
+	// handler, the in-process queue and a replay, never from Save (a
+	// publisher's last resort may run on a request's goroutine). An SQS
+	// batch whose delivery fails is redelivered whole (recording it again
+	// is a no-op) and reaches the dead-letter queue only after the queue's
+	// receive count.
+	Sinks Deliverer
+	// Alerts, if set, is handed every batch as Sinks is, after it (the
+	// budget alerts, shared/alerts): it checks the records the events
+	// name, and its error fails an SQS batch the same way.
+	Alerts Deliverer
 
 	lost atomic.Int64
+}
+
+// Deliverer hands recorded events to the logging callbacks. Deliver
+// retries as it sees fit and returns an error only when some sink still
+// failed: the events are then delivered again later (an SQS
+// redelivery), to every sink, so a sink must take a record it already has
+// without duplicating it where its API allows (the request id as its id).
+type Deliverer interface {
+	Deliver(ctx context.Context, evs []Event) error
+}
+
+// deliver hands evs to the sinks and the alerts, if any.
+func (c *Consumer) deliver(ctx context.Context, evs []Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, d := range [...]Deliverer{c.Sinks, c.Alerts} {
+		if d != nil {
+			errs = append(errs, d.Deliver(ctx, evs))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // NewConsumer returns a Consumer on st logging to log (slog.Default() if nil).
@@ -49,37 +80,16 @@ func NewConsumer(st Store, log *slog.Logger) *Consumer {
 	return &Consumer{Store: st, Log: log}
 }
 
-// Alerts checks the records of recorded events (shared/alerts.Alerter).
-type Alerts interface {
-	// Check is given every batch once recorded, again on a redelivery;
-	// its error says something it had to send was not sent.
-	Check(ctx context.Context, evs []Event) error
-}
-
-// Record records evs (valid events), logs the soft budgets they crossed
-// and has Alerts check them (its error is logged: the in-process queue and
-// a replay have no redelivery).
+// Record records evs (valid events) and logs the soft budgets they crossed.
 func (c *Consumer) Record(ctx context.Context, evs []Event) (Result, error) {
-	res, alertErr, err := c.record(ctx, evs)
-	if alertErr != nil {
-		c.Log.LogAttrs(ctx, slog.LevelError, "budget alerts not sent", slog.String("error", alertErr.Error()))
-	}
-	return res, err
-}
-
-// record is Record with the Alerts' error apart.
-func (c *Consumer) record(ctx context.Context, evs []Event) (res Result, alertErr, err error) {
 	if len(evs) == 0 {
-		return Result{}, nil, nil
+		return Result{}, nil
 	}
-	res, err = c.Store.Record(ctx, evs)
+	res, err := c.Store.Record(ctx, evs)
 	for _, r := range res.SoftCrossed {
 		c.Log.LogAttrs(ctx, slog.LevelWarn, "soft budget crossed", slog.String("record", string(r.Kind)), slog.String("id", r.ID))
 	}
-	if err == nil && c.Alerts != nil {
-		alertErr = c.Alerts.Check(ctx, evs)
-	}
-	return res, alertErr, err
+	return res, err
 }
 
 // HandleSQS handles one SQS batch with partial batch failures: a message
@@ -107,16 +117,18 @@ func (c *Consumer) HandleSQS(ctx context.Context, batch events.SQSEvent) (events
 	if len(evs) == 0 {
 		return resp, nil
 	}
-	res, alertErr, err := c.record(ctx, evs)
-	if err == nil && alertErr != nil {
-		err = alertErr
-		c.Log.LogAttrs(ctx, slog.LevelError, "budget alerts not sent; the batch's messages will be retried (they are recorded)",
-			slog.Int("events", len(evs)), slog.String("error", alertErr.Error()))
-	} else if err != nil {
+	res, err := c.Record(ctx, evs)
+	if err != nil {
 		c.Log.LogAttrs(ctx, slog.LevelError, "spend batch not recorded; its messages will be retried",
 			slog.Int("events", len(evs)), slog.String("error", err.Error()))
+		for _, id := range ids {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
+		}
+		return resp, nil
 	}
-	if err != nil {
+	if err := c.deliver(ctx, evs); err != nil {
+		c.Log.LogAttrs(ctx, slog.LevelError, "spend batch recorded, callbacks not delivered; its messages will be retried",
+			slog.Int("events", len(evs)), slog.String("error", err.Error()))
 		for _, id := range ids {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
 		}
@@ -242,6 +254,9 @@ func (c *Consumer) Replay(ctx context.Context, r io.Reader) (recorded, duplicate
 		}
 		recorded += res.Recorded
 		duplicates += res.Duplicates
+		if err := c.deliver(ctx, evs[:n]); err != nil {
+			c.Log.LogAttrs(ctx, slog.LevelError, "replay: callbacks not delivered", slog.Int("events", n), slog.String("error", err.Error()))
+		}
 		evs = evs[n:]
 	}
 	if len(bad) > 0 {

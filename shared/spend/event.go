@@ -15,7 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -44,8 +46,11 @@ const (
 	StatusDisconnected Status = "client_disconnected" // the client went away before the end
 )
 
-// Event is what one gateway request spent. It never carries prompt or
-// response text.
+// Event is what one gateway request spent, and what the logging callbacks
+// (shared/callbacks) receive of it. It carries prompt and response text
+// only when the gateway is told to (a callback is configured and
+// litellm_settings.turn_off_message_logging is off), each bounded by
+// MaxContentLen (Clip).
 //
 // Its JSON form (version 1) is the queue message body and the replay line:
 //
@@ -56,7 +61,12 @@ const (
 //	 "model":"<provider model>","api_base":"...","call_type":"chat",
 //	 "prompt_tokens":12,"completion_tokens":3,"cached_tokens":0,"cost":1234,
 //	 "usage_estimated":false,"attempts":1,"retries":0,"fallbacks":0,"tags":["a"],
-//	 "stream":false,"status_code":200}
+//	 "stream":false,"status_code":200,
+//	 "ttft_ms":120,"error":"...","metadata":{...},"messages":[...],"response":{...}}
+//
+// ttft_ms, error, metadata, messages and response are optional (an older
+// consumer ignores them: no version change); messages, response and
+// metadata are JSON values of at most MaxContentLen bytes each (Clip).
 //
 // cost is integer nano-USD, null when unknown. Empty strings, false and
 // zero counts are omitted.
@@ -97,6 +107,18 @@ type Event struct {
 	Stream     bool
 	StatusCode int
 
+	// TTFT is a stream's time to its first content event (0: none or not
+	// a stream).
+	TTFT time.Duration
+	// Error is the failure's message (at most MaxTextLen bytes; "" on
+	// success).
+	Error string
+	// Metadata is the request's metadata object as the client sent it;
+	// Messages its messages (or input, prompt), Response the answer's
+	// body. Each is set only when content logging is on, and is a JSON
+	// value of at most MaxContentLen bytes (Clip); nil otherwise.
+	Metadata, Messages, Response json.RawMessage
+
 	// Hold is the strict-budget reservation the request made, or tried to
 	// make when its admission got no answer, which recording the event
 	// settles (nil: none; holds.go). A hold that is not there (never
@@ -113,7 +135,38 @@ const (
 	MaxIDLen   = 256 // request, team, user and end user ids, aliases, model group, deployment id
 	MaxTextLen = 1024
 	MaxTags    = 64
+	// MaxContentLen bounds each of an event's messages, response and
+	// metadata: ten events with all three fit one SQS batch (256 KB).
+	MaxContentLen = 8 << 10
 )
+
+// Clip returns b as an event's content value: b itself when it is at
+// most MaxContentLen bytes of valid JSON, else a JSON string holding its
+// first bytes (cut on a rune boundary) followed by "...[truncated N
+// bytes]"; nil for empty input.
+func Clip(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	if len(b) <= MaxContentLen && json.Valid(b) {
+		return json.RawMessage(b)
+	}
+	keep := MaxContentLen / 2 // a JSON string may escape each byte to up to 6
+	for keep > 0 && keep < len(b) && !utf8.RuneStart(b[keep]) {
+		keep--
+	}
+	keep = min(keep, len(b))
+	s := strings.ToValidUTF8(string(b[:keep]), "\uFFFD")
+	if keep < len(b) {
+		s += fmt.Sprintf("...[truncated %d bytes]", len(b)-keep)
+	}
+	out, _ := json.Marshal(s)
+	for len(out) > MaxContentLen { // only with heavy escaping
+		s = s[:len(s)/2]
+		out, _ = json.Marshal(strings.ToValidUTF8(s, "") + "...[truncated]")
+	}
+	return out
+}
 
 func invalid(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, a...))
@@ -155,6 +208,17 @@ func (e *Event) Validate() error {
 	}
 	if len(e.APIBase) > MaxTextLen {
 		return invalid("request %s: api_base longer than %d bytes", short(e.RequestID), MaxTextLen)
+	}
+	if len(e.Error) > MaxTextLen {
+		return invalid("request %s: error longer than %d bytes", short(e.RequestID), MaxTextLen)
+	}
+	if e.TTFT < 0 {
+		return invalid("request %s: negative ttft_ms", short(e.RequestID))
+	}
+	for i, c := range [...]json.RawMessage{e.Metadata, e.Messages, e.Response} {
+		if len(c) > MaxContentLen {
+			return invalid("request %s: %s longer than %d bytes", short(e.RequestID), [...]string{"metadata", "messages", "response"}[i], MaxContentLen)
+		}
 	}
 	for _, t := range e.Tags {
 		if len(t) > MaxIDLen {
@@ -267,6 +331,11 @@ type wireEvent struct {
 	Stream           bool            `json:"stream,omitempty"`
 	StatusCode       int             `json:"status_code,omitempty"`
 	Hold             *wireHold       `json:"hold,omitempty"`
+	TTFTMillis       int64           `json:"ttft_ms,omitempty"`
+	Error            string          `json:"error,omitempty"`
+	Metadata         json.RawMessage `json:"metadata,omitempty"`
+	Messages         json.RawMessage `json:"messages,omitempty"`
+	Response         json.RawMessage `json:"response,omitempty"`
 }
 
 var jsonNull = json.RawMessage("null")
@@ -283,6 +352,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Cost: jsonNull, UsageEstimated: e.UsageEstimated,
 		Attempts: e.Attempts, Retries: e.Retries, Fallbacks: e.Fallbacks, Tags: e.Tags, Stream: e.Stream,
 		StatusCode: e.StatusCode, Hold: holdWire(e.Hold),
+		TTFTMillis: e.TTFT.Milliseconds(), Error: e.Error,
+		Metadata: e.Metadata, Messages: e.Messages, Response: e.Response,
 	}
 	if e.CostKnown {
 		w.Cost = strconv.AppendInt(nil, e.Cost, 10)
@@ -307,6 +378,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		UsageEstimated: w.UsageEstimated,
 		Attempts:       w.Attempts, Retries: w.Retries, Fallbacks: w.Fallbacks, Tags: w.Tags, Stream: w.Stream,
 		StatusCode: w.StatusCode,
+		TTFT:       ttft(w.TTFTMillis), Error: w.Error,
+		Metadata: w.Metadata, Messages: w.Messages, Response: w.Response,
 	}
 	hold, err := w.Hold.hold(w.RequestID)
 	if err != nil {
@@ -323,6 +396,15 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	}
 	e.Cost, e.CostKnown = n, true
 	return nil
+}
+
+// ttft reads ttft_ms; a value a Duration cannot hold reads as negative,
+// which Validate rejects.
+func ttft(ms int64) time.Duration {
+	if ms < 0 || ms > int64(1<<63-1)/int64(time.Millisecond) {
+		return -1
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // parseCost reads cost: a JSON integer of nano-USD. A fraction, an

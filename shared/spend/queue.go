@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -51,6 +52,10 @@ type Queue struct {
 	// every event after it are then logged, not recorded.
 	ctx   context.Context
 	abort context.CancelFunc
+	// sinks carries recorded batches to the callbacks' goroutine (nil:
+	// no Consumer.Sinks); sinksDone closes when it has finished.
+	sinks     chan []Event
+	sinksDone chan struct{}
 }
 
 type item struct {
@@ -71,6 +76,10 @@ func NewQueue(c *Consumer, o QueueOptions) *Queue {
 	}
 	q := &Queue{c: c, o: o, ch: make(chan item, o.Size), done: make(chan struct{})}
 	q.ctx, q.abort = context.WithCancel(context.Background())
+	if c.Sinks != nil {
+		q.sinks, q.sinksDone = make(chan []Event, sinkBacklog), make(chan struct{})
+		go q.runSinks()
+	}
 	go q.run()
 	return q
 }
@@ -131,16 +140,32 @@ func (q *Queue) Close(ctx context.Context) error {
 	})
 	select {
 	case <-q.done:
-		return nil
+		if q.sinks == nil {
+			return nil
+		}
+		select {
+		case <-q.sinksDone:
+			return nil
+		case <-ctx.Done(): // the sinks' batches in hand are logged as not delivered
+			q.abort()
+			<-q.sinksDone
+			return fmt.Errorf("callbacks left at the flush deadline were logged as not delivered: %w", ctx.Err())
+		}
 	case <-ctx.Done():
 	}
 	q.abort()
 	<-q.done // logging what is left takes no store call
+	if q.sinks != nil {
+		<-q.sinksDone
+	}
 	return fmt.Errorf("spend events left at the flush deadline were logged as %q: %w", LostMessage, ctx.Err())
 }
 
 func (q *Queue) run() {
 	defer close(q.done)
+	if q.sinks != nil {
+		defer close(q.sinks)
+	}
 	batch := make([]Event, 0, q.o.Batch)
 	var flushes []chan struct{}
 	timer := time.NewTimer(time.Hour)
@@ -214,6 +239,7 @@ func (q *Queue) record(batch []Event) {
 			}
 		}
 		if _, err = q.c.Record(ctx, valid); err == nil {
+			q.deliver(valid)
 			return
 		}
 	}
@@ -221,4 +247,42 @@ func (q *Queue) record(batch []Event) {
 		err = fmt.Errorf("shutdown: the spend flush deadline passed: %w", errors.Join(err, q.ctx.Err()))
 	}
 	q.c.LogLost(context.WithoutCancel(ctx), valid, err)
+}
+
+// deliver hands a recorded batch to the sinks' goroutine (Consumer.Sinks),
+// never blocking: a sink that is slow or down delays neither recording
+// nor a request. Locally there is no redelivery: the Deliverer's own
+// retries are all; past them, or when sinkBacklog batches already wait,
+// the failure is logged with the request ids.
+func (q *Queue) deliver(batch []Event) {
+	if q.sinks == nil {
+		return
+	}
+	select {
+	case q.sinks <- append([]Event(nil), batch...):
+	default:
+		q.sinkFailed(batch, errors.New("callback backlog full"))
+	}
+}
+
+// sinkBacklog bounds the recorded batches waiting for the sinks locally.
+const sinkBacklog = 64
+
+func (q *Queue) runSinks() {
+	defer close(q.sinksDone)
+	for batch := range q.sinks {
+		ctx, cancel := context.WithTimeout(q.ctx, 2*time.Minute)
+		if err := q.c.deliver(ctx, batch); err != nil {
+			q.sinkFailed(batch, err)
+		}
+		cancel()
+	}
+}
+
+func (q *Queue) sinkFailed(batch []Event, err error) {
+	ids := make([]string, len(batch))
+	for i := range batch {
+		ids[i] = batch[i].RequestID
+	}
+	q.c.Log.LogAttrs(context.Background(), slog.LevelError, "callbacks not delivered", slog.Any("request_ids", ids), slog.String("error", err.Error()))
 }

@@ -37,6 +37,15 @@ var notInGatewayLambda = []string{
 	module + "/shared/console",
 }
 
+// sinksOnlyInSpend are the logging callbacks' packages: the spend function
+// delivers them (and local mode, built without lambda.norpc); the
+// gateway's Lambda bootstrap must not link any of them, so that its cold
+// start and request path pay nothing for a sink.
+var sinksOnlyInSpend = []string{
+	module + "/shared/callbacks",
+	module + "/shared/callbacks/sinks",
+}
+
 // TestLambdaBuildsLeaveOutSDKConfig fails when a function built as the
 // Makefile builds it for Lambda (-tags lambda.norpc, linux/arm64, no cgo)
 // links a package of notInLambda again. The same list without the tag must
@@ -85,6 +94,19 @@ func TestLambdaBuildsLeaveOutSDKConfig(t *testing.T) {
 	for fn, pkgs := range deps() {
 		if !pkgs[notInLambda[0]] {
 			t.Errorf("functions/%s without -tags lambda.norpc does not link %s: this test no longer sees what it checks", fn, notInLambda[0])
+		}
+	}
+	for _, p := range sinksOnlyInSpend {
+		if lambda["gateway"][p] {
+			t.Errorf("functions/gateway built for Lambda links %s (sinks belong to the spend function and local mode)", p)
+		}
+		if !lambda["spend"][p] {
+			t.Errorf("functions/spend built for Lambda does not link %s: callbacks are not delivered, or this test no longer sees what it checks", p)
+		}
+	}
+	for p := range lambda["gateway"] {
+		if strings.HasPrefix(p, module+"/shared/callbacks/") {
+			t.Errorf("functions/gateway built for Lambda links the sink %s", p)
 		}
 	}
 	for _, p := range notInGatewayLambda {

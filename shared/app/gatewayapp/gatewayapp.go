@@ -55,6 +55,7 @@ func Run(e appenv.Settings) error {
 	if err != nil {
 		return err
 	}
+	settings.Sinks = localSinks(e.Getenv)
 	endBuild := inittrace.Span("build")
 	gw, err := app.Build(ctx, settings)
 	endBuild()

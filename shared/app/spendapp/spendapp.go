@@ -19,8 +19,11 @@ import (
 	"github.com/sluice-gw/sluice/shared/alerts/ddbalerts"
 	"github.com/sluice-gw/sluice/shared/app/appenv"
 	"github.com/sluice-gw/sluice/shared/awsconf"
+	"github.com/sluice-gw/sluice/shared/callbacks"
+	"github.com/sluice-gw/sluice/shared/callbacks/sinks"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/shared/spend/ddbspend"
@@ -30,8 +33,9 @@ import (
 
 // App is an assembled spend consumer.
 type App struct {
-	Store    *ddbspend.Store // the spend, keys and counters tables
-	Consumer *spend.Consumer // records the events of a batch into Store
+	Store    *ddbspend.Store       // the spend, keys and counters tables
+	Consumer *spend.Consumer       // records the events of a batch into Store
+	Sinks    *callbacks.Dispatcher // the logging callbacks, called by Consumer after recording
 	aws      aws.Config
 	settings appenv.Settings
 	log      *slog.Logger
@@ -50,9 +54,14 @@ func Build(ctx context.Context, e appenv.Settings, log *slog.Logger) (*App, erro
 	}
 	client := ddb.NewClient(cfg, ddb.ClientOptions{Emulator: awsconf.HasEndpoint(ctx, cfg, "DynamoDB")})
 	names := e.Tables
-	store := ddbspend.New(client, names.Spend, names.Keys, ddbkeys.New(client, names.Keys, ddbkeys.Options{}),
-		ddbspend.Options{Logger: log, CountersTable: names.Counters})
+	ks := ddbkeys.New(client, names.Keys, ddbkeys.Options{})
+	store := ddbspend.New(client, names.Spend, names.Keys, ks, ddbspend.Options{Logger: log, CountersTable: names.Counters})
 	consumer := spend.NewConsumer(store, log)
+	d, err := buildSinks(ctx, e, ks, &cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	consumer.Sinks = d
 	a, err := budgetAlerts(e, client, log)
 	if err != nil {
 		return nil, err
@@ -60,7 +69,21 @@ func Build(ctx context.Context, e appenv.Settings, log *slog.Logger) (*App, erro
 	if a != nil {
 		consumer.Alerts = a
 	}
-	return &App{Store: store, Consumer: consumer, aws: cfg, settings: e, log: log}, nil
+	return &App{Store: store, Consumer: consumer, Sinks: d, aws: cfg, settings: e, log: log}, nil
+}
+
+// buildSinks builds the logging callbacks of the config's litellm_settings
+// (read alone: the consumer does not load the model list) and of teams and
+// keys (ks).
+func buildSinks(ctx context.Context, e appenv.Settings, ks keys.Reader, cfg *aws.Config, log *slog.Logger) (*callbacks.Dispatcher, error) {
+	cb, warnings, err := config.LoadCallbacksFile(e.ConfigPath, e.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		log.LogAttrs(ctx, slog.LevelWarn, "config", slog.String("path", w.Path), slog.Int("line", w.Line), slog.String("warning", w.Message))
+	}
+	return sinks.New(ctx, cb, e.Getenv, ks, cfg, log)
 }
 
 // budgetAlerts returns the budget alerts the config's general_settings

@@ -1,0 +1,140 @@
+package callbacks_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/callbacks"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/spend"
+)
+
+// recorder is a sink that keeps what it was sent, failing its first fail
+// calls.
+type recorder struct {
+	mu    sync.Mutex
+	fail  int
+	err   error
+	calls int
+	got   []callbacks.Record
+}
+
+func (r *recorder) Send(_ context.Context, recs []callbacks.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	if r.fail > 0 {
+		r.fail--
+		return r.err
+	}
+	r.got = append(r.got, recs...)
+	return nil
+}
+
+func (r *recorder) ids() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, x := range r.got {
+		out = append(out, x.CallID)
+	}
+	return out
+}
+
+func event(id string, st spend.Status) spend.Event {
+	t := time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC)
+	return spend.Event{Version: 1, RequestID: id, Start: t, End: t.Add(time.Second), Status: st,
+		KeyHash: "ab", KeyAlias: "alias", TeamID: "team", UserID: "u", ModelGroup: "gpt", Cost: 1500, CostKnown: true,
+		PromptTokens: 10, CompletionTokens: 2, TTFT: 300 * time.Millisecond,
+		Messages: json.RawMessage(`[{"role":"user","content":"secret prompt"}]`), Response: json.RawMessage(`{"x":"secret answer"}`)}
+}
+
+func dispatcher(t *testing.T, cb config.Callbacks, sinks map[string]*recorder) *callbacks.Dispatcher {
+	t.Helper()
+	reg := callbacks.Registry{}
+	for n, s := range sinks {
+		reg[n] = func(context.Context, callbacks.Env) (callbacks.Sink, error) { return s, nil }
+	}
+	d, err := callbacks.New(context.Background(), callbacks.Options{Callbacks: cb, Registry: reg, Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestDeliverSelects sends success_callback sinks the successes,
+// failure_callback sinks the failures and callbacks sinks both.
+func TestDeliverSelects(t *testing.T) {
+	ok, bad, both := &recorder{}, &recorder{}, &recorder{}
+	d := dispatcher(t, config.Callbacks{Success: []string{"ok"}, Failure: []string{"bad"}, Both: []string{"both"}},
+		map[string]*recorder{"ok": ok, "bad": bad, "both": both})
+	evs := []spend.Event{event("a", spend.StatusSuccess), event("b", spend.StatusFailure), event("c", spend.StatusDisconnected)}
+	if err := d.Deliver(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	if got := ok.ids(); len(got) != 1 || got[0] != "a" {
+		t.Errorf("success sink got %v", got)
+	}
+	if got := bad.ids(); len(got) != 2 || got[0] != "b" || got[1] != "c" {
+		t.Errorf("failure sink got %v", got)
+	}
+	if got := both.ids(); len(got) != 3 {
+		t.Errorf("both sink got %v", got)
+	}
+	r := ok.got[0]
+	if r.CostNanos != 1500 || !r.CostKnown || r.Cost() != 1.5e-6 || r.CompletionStart.Sub(r.Start) != 300*time.Millisecond || r.KeyAlias != "alias" {
+		t.Errorf("record = %+v", r)
+	}
+	if len(r.Messages) == 0 {
+		t.Error("content dropped though message logging is on")
+	}
+}
+
+// TestDeliverRedacts keeps contents and key details out with
+// turn_off_message_logging and redact_user_api_key_info; cost stays.
+func TestDeliverRedacts(t *testing.T) {
+	s := &recorder{}
+	d := dispatcher(t, config.Callbacks{Both: []string{"s"}, TurnOffMessageLogging: true, RedactUserAPIKeyInfo: true}, map[string]*recorder{"s": s})
+	if err := d.Deliver(context.Background(), []spend.Event{event("a", spend.StatusSuccess)}); err != nil {
+		t.Fatal(err)
+	}
+	r := s.got[0]
+	if r.Messages != nil || r.Response != nil || r.KeyHash != "" || r.KeyAlias != "" || r.TeamID != "" || r.UserID != "" {
+		t.Errorf("not redacted: %+v", r)
+	}
+	if r.CostNanos != 1500 || r.PromptTokens != 10 {
+		t.Errorf("usage or cost dropped: %+v", r)
+	}
+	b, _ := json.Marshal(callbacks.NewPayload(&r))
+	for _, secret := range []string{"secret prompt", "secret answer", `"alias"`} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("payload holds %q: %s", secret, b)
+		}
+	}
+}
+
+// TestDeliverRetries retries a failing sink, fails once the attempts are
+// spent (the batch is then redelivered), and drops what a sink rejects
+// permanently.
+func TestDeliverRetries(t *testing.T) {
+	flaky := &recorder{fail: 2, err: errors.New("503")}
+	d := dispatcher(t, config.Callbacks{Both: []string{"s"}}, map[string]*recorder{"s": flaky})
+	if err := d.Deliver(context.Background(), []spend.Event{event("a", spend.StatusSuccess)}); err != nil || flaky.calls != 3 {
+		t.Fatalf("err %v after %d calls; want success on the third", err, flaky.calls)
+	}
+	down := &recorder{fail: 100, err: errors.New("connection refused")}
+	d = dispatcher(t, config.Callbacks{Both: []string{"s"}}, map[string]*recorder{"s": down})
+	if err := d.Deliver(context.Background(), []spend.Event{event("a", spend.StatusSuccess)}); err == nil || down.calls != 3 {
+		t.Fatalf("err %v after %d calls; want an error after 3", err, down.calls)
+	}
+	rejects := &recorder{fail: 100, err: callbacks.Permanent(errors.New("400"))}
+	d = dispatcher(t, config.Callbacks{Both: []string{"s"}}, map[string]*recorder{"s": rejects})
+	if err := d.Deliver(context.Background(), []spend.Event{event("a", spend.StatusSuccess)}); err != nil || rejects.calls != 1 {
+		t.Fatalf("err %v after %d calls; want nil after 1 (dropped)", err, rejects.calls)
+	}
+}

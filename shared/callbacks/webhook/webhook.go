@@ -1,0 +1,124 @@
+// Package webhook is the generic_api callback (LiteLLM's generic API
+// logger, also named "webhook" here): one JSON POST per consumer batch to
+// GENERIC_LOGGER_ENDPOINT, a JSON array of LiteLLM's
+// StandardLoggingPayload (callbacks.Payload), one per call, with the
+// headers of GENERIC_LOGGER_HEADERS ("Name=value,Name2=value2"). A
+// redelivered batch is posted again: the receiver dedupes on each
+// payload's "id" (the call id).
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/sluice-gw/sluice/shared/callbacks"
+)
+
+// Sink posts batches to one endpoint.
+type Sink struct {
+	endpoint string
+	headers  http.Header
+	client   *http.Client
+}
+
+// New is the callbacks.Factory: the endpoint from the callback's params
+// (endpoint, generic_logger_endpoint) or GENERIC_LOGGER_ENDPOINT, the
+// headers from params (headers, generic_logger_headers) or
+// GENERIC_LOGGER_HEADERS.
+func New(_ context.Context, env callbacks.Env) (callbacks.Sink, error) {
+	ep := env.Var("endpoint", "")
+	if ep == "" {
+		ep = env.Var("generic_logger_endpoint", "GENERIC_LOGGER_ENDPOINT")
+	}
+	if ep == "" {
+		return nil, errors.New("GENERIC_LOGGER_ENDPOINT is not set")
+	}
+	u, err := url.Parse(ep)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("GENERIC_LOGGER_ENDPOINT is not an http(s) URL") // never echo it: it may hold a token
+	}
+	hs := env.Var("headers", "")
+	if hs == "" {
+		hs = env.Var("generic_logger_headers", "GENERIC_LOGGER_HEADERS")
+	}
+	h, err := ParseHeaders(hs)
+	if err != nil {
+		return nil, err
+	}
+	return &Sink{endpoint: ep, headers: h, client: env.Client()}, nil
+}
+
+// ParseHeaders reads "Name=value,Name2=value2" (a JSON object is read
+// too: callback_vars may hold one).
+func ParseHeaders(s string) (http.Header, error) {
+	h := http.Header{}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return h, nil
+	}
+	if strings.HasPrefix(s, "{") {
+		var m map[string]string
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			return nil, errors.New("GENERIC_LOGGER_HEADERS: not a JSON object of strings")
+		}
+		for k, v := range m {
+			h.Set(k, v)
+		}
+		return h, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("GENERIC_LOGGER_HEADERS: want Name=value pairs separated by commas")
+		}
+		h.Set(k, strings.TrimSpace(v))
+	}
+	return h, nil
+}
+
+// Send implements callbacks.Sink: one POST of recs' payloads.
+func (s *Sink) Send(ctx context.Context, recs []callbacks.Record) error {
+	ps := make([]callbacks.Payload, len(recs))
+	for i := range recs {
+		ps[i] = callbacks.NewPayload(&recs[i])
+	}
+	body, err := json.Marshal(ps)
+	if err != nil {
+		return callbacks.Permanent(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return callbacks.Permanent(err)
+	}
+	for k, v := range s.headers {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("generic_api: %w", redactURL(err))
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	if resp.StatusCode/100 != 2 {
+		return callbacks.HTTPStatusError("generic_api", resp.StatusCode, b)
+	}
+	return nil
+}
+
+// redactURL drops the URL from a client error: it may carry a token.
+func redactURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
+}
