@@ -115,6 +115,7 @@ var routes = map[string]route{
 	"/team/unblock":       {http.MethodPost, (*Handler).teamUnblock},
 	"/team/info":          {http.MethodGet, (*Handler).teamInfo},
 	"/team/list":          {http.MethodGet, (*Handler).teamList},
+	"/active/callbacks":   {http.MethodGet, (*Handler).activeCallbacks}, // callbacks.go
 
 	"/user/new":    {http.MethodPost, (*Handler).userNew},
 	"/user/update": {http.MethodPost, (*Handler).userUpdate},
@@ -181,7 +182,8 @@ func Routes() []string {
 			out = append(out, also+" "+p)
 		}
 	}
-	return append(out, http.MethodPost+" /key/{key}/regenerate", http.MethodPatch+" /model/{id}/update")
+	return append(out, http.MethodPost+" /key/{key}/regenerate", http.MethodPatch+" /model/{id}/update",
+		http.MethodPost+" /team/{team_id}/callback", http.MethodGet+" /team/{team_id}/callback")
 }
 
 // Handles reports whether path is an admin route (local mode sends those
@@ -192,7 +194,8 @@ func Handles(path string) bool {
 	}
 	_, ok := regeneratePath(path)
 	_, isModel := modelUpdatePath(path)
-	return ok || isModel || path == "/health"
+	_, isTeamCallback := teamCallbackPath(path)
+	return ok || isModel || isTeamCallback || path == "/health"
 }
 
 func regeneratePath(path string) (string, bool) {
@@ -221,6 +224,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rt = route{http.MethodPost, func(h *Handler, w http.ResponseWriter, r *http.Request, c *caller) error {
 				return h.regenerate(w, r, c, key)
 			}}
+		} else if id, isTeam := teamCallbackPath(r.URL.Path); isTeam { // callbacks.go
+			rt = teamCallbackRoute(r.Method, id)
 		} else if id, isModel := modelUpdatePath(r.URL.Path); isModel {
 			rt = route{http.MethodPatch, func(h *Handler, w http.ResponseWriter, r *http.Request, c *caller) error {
 				return h.updateModel(w, r, c, id)
@@ -265,6 +270,9 @@ func routeName(path string) string {
 	}
 	if _, ok := modelUpdatePath(path); ok {
 		return "/model/{id}/update"
+	}
+	if _, ok := teamCallbackPath(path); ok {
+		return "/team/{team_id}/callback"
 	}
 	return path
 }

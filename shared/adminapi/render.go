@@ -52,11 +52,13 @@ func strList(v []string) []string {
 	return v
 }
 
+// metadata is a record's metadata as shown: {} when none, and the
+// credentials of its logging callbacks masked (callbacks.go).
 func metadata(m json.RawMessage) json.RawMessage {
 	if len(m) == 0 {
 		return json.RawMessage("{}")
 	}
-	return m
+	return keys.MaskCallbackVars(m)
 }
 
 func usdOrNil(v *float64) any {

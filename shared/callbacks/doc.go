@@ -47,6 +47,9 @@
 // settings are missing or wrong: New then fails, and the consumer does
 // not start (better than a sink silently dropping every record).
 //
-// Team and key callbacks (LiteLLM's /team/{id}/callback and key
-// metadata.logging) add sinks per call: Dispatcher.Scopes reads them.
+// Team and key callbacks (LiteLLM's POST /team/{id}/callback and a key's
+// metadata.logging: keys.LoggingCallbacks) add sinks per call: Options.Scopes
+// (KeyScopes on the keys store, cached a minute) reads the key's callbacks,
+// else its team's, and each is built through the same Registry with its
+// callback_vars as Env.Params (a secret there is never logged).
 package callbacks

@@ -2,7 +2,6 @@ package callbacks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,17 +15,13 @@ import (
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
-// ScopeCallback is a team's or a key's own callback, LiteLLM's shape:
-// {"callback_name": "langfuse", "callback_type": "success",
-// "callback_vars": {"langfuse_public_key": ..., ...}}.
-type ScopeCallback struct {
-	Name string            `json:"callback_name"`
-	Type string            `json:"callback_type,omitempty"` // success, failure, success_and_failure (default)
-	Vars map[string]string `json:"callback_vars,omitempty"`
-}
+// ScopeCallback is a team's or key's own callback, LiteLLM's shape
+// (keys.Callback): {"callback_name", "callback_type", "callback_vars"}.
+type ScopeCallback = keys.Callback
 
-// When returns when the callback is called.
-func (c ScopeCallback) When() When {
+// WhenOf returns when a team's or key's callback is called
+// (callback_type; success_and_failure when absent).
+func WhenOf(c ScopeCallback) When {
 	switch strings.ToLower(c.Type) {
 	case "success":
 		return OnSuccess
@@ -36,8 +31,9 @@ func (c ScopeCallback) When() When {
 	return OnBoth
 }
 
-// Scopes reads the callbacks of a call's key (metadata.logging) and team
-// (metadata.callback_settings, written by /team/{id}/callback).
+// Scopes reads the callbacks of a call's key and team (keys.LoggingCallbacks
+// of their metadata: metadata.logging, which /team/{id}/callback writes,
+// else a team's older metadata.callback_settings).
 type Scopes interface {
 	Callbacks(ctx context.Context, keyHash, teamID string) ([]ScopeCallback, error)
 }
@@ -63,24 +59,25 @@ func NewKeyScopes(ks keys.Reader, ttl time.Duration) *KeyScopes {
 	return &KeyScopes{keys: ks, ttl: ttl, now: time.Now, cache: map[string]cachedScope{}}
 }
 
-// Callbacks implements Scopes: the key's, then the team's. A record that
-// is gone has none.
+// Callbacks implements Scopes: the key's callbacks when it has any (as in
+// LiteLLM, a key's logging overrides its team's), else the team's. A
+// record that is gone has none.
 func (s *KeyScopes) Callbacks(ctx context.Context, keyHash, teamID string) ([]ScopeCallback, error) {
 	var out []ScopeCallback
 	if keyHash != "" {
 		cbs, err := s.cached(ctx, "k"+keyHash, func() ([]ScopeCallback, error) {
 			k, err := s.keys.GetKey(ctx, keyHash)
-			return KeyLogging(k.Metadata), err
+			return keys.LoggingCallbacks(k.Metadata), err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("callbacks of key: %w", err)
 		}
 		out = append(out, cbs...)
 	}
-	if teamID != "" {
+	if teamID != "" && len(out) == 0 {
 		cbs, err := s.cached(ctx, "t"+teamID, func() ([]ScopeCallback, error) {
 			t, err := s.keys.GetTeam(ctx, teamID)
-			return TeamCallbacks(t.Metadata).List(), err
+			return keys.LoggingCallbacks(t.Metadata), err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("callbacks of team: %w", err)
@@ -114,59 +111,6 @@ func (s *KeyScopes) cached(_ context.Context, id string, read func() ([]ScopeCal
 	return cbs, nil
 }
 
-// KeyLogging reads a key's metadata.logging (nil when absent or not a
-// list of callbacks).
-func KeyLogging(meta json.RawMessage) []ScopeCallback {
-	var m struct {
-		Logging []ScopeCallback `json:"logging"`
-	}
-	if len(meta) == 0 || json.Unmarshal(meta, &m) != nil {
-		return nil
-	}
-	out := m.Logging[:0]
-	for _, c := range m.Logging {
-		if c.Name = strings.ToLower(strings.TrimSpace(c.Name)); c.Name != "" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// TeamSettings is a team's metadata.callback_settings, LiteLLM's shape.
-type TeamSettings struct {
-	Success []string          `json:"success_callback"`
-	Failure []string          `json:"failure_callback"`
-	Vars    map[string]string `json:"callback_vars"`
-}
-
-// TeamCallbacks reads a team's metadata.callback_settings.
-func TeamCallbacks(meta json.RawMessage) TeamSettings {
-	var m struct {
-		Settings TeamSettings `json:"callback_settings"`
-	}
-	if len(meta) > 0 {
-		_ = json.Unmarshal(meta, &m) // not the shape: no callbacks
-	}
-	return m.Settings
-}
-
-// List returns the team's callbacks, one per name.
-func (t TeamSettings) List() []ScopeCallback {
-	whens := map[string]When{}
-	for _, n := range t.Success {
-		whens[strings.ToLower(n)] |= OnSuccess
-	}
-	for _, n := range t.Failure {
-		whens[strings.ToLower(n)] |= OnFailure
-	}
-	out := make([]ScopeCallback, 0, len(whens))
-	for n, w := range whens {
-		out = append(out, ScopeCallback{Name: n, Type: w.String(), Vars: t.Vars})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
 type scopedJob struct {
 	name string
 	sink Sink
@@ -197,7 +141,7 @@ func (d *Dispatcher) scopedJobs(ctx context.Context, evs []spend.Event, recs []R
 			seen[sc] = cbs
 		}
 		for _, cb := range cbs {
-			if !cb.When().takes(&recs[i]) {
+			if !WhenOf(cb).takes(&recs[i]) {
 				continue
 			}
 			k := scopeKey(cb)

@@ -92,6 +92,10 @@ type Completion struct {
 	// TTFT is, for a stream, the time from Started to its first content
 	// event sent; 0 when none was.
 	TTFT time.Duration
+	// Metadata, Messages and Response are the request's metadata and
+	// messages and a non-streamed answer's body, captured only when
+	// content logging is on (content.go); nil otherwise.
+	Metadata, Messages, Response json.RawMessage
 	// Refused is the scope ("key", "team", "user", "team_member",
 	// "end_user", "deployment") of the last limit or budget that refused
 	// an admission of the request; "" if none did.
@@ -150,6 +154,9 @@ type Handler struct {
 	log        *slog.Logger
 	maxBody    int64
 	onComplete func(context.Context, *Completion)
+	// logContent: a logging callback wants the requests' and answers'
+	// content (content.go).
+	logContent bool
 	metrics    *metrics.Registry
 	models     []byte // /v1/models body, built once
 	prices     *pricing.Table
@@ -180,6 +187,7 @@ func New(o Options) *Handler {
 		log: o.Logger, maxBody: o.MaxBody, onComplete: o.OnComplete, metrics: o.Metrics, limits: o.Limits, now: o.Now,
 		prices: o.Prices, streams: newGate(o.MaxStreams, "streams", "GATEWAY_MAX_STREAMS"),
 		responses: o.Responses, responsesTTL: o.ResponsesTTL,
+		logContent: o.Config.Callbacks.LogContent(),
 	}
 	if h.responses == nil {
 		h.responses = responses.NewMemory()

@@ -72,6 +72,9 @@ func (h *Handler) postModel(w http.ResponseWriter, r *http.Request, a *api, path
 	}
 	applyAliases(p, req) // auth.go
 	c.Model, c.EndUser, c.Tags = req.Model, req.User, req.Tags
+	if h.logContent { // content.go
+		captureRequest(c, req.Body)
+	}
 	pl := &c.plan // plan.go: the model group and fallbacks, resolved once
 	pl.resolve(h.router, req)
 	if err := requestTimeouts(r, req); err != nil { // controls.go

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
@@ -49,12 +50,19 @@ func (c *Completion) SpendEvent() spend.Event {
 		Stream:           c.Stream,
 		StatusCode:       c.StatusCode,
 		Hold:             c.Hold,
+		TTFT:             max(c.TTFT, 0),
+		Metadata:         c.Metadata,
+		Messages:         c.Messages,
+		Response:         c.Response,
 	}
 	switch {
 	case c.ClientGone:
 		e.Status = spend.StatusDisconnected
 	case c.Err != nil:
 		e.Status = spend.StatusFailure
+	}
+	if ae, ok := c.Err.(*apierr.Error); ok { // the message the client saw (no allocation)
+		e.Error = clipUTF8(ae.Message, spend.MaxTextLen)
 	}
 	if e.End.IsZero() {
 		e.End = time.Now()

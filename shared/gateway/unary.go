@@ -71,6 +71,9 @@ func (x *exchange) answer(a *router.Attempt, resp *http.Response, out []byte, to
 	}
 	copyUpstreamHeaders(hd, resp.Header)
 	x.committed = true
+	if x.h.logContent && !x.api.rawOut { // content.go
+		x.c.Response = clipCopyBytes(out)
+	}
 	x.w.WriteHeader(http.StatusOK)
 	_, err := x.w.Write(out)
 	x.done = err == nil

@@ -278,8 +278,10 @@ func (p *Publisher) collect() {
 	}
 }
 
-// send sends one batch (at most 10), retrying entries SQS failed for its
-// own reasons once, and hands what it could not send to the fallback.
+// send sends one batch (at most 10), in as many SendMessageBatch calls as
+// SQS's 256 KB bound on a call needs (events carrying content are large),
+// retrying entries SQS failed for its own reasons once, and hands what it
+// could not send to the fallback.
 func (p *Publisher) send(ctx context.Context, evs []spend.Event) {
 	if len(evs) == 0 {
 		return
@@ -287,9 +289,41 @@ func (p *Publisher) send(ctx context.Context, evs []spend.Event) {
 	if !p.o.Manual {
 		defer p.inQueue.Add(-int64(len(evs)))
 	}
-	left, err := p.sendOnce(ctx, evs)
+	bodies := make([]string, len(evs))
+	size := 0
+	for i := range evs {
+		bodies[i] = string(spend.Encode(&evs[i]))
+		size += len(bodies[i])
+	}
+	if size <= maxCallBytes {
+		p.sendPart(ctx, evs, bodies)
+		return
+	}
+	start, size := 0, 0
+	for i := range bodies {
+		if i > start && size+len(bodies[i]) > maxCallBytes {
+			p.sendPart(ctx, evs[start:i], bodies[start:i])
+			start, size = i, 0
+		}
+		size += len(bodies[i])
+	}
+	p.sendPart(ctx, evs[start:], bodies[start:])
+}
+
+// maxCallBytes bounds the message bodies of one SendMessageBatch: SQS
+// refuses a call above 256 KB (262,144 bytes) in all.
+const maxCallBytes = 250 << 10
+
+// sendPart sends evs (bodies: their encodings) in one call, retrying what
+// SQS failed for its own reasons once; the rest goes to the fallback.
+func (p *Publisher) sendPart(ctx context.Context, evs []spend.Event, bodies []string) {
+	left, err := p.sendOnce(ctx, evs, bodies)
 	if len(left) > 0 && err == nil {
-		left, err = p.sendOnce(ctx, left)
+		lb := make([]string, len(left))
+		for i := range left {
+			lb[i] = string(spend.Encode(&left[i]))
+		}
+		left, err = p.sendOnce(ctx, left, lb)
 	}
 	if len(left) > 0 {
 		if err == nil {
@@ -321,12 +355,12 @@ func (p *Publisher) fallbackContext(ctx context.Context) (context.Context, conte
 
 // sendOnce makes one SendMessageBatch call; it returns the events SQS
 // did not take and, if the call failed as a whole, why.
-func (p *Publisher) sendOnce(ctx context.Context, evs []spend.Event) ([]spend.Event, error) {
+func (p *Publisher) sendOnce(ctx context.Context, evs []spend.Event, bodies []string) ([]spend.Event, error) {
 	entries := make([]types.SendMessageBatchRequestEntry, len(evs))
 	for i := range evs {
 		entries[i] = types.SendMessageBatchRequestEntry{
 			Id:          aws.String(strconv.Itoa(i)),
-			MessageBody: aws.String(string(spend.Encode(&evs[i]))),
+			MessageBody: aws.String(bodies[i]),
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.o.Timeout)

@@ -3,7 +3,9 @@ package spendsqs_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -204,5 +206,32 @@ func TestStoppedBeforeDelete(t *testing.T) {
 	}
 	if got := w.spent(t); got != 30*31/2 {
 		t.Errorf("spend %d, want %d", got, 30*31/2)
+	}
+}
+
+// Ten events carrying content (messages, response and metadata near
+// spend.MaxContentLen each, and 64 long tags) exceed one SendMessageBatch's 256 KB: they go
+// in several calls, all to the queue, none to the fallback.
+func TestLargeEventsSplit(t *testing.T) {
+	q := sqslocal.NewQueues(t, 30*time.Second, 3)
+	w := newWorld(t)
+	p := spendsqs.NewPublisher(sqslocal.Client(t), q.URL, w.c, spendsqs.Options{Manual: true, Logger: quiet()})
+	big := json.RawMessage(`"` + strings.Repeat("x", spend.MaxContentLen-2) + `"`)
+	for i := range 10 {
+		e := spendtest.Event(&w.key, "", time.Now(), int64(i))
+		e.Messages, e.Response, e.Metadata = big, big, big
+		for j := range spend.MaxTags {
+			e.Tags = append(e.Tags, fmt.Sprintf("%03d-%s", j, strings.Repeat("t", 196)))
+		}
+		p.Publish(e)
+	}
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Sent != 10 || s.Saved != 0 || s.Calls < 2 {
+		t.Fatalf("stats %+v: want 10 sent in at least 2 calls, none saved", s)
+	}
+	if v, _ := sqslocal.Count(t, q.URL); v != 10 {
+		t.Fatalf("%d messages, want 10", v)
 	}
 }

@@ -1,0 +1,180 @@
+// Package callbackpipe_test runs the logging callbacks whole: gateways
+// publishing spend events with what the sinks need, SQS (moto), the spend
+// consumer recording into DynamoDB Local and delivering to a fake
+// Langfuse, S3 on moto and a fake webhook; and local mode's in-process
+// queue with a sink that never answers.
+//
+//	go test ./test/callbackpipe/   # needs DynamoDB Local and moto_server (./test/run.sh starts both)
+package callbackpipe_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/sluice-gw/sluice/infra/tables"
+	"github.com/sluice-gw/sluice/shared/callbacks/sinks"
+	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
+	"github.com/sluice-gw/sluice/shared/spend"
+	"github.com/sluice-gw/sluice/shared/spend/ddbspend"
+	"github.com/sluice-gw/sluice/shared/spend/spendsqs"
+	"github.com/sluice-gw/sluice/test/ddblocal"
+	"github.com/sluice-gw/sluice/test/sqslocal"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(sqslocal.With(func() int { return ddblocal.Main(m) }))
+}
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// upstream is an OpenAI-compatible provider answering 10 + 5 tokens, and
+// a 500 under /fail.
+func upstream(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if strings.HasPrefix(r.URL.Path, "/fail") {
+			w.WriteHeader(500)
+			io.WriteString(w, `{"error":{"message":"boom"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"the answer is 42"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// gatewayConfig prices $1 per million input tokens and $2 per million
+// output tokens, and adds litellm (the litellm_settings lines).
+func gatewayConfig(up, litellm string) string {
+	return fmt.Sprintf(`model_list:
+  - model_name: m
+    litellm_params: {model: openai/gpt-x, api_base: %[1]s/v1, api_key: x, input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
+    model_info: {id: dep-up}
+  - model_name: broken
+    litellm_params: {model: openai/gpt-x, api_base: %[1]s/fail/v1, api_key: x, input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
+    model_info: {id: dep-fail}
+router_settings: {num_retries: 0}
+general_settings: {master_key: sk-cb-master}
+litellm_settings:
+%[2]s`, up, litellm)
+}
+
+const secret = "sk-cb-virtual-key"
+
+// createKey makes a key (alias "cb-key") in team "team-cb".
+func createKey(t *testing.T, ks keys.Admin) string {
+	t.Helper()
+	c := context.Background()
+	if err := ks.CreateTeam(c, keys.Team{ID: "team-cb"}); err != nil {
+		t.Fatal(err)
+	}
+	hash := keys.HashSecret(secret)
+	if err := ks.CreateKey(c, keys.Key{Hash: hash, Alias: "cb-key", TeamID: "team-cb"}); err != nil {
+		t.Fatal(err)
+	}
+	return hash
+}
+
+// call makes one chat request and returns its call id.
+func call(t *testing.T, url, model, prompt string) string {
+	t.Helper()
+	body := fmt.Sprintf(`{"model":%q,"user":"cust-1","metadata":{"tags":["t1"],"run":"r-9"},"messages":[{"role":"user","content":%q}]}`, model, prompt)
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get("X-Litellm-Call-Id")
+	if id == "" {
+		t.Fatalf("no call id (status %d)", resp.StatusCode)
+	}
+	return id
+}
+
+// pipeline is the spend function: the consumer on the tables, delivering
+// the callbacks of cfgYAML's litellm_settings (read as the spend function
+// reads them, from the file), polling url until the test ends.
+type pipeline struct {
+	store *ddbspend.Store
+	keys  *ddbkeys.Store
+}
+
+func startConsumer(t *testing.T, cfg aws.Config, names tables.Names, url, cfgYAML string, env map[string]string) *pipeline {
+	t.Helper()
+	client := ddb.NewClient(cfg, ddb.ClientOptions{Emulator: true})
+	ks := ddbkeys.New(client, names.Keys, ddbkeys.Options{})
+	st := ddbspend.New(client, names.Spend, names.Keys, ks, ddbspend.Options{Logger: quiet(), CountersTable: names.Counters})
+	path := t.TempDir() + "/config.yaml"
+	if err := os.WriteFile(path, []byte(cfgYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cb, _, err := config.LoadCallbacksFile(path, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sinks.New(context.Background(), cb, getenv, ks, &cfg, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := spend.NewConsumer(st, quiet())
+	c.Sinks = d
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- spendsqs.Poll(ctx, sqs.NewFromConfig(cfg), url, c.HandleSQS, spendsqs.PollOptions{
+			MaxBatch: 100, Window: 300 * time.Millisecond, Wait: time.Second, ShortPoll: true, Logger: quiet(),
+		})
+	}()
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { cancel(); <-errc }) })
+	return &pipeline{store: st, keys: ks}
+}
+
+// waitFor polls cond every 200 ms until it holds, failing after limit
+// (a bound against hanging, not a timing assertion).
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s after %v", what, limit)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// logs returns the spend logs of the key, by request id.
+func logs(t *testing.T, st spend.Store, hash string) map[string]spend.Event {
+	t.Helper()
+	now := time.Now()
+	ls, err := st.Logs(context.Background(), spend.LogQuery{KeyHash: hash, From: now.Add(-time.Hour), To: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]spend.Event{}
+	for _, l := range ls {
+		out[l.RequestID] = l
+	}
+	return out
+}
