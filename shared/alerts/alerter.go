@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -88,9 +87,6 @@ func New(states States, claims Claims, o Options) *Alerter {
 	return &Alerter{states: states, claims: claims, o: o, sent: map[string]bool{}}
 }
 
-// alertKinds are the records alerts are sent for.
-var alertKinds = []keys.Kind{keys.KindKey, keys.KindTeam, keys.KindUser, keys.KindOrg}
-
 // Deliver reads the records evs name (recorded already: a batch, or its
 // redelivery) and sends each alert they reached that no one sent yet. Its
 // error says some alert was not sent (released for a later Deliver: the
@@ -105,7 +101,7 @@ func (a *Alerter) Deliver(ctx context.Context, evs []spend.Event) error {
 	for i := range evs {
 		e := &evs[i]
 		for _, r := range e.Refs() {
-			if !slices.Contains(alertKinds, r.Kind) {
+			if _, ok := kindNames[r.Kind]; !ok { // keys, teams, users, organizations
 				continue
 			}
 			if _, ok := at[r]; !ok {

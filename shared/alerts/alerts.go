@@ -151,32 +151,27 @@ func destName(kind, url string) string {
 	return kind + ":" + hex.EncodeToString(h[:6])
 }
 
+// kindNames are LiteLLM's event_group and message label of each record
+// kind alerts are sent for.
+var kindNames = map[keys.Kind]struct{ group, label string }{
+	keys.KindKey:  {"key", "Key Budget"},
+	keys.KindTeam: {"team", "Team Budget"},
+	keys.KindUser: {"internal_user", "User Budget"},
+	keys.KindOrg:  {"organization", "Organization Budget"},
+}
+
 // group is LiteLLM's event_group of a record kind.
 func group(k keys.Kind) string {
-	switch k {
-	case keys.KindKey:
-		return "key"
-	case keys.KindTeam:
-		return "team"
-	case keys.KindUser:
-		return "internal_user"
-	case keys.KindOrg:
-		return "organization"
+	if n, ok := kindNames[k]; ok {
+		return n.group
 	}
 	return string(k)
 }
 
-// label is LiteLLM's message prefix of a record kind ("Key Budget: ").
+// label is LiteLLM's message prefix of a record kind ("Key Budget").
 func label(k keys.Kind) string {
-	switch k {
-	case keys.KindKey:
-		return "Key Budget"
-	case keys.KindTeam:
-		return "Team Budget"
-	case keys.KindUser:
-		return "User Budget"
-	case keys.KindOrg:
-		return "Organization Budget"
+	if n, ok := kindNames[k]; ok {
+		return n.label
 	}
 	return string(k) + " Budget"
 }

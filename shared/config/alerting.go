@@ -1,8 +1,6 @@
 package config
 
 import (
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -122,35 +120,11 @@ func isAlertingKey(key string) bool {
 // loading the rest: the spend consumer needs only them (Load reports the
 // same settings' warnings and errors).
 func AlertingOf(data []byte, getenv Getenv) (Alerting, error) {
-	if getenv == nil {
-		getenv = func(string) (string, bool) { return "", false }
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Alerting{}, fmt.Errorf("parse config: %w", err)
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return Alerting{}, nil
-	}
-	l := &loader{getenv: getenv, cfg: &Config{}}
-	errStop := errors.New("stop")
-	err := pairs("", doc.Content[0], func(key string, v *yaml.Node, path string) error {
-		if key != "general_settings" {
-			return nil
+	cfg, err := generalOf(data, getenv, func(l *loader, k, p string, v *yaml.Node) error {
+		if isAlertingKey(k) {
+			return l.alerting(k, p, v)
 		}
-		err := pairs(path, v, func(k string, vv *yaml.Node, p string) error {
-			if isAlertingKey(k) {
-				return l.alerting(k, p, vv)
-			}
-			return nil
-		})
-		if err == nil {
-			err = errStop
-		}
-		return err
+		return nil
 	})
-	if err != nil && !errors.Is(err, errStop) {
-		return Alerting{}, err
-	}
-	return l.cfg.General.Alerting, nil
+	return cfg.General.Alerting, err
 }
