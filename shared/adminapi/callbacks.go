@@ -155,9 +155,14 @@ func (h *Handler) activeCallbacks(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	var cb config.Callbacks
 	timeout := 0.0
+	var alerting any // LiteLLM's proxy_logging_obj.alerting: null, or the channels
+	var nAlerting int
 	if h.cfg != nil {
 		cb = h.cfg.Callbacks
 		timeout = h.cfg.Router.Timeout.Seconds()
+		if ch := h.cfg.General.Alerting.Channels; len(ch) > 0 {
+			alerting, nAlerting = ch, len(ch)
+		}
 	}
 	list := func(ls ...[]string) []string {
 		out := []string{}
@@ -179,7 +184,7 @@ func (h *Handler) activeCallbacks(w http.ResponseWriter, r *http.Request, c *cal
 		all = append(all, l...)
 	}
 	return ok(w, obj{
-		"alerting":                        "None",
+		"alerting":                        alerting,
 		"litellm.callbacks":               lists[0],
 		"litellm.input_callback":          lists[1],
 		"litellm.failure_callback":        lists[2],
@@ -189,7 +194,7 @@ func (h *Handler) activeCallbacks(w http.ResponseWriter, r *http.Request, c *cal
 		"litellm._async_input_callback":   lists[6],
 		"all_litellm_callbacks":           append([]string{}, all...),
 		"num_callbacks":                   len(all),
-		"num_alerting":                    0,
+		"num_alerting":                    nAlerting,
 		"litellm.request_timeout":         timeout,
 		"turn_off_message_logging":        cb.TurnOffMessageLogging,
 		"redact_user_api_key_info":        cb.RedactUserAPIKeyInfo,

@@ -79,6 +79,9 @@ func buildSpendQueue(ctx context.Context, s Settings, gw *Gateway, ks keys.Reade
 		consumer.OnFallback = s.Metrics.SpendFallbackEvents
 	}
 	if s.SpendQueueURL == "" {
+		if a := localAlerts(s, gw, log); a != nil { // alerts.go
+			consumer.Alerts = a
+		}
 		if s.Sinks != nil { // the logging callbacks, on the queue's goroutine
 			d, err := s.Sinks(ctx, gw.Config.Callbacks, ks, s.AWS, log)
 			if err != nil {

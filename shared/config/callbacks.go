@@ -39,6 +39,7 @@ var CallbackNames = map[string]bool{
 	"s3_v2":       true, // LiteLLM's batched S3 logger: the same layout
 	"generic_api": true,
 	"webhook":     true, // an alias of generic_api
+	"otel":        true, // OpenTelemetry over OTLP/HTTP (shared/callbacks/otel)
 }
 
 // Enabled reports whether any sink is named.

@@ -270,6 +270,9 @@ type GeneralSettings struct {
 	// changed and deleted through the admin API's /model/* routes; they
 	// live in the model store and every instance reloads them.
 	StoreModelInDB bool
+	// Alerting is alerting, alert_types, alert_to_webhook_url and
+	// alerting_args (alerting.go): the spend consumer's budget alerts.
+	Alerting Alerting
 }
 
 // Defaults as LiteLLM documents them.

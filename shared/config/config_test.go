@@ -70,11 +70,14 @@ func TestFixturesLoad(t *testing.T) {
 				if c.General.MasterKey != "sk-master" {
 					t.Errorf("master key = %q", c.General.MasterKey)
 				}
+				if !c.General.Alerting.On("slack") || !c.General.Alerting.Wants("budget_alerts") {
+					t.Errorf("alerting = %+v, want slack with every alert type", c.General.Alerting)
+				}
 			},
 			warnings: []string{
 				"cache (line", "response caching is not supported yet",
 				"general_settings.database_url", "state lives in DynamoDB",
-				"general_settings.redis_host", "general_settings.alerting",
+				"general_settings.redis_host",
 			},
 		},
 		{

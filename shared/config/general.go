@@ -16,9 +16,6 @@ var ignoredWhy = map[string]string{
 	"cache":                            "response caching is not supported yet",
 	"cache_params":                     "response caching is not supported yet",
 	"cache_responses":                  "response caching is not supported yet",
-	"alerting":                         "alerting integrations are not supported; use CloudWatch alarms on the function's metrics",
-	"alerting_threshold":               "alerting integrations are not supported; use CloudWatch alarms on the function's metrics",
-	"alert_types":                      "alerting integrations are not supported; use CloudWatch alarms on the function's metrics",
 	"max_parallel_requests":            "on Lambda, bound parallel requests with the function's reserved concurrency",
 	"global_max_parallel_requests":     "on Lambda, bound parallel requests with the function's reserved concurrency",
 	"proxy_batch_write_at":             "spend is written through the SQS spend queue",
@@ -59,6 +56,8 @@ func (l *loader) general(path string, n *yaml.Node) error {
 			b, err := l.boolv(p, v)
 			l.cfg.General.StrictBudgets = b
 			return err
+		case "alerting", "alert_types", "alert_to_webhook_url", "alerting_args", "alerting_threshold": // alerting.go
+			return l.alerting(key, p, v)
 		case "master_key":
 			l.masterKeys[0] = &setting{p, v} // resolved by masterKey, with litellm_settings'
 		default:

@@ -58,38 +58,46 @@ var keyManagementWhy = map[string]string{
 // without loading the rest, so that the secrets can be read while the
 // config loads (Load reports the same settings' warnings and errors).
 func KeyManagementOf(data []byte, getenv Getenv) (KeyManagement, error) {
+	cfg, err := generalOf(data, getenv, func(l *loader, k, p string, v *yaml.Node) error {
+		switch k {
+		case "key_management_system", "key_management_settings":
+			return l.keyManagement(k, p, v)
+		}
+		return nil
+	})
+	return cfg.General.KeyManagement, err
+}
+
+// generalOf reads a config's general_settings alone, each key through
+// read, into a Config of nothing else: the settings that must be known
+// before (or without) the whole config loads.
+func generalOf(data []byte, getenv Getenv, read func(l *loader, key, path string, v *yaml.Node) error) (*Config, error) {
 	if getenv == nil {
 		getenv = func(string) (string, bool) { return "", false }
 	}
+	l := &loader{getenv: getenv, cfg: &Config{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return KeyManagement{}, fmt.Errorf("parse config: %w", err)
+		return l.cfg, fmt.Errorf("parse config: %w", err)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return KeyManagement{}, nil // Load says what is wrong
+		return l.cfg, nil // Load says what is wrong
 	}
-	l := &loader{getenv: getenv, cfg: &Config{}}
 	errStop := errors.New("stop")
 	err := pairs("", doc.Content[0], func(key string, v *yaml.Node, path string) error {
 		if key != "general_settings" {
 			return nil
 		}
-		err := pairs(path, v, func(k string, vv *yaml.Node, p string) error {
-			switch k {
-			case "key_management_system", "key_management_settings":
-				return l.keyManagement(k, p, vv)
-			}
-			return nil
-		})
+		err := pairs(path, v, func(k string, vv *yaml.Node, p string) error { return read(l, k, p, vv) })
 		if err == nil {
 			err = errStop
 		}
 		return err
 	})
 	if err != nil && !errors.Is(err, errStop) {
-		return KeyManagement{}, err
+		return &Config{}, err
 	}
-	return l.cfg.General.KeyManagement, nil
+	return l.cfg, nil
 }
 
 // keyManagement reads general_settings.key_management_system or

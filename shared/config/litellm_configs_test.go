@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +59,11 @@ func TestLiteLLMConfigsLoad(t *testing.T) {
 		},
 		"multi_instance_simple_config.yaml": {deployments: 1, warnings: []string{"litellm_settings.cache"}},
 		"oai_misc_config.yaml":              {deployments: 5, warnings: []string{"model_list[4].litellm_params.s3_bucket_name"}},
-		"otel_test_config.yaml":             {deployments: 4, warnings: []string{"guardrails", "litellm_settings.callbacks"}},
+		"otel_test_config.yaml": {deployments: 4, warnings: []string{"guardrails"}, check: func(t *testing.T, c *Config) {
+			if !slices.Contains(c.Callbacks.Both, "otel") {
+				t.Errorf("callbacks = %+v, want otel on", c.Callbacks)
+			}
+		}},
 		"pass_through_config.yaml":          {deployments: 7, warnings: []string{"general_settings.custom_auth", "litellm_settings.include_cost_in_streaming_usage"}},
 		"spend_tracking_config.yaml":        {deployments: 1, warnings: []string{"general_settings.use_redis_transaction_buffer"}},
 		"store_model_db_config.yaml":        {deployments: 1, warnings: []string{"general_settings.custom_team_metadata_validate"}},

@@ -41,6 +41,10 @@ type Consumer struct {
 	// is a no-op) and reaches the dead-letter queue only after the queue's
 	// receive count.
 	Sinks Deliverer
+	// Alerts, if set, is handed every batch as Sinks is, after it (the
+	// budget alerts, shared/alerts): it checks the records the events
+	// name, and its error fails an SQS batch the same way.
+	Alerts Deliverer
 
 	lost atomic.Int64
 }
@@ -58,9 +62,9 @@ type Deliverer interface {
 // answer the batch's failures before Lambda ends it.
 const deliverMargin = 2 * time.Second
 
-// deliver hands evs to the sinks, if any.
+// deliver hands evs to the sinks and the alerts, if any.
 func (c *Consumer) deliver(ctx context.Context, evs []Event) error {
-	if c.Sinks == nil || len(evs) == 0 {
+	if len(evs) == 0 {
 		return nil
 	}
 	if d, ok := ctx.Deadline(); ok { // a Lambda invocation's: answer before it ends
@@ -68,7 +72,13 @@ func (c *Consumer) deliver(ctx context.Context, evs []Event) error {
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-deliverMargin))
 		defer cancel()
 	}
-	return c.Sinks.Deliver(ctx, evs)
+	var errs []error
+	for _, d := range [...]Deliverer{c.Sinks, c.Alerts} {
+		if d != nil {
+			errs = append(errs, d.Deliver(ctx, evs))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // NewConsumer returns a Consumer on st logging to log (slog.Default() if nil).

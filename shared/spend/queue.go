@@ -76,7 +76,7 @@ func NewQueue(c *Consumer, o QueueOptions) *Queue {
 	}
 	q := &Queue{c: c, o: o, ch: make(chan item, o.Size), done: make(chan struct{})}
 	q.ctx, q.abort = context.WithCancel(context.Background())
-	if c.Sinks != nil {
+	if c.Sinks != nil || c.Alerts != nil {
 		q.sinks, q.sinksDone = make(chan []Event, sinkBacklog), make(chan struct{})
 		go q.runSinks()
 	}

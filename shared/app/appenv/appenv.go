@@ -145,7 +145,7 @@ func Read(fn Function, lookup func(string) (string, bool), args []string) (Setti
 		s.admin(fs, get)
 	case Spend:
 		s.Tables, s.SpendQueueURL = tables.NamesFromEnv(get), get(tables.SpendQueueEnvVar)
-		fs.StringVar(&s.ConfigPath, "config", get("GATEWAY_CONFIG"), "LiteLLM config file (env GATEWAY_CONFIG), for litellm_settings' logging callbacks")
+		fs.StringVar(&s.ConfigPath, "config", get("GATEWAY_CONFIG"), "LiteLLM config file (env GATEWAY_CONFIG), for litellm_settings' logging callbacks and general_settings.alerting (budget alerts)")
 		fs.StringVar(&s.Replay, "replay", "", `record the events of FILE ("-": stdin): log lines "spend event not recorded", or one event a line; then exit`)
 		fs.IntVar(&s.Batch, "batch", 100, "most messages handled together (outside Lambda)")
 		fs.DurationVar(&s.Window, "window", 2*time.Second, "how long a batch gathers after its first message (outside Lambda)")

@@ -12,8 +12,11 @@ import (
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sluice-gw/sluice/shared/alerts"
+	"github.com/sluice-gw/sluice/shared/alerts/ddbalerts"
 	"github.com/sluice-gw/sluice/shared/app/appenv"
 	"github.com/sluice-gw/sluice/shared/awsconf"
 	"github.com/sluice-gw/sluice/shared/callbacks"
@@ -59,6 +62,13 @@ func Build(ctx context.Context, e appenv.Settings, log *slog.Logger) (*App, erro
 		return nil, err
 	}
 	consumer.Sinks = d
+	a, err := budgetAlerts(e, client, log)
+	if err != nil {
+		return nil, err
+	}
+	if a != nil {
+		consumer.Alerts = a
+	}
 	return &App{Store: store, Consumer: consumer, Sinks: d, aws: cfg, settings: e, log: log}, nil
 }
 
@@ -74,6 +84,33 @@ func buildSinks(ctx context.Context, e appenv.Settings, ks keys.Reader, cfg *aws
 		log.LogAttrs(ctx, slog.LevelWarn, "config", slog.String("path", w.Path), slog.Int("line", w.Line), slog.String("warning", w.Message))
 	}
 	return sinks.New(ctx, cb, e.Getenv, ks, cfg, log)
+}
+
+// budgetAlerts returns the budget alerts the config's general_settings
+// alerting turns on (nil: none): records read and alerts claimed on the
+// keys and spend tables.
+func budgetAlerts(e appenv.Settings, client *dynamodb.Client, log *slog.Logger) (*alerts.Alerter, error) {
+	if e.ConfigPath == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(e.ConfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	al, err := config.AlertingOf(data, e.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", e.ConfigPath, err)
+	}
+	dests, problems := alerts.DestinationsOf(al, e.Getenv)
+	for _, p := range problems {
+		log.Warn("config", slog.String("path", "general_settings.alerting"), slog.String("warning", p))
+	}
+	if len(dests) == 0 {
+		return nil, nil
+	}
+	names := e.Tables
+	return alerts.New(ddbkeys.New(client, names.Keys, ddbkeys.Options{}), ddbalerts.New(client, names.Spend, 0),
+		alerts.Options{Destinations: dests, TTL: al.BudgetAlertTTL, Logger: log}), nil
 }
 
 // Replay records the events of the file e.Replay names ("-": stdin): the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/callbacks"
 	"github.com/sluice-gw/sluice/shared/callbacks/langfuse"
+	"github.com/sluice-gw/sluice/shared/callbacks/otel"
 	"github.com/sluice-gw/sluice/shared/callbacks/s3log"
 	"github.com/sluice-gw/sluice/shared/callbacks/webhook"
 	"github.com/sluice-gw/sluice/shared/config"
@@ -29,6 +30,7 @@ func All() callbacks.Registry {
 		"s3_v2":       s3log.New,
 		"generic_api": webhook.New,
 		"webhook":     webhook.New,
+		"otel":        otel.New,
 	}
 }
 

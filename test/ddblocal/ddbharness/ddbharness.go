@@ -51,8 +51,11 @@ func Limits(t *testing.T) limitstest.Harness {
 // Spend is the spendtest harness of ddbspend, the strict-budget tests
 // included: holds admitted by ddblimits, settled by ddbspend consumers,
 // released by SweepHolds.
-func Spend(t *testing.T) spendtest.Harness {
-	names := ddblocal.Tables(t)
+func Spend(t *testing.T) spendtest.Harness { return SpendOn(t, ddblocal.Tables(t)) }
+
+// SpendOn is Spend on the tables names (ddblocal.Tables), for a suite
+// that adds stores of its own on them (alertstest).
+func SpendOn(t *testing.T, names tables.Names) spendtest.Harness {
 	newStore := func(t *testing.T, maxItems int) *ddbspend.Store {
 		client := ddblocal.Client(t)
 		// The consumer's own reads of the records, bounded like its
