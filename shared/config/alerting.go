@@ -76,6 +76,10 @@ func (l *loader) alerting(key, path string, v *yaml.Node) error {
 			l.warn(path, v, "only budget_alerts are sent; %s ignored", strings.Join(other, ", "))
 		}
 	case "alert_to_webhook_url":
+		if v.Kind != yaml.MappingNode {
+			l.warn(path, v, "must be a mapping (alert type: webhook URLs); ignored")
+			return nil
+		}
 		return pairs(path, v, func(t string, vv *yaml.Node, p string) error {
 			urls, err := l.strList(p, vv)
 			if err != nil {
@@ -88,6 +92,10 @@ func (l *loader) alerting(key, path string, v *yaml.Node) error {
 			return nil
 		})
 	case "alerting_args":
+		if v.Kind != yaml.MappingNode {
+			l.warn(path, v, "must be a mapping (budget_alert_ttl: seconds); ignored")
+			return nil
+		}
 		return pairs(path, v, func(k string, vv *yaml.Node, p string) error {
 			if k != "budget_alert_ttl" {
 				l.warn(p, vv, "ignored: only budget_alert_ttl applies to the alerts sent (budget_alerts)")

@@ -79,9 +79,9 @@ func (l *loader) callbackKey(key, path string, v *yaml.Node) (ok bool, err error
 	case "callbacks":
 		c.Both, err = l.callbackList(path, v)
 	case "turn_off_message_logging":
-		c.TurnOffMessageLogging, err = l.boolv(path, v)
+		c.TurnOffMessageLogging = l.privacyBool(path, v)
 	case "redact_user_api_key_info":
-		c.RedactUserAPIKeyInfo, err = l.boolv(path, v)
+		c.RedactUserAPIKeyInfo = l.privacyBool(path, v)
 	case "s3_callback_params":
 		c.S3 = map[string]string{}
 		err = pairs(path, v, func(k string, vv *yaml.Node, p string) error {
@@ -99,6 +99,20 @@ func (l *loader) callbackKey(key, path string, v *yaml.Node) (ok bool, err error
 		return false, nil
 	}
 	return true, err
+}
+
+// privacyBool reads a setting that keeps data out of the sinks. A value
+// that is not a boolean (LiteLLM's complete-schema example writes the
+// placeholder "boolean") turns it on, with a warning: LiteLLM's Python
+// takes any non-empty string as true, and the safe reading of a mistake
+// here is the one that sends less.
+func (l *loader) privacyBool(path string, v *yaml.Node) bool {
+	b, err := l.boolv(path, v)
+	if err != nil {
+		l.warn(path, v, "must be true or false, got %q; read as true (contents kept out of the sinks)", v.Value)
+		return true
+	}
+	return b
 }
 
 // callbackList reads a list of callback names, keeping those a sink

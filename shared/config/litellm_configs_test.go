@@ -75,6 +75,11 @@ func TestLiteLLMConfigsLoad(t *testing.T) {
 			`router_settings.fallbacks[0].claude-2[0] (line 164): unknown model group "my-fallback-model"; this fallback is left out`,
 			`litellm_settings.default_fallbacks[0] (line 33): unknown model group "claude-opus"`,
 			"router_settings.tag_filtering_match_any (line 147): not supported yet",
+			`litellm_settings.turn_off_message_logging (line 21): must be true or false, got "boolean"; read as true`,
+		}, check: func(t *testing.T, c *Config) {
+			if !c.Callbacks.TurnOffMessageLogging || !c.Callbacks.RedactUserAPIKeyInfo {
+				t.Errorf("a placeholder privacy setting must read as on: %+v", c.Callbacks)
+			}
 		}},
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "litellm", "*.yaml"))
