@@ -30,7 +30,7 @@ var gatewayMetrics = []string{
 	metrics.DeploymentState, metrics.CooledDown,
 	metrics.FallbacksOK, metrics.FallbacksFailed, metrics.Retries,
 	metrics.RateLimited, metrics.BudgetExceeded,
-	metrics.FailOpen, metrics.StoreErrors, metrics.SpendFallback,
+	metrics.FailOpen, metrics.Throttled, metrics.StoreErrors, metrics.SpendFallback,
 }
 
 // awsMetrics are the AWS-published metrics the template may read, by
@@ -267,6 +267,15 @@ func TestTemplateAlarms(t *testing.T) {
 					t.Errorf("alarms on %s's %s: %v, want one", fn, metric, ids)
 				}
 			}
+		}
+	})
+	t.Run("throttled admission writes", func(t *testing.T) {
+		ids := find(func(_ string, m metricRef) bool { return m.name == metrics.Throttled && m.namespace == ns })
+		if len(ids) != 1 {
+			t.Fatalf("alarms on %s: %v, want one", metrics.Throttled, ids)
+		}
+		if p := props[ids[0]]; p["Statistic"] != "Sum" || p["ComparisonOperator"] != "GreaterThanThreshold" {
+			t.Errorf("%s: %v %v, want a Sum above a threshold", ids[0], p["Statistic"], p["ComparisonOperator"])
 		}
 	})
 	t.Run("fail-open admissions", func(t *testing.T) {
