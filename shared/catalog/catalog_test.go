@@ -13,6 +13,7 @@ func TestLookup(t *testing.T) {
 		{"groq", Entry{Protocol: OpenAI, DefaultBase: "https://api.groq.com/openai/v1"}, true},
 		{"azure", Entry{Protocol: Azure, NeedsBase: true}, true},
 		{"bedrock_converse", Entry{Protocol: Bedrock}, true},
+		{"gemini", Entry{Protocol: Gemini, DefaultBase: "https://generativelanguage.googleapis.com/v1beta"}, true},
 		{"vertex_ai", Entry{Protocol: Vertex}, true},
 		{"vertex_ai_beta", Entry{}, true},
 		{"opnai", Entry{}, false},

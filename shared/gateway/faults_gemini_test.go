@@ -153,8 +153,9 @@ model_list:
 	h := gateway.New(gateway.Options{Config: cfg, Router: router.New(cfg, router.Options{Cooldowns: cooldown.NewMemory(), Logger: gatewaytest.Quiet()}),
 		Provider: providers.New(client), Logger: gatewaytest.Quiet(), Prices: pricing.Default(),
 		OnComplete: func(_ context.Context, c *gateway.Completion) { done <- c }})
-	for _, stream := range []bool{false, true} {
-		rep := call(t, h, fmt.Sprintf(`{"model":"flash","messages":[{"role":"user","content":"hi"}],"stream":%v,"stream_options":{"include_usage":true}}`, stream))
+	for _, tc := range []struct{ stream, usage bool }{{false, false}, {true, true}, {true, false}} {
+		stream := tc.stream
+		rep := call(t, h, fmt.Sprintf(`{"model":"flash","messages":[{"role":"user","content":"hi"}],"stream":%v,"stream_options":{"include_usage":%v}}`, stream, tc.usage))
 		if rep.status != 200 {
 			t.Fatalf("stream=%v: status %d: %s", stream, rep.status, rep.body)
 		}
@@ -167,6 +168,14 @@ model_list:
 			t.Fatalf("cost header %q, want 0.000806", got)
 		}
 		usage := gjson.Get(rep.body, "usage")
+		if stream && !tc.usage {
+			for _, ev := range rep.events {
+				if gjson.Get(ev, "usage").Exists() {
+					t.Fatalf("a usage chunk the client did not ask for: %s", ev)
+				}
+			}
+			continue
+		}
 		if stream {
 			usage = gjson.Get(rep.events[len(rep.events)-2], "usage")
 		}

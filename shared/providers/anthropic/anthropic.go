@@ -7,16 +7,15 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/chunks"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -79,32 +78,14 @@ func (p *Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call)
 		if err != nil {
 			return nil, err
 		}
-		return replace(resp, "application/json", out), nil
+		return chunks.Replace(resp, "application/json", out), nil
 	}
 	includeUsage := gjson.GetBytes(call.Body, "stream_options.include_usage").Bool()
 	st := newDecoder(resp.Body, includeUsage, time.Now().Unix())
 	st.jsonMode = jsonMode
 	if status, body, ok := st.leadingError(); ok {
 		st.Close()
-		return replace(resp, "application/json", body, status), nil
+		return chunks.Replace(resp, "application/json", body, status), nil
 	}
-	out := replace(resp, "text/event-stream", nil)
-	out.Body = &st.Stream
-	out.ContentLength = -1
-	return out, nil
-}
-
-// replace returns resp with a new body (and status).
-func replace(resp *http.Response, contentType string, body []byte, status ...int) *http.Response {
-	out := *resp
-	out.Header = resp.Header.Clone()
-	out.Header["Content-Type"] = []string{contentType}
-	out.Header.Del("Content-Length")
-	out.Body = io.NopCloser(bytes.NewReader(body))
-	out.ContentLength = int64(len(body))
-	if len(status) > 0 {
-		out.StatusCode = status[0]
-		out.Status = strconv.Itoa(status[0]) + " " + http.StatusText(status[0])
-	}
-	return &out
+	return chunks.Streamed(resp, &st.Stream), nil
 }

@@ -74,20 +74,6 @@ func FuzzTranslateRequest(f *testing.F) {
 	})
 }
 
-// upstream answers every request with one fixed response.
-type upstream struct {
-	status int
-	body   []byte
-}
-
-func (u upstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		r.Body.Close()
-	}
-	return &http.Response{StatusCode: u.status, Status: http.StatusText(u.status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(u.body)), ContentLength: -1, Request: r}, nil
-}
-
 // refText is the text and reasoning an Anthropic stream carries, up to its
 // end (message_stop or an error event), read as the translator must.
 func refText(data []byte) (text, reasoning string) {
@@ -150,7 +136,7 @@ func FuzzResponse(f *testing.F) {
 		if stream && includeUsage {
 			call.Body = []byte(`{"model":"claude","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`)
 		}
-		client := &http.Client{Transport: upstream{200, data}}
+		client := &http.Client{Transport: providerstest.Upstream{Status: 200, Body: data}}
 		resp, err := anthropic.New(client).Do(context.Background(), d, call)
 		if err != nil {
 			if resp != nil {

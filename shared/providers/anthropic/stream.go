@@ -7,7 +7,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/providers/chunks"
-	"github.com/sluice-gw/sluice/shared/sse"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -15,13 +14,10 @@ import (
 // chunks.Decoder), one upstream event at a time.
 type decoder struct {
 	chunks.Stream
-	body         io.ReadCloser
-	rd           *sse.Reader
+	up           chunks.Upstream
 	includeUsage bool
 	created      int64
 
-	pending    []byte        // a first event read ahead by leadingError
-	failed     error         // what ended the stream before its first event
 	tools      map[int64]int // content block index -> tool call index (jsonBlock: the answer's JSON)
 	nTools     int
 	jsonMode   bool // a json_tool_call tool use is the answer's content
@@ -41,7 +37,7 @@ func NewStream(body io.ReadCloser, includeUsage bool, created int64) *chunks.Str
 }
 
 func newDecoder(body io.ReadCloser, includeUsage bool, created int64) *decoder {
-	s := &decoder{body: body, rd: sse.NewReader(body), includeUsage: includeUsage, created: created}
+	s := &decoder{up: chunks.NewUpstream(body), includeUsage: includeUsage, created: created}
 	s.Init(s)
 	return s
 }
@@ -49,26 +45,12 @@ func newDecoder(body io.ReadCloser, includeUsage bool, created int64) *decoder {
 // leadingError reads the first event: when it is an error event, it returns
 // the status that error stands for and an OpenAI-style error body.
 func (s *decoder) leadingError() (int, []byte, bool) {
-	for {
-		ev, err := s.rd.Next()
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF // ended before any event: not a clean, empty answer
-			}
-			s.failed = err
-			return 0, nil, false
-		}
-		data := sse.Data(ev)
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		if gjson.GetBytes(data, "type").String() == "error" {
-			e := gjson.GetBytes(data, "error")
-			return ErrorStatus(e.Get("type").String()), errorBody(e), true
-		}
-		s.pending = bytes.Clone(data)
-		return 0, nil, false
+	data, err := s.up.Lead()
+	if err == nil && gjson.GetBytes(data, "type").String() == "error" {
+		e := gjson.GetBytes(data, "error")
+		return ErrorStatus(e.Get("type").String()), errorBody(e), true
 	}
+	return 0, nil, false
 }
 
 func errorBody(e gjson.Result) []byte {
@@ -83,31 +65,16 @@ func errorBody(e gjson.Result) []byte {
 }
 
 // CloseUpstream closes the upstream body.
-func (s *decoder) CloseUpstream() error {
-	if s.rd != nil {
-		s.rd.Release()
-		s.rd = nil
-	}
-	return s.body.Close()
-}
+func (s *decoder) CloseUpstream() error { return s.up.Close() }
 
 // Decode translates the next upstream event.
 func (s *decoder) Decode() error {
-	var data []byte
-	if s.pending != nil {
-		data, s.pending = s.pending, nil
-	} else {
-		if s.failed != nil {
-			return s.failed
-		}
-		ev, err := s.rd.Next()
-		if err == io.EOF {
-			return io.ErrUnexpectedEOF // ended without message_stop
-		}
-		if err != nil {
-			return err
-		}
-		data = sse.Data(ev)
+	data, err := s.up.Next()
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF // ended without message_stop
+	}
+	if err != nil {
+		return err
 	}
 	return s.translate(data)
 }

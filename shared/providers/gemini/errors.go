@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/catalog"
+	"github.com/sluice-gw/sluice/shared/providers/chunks"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -41,13 +42,13 @@ func ErrorResponse(resp *http.Response) *http.Response {
 		e = gjson.GetBytes(raw, "0.error") // a JSON array of responses
 	}
 	if !e.IsObject() {
-		return replace(resp, resp.Header.Get("Content-Type"), raw)
+		return chunks.Replace(resp, resp.Header.Get("Content-Type"), raw)
 	}
 	status := resp.StatusCode
 	if reason(e) == "API_KEY_INVALID" {
 		status = http.StatusUnauthorized
 	}
-	return replace(resp, "application/json", openAIError(e), status)
+	return chunks.Replace(resp, "application/json", openAIError(e), status)
 }
 
 // reason is the ErrorInfo reason of a Google error ("API_KEY_INVALID",

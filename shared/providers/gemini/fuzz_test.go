@@ -49,20 +49,6 @@ func FuzzTranslateRequest(f *testing.F) {
 	})
 }
 
-// upstream answers every request with status and body.
-type upstream struct {
-	status int
-	body   []byte
-}
-
-func (u upstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		r.Body.Close()
-	}
-	return &http.Response{StatusCode: u.status, Status: http.StatusText(u.status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(u.body)), ContentLength: -1, Request: r}, nil
-}
-
 // Any upstream stream becomes a well-framed OpenAI stream (chunkstest.Read)
 // whose text is the text the upstream carried, in order, up to where the
 // translation stopped (all of it when it ended with [DONE]); or a leading
@@ -76,7 +62,7 @@ func FuzzStream(f *testing.F) {
 		Implemented: true, APIBase: "http://gemini.invalid/v1beta", APIKey: testKey}
 	f.Fuzz(func(t *testing.T, data []byte, includeUsage bool) {
 		body := `{"messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":` + map[bool]string{true: "true", false: "false"}[includeUsage] + `}}`
-		p := gemini.New(&http.Client{Transport: upstream{200, data}})
+		p := gemini.New(&http.Client{Transport: providerstest.Upstream{Status: 200, Body: data}})
 		resp, err := p.Do(context.Background(), d, wire.Call{Op: wire.OpChat, Stream: true, Body: []byte(body)})
 		if err != nil {
 			t.Fatalf("a stream failed before its body was read: %v", err)

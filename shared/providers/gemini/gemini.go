@@ -59,7 +59,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -67,6 +66,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/chunks"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -206,7 +206,7 @@ func (p *Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call)
 		if err != nil {
 			return nil, apierr.New(apierr.UpstreamServer, "deployment %s: %s", d.ID, err)
 		}
-		return replace(resp, "application/json", out), nil
+		return chunks.Replace(resp, "application/json", out), nil
 	}
 	if !call.Stream {
 		raw, err := io.ReadAll(resp.Body)
@@ -215,24 +215,21 @@ func (p *Provider) Do(ctx context.Context, d *config.Deployment, call wire.Call)
 			return nil, err
 		}
 		if status, body, blocked := Blocked(raw); blocked {
-			return replace(resp, "application/json", body, status), nil
+			return chunks.Replace(resp, "application/json", body, status), nil
 		}
 		out, err := TranslateResponse(raw, o, created)
 		if err != nil {
 			return nil, apierr.New(apierr.UpstreamServer, "deployment %s: %s", d.ID, err)
 		}
-		return replace(resp, "application/json", out), nil
+		return chunks.Replace(resp, "application/json", out), nil
 	}
 	includeUsage := gjson.GetBytes(call.Body, "stream_options.include_usage").Bool()
 	st := newDecoder(resp.Body, o, includeUsage, created)
 	if status, body, ok := st.leadingError(); ok {
 		st.Close()
-		return replace(resp, "application/json", body, status), nil
+		return chunks.Replace(resp, "application/json", body, status), nil
 	}
-	out := replace(resp, "text/event-stream", nil)
-	out.Body = &st.Stream
-	out.ContentLength = -1
-	return out, nil
+	return chunks.Streamed(resp, &st.Stream), nil
 }
 
 // Model is the model a call to d names: the deployment's, or the request's
@@ -254,19 +251,4 @@ func stripURL(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// replace returns resp with a new body (and status).
-func replace(resp *http.Response, contentType string, body []byte, status ...int) *http.Response {
-	out := *resp
-	out.Header = resp.Header.Clone()
-	out.Header["Content-Type"] = []string{contentType}
-	out.Header.Del("Content-Length")
-	out.Body = io.NopCloser(bytes.NewReader(body))
-	out.ContentLength = int64(len(body))
-	if len(status) > 0 {
-		out.StatusCode = status[0]
-		out.Status = strconv.Itoa(status[0]) + " " + http.StatusText(status[0])
-	}
-	return &out
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
 	"github.com/sluice-gw/sluice/shared/providers/gemini"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -402,5 +403,37 @@ func TestTransportErrorHasNoURL(t *testing.T) {
 	var e *apierr.Error
 	if !errors.As(err, &e) || e.Kind != apierr.UpstreamConnection {
 		t.Fatalf("error %v, want a connection error", err)
+	}
+}
+
+// NewStream translates a stream body on its own (a caller that sent the
+// request itself): without include_usage, no usage chunk, and [DONE] last.
+func TestNewStreamWithoutUsage(t *testing.T) {
+	s := gemini.NewStream(io.NopCloser(strings.NewReader(stream)), gemini.Options{Model: "gemini-2.5-flash"}, false, 1)
+	defer s.Close()
+	events, err := chunkstest.Events(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		if gjson.Get(ev, "usage").Exists() {
+			t.Fatalf("a usage chunk nobody asked for: %s", ev)
+		}
+	}
+	if n := len(events); n < 2 || events[n-1] != "[DONE]" || gjson.Get(events[n-2], "choices.0.finish_reason").String() != "tool_calls" {
+		t.Fatalf("events %q", events)
+	}
+}
+
+// A request of only a system prompt sends it as the user's turn; one with
+// no content at all is a 400.
+func TestOnlySystem(t *testing.T) {
+	out, err := gemini.TranslateRequest([]byte(`{"messages":[{"role":"system","content":"Say hi."}]}`), gemini.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, "request", out, `{"contents":[{"role":"user","parts":[{"text":"Say hi."}]}]}`)
+	if _, err := gemini.TranslateRequest([]byte(`{"messages":[{"role":"user","content":""}]}`), gemini.Options{}); !isKind(err, apierr.InvalidRequest) {
+		t.Fatalf("empty: %v", err)
 	}
 }

@@ -132,8 +132,14 @@ func TranslateRequest(body []byte, o Options) ([]byte, error) {
 	if err := messages(&req, r.Get("messages"), strings.Contains(o.Model, "gemini-3")); err != nil {
 		return nil, err
 	}
+	if len(req.Contents) == 0 && req.SystemInstruction != nil {
+		// Only a system prompt: Gemini wants contents, so it is the
+		// user's turn (as LiteLLM sends it).
+		req.Contents = []content{{Role: "user", Parts: req.SystemInstruction.Parts}}
+		req.SystemInstruction = nil
+	}
 	if len(req.Contents) == 0 {
-		return nil, badRequest("messages: at least one user or assistant message is required")
+		return nil, badRequest("messages: at least one message with content is required")
 	}
 	gc, err := generationConfig(r, o.Model)
 	if err != nil {

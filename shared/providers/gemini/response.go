@@ -66,12 +66,8 @@ func TranslateResponse(raw []byte, o Options, created int64) ([]byte, error) {
 		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
 			switch {
 			case p.Get("functionCall").IsObject():
-				fc := p.Get("functionCall")
-				args := fc.Get("args").Raw
-				if args == "" {
-					args = "{}"
-				}
-				calls = wire.AppendToolCall(calls, nCalls, callID(p.Get("thoughtSignature").String()), fc.Get("name").String(), args)
+				id, name, args := callOf(p)
+				calls = wire.AppendToolCall(calls, nCalls, id, name, args)
 				nCalls++
 			case p.Get("thought").Bool():
 				reasoning = append(reasoning, p.Get("text").String()...)
@@ -117,6 +113,17 @@ func responseID(r gjson.Result) string {
 		return "chatcmpl-" + id
 	}
 	return "chatcmpl-" + randomHex()
+}
+
+// callOf is a functionCall part as an OpenAI tool call: a new id (with the
+// part's thought signature), the function's name and its arguments.
+func callOf(p gjson.Result) (id, name, args string) {
+	fc := p.Get("functionCall")
+	args = fc.Get("args").Raw
+	if args == "" {
+		args = "{}"
+	}
+	return callID(p.Get("thoughtSignature").String()), fc.Get("name").String(), args
 }
 
 // callID is a new tool call id, with the function call's thought signature

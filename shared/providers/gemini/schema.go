@@ -9,15 +9,18 @@ import (
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
-// schemaKeys are the JSON Schema keywords Gemini's Schema object takes
+// schemaKey reports a JSON Schema keyword Gemini's Schema object takes
 // (LiteLLM's filter_schema_fields); any other keyword (additionalProperties,
-// $schema, strict, const, ...) is dropped, as LiteLLM drops it.
-var schemaKeys = map[string]bool{
-	"type": true, "format": true, "title": true, "description": true, "nullable": true,
-	"enum": true, "maxItems": true, "minItems": true, "properties": true, "required": true,
-	"minProperties": true, "maxProperties": true, "minLength": true, "maxLength": true,
-	"pattern": true, "example": true, "anyOf": true, "propertyOrdering": true,
-	"default": true, "items": true, "minimum": true, "maximum": true,
+// $schema, strict, const, ...) is dropped, as LiteLLM drops it. (A switch,
+// not a map: nothing to build at start.)
+func schemaKey(k string) bool {
+	switch k {
+	case "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems",
+		"properties", "required", "minProperties", "maxProperties", "minLength", "maxLength",
+		"pattern", "example", "anyOf", "propertyOrdering", "default", "items", "minimum", "maximum":
+		return true
+	}
+	return false
 }
 
 // maxRefs bounds the $ref expansions of one schema (a recursive definition
@@ -89,37 +92,28 @@ func (c *cleaner) clean(out []byte, s gjson.Result, depth int) ([]byte, error) {
 	}
 	s.ForEach(func(k, v gjson.Result) bool {
 		switch {
-		case !schemaKeys[k.Str]:
+		case !schemaKey(k.Str):
 		case k.Str == "type" && v.IsArray():
 		case k.Str == "format" && v.Str != "enum" && v.Str != "date-time":
 		case k.Str == "properties" && v.IsObject():
 			key(k.Str)
 			out = append(out, '{')
-			i := 0
+			var names []string
 			v.ForEach(func(pk, pv gjson.Result) bool {
-				if i > 0 {
+				if len(names) > 0 {
 					out = append(out, ',')
 				}
-				i++
+				names = append(names, pk.Str)
 				out = wire.AppendString(out, pk.Str)
 				out = append(out, ':')
 				out, err = c.clean(out, pv, depth+1)
 				return err == nil
 			})
 			out = append(out, '}')
-			if c.ordering && i > 1 && !s.Get("propertyOrdering").Exists() {
+			if c.ordering && len(names) > 1 && !s.Get("propertyOrdering").Exists() {
 				key("propertyOrdering")
-				out = append(out, '[')
-				j := 0
-				v.ForEach(func(pk, _ gjson.Result) bool {
-					if j > 0 {
-						out = append(out, ',')
-					}
-					j++
-					out = wire.AppendString(out, pk.Str)
-					return true
-				})
-				out = append(out, ']')
+				b, _ := json.Marshal(names)
+				out = append(out, b...)
 			}
 		case k.Str == "items":
 			key(k.Str)

@@ -7,7 +7,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sluice-gw/sluice/shared/providers/chunks"
-	"github.com/sluice-gw/sluice/shared/sse"
 )
 
 // decoder translates Gemini's SSE stream (each event a whole
@@ -16,15 +15,12 @@ import (
 // chunks.Decoder), one upstream event at a time.
 type decoder struct {
 	chunks.Stream
-	body         io.ReadCloser
-	rd           *sse.Reader
+	up           chunks.Upstream
 	o            Options
 	includeUsage bool
 	created      int64
 
 	started bool
-	pending []byte // a first event read ahead by leadingError
-	failed  error  // what ended the stream before its first event
 	nCalls  int
 	finish  string // the finish reason sent; "" until one is
 	usage   []byte // the last usageMetadata (counts so far)
@@ -37,7 +33,7 @@ func NewStream(body io.ReadCloser, o Options, includeUsage bool, created int64) 
 }
 
 func newDecoder(body io.ReadCloser, o Options, includeUsage bool, created int64) *decoder {
-	s := &decoder{body: body, rd: sse.NewReader(body), o: o, includeUsage: includeUsage, created: created}
+	s := &decoder{up: chunks.NewUpstream(body), o: o, includeUsage: includeUsage, created: created}
 	s.Init(s)
 	return s
 }
@@ -46,59 +42,27 @@ func newDecoder(body io.ReadCloser, o Options, includeUsage bool, created int64)
 // Gemini's safety filters blocked, it returns the status it stands for and
 // an OpenAI-style error body.
 func (s *decoder) leadingError() (int, []byte, bool) {
-	for {
-		ev, err := s.rd.Next()
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF // ended before any event: not a clean, empty answer
-			}
-			s.failed = err
-			return 0, nil, false
-		}
-		data := sse.Data(ev)
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		if e := gjson.GetBytes(data, "error"); e.IsObject() {
-			return errorStatus(e), openAIError(e), true
-		}
-		if status, body, blocked := Blocked(data); blocked {
-			return status, body, true
-		}
-		s.pending = bytes.Clone(data)
+	data, err := s.up.Lead()
+	if err != nil {
 		return 0, nil, false
 	}
+	if e := gjson.GetBytes(data, "error"); e.IsObject() {
+		return errorStatus(e), openAIError(e), true
+	}
+	return Blocked(data)
 }
 
 // CloseUpstream closes the upstream body.
-func (s *decoder) CloseUpstream() error {
-	if s.rd != nil {
-		s.rd.Release()
-		s.rd = nil
-	}
-	return s.body.Close()
-}
+func (s *decoder) CloseUpstream() error { return s.up.Close() }
 
 // Decode translates the next upstream event.
 func (s *decoder) Decode() error {
-	var data []byte
-	if s.pending != nil {
-		data, s.pending = s.pending, nil
-	} else {
-		if s.failed != nil {
-			return s.failed
-		}
-		if s.rd == nil {
-			return io.ErrClosedPipe
-		}
-		ev, err := s.rd.Next()
-		if err == io.EOF {
-			return s.end()
-		}
-		if err != nil {
-			return err
-		}
-		data = sse.Data(ev)
+	data, err := s.up.Next()
+	if err == io.EOF {
+		return s.end()
+	}
+	if err != nil {
+		return err
 	}
 	return s.translate(data)
 }
@@ -146,12 +110,8 @@ func (s *decoder) translate(data []byte) error {
 	c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
 		switch {
 		case p.Get("functionCall").IsObject():
-			fc := p.Get("functionCall")
-			args := fc.Get("args").Raw
-			if args == "" {
-				args = "{}"
-			}
-			s.ToolCallStart(s.nCalls, callID(p.Get("thoughtSignature").String()), fc.Get("name").String())
+			id, name, args := callOf(p)
+			s.ToolCallStart(s.nCalls, id, name)
 			s.ToolCallArgs(s.nCalls, args)
 			s.nCalls++
 		case p.Get("thought").Bool():

@@ -4,7 +4,10 @@
 package providerstest
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"net/http"
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
@@ -42,4 +45,21 @@ func Refused(t testing.TB, err error) bool {
 		t.Fatalf("error %v is not a 400", err)
 	}
 	return true
+}
+
+// Upstream is an http.RoundTripper answering every request with Status and
+// Body (as an event stream), for the fuzz tests that feed a vendor any
+// upstream bytes.
+type Upstream struct {
+	Status int
+	Body   []byte
+}
+
+// RoundTrip implements http.RoundTripper.
+func (u Upstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	return &http.Response{StatusCode: u.Status, Status: http.StatusText(u.Status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(u.Body)), ContentLength: -1, Request: r}, nil
 }
