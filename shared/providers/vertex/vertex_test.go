@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -34,6 +35,7 @@ type call struct {
 // status, when set, is answered with errBody instead.
 type fakeVertex struct {
 	acct    *vertextest.Account
+	also    atomic.Pointer[vertextest.Account] // another account whose tokens are good
 	srv     *httptest.Server
 	mu      sync.Mutex
 	calls   []call
@@ -66,7 +68,7 @@ func (f *fakeVertex) serve(w http.ResponseWriter, r *http.Request) {
 	status, errBody := f.status, f.errBody
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	if !f.acct.Authorized(r) {
+	if a := f.also.Load(); !f.acct.Authorized(r) && (a == nil || !a.Authorized(r)) {
 		w.WriteHeader(401)
 		io.WriteString(w, `{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}`)
 		return
@@ -489,5 +491,25 @@ func TestConcurrentUnauthorizedRenewOnce(t *testing.T) {
 	wg.Wait()
 	if n := acct.Exchanges(); n != 2 {
 		t.Errorf("%d exchanges, want 2", n)
+	}
+}
+
+// A key read from a secret that rotates (config's BindCredentials): the
+// next request signs with the new key, at its own token endpoint.
+func TestRotatedCredentials(t *testing.T) {
+	p, d, f, acct := setup(t, "us-east5")
+	read(t)(p.Do(context.Background(), d, chat(false, "")))
+	next := vertextest.NewAccount(t)
+	f.also.Store(next)
+	var cur atomic.Pointer[string]
+	cur.Store(&next.JSON)
+	d.Vertex.BindCredentials(&cur)
+	read(t)(p.Do(context.Background(), d, chat(false, "")))
+	read(t)(p.Do(context.Background(), d, chat(false, "")))
+	if acct.Exchanges() != 1 || next.Exchanges() != 1 || len(next.Refused()) != 0 {
+		t.Errorf("exchanges: old key %d, new key %d (refused %v)", acct.Exchanges(), next.Exchanges(), next.Refused())
+	}
+	if !next.Authorized(&http.Request{Header: f.last(t).header}) {
+		t.Error("the last call did not carry the new key's token")
 	}
 }
