@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -39,17 +40,24 @@ func teamCallbackRoute(method, id string) route {
 	}}
 }
 
+// managedTeam reads team id for a caller who may manage it (a proxy
+// admin, an admin of the team, an org admin of its organization).
+func (h *Handler) managedTeam(ctx context.Context, c *caller, id string) (keys.Team, error) {
+	t, err := h.loadTeam(ctx, id)
+	if err != nil {
+		return keys.Team{}, err
+	}
+	return t, h.mayManageTeam(ctx, c, id)
+}
+
 // teamCallbackAdd adds a callback to a team (LiteLLM's add_team_callbacks):
 // {callback_name, callback_type, callback_vars}, appended to the team's
 // metadata.logging; the same name and type twice is a 400. A proxy admin
 // or an admin of the team may.
 func (h *Handler) teamCallbackAdd(w http.ResponseWriter, r *http.Request, c *caller, id string) error {
 	ctx := r.Context()
-	t, err := h.loadTeam(ctx, id)
+	t, err := h.managedTeam(ctx, c, id)
 	if err != nil {
-		return err
-	}
-	if err := h.mayManageTeam(ctx, c, id); err != nil {
 		return err
 	}
 	p, err := readParams(r)
@@ -112,12 +120,8 @@ func (h *Handler) teamCallbackAdd(w http.ResponseWriter, r *http.Request, c *cal
 // teamCallbacks lists a team's callbacks (LiteLLM's get_team_callbacks),
 // credentials masked.
 func (h *Handler) teamCallbacks(w http.ResponseWriter, r *http.Request, c *caller, id string) error {
-	ctx := r.Context()
-	t, err := h.loadTeam(ctx, id)
+	t, err := h.managedTeam(r.Context(), c, id)
 	if err != nil {
-		return err
-	}
-	if err := h.mayManageTeam(ctx, c, id); err != nil {
 		return err
 	}
 	success, failure := []string{}, []string{}

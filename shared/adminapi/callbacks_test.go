@@ -2,13 +2,11 @@ package adminapi_test
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/app"
-	"github.com/sluice-gw/sluice/test/ddblocal"
 )
 
 // TestTeamCallbacks: POST /team/{id}/callback stores a team's callback in
@@ -20,16 +18,8 @@ func TestTeamCallbacks(t *testing.T) {
 	for _, store := range []string{app.StoreMemory, app.StoreDynamoDB} {
 		t.Run(store, func(t *testing.T) {
 			var logs bytes.Buffer
-			s := app.Settings{ConfigYAML: []byte(suiteConfig + "litellm_settings:\n  success_callback: [langfuse]\n  callbacks: [generic_api]\n"),
-				Store: store, KeyCacheTTL: 1, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
-			if store == app.StoreDynamoDB {
-				cfg := ddblocal.Config(t)
-				s.AWS, s.Emulator, s.Tables = &cfg, true, ddblocal.Tables(t)
-			}
-			gw, err := app.Build(context.Background(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
+			gw := buildWith(t, suiteConfig+"litellm_settings:\n  success_callback: [langfuse]\n  callbacks: [generic_api]\n", store,
+				slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 			c := client{t, gw.HTTP}
 			const m = "sk-master-test"
 			c.must(m, "POST", "/team/new", `{"team_id":"tc"}`)

@@ -72,7 +72,13 @@ func (c client) errParam(key, method, path, body string, status int, param strin
 // config on store, logging to logger (nil: the default).
 func build(t *testing.T, store string, logger *slog.Logger) *app.Gateway {
 	t.Helper()
-	s := app.Settings{ConfigYAML: []byte(suiteConfig), Store: store, KeyCacheTTL: 1, Logger: logger}
+	return buildWith(t, suiteConfig, store, logger)
+}
+
+// buildWith is build with the config configYAML.
+func buildWith(t *testing.T, configYAML, store string, logger *slog.Logger) *app.Gateway {
+	t.Helper()
+	s := app.Settings{ConfigYAML: []byte(configYAML), Store: store, KeyCacheTTL: 1, Logger: logger}
 	if store == app.StoreDynamoDB {
 		cfg := ddblocal.Config(t)
 		s.AWS, s.Emulator, s.Tables = &cfg, true, ddblocal.Tables(t)

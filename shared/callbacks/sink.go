@@ -1,10 +1,14 @@
 package callbacks
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"strings"
 
@@ -130,4 +134,34 @@ type StatusError struct {
 
 func (e *StatusError) Error() string {
 	return e.Sink + ": HTTP " + http.StatusText(e.Status) + " (" + strconv.Itoa(e.Status) + "): " + e.Body
+}
+
+// PostJSON posts body (JSON) to url with client, headers set by prepare
+// (nil: none), and returns the answer's first MB. A failure to connect is
+// retried by the Dispatcher; a non-2xx answer is HTTPStatusError (its body
+// the answer's first bytes); the error never shows url, which may carry a
+// token.
+func PostJSON(ctx context.Context, client *http.Client, name, url string, body []byte, prepare func(*http.Request)) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, Permanent(fmt.Errorf("%s: the endpoint is not a valid URL", name)) // err names it
+	}
+	if prepare != nil {
+		prepare(req)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		return nil, HTTPStatusError(name, resp.StatusCode, b)
+	}
+	return b, nil
 }

@@ -58,10 +58,19 @@ type Deliverer interface {
 	Deliver(ctx context.Context, evs []Event) error
 }
 
-// deliver hands evs to the sinks and the alerts, if any.
+// deliverMargin is kept of an invocation's time after delivering, to
+// answer the batch's failures before Lambda ends it.
+const deliverMargin = 2 * time.Second
+
+// deliver hands evs to the sinks and the budget alerts, if any.
 func (c *Consumer) deliver(ctx context.Context, evs []Event) error {
 	if len(evs) == 0 {
 		return nil
+	}
+	if d, ok := ctx.Deadline(); ok { // a Lambda invocation's: answer before it ends
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-deliverMargin))
+		defer cancel()
 	}
 	var errs []error
 	for _, d := range [...]Deliverer{c.Sinks, c.Alerts} {

@@ -91,6 +91,10 @@ func statements(stmts []any) []policy {
 		if cond, _ := at(st, "Resource", "Fn::If").([]any); len(cond) == 3 {
 			target = refTarget(cond[2])
 		}
+		// Objects of a bucket a parameter names: !Sub "arn:...:s3:::${Param}/*".
+		if sub := str(at(st, "Resource", "Fn::Sub")); target == "" && strings.Contains(sub, ":s3:::${") {
+			target, _, _ = strings.Cut(strings.SplitN(sub, ":s3:::${", 2)[1], "}")
+		}
 		out = append(out, policy{name: "Statement:" + service, target: target, actions: actions})
 	}
 	return out
@@ -150,6 +154,12 @@ func TestTemplatePoliciesCoverWhatEachFunctionUses(t *testing.T) {
 				}
 				granted["BedrockModelArns"] = true
 				granted["ProviderSecretArns"] = true
+			}
+			if pkgs[fn] == "spend" { // the s3 logging callback writes the bucket (docs/callbacks.md)
+				if !hasPolicy(ps, "CallbackBucketName", "Statement:s3") {
+					t.Error("the spend function has no s3 statement scoped by CallbackBucketName")
+				}
+				granted["CallbackBucketName"] = true
 			}
 			for _, q := range tpl.sqsEventQueues(fn) {
 				if !hasPolicy(ps, q, "SQSPollerPolicy") {

@@ -87,12 +87,12 @@ func TestRead(t *testing.T) {
 		}},
 		{name: "spend", fn: appenv.Spend, env: full, args: []string{"-batch", "10"}, want: appenv.Settings{
 			Function: appenv.Spend, LogLevel: slog.LevelDebug, Tables: tables.Names{Keys: "k", Counters: "c", Spend: "s"},
-			SpendQueueURL: "q", ConfigPath: "c.yaml", Batch: 10, Window: 2 * time.Second, Shutdown: appenv.Shutdown{Drain: appenv.DefaultShutdown().Drain},
+			ConfigPath: "c.yaml", SpendQueueURL: "q", Batch: 10, Window: 2 * time.Second, Shutdown: appenv.Shutdown{Drain: appenv.DefaultShutdown().Drain},
 		}},
 		{name: "spend without a queue", fn: appenv.Spend, env: with("SPEND_QUEUE_URL", ""), err: "SPEND_QUEUE_URL is not set"},
 		{name: "spend replay", fn: appenv.Spend, env: with("SPEND_QUEUE_URL", ""), args: []string{"-replay", "-"}, want: appenv.Settings{
 			Function: appenv.Spend, LogLevel: slog.LevelDebug, Tables: tables.Names{Keys: "k", Counters: "c", Spend: "s"},
-			Replay: "-", ConfigPath: "c.yaml", Batch: 100, Window: 2 * time.Second, Shutdown: appenv.Shutdown{Drain: appenv.DefaultShutdown().Drain},
+			ConfigPath: "c.yaml", Replay: "-", Batch: 100, Window: 2 * time.Second, Shutdown: appenv.Shutdown{Drain: appenv.DefaultShutdown().Drain},
 		}},
 		{name: "bad metrics", fn: appenv.Gateway, env: with("METRICS", "maybe"), err: `METRICS="maybe"`},
 		{name: "bad ttl", fn: appenv.Gateway, env: with("GATEWAY_COOLDOWN_CACHE_TTL", "-1s"), err: "GATEWAY_COOLDOWN_CACHE_TTL"},

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 )
 
@@ -18,10 +17,7 @@ type Langfuse struct {
 	*httptest.Server
 	Public, Secret string
 
-	mu sync.Mutex
-	// down answers every request with this status while non-zero (0:
-	// up); a negative value closes the connection instead.
-	down        int
+	outage
 	Requests    int                                   // ingestion requests received (accepted or not)
 	Traces      map[string]map[string]json.RawMessage // by id: the last body
 	Generations map[string]map[string]json.RawMessage
@@ -37,29 +33,13 @@ func NewLangfuse(t testing.TB, public, secret string) *Langfuse {
 	return f
 }
 
-// SetDown makes the fake answer status (or drop the connection, -1) until
-// SetDown(0).
-func (f *Langfuse) SetDown(status int) {
-	f.mu.Lock()
-	f.down = status
-	f.mu.Unlock()
-}
-
 func (f *Langfuse) problem(s string) { f.Problems = append(f.Problems, s) }
 
 func (f *Langfuse) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.Requests++
-	switch {
-	case f.down < 0:
-		if hj, ok := w.(http.Hijacker); ok {
-			c, _, _ := hj.Hijack()
-			c.Close()
-			return
-		}
-	case f.down > 0:
-		w.WriteHeader(f.down)
+	if f.refused(w) {
 		return
 	}
 	if r.Method != http.MethodPost || r.URL.Path != "/api/public/ingestion" {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 )
 
@@ -13,8 +12,7 @@ import (
 // by id, and how many times each came.
 type Webhook struct {
 	*httptest.Server
-	mu       sync.Mutex
-	down     int
+	outage
 	Posts    int
 	Payloads map[string]map[string]any
 	Times    map[string]int
@@ -27,8 +25,7 @@ func NewWebhook(t testing.TB) *Webhook {
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if f.down != 0 {
-			w.WriteHeader(f.down)
+		if f.refused(w) {
 			return
 		}
 		var ps []map[string]any
@@ -48,13 +45,6 @@ func NewWebhook(t testing.TB) *Webhook {
 	}))
 	t.Cleanup(f.Close)
 	return f
-}
-
-// SetDown makes the endpoint answer status until SetDown(0).
-func (f *Webhook) SetDown(status int) {
-	f.mu.Lock()
-	f.down = status
-	f.mu.Unlock()
 }
 
 // Payload returns the payload of id, nil when none came.

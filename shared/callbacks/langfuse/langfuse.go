@@ -15,12 +15,10 @@
 package langfuse
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -88,24 +86,9 @@ func (s *Sink) send(ctx context.Context, recs []callbacks.Record) error {
 	if err != nil {
 		return callbacks.Permanent(err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	rb, err := callbacks.PostJSON(ctx, s.client, "langfuse", s.endpoint, body, func(r *http.Request) { r.SetBasicAuth(s.public, s.secret) })
 	if err != nil {
-		return callbacks.Permanent(err)
-	}
-	req.SetBasicAuth(s.public, s.secret)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("langfuse: %w", err)
-	}
-	defer resp.Body.Close()
-	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode/100 != 2 {
-		return callbacks.HTTPStatusError("langfuse", resp.StatusCode, rb)
+		return err
 	}
 	return multiStatus(rb)
 }

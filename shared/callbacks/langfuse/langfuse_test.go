@@ -116,3 +116,24 @@ func TestLangfuseErrors(t *testing.T) {
 		t.Error("no keys: no error")
 	}
 }
+
+// BenchmarkSend100 is one consumer batch of 100 calls (without content)
+// to the fake: the CPU a batch costs the spend function (docs/callbacks.md).
+func BenchmarkSend100(b *testing.B) {
+	f := callbackstest.NewLangfuse(b, "pk", "sk")
+	s, err := langfuse.New(context.Background(), env(map[string]string{"LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "sk", "LANGFUSE_HOST": f.URL}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	recs := make([]callbacks.Record, 100)
+	for i := range recs {
+		recs[i] = records()[0]
+		recs[i].CallID, recs[i].Messages, recs[i].Response = "call-"+strings.Repeat("x", 20)+string(rune('a'+i%26)), nil, nil
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := s.Send(context.Background(), recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package s3log_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -82,5 +83,29 @@ func TestS3Unreachable(t *testing.T) {
 	}
 	if _, err := s3log.New(context.Background(), callbacks.Env{}); err == nil {
 		t.Error("no bucket: no error")
+	}
+}
+
+// BenchmarkSend100 is one consumer batch of 100 calls to S3 on moto: 100
+// PutObject calls, 16 at a time (docs/callbacks.md).
+func BenchmarkSend100(b *testing.B) {
+	bk := callbackstest.NewBucket(b)
+	s, err := s3log.New(context.Background(), callbacks.Env{Params: map[string]string{
+		"s3_bucket_name": bk.Name, "s3_endpoint_url": bk.Endpoint, "s3_region_name": "us-east-1",
+		"s3_aws_access_key_id": "dummy", "s3_aws_secret_access_key": "dummy",
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	recs := make([]callbacks.Record, 100)
+	for i := range recs {
+		recs[i] = callbacks.Record{CallID: fmt.Sprintf("c-%d", i), Start: t0, End: t0, Status: spend.StatusSuccess, PromptTokens: 10, CostNanos: 5, CostKnown: true}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := s.Send(context.Background(), recs); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

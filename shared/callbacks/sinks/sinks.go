@@ -50,7 +50,7 @@ func New(ctx context.Context, cb config.Callbacks, getenv func(string) (string, 
 	o := callbacks.Options{
 		Callbacks: cb,
 		Registry:  All(),
-		Env:       callbacks.Env{Getenv: getenv, AWS: cfg, HTTP: &http.Client{Timeout: 30 * time.Second}, Log: log},
+		Env:       callbacks.Env{Getenv: getenv, AWS: cfg, HTTP: &http.Client{Timeout: 10 * time.Second}, Log: log},
 	}
 	if ks != nil {
 		o.Scopes = callbacks.NewKeyScopes(ks, time.Minute)

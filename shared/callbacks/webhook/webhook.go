@@ -8,12 +8,10 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -94,31 +92,10 @@ func (s *Sink) Send(ctx context.Context, recs []callbacks.Record) error {
 	if err != nil {
 		return callbacks.Permanent(err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return callbacks.Permanent(err)
-	}
-	for k, v := range s.headers {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("generic_api: %w", redactURL(err))
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	if resp.StatusCode/100 != 2 {
-		return callbacks.HTTPStatusError("generic_api", resp.StatusCode, b)
-	}
-	return nil
-}
-
-// redactURL drops the URL from a client error: it may carry a token.
-func redactURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
-	}
+	_, err = callbacks.PostJSON(ctx, s.client, "generic_api", s.endpoint, body, func(r *http.Request) {
+		for k, v := range s.headers {
+			r.Header[k] = v
+		}
+	})
 	return err
 }
