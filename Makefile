@@ -7,9 +7,9 @@ GOFLAGS_LAMBDA := -tags lambda.norpc -trimpath -ldflags "-s -w"
 LAMBDA_ENV     := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 FUNCTIONS      := gateway admin spend
 
-# A LiteLLM config packaged with the gateway and the spend consumer (its
-# logging callbacks and general_settings.alerting) when it exists; point the
-# template's GatewayConfig parameter at config.yaml to use it.
+# A LiteLLM config packaged with the gateway (and the spend function, which
+# reads its logging callbacks and general_settings.alerting) when it exists;
+# point the template's GatewayConfig parameter at config.yaml to use it.
 GATEWAY_CONFIG_FILE ?= config.yaml
 
 .PHONY: build build-GatewayFunction build-AdminFunction build-SpendFunction test clean

@@ -62,7 +62,7 @@ type Deliverer interface {
 // answer the batch's failures before Lambda ends it.
 const deliverMargin = 2 * time.Second
 
-// deliver hands evs to the sinks and the alerts, if any.
+// deliver hands evs to the sinks and the budget alerts, if any.
 func (c *Consumer) deliver(ctx context.Context, evs []Event) error {
 	if len(evs) == 0 {
 		return nil
