@@ -16,9 +16,12 @@ func closest(name string, candidates []string) string {
 		limit = 2
 	}
 	best, bestD := "", limit
+	if len(name) > maxSuggested {
+		return ""
+	}
 	for _, c := range candidates {
-		if c == name {
-			continue
+		if c == name || len(c)-len(name) >= limit || len(name)-len(c) >= limit {
+			continue // the same, or more edits apart than the lengths allow
 		}
 		if d := editDistance(name, c); d < bestD {
 			best, bestD = c, d
@@ -26,6 +29,10 @@ func closest(name string, candidates []string) string {
 	}
 	return best
 }
+
+// maxSuggested is the longest name closest compares: no key is longer, and
+// a long one would cost its length times each candidate's.
+const maxSuggested = 64
 
 // didYouMean is closest's suggestion as a warning's tail: ` (did you mean
 // "x"?)`, or "".

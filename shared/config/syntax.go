@@ -15,7 +15,12 @@ import (
 // document is parsed again, on this error path only, by goccy/go-yaml,
 // which points at the token. v3's own message is kept when goccy finds no
 // error or no position.
-func syntaxError(data []byte, v3err error) error {
+func syntaxError(data []byte, v3err error) (out error) {
+	defer func() {
+		if recover() != nil { // a parser's bug must not stop the start more than v3's error does
+			out = fmt.Errorf("parse config: %w", v3err)
+		}
+	}()
 	_, err := parser.ParseBytes(data, 0)
 	var ye goccy.Error
 	if err == nil || !errors.As(err, &ye) || ye.GetToken() == nil || ye.GetToken().Position == nil {
