@@ -48,7 +48,7 @@ func BenchmarkHandlerCallbacks(b *testing.B) {
 				pub := discardPublisher{ch: make(chan spend.Event, 64)}
 				h := gateway.New(gateway.Options{
 					Config: cfg, Router: router.New(cfg, router.Options{Logger: log}), Provider: fixedProvider{}, Logger: log,
-					OnComplete: gateway.PublishSpend(pub),
+					OnComplete: gateway.PublishSpend(pub, nil),
 				})
 				serveLoop(b, h, mode.body, nil)
 			})
