@@ -145,7 +145,7 @@ func TestTemplateSpendPipeline(t *testing.T) {
 	want := map[string][]string{
 		env(consumer, tables.Spend.EnvVar):    {"dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"},
 		env(consumer, tables.Keys.EnvVar):     {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}, // GetItem: team and key callbacks
-		env(consumer, tables.Counters.EnvVar): {"dynamodb:UpdateItem"}, // strict-budget counters
+		env(consumer, tables.Counters.EnvVar): {"dynamodb:UpdateItem"},                                              // strict-budget counters
 	}
 	got := map[string][]string{}
 	for _, p := range tpl.policies(consumer) {
