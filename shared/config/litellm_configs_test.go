@@ -64,9 +64,9 @@ func TestLiteLLMConfigsLoad(t *testing.T) {
 				t.Errorf("callbacks = %+v, want otel on", c.Callbacks)
 			}
 		}},
-		"pass_through_config.yaml":          {deployments: 7, warnings: []string{"general_settings.custom_auth", "litellm_settings.include_cost_in_streaming_usage"}},
-		"spend_tracking_config.yaml":        {deployments: 1, warnings: []string{"general_settings.use_redis_transaction_buffer"}},
-		"store_model_db_config.yaml":        {deployments: 1, warnings: []string{"general_settings.custom_team_metadata_validate"}},
+		"pass_through_config.yaml":   {deployments: 7, warnings: []string{"general_settings.custom_auth", "litellm_settings.include_cost_in_streaming_usage"}},
+		"spend_tracking_config.yaml": {deployments: 1, warnings: []string{"general_settings.use_redis_transaction_buffer"}},
+		"store_model_db_config.yaml": {deployments: 1, warnings: []string{"general_settings.custom_team_metadata_validate"}},
 		// LiteLLM's complete-schema example (docs/proxy/config_settings.md):
 		// its one entry has no model, and its fallbacks name groups it
 		// does not define; LiteLLM starts, and so does the gateway.
