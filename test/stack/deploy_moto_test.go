@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"testing"
 )
 
 // notInMoto are the resource types moto's CloudFormation cannot create.
@@ -99,3 +100,43 @@ func references(v any) []string {
 }
 
 var subVar = regexp.MustCompile(`\$\{([^!}][^}]*)\}`)
+
+// decideRolePolicies decides, as CloudFormation would with the deployed
+// parameters, each Fn::If in an IAM role's Policies list, dropping those
+// that come to AWS::NoValue: moto's IAM fails on such an item (a 500 on
+// CreateStack, which the SDK retries into AlreadyExistsException), while
+// CloudFormation drops it. The optional policies (Secrets Manager, the
+// callback bucket, ...) stay optional in the README's deploy command.
+func (s *stack) decideRolePolicies(t *testing.T) {
+	t.Helper()
+	res := mapAt(s.deployed, "Resources")
+	for _, id := range sortedKeys(res) {
+		if str(at(res[id], "Type")) != "AWS::IAM::Role" {
+			continue
+		}
+		props, _ := at(res[id], "Properties").(map[string]any)
+		policies, ok := props["Policies"].([]any)
+		if !ok {
+			continue
+		}
+		kept := make([]any, 0, len(policies))
+		for _, p := range policies {
+			for {
+				m, ok := p.(map[string]any)
+				l, isIf := m["Fn::If"].([]any)
+				if !ok || !isIf || len(l) != 3 {
+					break
+				}
+				if s.condition(t, str(l[0])) {
+					p = l[1]
+				} else {
+					p = l[2]
+				}
+			}
+			if !isNoValue(p) {
+				kept = append(kept, p)
+			}
+		}
+		props["Policies"] = kept
+	}
+}
