@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -84,10 +85,22 @@ func Secret(name string) bool {
 	return false
 }
 
-// SealParams returns a copy of params with every secret string sealed.
+// SealParams returns a copy of params with every secret sealed. A secret
+// that is not a string (vertex_credentials given as the service account's
+// JSON object) is sealed as its JSON text, which every reader of such a
+// param takes as well: nothing secret is stored in clear whatever its shape.
 func (s *Sealer) SealParams(params map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(params))
 	for k, v := range params {
+		if v != nil && Secret(k) {
+			if _, isString := v.(string); !isString {
+				text, err := json.Marshal(v)
+				if err != nil {
+					return nil, fmt.Errorf("litellm_params.%s: %w", k, err)
+				}
+				v = string(text)
+			}
+		}
 		if str, ok := v.(string); ok && Secret(k) && str != "" {
 			sealed, err := s.Seal(str)
 			if err != nil {

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -87,5 +88,28 @@ func TestSealParams(t *testing.T) {
 	other, _ := NewSealer("other")
 	if _, err := other.OpenParams(sealed); err == nil || strings.Contains(err.Error(), "sk-live") {
 		t.Fatalf("wrong key: %v", err)
+	}
+}
+
+// A secret that is not a string (a service account's JSON object) is
+// sealed too, as its JSON text: no field of it is stored in clear.
+func TestSealParamsObject(t *testing.T) {
+	s, _ := NewSealer("k")
+	creds := map[string]any{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIsecret\n"}
+	sealed, err := s.SealParams(map[string]any{"vertex_credentials": creds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	str, ok := sealed["vertex_credentials"].(string)
+	if !ok || strings.Contains(str, "MIIsecret") || strings.Contains(str, "service_account") {
+		t.Fatalf("vertex_credentials stored as %#v", sealed["vertex_credentials"])
+	}
+	opened, err := s.OpenParams(sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal([]byte(opened["vertex_credentials"].(string)), &back); err != nil || back["private_key"] != creds["private_key"] {
+		t.Fatalf("opened %v (%v), want the object's JSON", opened["vertex_credentials"], err)
 	}
 }
