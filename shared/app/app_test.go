@@ -157,43 +157,6 @@ func TestCooldownSeenAfterCacheTTL(t *testing.T) {
 	}
 }
 
-// The common request (warm caches, a virtual key with limits, a deployment
-// with limits) makes exactly one DynamoDB call before the upstream call,
-// plus the TPM correction after it.
-func TestDynamoDBCallsPerRequest(t *testing.T) {
-	up, hits := upstream(t, 200)
-	yaml := fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/x, api_base: %s, rpm: 1000}
-general_settings: {master_key: sk-master}
-`, up.URL)
-	gw := instance(t, yaml, app.Settings{Tables: ddblocal.Tables(t)})
-	budget := 10.0
-	secret := "sk-virtual-test-key"
-	ctx := context.Background()
-	if err := gw.Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), Alias: "t", Settings: keys.Settings{RPMLimit: 100, Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
-		t.Fatal(err)
-	}
-	tests := []callCase{
-		// Cold: key read + cooldown read + admission.
-		{"cold", secret, `{"model":"m","messages":[]}`, 200, 3},
-		// Warm: the admission alone (rpm limits only: no TPM correction).
-		{"warm", secret, `{"model":"m","messages":[]}`, 200, 1},
-		{"warm again", secret, `{"model":"m","messages":[]}`, 200, 1},
-		// The master key has no guards; the deployment's rpm is still counted.
-		{"master key", "sk-master", `{"model":"m","messages":[]}`, 200, 1},
-		// A wrong key is refused from the cache of negative answers after one read.
-		{"wrong key", "sk-nope", `{"model":"m"}`, 401, 1},
-		{"wrong key again", "sk-nope", `{"model":"m"}`, 401, 0},
-	}
-	for _, tt := range tests {
-		countCalls(t, gw.Handler, ctx, tt)
-	}
-	if hits.Load() != 4 {
-		t.Errorf("upstream hits = %d, want 4", hits.Load())
-	}
-}
-
 // With a TPM limit, the real usage replaces the estimate after the call: one
 // admission before, one correction after.
 func TestTPMCorrection(t *testing.T) {
