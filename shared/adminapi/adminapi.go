@@ -131,15 +131,6 @@ var routes = map[string]route{
 	"/customer/info":    {http.MethodGet, (*Handler).customerInfo},
 	"/customer/list":    {http.MethodGet, (*Handler).customerList},
 
-	// LiteLLM's other names of the customer routes.
-	"/end_user/new":     {http.MethodPost, (*Handler).customerNew},
-	"/end_user/update":  {http.MethodPost, (*Handler).customerUpdate},
-	"/end_user/delete":  {http.MethodPost, (*Handler).customerDelete},
-	"/end_user/block":   {http.MethodPost, (*Handler).customerBlock},
-	"/end_user/unblock": {http.MethodPost, (*Handler).customerUnblock},
-	"/end_user/info":    {http.MethodGet, (*Handler).customerInfo},
-	"/end_user/list":    {http.MethodGet, (*Handler).customerList},
-
 	"/spend/logs":          {http.MethodGet, (*Handler).spendLogs},
 	"/global/spend/report": {http.MethodGet, (*Handler).globalSpendReport},
 	"/user/daily/activity": {http.MethodGet, (*Handler).userDailyActivity},
@@ -171,6 +162,20 @@ var routes = map[string]route{
 	"/budget/settings": {http.MethodGet, (*Handler).budgetSettings},
 }
 
+// LiteLLM's other names of the customer routes: /end_user/{name} is
+// /customer/{name}.
+func init() {
+	var names []string
+	for path := range routes {
+		if name, ok := strings.CutPrefix(path, "/customer/"); ok {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		routes["/end_user/"+name] = routes["/customer/"+name]
+	}
+}
+
 // Routes returns every management route as "METHOD /path" (the
 // authorization matrix test walks them). /key/{key}/regenerate is
 // "POST /key/{key}/regenerate", /model/{id}/update "PATCH /model/{id}/update".
@@ -198,14 +203,19 @@ func Handles(path string) bool {
 	return ok || isModel || isTeamCallback || path == "/health"
 }
 
-func regeneratePath(path string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, "/key/")
+// pathID returns the {id} of a path prefix{id}suffix: a non-empty id of
+// no "/".
+func pathID(path, prefix, suffix string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, prefix)
 	if !ok {
 		return "", false
 	}
-	key, ok := strings.CutSuffix(rest, "/regenerate")
-	return key, ok && key != "" && !strings.Contains(key, "/")
+	id, ok := strings.CutSuffix(rest, suffix)
+	return id, ok && id != "" && !strings.Contains(id, "/")
 }
+
+// regeneratePath returns the key of /key/{key}/regenerate.
+func regeneratePath(path string) (string, bool) { return pathID(path, "/key/", "/regenerate") }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {

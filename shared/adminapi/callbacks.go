@@ -18,14 +18,7 @@ import (
 // record's metadata is rendered through keys.MaskCallbackVars.
 
 // teamCallbackPath returns the team id of /team/{team_id}/callback.
-func teamCallbackPath(path string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, "/team/")
-	if !ok {
-		return "", false
-	}
-	id, ok := strings.CutSuffix(rest, "/callback")
-	return id, ok && id != "" && !strings.Contains(id, "/")
-}
+func teamCallbackPath(path string) (string, bool) { return pathID(path, "/team/", "/callback") }
 
 // teamCallbackRoute is the route of /team/{id}/callback for method: GET
 // lists, POST (and anything else, refused as not POST) adds.

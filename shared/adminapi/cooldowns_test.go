@@ -45,43 +45,39 @@ func modelInfos(c client, path string) map[string]map[string]any {
 // cooldown store the gateway writes (memory and DynamoDB Local): /model/info
 // shows it cooling down until the store's time, and the others not.
 func TestModelInfoCooldowns(t *testing.T) {
-	for _, store := range []string{app.StoreMemory, app.StoreDynamoDB} {
-		t.Run(store, func(t *testing.T) {
-			gw := buildWith(t, cooldownConfig, store, nil)
-			c := client{t, gw.HTTP}
-			before := modelInfos(c, "/model/info")
-			for id, info := range before {
-				if info["cooling_down"] != false || info["cooldown_until"] != nil {
-					t.Fatalf("%s before any failure: cooling_down %v, cooldown_until %v", id, info["cooling_down"], info["cooldown_until"])
+	onStoresWith(t, cooldownConfig, func(t *testing.T, gw *app.Gateway, c client) {
+		before := modelInfos(c, "/model/info")
+		for id, info := range before {
+			if info["cooling_down"] != false || info["cooldown_until"] != nil {
+				t.Fatalf("%s before any failure: cooling_down %v, cooldown_until %v", id, info["cooling_down"], info["cooldown_until"])
+			}
+		}
+		f := cooldown.Failure{Deployment: "dep-b", Class: "server_error", At: time.Now(), Immediate: true, Cooldown: 10 * time.Minute}
+		until, err := gw.Cooldowns.RecordFailure(context.Background(), f)
+		if err != nil || until.IsZero() {
+			t.Fatalf("RecordFailure = %v, %v", until, err)
+		}
+		for _, path := range []string{"/model/info", "/v1/model/info"} {
+			got := modelInfos(c, path)
+			if len(got) != 3 {
+				t.Fatalf("%s: %d deployments, want 3", path, len(got))
+			}
+			for id, info := range got {
+				wantCooling, wantUntil := false, any(nil)
+				if id == "dep-b" {
+					wantCooling, wantUntil = true, until.UTC().Format(time.RFC3339)
+				}
+				if info["cooling_down"] != wantCooling || info["cooldown_until"] != wantUntil {
+					t.Errorf("%s %s: cooling_down %v, cooldown_until %v; want %v, %v", path, id, info["cooling_down"], info["cooldown_until"], wantCooling, wantUntil)
 				}
 			}
-			f := cooldown.Failure{Deployment: "dep-b", Class: "server_error", At: time.Now(), Immediate: true, Cooldown: 10 * time.Minute}
-			until, err := gw.Cooldowns.RecordFailure(context.Background(), f)
-			if err != nil || until.IsZero() {
-				t.Fatalf("RecordFailure = %v, %v", until, err)
-			}
-			for _, path := range []string{"/model/info", "/v1/model/info"} {
-				got := modelInfos(c, path)
-				if len(got) != 3 {
-					t.Fatalf("%s: %d deployments, want 3", path, len(got))
-				}
-				for id, info := range got {
-					wantCooling, wantUntil := false, any(nil)
-					if id == "dep-b" {
-						wantCooling, wantUntil = true, until.UTC().Format(time.RFC3339)
-					}
-					if info["cooling_down"] != wantCooling || info["cooldown_until"] != wantUntil {
-						t.Errorf("%s %s: cooling_down %v, cooldown_until %v; want %v, %v", path, id, info["cooling_down"], info["cooldown_until"], wantCooling, wantUntil)
-					}
-				}
-			}
-			// The id filter keeps the field.
-			one := modelInfos(c, "/model/info?litellm_model_id=dep-b")
-			if len(one) != 1 || one["dep-b"]["cooling_down"] != true {
-				t.Errorf("/model/info?litellm_model_id=dep-b = %v", one)
-			}
-		})
-	}
+		}
+		// The id filter keeps the field.
+		one := modelInfos(c, "/model/info?litellm_model_id=dep-b")
+		if len(one) != 1 || one["dep-b"]["cooling_down"] != true {
+			t.Errorf("/model/info?litellm_model_id=dep-b = %v", one)
+		}
+	})
 }
 
 // failingCooldowns is a cooldown store that is down.

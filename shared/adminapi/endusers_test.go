@@ -70,37 +70,33 @@ func TestEndUserRoutes(t *testing.T) {
 // with its spend, /customer/list lists it; its next calls add to it.
 func TestCustomerTracked(t *testing.T) {
 	const m = "sk-master-test"
-	for _, store := range []string{app.StoreMemory, app.StoreDynamoDB} {
-		t.Run(store, func(t *testing.T) {
-			gw := buildWith(t, pricedConfig, store, nil)
-			c := client{t, gw.HTTP}
-			c.errParam(m, "GET", "/customer/info?end_user_id=ishaan3", "", 404, "end_user_id")
-			for i := 0; i < 2; i++ {
-				c.must(m, "POST", "/v1/chat/completions", `{"model":"gpt-4o","user":"ishaan3","messages":[{"role":"user","content":"hi"}]}`)
-			}
-			gw.FlushSpend(context.Background())
-			info := c.must(m, "GET", "/customer/info?end_user_id=ishaan3", "")
-			spent, _ := info["spend"].(float64)
-			if info["user_id"] != "ishaan3" || spent <= 0 {
-				t.Fatalf("customer/info after two calls = %v", info)
-			}
-			if _, _, raw := c.call(m, "GET", "/customer/list", ""); !strings.Contains(raw, `"user_id":"ishaan3"`) {
-				t.Fatalf("customer/list = %s", raw)
-			}
+	onStoresWith(t, pricedConfig, func(t *testing.T, gw *app.Gateway, c client) {
+		c.errParam(m, "GET", "/customer/info?end_user_id=ishaan3", "", 404, "end_user_id")
+		for i := 0; i < 2; i++ {
 			c.must(m, "POST", "/v1/chat/completions", `{"model":"gpt-4o","user":"ishaan3","messages":[{"role":"user","content":"hi"}]}`)
-			gw.FlushSpend(context.Background())
-			again := c.must(m, "GET", "/customer/info?end_user_id=ishaan3", "")
-			if got := again["spend"].(float64); math.Abs(got-1.5*spent) > 1e-9 {
-				t.Fatalf("spend after a third call %v, want %v", got, 1.5*spent)
-			}
-			// LiteLLM's docs write max_budget as a string.
-			up := c.must(m, "POST", "/customer/update", `{"user_id":"ishaan3","max_budget":"0"}`)
-			if up["litellm_budget_table"].(map[string]any)["max_budget"] != 0.0 {
-				t.Fatalf("customer/update max_budget \"0\" = %v", up)
-			}
-			if code, _, raw := c.call(m, "POST", "/v1/chat/completions", `{"model":"gpt-4o","user":"ishaan3","messages":[{"role":"user","content":"hi"}]}`); code != 400 {
-				t.Fatalf("a call of an end user at its max_budget 0: %d %s", code, raw)
-			}
-		})
-	}
+		}
+		gw.FlushSpend(context.Background())
+		info := c.must(m, "GET", "/customer/info?end_user_id=ishaan3", "")
+		spent, _ := info["spend"].(float64)
+		if info["user_id"] != "ishaan3" || spent <= 0 {
+			t.Fatalf("customer/info after two calls = %v", info)
+		}
+		if _, _, raw := c.call(m, "GET", "/customer/list", ""); !strings.Contains(raw, `"user_id":"ishaan3"`) {
+			t.Fatalf("customer/list = %s", raw)
+		}
+		c.must(m, "POST", "/v1/chat/completions", `{"model":"gpt-4o","user":"ishaan3","messages":[{"role":"user","content":"hi"}]}`)
+		gw.FlushSpend(context.Background())
+		again := c.must(m, "GET", "/customer/info?end_user_id=ishaan3", "")
+		if got := again["spend"].(float64); math.Abs(got-1.5*spent) > 1e-9 {
+			t.Fatalf("spend after a third call %v, want %v", got, 1.5*spent)
+		}
+		// LiteLLM's docs write max_budget as a string.
+		up := c.must(m, "POST", "/customer/update", `{"user_id":"ishaan3","max_budget":"0"}`)
+		if up["litellm_budget_table"].(map[string]any)["max_budget"] != 0.0 {
+			t.Fatalf("customer/update max_budget \"0\" = %v", up)
+		}
+		if code, _, raw := c.call(m, "POST", "/v1/chat/completions", `{"model":"gpt-4o","user":"ishaan3","messages":[{"role":"user","content":"hi"}]}`); code != 400 {
+			t.Fatalf("a call of an end user at its max_budget 0: %d %s", code, raw)
+		}
+	})
 }

@@ -23,14 +23,7 @@ import (
 // file); its credentials are sealed with the salt key and never shown.
 
 // modelUpdatePath returns the id of a PATCH /model/{id}/update path.
-func modelUpdatePath(path string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, "/model/")
-	if !ok {
-		return "", false
-	}
-	id, ok := strings.CutSuffix(rest, "/update")
-	return id, ok && id != "" && !strings.Contains(id, "/")
-}
+func modelUpdatePath(path string) (string, bool) { return pathID(path, "/model/", "/update") }
 
 // catalog is the model store, or the 400 saying how to turn it on.
 func (h *Handler) catalog(c *caller) (*models.Catalog, error) {

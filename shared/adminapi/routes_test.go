@@ -453,7 +453,16 @@ func TestMoneyRange(t *testing.T) {
 // onStores runs f against a fresh admin API over each store (memory and
 // DynamoDB Local), with c bound to that store's handler.
 func onStores(t *testing.T, f func(t *testing.T, c client)) {
+	onStoresWith(t, suiteConfig, func(t *testing.T, _ *app.Gateway, c client) { f(t, c) })
+}
+
+// onStoresWith runs f on a gateway of the config configYAML on each
+// store, with a client of its HTTP handler.
+func onStoresWith(t *testing.T, configYAML string, f func(t *testing.T, gw *app.Gateway, c client)) {
 	for _, store := range []string{app.StoreMemory, app.StoreDynamoDB} {
-		t.Run(store, func(t *testing.T) { f(t, client{t, build(t, store, nil).HTTP}) })
+		t.Run(store, func(t *testing.T) {
+			gw := buildWith(t, configYAML, store, nil)
+			f(t, gw, client{t, gw.HTTP})
+		})
 	}
 }
