@@ -29,8 +29,4 @@ func Run[H any](t *testing.T, newState func(t *testing.T) H, cases Cases[H]) {
 
 // Context is a suite's context: canceled when the test ends, and within
 // 30 s (a store that stops answering fails the case rather than the run).
-func Context(t testing.TB) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func Context(t testing.TB) context.Context { return Within(t, 30*time.Second) }

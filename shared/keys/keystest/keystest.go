@@ -6,8 +6,6 @@ package keystest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"math"
 	"reflect"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/conformance"
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
@@ -101,17 +100,9 @@ func RunAdmin(t *testing.T, newStore NewStore) { run(t, newStore, "Admin") }
 // soft budget crossings, spend following a regenerated key.
 func RunSpender(t *testing.T, newStore NewStore) { run(t, newStore, "Spender") }
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return conformance.Context(t) }
 
-func id(prefix string) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "-" + hex.EncodeToString(b[:])
-}
+func id(prefix string) string { return conformance.ID(prefix) }
 
 func usd(v float64) *float64 { return &v }
 

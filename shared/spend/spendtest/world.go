@@ -2,8 +2,6 @@ package spendtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/conformance"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
@@ -19,18 +18,10 @@ import (
 // The suite's world: the records events name, the events, what they add
 // up to, and the checks of a store against it.
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return conformance.Within(t, 2*time.Minute) }
 
 // ID returns a unique id with prefix p.
-func ID(p string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return p + "-" + hex.EncodeToString(b[:])
-}
+func ID(p string) string { return conformance.ID(p) }
 
 // World is a set of records events name: keys in teams, with users, and
 // end users.

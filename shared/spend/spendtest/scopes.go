@@ -2,6 +2,7 @@ package spendtest
 
 import (
 	"context"
+	"errors"
 	mrand "math/rand/v2"
 	"slices"
 	"sync"
@@ -11,6 +12,9 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
+
+// Cases of the scopes beyond keys, teams and users: organizations, model
+// budgets and end users.
 
 // orgWorld is a World whose team 0 belongs to a new organization: the
 // organization's id, and the events of the world's keys naming it as the
@@ -144,5 +148,123 @@ func testOrgRollup(t *testing.T, h Harness) {
 	}
 	if got[org] != inOrg || len(got) != 2 {
 		t.Errorf("totals by organization: %v, want %s: %d and \"\" for the rest", got, org, inOrg)
+	}
+}
+
+// testModelBudgetSpend: many goroutines on two consumer instances record
+// the events of one key with a model_max_budget, each of them every event
+// (all but the first copy redeliveries), in their own orders and batches; the key's spend on the
+// budgeted model is exactly the sum of that model's events, recorded in
+// the events' transactions (once each), and the other model gets no entry.
+func testModelBudgetSpend(t *testing.T, h Harness) {
+	c := ctx(t)
+	k := keys.Key{Hash: keys.HashSecret(ID("sk")), Settings: keys.Settings{
+		ModelMaxBudget: map[string]keys.ModelBudget{"gpt-4o": {Limit: 1 << 50}},
+	}}
+	if err := h.Keys.CreateKey(c, k); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	r := mrand.New(mrand.NewPCG(3, 4))
+	evs := make([]spend.Event, 120)
+	var want, total int64
+	for i := range evs {
+		e := Event(&k, "", now.Add(-time.Duration(r.IntN(600_000))*time.Millisecond), 1+r.Int64N(5_000_000))
+		e.ModelGroup = []string{"gpt-4o", "gpt-4o-mini"}[r.IntN(2)]
+		if e.ModelGroup == "gpt-4o" {
+			want += e.Cost
+		}
+		total += e.Cost
+		evs[i] = e
+	}
+	const workers = 6
+	var wg sync.WaitGroup
+	for i := range workers {
+		st := h.Store
+		if i%2 == 1 {
+			st = h.Other(t)
+		}
+		mine := slices.Clone(evs) // every worker records every event: all but one copy are redeliveries
+		rr := mrand.New(mrand.NewPCG(uint64(i), 7))
+		rr.Shuffle(len(mine), func(a, b int) { mine[a], mine[b] = mine[b], mine[a] })
+		wg.Go(func() { recordAll(c, t, st, mine, rr) })
+	}
+	wg.Wait()
+	got, err := h.Keys.GetKey(c, k.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got.ModelSpend["gpt-4o"]; s.Spend != want || !s.PeriodStart.IsZero() {
+		t.Errorf("gpt-4o spend = %d from %v, want %d (the lifetime)", s.Spend, s.PeriodStart, want)
+	}
+	if _, ok := got.ModelSpend["gpt-4o-mini"]; ok || len(got.ModelSpend) != 1 {
+		t.Errorf("model spend = %v, want gpt-4o only", got.ModelSpend)
+	}
+	if keys.Nanos(got.Spend) != total {
+		t.Errorf("key spend = %v, want %d nano-USD", got.Spend, total)
+	}
+}
+
+// recordAll records evs through st in random batches.
+func recordAll(c context.Context, t *testing.T, st spend.Store, evs []spend.Event, r *mrand.Rand) {
+	for len(evs) > 0 {
+		n := min(len(evs), 1+r.IntN(30))
+		if _, err := st.Record(c, evs[:n]); err != nil {
+			t.Error(err)
+			return
+		}
+		evs = evs[n:]
+	}
+}
+
+// testEndUserTracked: an event naming an end user with no record creates
+// it, with its spend, as LiteLLM's spend update upserts its end user table
+// (/customer/info answers it); concurrent consumers recording events of the
+// same new end user create it once and count every cost once; an id no
+// record can have creates nothing.
+func testEndUserTracked(t *testing.T, h Harness) {
+	c, k := oneKey(t, h)
+	now := time.Now().UTC()
+	eu, bad := ID("ishaan3"), ID("a#b")
+	if _, err := h.Keys.GetEndUser(c, eu); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("end user before any spend: %v", err)
+	}
+	var wg sync.WaitGroup
+	stores := []spend.Store{h.Store, h.Other(t), h.Store, h.Other(t)}
+	for i, st := range stores {
+		wg.Add(1)
+		go func(st spend.Store, cost int64) {
+			defer wg.Done()
+			e := Event(k, eu, now, cost)
+			if _, err := st.Record(c, []spend.Event{e, e}); err != nil {
+				t.Error(err)
+			}
+		}(st, int64(100*(i+1)))
+	}
+	wg.Wait()
+	if _, err := h.Store.Record(c, []spend.Event{Event(k, bad, now, 5)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.Keys.GetEndUser(c, eu)
+	if err != nil {
+		t.Fatalf("end user after its spend: %v", err)
+	}
+	if n := keys.Nanos(got.Spend); n != 1000 {
+		t.Errorf("end user spend %d nano-USD, want 1000 (100+200+300+400, each once)", n)
+	}
+	if got.CreatedAt.IsZero() {
+		t.Errorf("end user created_at not set")
+	}
+	if ok, err := h.Keys.HasEndUsers(c); err != nil || !ok {
+		t.Errorf("HasEndUsers = %v, %v; want true", ok, err)
+	}
+	list, err := h.Keys.ListEndUsers(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range list {
+		if e.ID == bad {
+			t.Errorf("an end user with an id no record can have was created: %q", bad)
+		}
 	}
 }
