@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,44 +12,23 @@ import (
 	"github.com/sluice-gw/sluice/shared/spend/spendtest"
 )
 
-// hanging is a store that is down the slow way: a call returns only when
-// its context ends.
-type hanging struct{ spend.Store }
-
-func (hanging) Record(ctx context.Context, _ []spend.Event) (spend.Result, error) {
-	<-ctx.Done()
-	return spend.Result{}, ctx.Err()
-}
-
 // TestQueueCloseDeadline: when Close's deadline passes with the store
 // hanging, the batch being recorded and the events queued behind it are
 // each logged whole (for -replay) before Close returns its error; none is
 // dropped without a line.
 func TestQueueCloseDeadline(t *testing.T) {
 	var logs bytes.Buffer
-	c := spend.NewConsumer(hanging{}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	c := spend.NewConsumer(spendtest.Hanging{}, slog.New(slog.NewJSONHandler(&logs, nil)))
 	q := spend.NewQueue(c, spend.QueueOptions{Batch: 2})
-	want := map[string]bool{}
-	for range 5 {
-		e := spendtest.Event(nil, "", time.Now(), 1)
-		want[e.RequestID] = true
-		q.Publish(e)
-	}
+	want := spendtest.PublishN(5, q.Publish)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	err := q.Close(ctx)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Close = %v, want the deadline", err)
 	}
-	evs, bad, err := spend.ReadReplay(strings.NewReader(logs.String()))
-	if err != nil || len(bad) > 0 {
-		t.Fatal(err, bad)
-	}
-	for _, e := range evs {
-		delete(want, e.RequestID)
-	}
-	if len(want) > 0 || c.Lost() != 5 {
-		t.Fatalf("%d events not logged (lost %d):\n%s", len(want), c.Lost(), logs.String())
+	if n := spendtest.Unlogged(t, logs.String(), want); n > 0 || c.Lost() != 5 {
+		t.Fatalf("%d events not logged (lost %d):\n%s", n, c.Lost(), logs.String())
 	}
 	q.Publish(spendtest.Event(nil, "", time.Now(), 1)) // a request ending after Close: logged at once
 	if c.Lost() != 6 {

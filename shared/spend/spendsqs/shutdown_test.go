@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -50,14 +49,6 @@ func unanswered(t *testing.T) string {
 	return "http://" + l.Addr().String()
 }
 
-// hangingStore's calls return only when their context ends.
-type hangingStore struct{ spend.Store }
-
-func (hangingStore) Record(ctx context.Context, _ []spend.Event) (spend.Result, error) {
-	<-ctx.Done()
-	return spend.Result{}, ctx.Err()
-}
-
 // TestCloseDeadline: with SQS and the store both hanging, Close's
 // deadline cuts the calls in flight, and every event not sent (in flight,
 // or still queued) is logged whole before Close returns.
@@ -67,28 +58,16 @@ func TestCloseDeadline(t *testing.T) {
 		BaseEndpoint: aws.String(unanswered(t)),
 	})
 	var logs bytes.Buffer
-	c := spend.NewConsumer(hangingStore{}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	c := spend.NewConsumer(spendtest.Hanging{}, slog.New(slog.NewJSONHandler(&logs, nil)))
 	p := spendsqs.NewPublisher(client, "http://sqs.invalid/000000000000/q", c, spendsqs.Options{Logger: quiet(), Senders: 1})
-	want := map[string]bool{}
-	for range 25 { // one batch in flight, the others queued behind it
-		e := spendtest.Event(nil, "", time.Now(), 1)
-		want[e.RequestID] = true
-		p.Publish(e)
-	}
+	want := spendtest.PublishN(25, p.Publish) // one batch in flight, the others queued behind it
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Close = %v, want the deadline", err)
 	}
-	evs, bad, err := spend.ReadReplay(strings.NewReader(logs.String()))
-	if err != nil || len(bad) > 0 {
-		t.Fatal(err, bad)
-	}
-	for _, e := range evs {
-		delete(want, e.RequestID)
-	}
-	if len(want) > 0 {
-		t.Fatalf("%d of 25 events neither sent nor logged when Close returned (lost %d)", len(want), c.Lost())
+	if n := spendtest.Unlogged(t, logs.String(), want); n > 0 {
+		t.Fatalf("%d of 25 events neither sent nor logged when Close returned (lost %d)", n, c.Lost())
 	}
 }
 
@@ -160,7 +139,7 @@ func TestPollShutdownReturnsBatch(t *testing.T) {
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	hung := spend.NewConsumer(hangingStore{}, quiet())
+	hung := spend.NewConsumer(spendtest.Hanging{}, quiet())
 	entered := make(chan struct{}, 1)
 	handle := func(ctx context.Context, b events.SQSEvent) (events.SQSEventResponse, error) {
 		select {
