@@ -54,40 +54,48 @@ func testClaimStates(t *testing.T, h Harness) {
 	id := spendtest.ID("alert#key#k#soft#0#slack:x")
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	exp := now.Add(time.Hour)
-	want := func(st alerts.State, err error, w alerts.State, what string) {
-		t.Helper()
-		if err != nil || st != w {
-			t.Fatalf("%s: state %d, %v; want %d", what, st, err, w)
+	// Each step claims (settle false) or settles (claim false) as holder
+	// at at, through cl or another consumer's claims (other); a claim wants
+	// the state want (expiring at exp: the alert's own expiry when zero), a
+	// settle wants ErrLost or nil.
+	for _, s := range []struct {
+		what          string
+		settle, other bool
+		holder        string
+		at, expires   time.Time
+		sent, lost    bool
+		want          alerts.State
+	}{
+		{what: "first claim", holder: "a", at: now, want: alerts.Claimed},
+		{what: "claim while leased", other: true, holder: "b", at: now.Add(time.Second), want: alerts.Busy},
+		{what: "settle by a non-holder", settle: true, holder: "b", sent: true, lost: true},
+		{what: "release", settle: true, holder: "a"},
+		{what: "claim after release", holder: "c", at: now.Add(2 * time.Second), want: alerts.Claimed},
+		// c's lease ends; d takes the claim, and c's late settle is refused.
+		{what: "claim after the lease ended", other: true, holder: "d", at: now.Add(2*time.Second + time.Minute), want: alerts.Claimed},
+		{what: "settle after losing the lease", settle: true, holder: "c", sent: true, lost: true},
+		{what: "mark sent", settle: true, holder: "d", sent: true},
+		{what: "claim of a sent alert", holder: "e", at: now.Add(10 * time.Minute), want: alerts.Sent},
+		{what: "release of a sent claim", settle: true, holder: "d", lost: true},
+		{what: "claim after it expired", holder: "f", at: exp.Add(time.Second), expires: exp.Add(time.Hour), want: alerts.Claimed},
+	} {
+		claims := cl
+		if s.other {
+			claims = h.Claims(t)
+		}
+		if s.settle {
+			if err := claims.Settle(c, id, s.holder, s.sent); alerts.IsLost(err) != s.lost || (err != nil && !s.lost) {
+				t.Fatalf("%s: %v, want lost %v", s.what, err, s.lost)
+			}
+			continue
+		}
+		if s.expires.IsZero() {
+			s.expires = exp
+		}
+		if st, err := claims.Claim(c, id, s.holder, s.at, time.Minute, s.expires); err != nil || st != s.want {
+			t.Fatalf("%s: state %d, %v; want %d", s.what, st, err, s.want)
 		}
 	}
-	st, err := cl.Claim(c, id, "a", now, time.Minute, exp)
-	want(st, err, alerts.Claimed, "first claim")
-	st, err = h.Claims(t).Claim(c, id, "b", now.Add(time.Second), time.Minute, exp)
-	want(st, err, alerts.Busy, "claim while leased")
-	if err := cl.Settle(c, id, "b", true); !alerts.IsLost(err) {
-		t.Fatalf("settle by a non-holder: %v, want ErrLost", err)
-	}
-	if err := cl.Settle(c, id, "a", false); err != nil {
-		t.Fatalf("release: %v", err)
-	}
-	st, err = cl.Claim(c, id, "c", now.Add(2*time.Second), time.Minute, exp)
-	want(st, err, alerts.Claimed, "claim after release")
-	// c's lease ends; d takes the claim, and c's late settle is refused.
-	st, err = h.Claims(t).Claim(c, id, "d", now.Add(2*time.Second+time.Minute), time.Minute, exp)
-	want(st, err, alerts.Claimed, "claim after the lease ended")
-	if err := cl.Settle(c, id, "c", true); !alerts.IsLost(err) {
-		t.Fatalf("settle after losing the lease: %v, want ErrLost", err)
-	}
-	if err := cl.Settle(c, id, "d", true); err != nil {
-		t.Fatalf("mark sent: %v", err)
-	}
-	st, err = cl.Claim(c, id, "e", now.Add(10*time.Minute), time.Minute, exp)
-	want(st, err, alerts.Sent, "claim of a sent alert")
-	if err := cl.Settle(c, id, "d", false); !alerts.IsLost(err) {
-		t.Fatalf("release of a sent claim: %v, want ErrLost", err)
-	}
-	st, err = cl.Claim(c, id, "f", exp.Add(time.Second), time.Minute, exp.Add(time.Hour))
-	want(st, err, alerts.Claimed, "claim after it expired")
 	if _, err := cl.Claim(c, "", "g", now, time.Minute, exp); err == nil {
 		t.Error("claim with no id accepted")
 	}

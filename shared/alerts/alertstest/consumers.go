@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/sluice-gw/sluice/shared/alerts"
 	"github.com/sluice-gw/sluice/shared/conformance"
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -24,15 +22,6 @@ func Consumer(t *testing.T, h Harness, dests ...alerts.Destination) *spend.Consu
 	c := spend.NewConsumer(h.Spend.Other(t), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	c.Alerts = NewAlerter(t, h, dests...)
 	return c
-}
-
-// Batch returns evs as an SQS batch.
-func Batch(evs []spend.Event) events.SQSEvent {
-	var b events.SQSEvent
-	for i := range evs {
-		b.Records = append(b.Records, events.SQSMessage{MessageId: evs[i].RequestID, Body: string(spend.Encode(&evs[i]))})
-	}
-	return b
 }
 
 func usdp(v float64) *float64 { return &v }
@@ -79,7 +68,7 @@ func testOnceAcrossConsumers(t *testing.T, h Harness) {
 	c := conformance.Context(t)
 	var wg sync.WaitGroup
 	for b := 0; b*5 < len(evs); b++ {
-		batch := Batch(evs[b*5 : b*5+5])
+		batch := spendtest.Batch(evs[b*5 : b*5+5])
 		for j := range 2 {
 			wg.Add(1)
 			go func() {
@@ -119,7 +108,7 @@ func testOnceAcrossConsumers(t *testing.T, h Harness) {
 	}
 	// Delivered again, to a consumer that never sent anything: nothing new.
 	before := len(slack.Messages())
-	if resp, err := Consumer(t, h, alerts.Slack(slack.URL)).HandleSQS(c, Batch(evs[:5])); err != nil || len(resp.BatchItemFailures) != 0 {
+	if resp, err := Consumer(t, h, alerts.Slack(slack.URL)).HandleSQS(c, spendtest.Batch(evs[:5])); err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("redelivery: %v, %+v", err, resp)
 	}
 	if after := len(slack.Messages()); after != before {
@@ -144,7 +133,7 @@ func testFailedSendRetried(t *testing.T, h Harness) {
 	_, k := budgeted(t, h)
 	c := conformance.Context(t)
 	evs := eventsOf(&k, 2, time.Now().UTC().Add(-time.Second), 300_000_000) // 0.6: the key's soft budget
-	batch := Batch(evs)
+	batch := spendtest.Batch(evs)
 	slack.Down.Store(true)
 	resp, err := Consumer(t, h, alerts.Slack(slack.URL)).HandleSQS(c, batch)
 	if err != nil || len(resp.BatchItemFailures) != len(evs) {
@@ -196,7 +185,7 @@ func testPeriodsAndThresholds(t *testing.T, h Harness) {
 	for i, s := range steps {
 		before := len(slack.Messages())
 		ev := spendtest.Event(&k, "", day.Add(time.Duration(i+1)*time.Minute), s.nanos)
-		if resp, err := cons.HandleSQS(c, Batch([]spend.Event{ev})); err != nil || len(resp.BatchItemFailures) != 0 {
+		if resp, err := cons.HandleSQS(c, spendtest.Batch([]spend.Event{ev})); err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("step %d: %v, %+v", i, err, resp)
 		}
 		ms := slack.Messages()[before:]
@@ -209,7 +198,7 @@ func testPeriodsAndThresholds(t *testing.T, h Harness) {
 	}
 	// The next day is a new period: reaching max_budget alerts again.
 	ev := spendtest.Event(&k, "", day.Add(24*time.Hour+time.Minute), 1_000_000_000)
-	if resp, err := cons.HandleSQS(c, Batch([]spend.Event{ev})); err != nil || len(resp.BatchItemFailures) != 0 {
+	if resp, err := cons.HandleSQS(c, spendtest.Batch([]spend.Event{ev})); err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatal(err, resp)
 	}
 	if got := slack.Count("Key Budget: Budget Crossed"); got != 2 {

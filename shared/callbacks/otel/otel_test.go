@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -25,6 +24,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/spend"
+	"github.com/sluice-gw/sluice/shared/spend/spendtest"
 )
 
 // receiver is an OTLP/HTTP traces endpoint: it decodes each request's
@@ -119,14 +119,6 @@ func event(i int, st spend.Status) spend.Event {
 	return e
 }
 
-func batch(evs []spend.Event) events.SQSEvent {
-	var b events.SQSEvent
-	for i := range evs {
-		b.Records = append(b.Records, events.SQSMessage{MessageId: evs[i].RequestID, Body: string(spend.Encode(&evs[i]))})
-	}
-	return b
-}
-
 // consumer is a spend consumer on a memory store delivering to the otel
 // sink LiteLLM's config and environment name.
 func consumer(t *testing.T, env map[string]string) *spend.Consumer {
@@ -157,7 +149,7 @@ func TestSpansThroughConsumer(t *testing.T) {
 	ctx := context.Background()
 	evs := []spend.Event{event(0, spend.StatusSuccess), event(1, spend.StatusSuccess), event(2, spend.StatusFailure)}
 	for round := range 2 { // the delivery, then a redelivery
-		resp, err := c.HandleSQS(ctx, batch(evs))
+		resp, err := c.HandleSQS(ctx, spendtest.Batch(evs))
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("round %d: %v, %+v", round, err, resp)
 		}
@@ -217,12 +209,12 @@ func TestSpansThroughConsumer(t *testing.T) {
 	// Down: the batch fails whole; once up, its redelivery is delivered.
 	more := []spend.Event{event(3, spend.StatusSuccess), event(4, spend.StatusSuccess)}
 	rcv.down.Store(true)
-	resp, err := c.HandleSQS(ctx, batch(more))
+	resp, err := c.HandleSQS(ctx, spendtest.Batch(more))
 	if err != nil || len(resp.BatchItemFailures) != len(more) {
 		t.Fatalf("receiver down: %v, %d failed, want %d", err, len(resp.BatchItemFailures), len(more))
 	}
 	rcv.down.Store(false)
-	if resp, err := c.HandleSQS(ctx, batch(more)); err != nil || len(resp.BatchItemFailures) != 0 {
+	if resp, err := c.HandleSQS(ctx, spendtest.Batch(more)); err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("redelivery: %v, %+v", err, resp)
 	}
 	got, _ = rcv.byID()
