@@ -3,10 +3,8 @@ package app
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/gateway"
@@ -56,31 +54,18 @@ func readModels(ctx context.Context, store models.Store) *pendingModels {
 	return p
 }
 
-// configText is the config's text, which every snapshot reloads the
-// stored deployments beside.
-func (s Settings) configText() ([]byte, error) {
-	switch {
-	case s.ConfigYAML != nil:
-		return s.ConfigYAML, nil
-	case s.ConfigPath != "":
-		b, err := os.ReadFile(s.ConfigPath)
-		if err != nil {
-			return nil, fmt.Errorf("read config: %w", err)
-		}
-		return b, nil
-	}
-	return config.DefaultYAML(), nil
-}
-
 // liveModels builds the first snapshot from the store's records read at
 // start (p) and the live view that reloads them, and the catalog the
 // admin API writes through. A store that could not be read at start
 // leaves the stored models out until the first request's check.
 func liveModels(ctx context.Context, s Settings, gw *Gateway, p *pendingModels, prices *pricing.Table,
 	newHandler func(*config.Config, *router.Router) *gateway.Handler, log *slog.Logger) (*models.Live[*snapshot], *models.Catalog, error) {
-	base, err := s.configText()
+	base, err := configText(s) // every snapshot reloads the stored deployments beside it
 	if err != nil {
 		return nil, nil, err
+	}
+	if base == nil {
+		base = config.DefaultYAML()
 	}
 	var sealer *models.Sealer
 	if key := cmp.Or(s.SaltKey, gw.Config.General.MasterKey); key != "" {

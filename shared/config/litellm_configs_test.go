@@ -3,7 +3,6 @@ package config
 import (
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -101,15 +100,7 @@ func TestLiteLLMConfigsLoad(t *testing.T) {
 			if len(c.Deployments) != tt.deployments {
 				t.Errorf("deployments = %d, want %d", len(c.Deployments), tt.deployments)
 			}
-			var all strings.Builder
-			for _, w := range c.Warnings {
-				all.WriteString(w.String() + "\n")
-			}
-			for _, want := range tt.warnings {
-				if !strings.Contains(all.String(), want) {
-					t.Errorf("warnings lack %q; got:\n%s", want, all.String())
-				}
-			}
+			wantWarnings(t, c, tt.warnings...)
 			if tt.check != nil {
 				tt.check(t, c)
 			}

@@ -163,8 +163,9 @@ func TestDocumentedKeysWarn(t *testing.T) {
 	}
 }
 
-// wantWarnings fails t unless each of wants is in one of c's warnings.
-func wantWarnings(t *testing.T, c *Config, wants ...string) {
+// wantWarnings fails t unless each of wants is in one of c's warnings; it
+// returns the warnings, one a line.
+func wantWarnings(t *testing.T, c *Config, wants ...string) string {
 	t.Helper()
 	var all strings.Builder
 	for _, w := range c.Warnings {
@@ -175,4 +176,5 @@ func wantWarnings(t *testing.T, c *Config, wants ...string) {
 			t.Errorf("warnings lack %q; got:\n%s", want, all.String())
 		}
 	}
+	return all.String()
 }
