@@ -12,37 +12,40 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
-// A record's model_max_budget and its per-model spend (settings.go lists
-// the attributes). Model names are map keys, written through expression
-// attribute names only, so any name is safe.
-
 func modelBudgetsAttr(m map[string]keys.ModelBudget) types.AttributeValue {
-	v := make(ddb.Item, len(m))
-	for model, b := range m {
+	return mapAttr(m, func(b keys.ModelBudget) types.AttributeValue {
 		e := ddb.Item{"l": money(b.Limit)}
 		if b.Period != "" {
 			e["p"] = ddb.S(b.Period)
 		}
-		v[model] = &types.AttributeValueMemberM{Value: e}
-	}
-	return &types.AttributeValueMemberM{Value: v}
+		return &types.AttributeValueMemberM{Value: e}
+	})
 }
 
 // decodeModelBudgets reads model_max_budget; nil when absent or empty.
 func decodeModelBudgets(item ddb.Item) map[string]keys.ModelBudget {
-	m, ok := item[attrModelBudget].(*types.AttributeValueMemberM)
-	if !ok || len(m.Value) == 0 {
-		return nil
-	}
-	out := make(map[string]keys.ModelBudget, len(m.Value))
-	for model, v := range m.Value {
-		e, ok := v.(*types.AttributeValueMemberM)
+	return decodeMap(item, attrModelBudget, func(m ddb.Item, model string) (keys.ModelBudget, bool) {
+		e, ok := m[model].(*types.AttributeValueMemberM)
 		if !ok {
-			continue
+			return keys.ModelBudget{}, false
 		}
-		out[model] = keys.ModelBudget{Limit: getNanos(e.Value, "l"), Period: ddb.String(e.Value, "p")}
-	}
-	return out
+		return keys.ModelBudget{Limit: getNanos(e.Value, "l"), Period: ddb.String(e.Value, "p")}, true
+	})
+}
+
+// decodeModelSpend reads model_spend; nil when absent or empty.
+func decodeModelSpend(item ddb.Item) map[string]keys.ModelSpend {
+	return decodeMap(item, attrModelSpend, func(m ddb.Item, model string) (keys.ModelSpend, bool) {
+		e, ok := m[model].(*types.AttributeValueMemberM)
+		if !ok {
+			return keys.ModelSpend{}, false
+		}
+		var start time.Time
+		if ms, _ := ddb.Int(e.Value, "p"); ms != 0 {
+			start = time.UnixMilli(ms).UTC()
+		}
+		return keys.ModelSpend{PeriodStart: start, Spend: getNanos(e.Value, "s")}, true
+	})
 }
 
 func modelSpendAttr(s keys.ModelSpend) types.AttributeValue {
@@ -51,27 +54,6 @@ func modelSpendAttr(s keys.ModelSpend) types.AttributeValue {
 		p = s.PeriodStart.UnixMilli()
 	}
 	return &types.AttributeValueMemberM{Value: ddb.Item{"p": ddb.N(p), "s": money(s.Spend)}}
-}
-
-// decodeModelSpend reads model_spend; nil when absent or empty.
-func decodeModelSpend(item ddb.Item) map[string]keys.ModelSpend {
-	m, ok := item[attrModelSpend].(*types.AttributeValueMemberM)
-	if !ok || len(m.Value) == 0 {
-		return nil
-	}
-	out := make(map[string]keys.ModelSpend, len(m.Value))
-	for model, v := range m.Value {
-		e, ok := v.(*types.AttributeValueMemberM)
-		if !ok {
-			continue
-		}
-		var start time.Time
-		if ms, _ := ddb.Int(e.Value, "p"); ms != 0 {
-			start = time.UnixMilli(ms).UTC()
-		}
-		out[model] = keys.ModelSpend{PeriodStart: start, Spend: getNanos(e.Value, "s")}
-	}
-	return out
 }
 
 // modelSpendUpdate returns the SET clauses (comma separated, "" when

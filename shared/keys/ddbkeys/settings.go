@@ -107,27 +107,6 @@ func aliasedAttrs(s keys.Settings, alias string, updated time.Time) attrs {
 	return a
 }
 
-func aliasesAttr(m map[string]string) types.AttributeValue {
-	v := make(ddb.Item, len(m))
-	for from, to := range m {
-		v[from] = ddb.S(to)
-	}
-	return &types.AttributeValueMemberM{Value: v}
-}
-
-// decodeAliases reads the aliases map; nil when absent or empty.
-func decodeAliases(item ddb.Item) map[string]string {
-	m, ok := item[attrAliases].(*types.AttributeValueMemberM)
-	if !ok || len(m.Value) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m.Value))
-	for from := range m.Value {
-		out[from] = ddb.String(m.Value, from)
-	}
-	return out
-}
-
 func usdAttr(v *float64) types.AttributeValue {
 	if v == nil {
 		return nil
@@ -224,23 +203,41 @@ func sortedStrings(s []string) []string {
 	return s
 }
 
-func modelLimitsAttr(m map[string]int64) types.AttributeValue {
+func aliasesAttr(m map[string]string) types.AttributeValue { return mapAttr(m, ddb.S) }
+
+// decodeAliases reads the aliases map; nil when absent or empty.
+func decodeAliases(item ddb.Item) map[string]string {
+	return decodeMap(item, attrAliases, func(m ddb.Item, from string) (string, bool) { return ddb.String(m, from), true })
+}
+
+func modelLimitsAttr(m map[string]int64) types.AttributeValue { return mapAttr(m, ddb.N) }
+
+// decodeModelLimits reads a per-model limit map; nil when absent or empty.
+func decodeModelLimits(item ddb.Item, name string) map[string]int64 {
+	return decodeMap(item, name, func(m ddb.Item, model string) (int64, bool) { return ddb.Int0(m, model), true })
+}
+
+// mapAttr encodes m as a map attribute, each value by enc.
+func mapAttr[V any](m map[string]V, enc func(V) types.AttributeValue) types.AttributeValue {
 	v := make(ddb.Item, len(m))
-	for model, n := range m {
-		v[model] = ddb.N(n)
+	for name, x := range m {
+		v[name] = enc(x)
 	}
 	return &types.AttributeValueMemberM{Value: v}
 }
 
-// decodeModelLimits reads a per-model limit map; nil when absent or empty.
-func decodeModelLimits(item ddb.Item, name string) map[string]int64 {
+// decodeMap reads the map attribute name of item, each entry by dec (an
+// entry dec does not read is left out); nil when absent or empty.
+func decodeMap[V any](item ddb.Item, name string, dec func(m ddb.Item, key string) (V, bool)) map[string]V {
 	m, ok := item[name].(*types.AttributeValueMemberM)
 	if !ok || len(m.Value) == 0 {
 		return nil
 	}
-	out := make(map[string]int64, len(m.Value))
-	for model := range m.Value {
-		out[model] = ddb.Int0(m.Value, model)
+	out := make(map[string]V, len(m.Value))
+	for key := range m.Value {
+		if v, ok := dec(m.Value, key); ok {
+			out[key] = v
+		}
 	}
 	return out
 }
