@@ -73,9 +73,7 @@ func TestOrgBudgetAcrossInstances(t *testing.T) {
 	codes := hammer(2*goroutines, maxCalls, 50*time.Millisecond, func(g int) int {
 		return call(t, gws[g%2].Handler, ctx, secrets[(g/2)%2], `{"model":"m","max_tokens":1,"messages":[]}`).Code
 	})
-	for _, gw := range gws {
-		gw.FlushSpend(ctx)
-	}
+	flush(ctx, gws...)
 
 	st := waitSettled(t, ctx, names, keys.KindOrg, org, func(ks *ddbkeys.Store) (float64, error) {
 		o, err := ks.GetOrganization(ctx, org)
@@ -170,9 +168,7 @@ general_settings: {master_key: sk-master}
 		}
 	}
 	wg.Wait()
-	for _, gw := range gws {
-		gw.FlushSpend(ctx)
-	}
+	flush(ctx, gws...)
 	direct := ddbkeys.New(ddblocal.Client(t), names.Keys, ddbkeys.Options{})
 	var k keys.Key
 	if !waitFor(func() bool {
@@ -259,9 +255,7 @@ func TestStrictBudgetUnderLoad(t *testing.T) {
 		return call(t, gws[(cg/goroutines)%2].Handler, rctx, secret, bodies[min(kind, 3)]).Code
 	})
 	p.SetDelay(0)
-	for _, gw := range gws {
-		gw.FlushSpend(ctx)
-	}
+	flush(ctx, gws...)
 
 	st := waitSettled(t, ctx, names, keys.KindKey, hash, func(ks *ddbkeys.Store) (float64, error) {
 		k, err := ks.GetKey(ctx, hash)

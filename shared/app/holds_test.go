@@ -57,6 +57,13 @@ type settled struct {
 	committed, spent int64
 }
 
+// flush records the spend each of gws has queued.
+func flush(ctx context.Context, gws ...*app.Gateway) {
+	for _, gw := range gws {
+		gw.FlushSpend(ctx)
+	}
+}
+
 // waitSettled waits (waitFor) until no hold is open and the strict-budget
 // counter of the record kind/id equals its recorded spend, read by spent.
 func waitSettled(t *testing.T, ctx context.Context, names tables.Names, kind keys.Kind, id string, spent func(*ddbkeys.Store) (float64, error)) settled {

@@ -68,8 +68,7 @@ func TestSpendSeenAtOnceOnServingInstance(t *testing.T) {
 			if rec := call(t, b.Handler, ctx, "sk-local", `{"model":"m"}`); rec.Code != 200 {
 				t.Fatalf("call on B before the spend arrives: %d %s", rec.Code, rec.Body)
 			}
-			a.FlushSpend(ctx)
-			b.FlushSpend(ctx)
+			flush(ctx, a, b)
 			// The spend pipeline delivers: n+1 events (A's n, B's one).
 			var evs []spend.Event
 			for len(evs) < n+1 {
