@@ -52,12 +52,12 @@ func newFixture(t *testing.T) *fixture {
 		"team_admin": keys.RoleInternalUser, "other": keys.RoleInternalUser, "org_admin": keys.RoleInternalUser,
 	}
 	for id, role := range users {
-		if err := ks.CreateUser(ctx, keys.User{ID: id, Role: role}); err != nil {
+		if err := ks.Users().Create(ctx, keys.User{ID: id, Role: role}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, org := range []string{"o1", "o2", "o3"} {
-		if err := ks.CreateOrganization(ctx, keys.Organization{ID: org}); err != nil {
+		if err := ks.Organizations().Create(ctx, keys.Organization{ID: org}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,7 +67,7 @@ func newFixture(t *testing.T) *fixture {
 		}
 	}
 	for team, org := range map[string]string{"t1": "o1", "t2": "o2"} {
-		if err := ks.CreateTeam(ctx, keys.Team{ID: team, OrganizationID: org}); err != nil {
+		if err := ks.Teams().Create(ctx, keys.Team{ID: team, OrganizationID: org}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,10 +93,10 @@ func newFixture(t *testing.T) *fixture {
 	fx.own = "sk-own-internal-key"
 	mk(fx.own, "internal_user", "t1")
 	mk("sk-other-key", "other", "")
-	if err := ks.CreateEndUser(ctx, keys.EndUser{ID: "cust"}); err != nil {
+	if err := ks.EndUsers().Create(ctx, keys.EndUser{ID: "cust"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ks.CreateBudget(ctx, keys.BudgetRecord{ID: "b1", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: new(float64)}}}); err != nil {
+	if err := ks.Budgets().Create(ctx, keys.BudgetRecord{ID: "b1", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: new(float64)}}}); err != nil {
 		t.Fatal(err)
 	}
 	return fx

@@ -33,7 +33,7 @@ func budgetPatch(p *params) patch[keys.BudgetRecord] {
 // budgets is how the shared flows (flows.go) handle reusable budgets:
 // proxy admins only.
 var budgets = record[keys.BudgetRecord]{noun: "budget", idParam: "budget_id", parse: budgetPatch,
-	get: keys.Admin.GetBudget, create: keys.Admin.CreateBudget, update: keys.Admin.UpdateBudget,
+	get: keys.Admin.GetBudget, writes: keys.Admin.Budgets,
 	settings: func(b *keys.BudgetRecord) *keys.Settings { return &b.Settings },
 	stamp:    func(b *keys.BudgetRecord, now time.Time, by string) { b.UpdatedAt, b.UpdatedBy = now, by }}
 
@@ -52,7 +52,7 @@ func (h *Handler) budgetNew(w http.ResponseWriter, r *http.Request, c *caller) e
 	b := keys.BudgetRecord{ID: id, CreatedAt: now, UpdatedAt: now, CreatedBy: c.name(), UpdatedBy: c.name()}
 	pt.apply(&b, &b.Settings)
 	ctx := r.Context()
-	if err := h.keys.CreateBudget(ctx, b); err != nil {
+	if err := h.keys.Budgets().Create(ctx, b); err != nil {
 		if errors.Is(err, keys.ErrExists) {
 			return badParam("budget_id", "Budget with id '%s' already exists.", id)
 		}
@@ -102,7 +102,7 @@ func (h *Handler) budgetList(w http.ResponseWriter, r *http.Request, c *caller) 
 	if !c.viewer() {
 		return forbidden("listing budgets needs a proxy_admin or proxy_admin_viewer")
 	}
-	bs, err := h.keys.ListBudgets(r.Context())
+	bs, err := h.keys.Budgets().List(r.Context())
 	if err != nil {
 		return err
 	}

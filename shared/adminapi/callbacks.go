@@ -103,7 +103,7 @@ func (h *Handler) teamCallbackAdd(w http.ResponseWriter, r *http.Request, c *cal
 	meta["logging"], _ = json.Marshal(entries)
 	t.Metadata, _ = json.Marshal(meta)
 	t.UpdatedAt = h.now()
-	t, err = h.keys.UpdateTeam(ctx, t)
+	t, err = h.keys.Teams().Update(ctx, t)
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func (h *Handler) customerList(w http.ResponseWriter, r *http.Request, c *caller
 	if !c.viewer() {
 		return forbidden("listing end users needs a proxy_admin or proxy_admin_viewer")
 	}
-	es, err := h.keys.ListEndUsers(r.Context())
+	es, err := h.keys.EndUsers().List(r.Context())
 	if err != nil {
 		return err
 	}

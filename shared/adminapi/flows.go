@@ -18,8 +18,7 @@ type record[T any] struct {
 	settings func(*T) *keys.Settings
 	stamp    func(v *T, now time.Time, by string) // sets UpdatedAt (and UpdatedBy, where the kind keeps it)
 	get      func(s keys.Admin, ctx context.Context, id string) (T, error)
-	update   func(s keys.Admin, ctx context.Context, v T) (T, error)
-	create   func(s keys.Admin, ctx context.Context, v T) error
+	writes   func(s keys.Admin) keys.Records[T] // its Create and Update
 	// guard authorizes c's write of v (old: the record as stored; nil
 	// when new) and checks v against the records that bound it, before
 	// anything is written. nil: only a proxy admin writes the kind,
@@ -94,7 +93,7 @@ func (rk record[T]) updated(h *Handler, r *http.Request, c *caller, resolve func
 			return zero, err
 		}
 	}
-	return rk.update(h.keys, r.Context(), v)
+	return rk.writes(h.keys).Update(r.Context(), v)
 }
 
 // updateAndShow is an update route: the update flow, answered with show of
@@ -109,12 +108,12 @@ func (rk record[T]) updateAndShow(h *Handler, w http.ResponseWriter, r *http.Req
 
 // The record kinds the shared flows serve.
 var (
-	teams = record[keys.Team]{noun: "team", idParam: "team_id", parse: teamPatch, get: keys.Admin.GetTeam, create: keys.Admin.CreateTeam, update: keys.Admin.UpdateTeam,
+	teams = record[keys.Team]{noun: "team", idParam: "team_id", parse: teamPatch, get: keys.Admin.GetTeam, writes: keys.Admin.Teams,
 		settings: func(t *keys.Team) *keys.Settings { return &t.Settings }, stamp: func(t *keys.Team, now time.Time, _ string) { t.UpdatedAt = now },
 		guard: (*Handler).guardTeam}
-	users = record[keys.User]{noun: "user", idParam: "user_id", parse: userPatch, get: keys.Admin.GetUser, create: keys.Admin.CreateUser, update: keys.Admin.UpdateUser,
+	users = record[keys.User]{noun: "user", idParam: "user_id", parse: userPatch, get: keys.Admin.GetUser, writes: keys.Admin.Users,
 		settings: func(u *keys.User) *keys.Settings { return &u.Settings }, stamp: func(u *keys.User, now time.Time, _ string) { u.UpdatedAt = now }}
-	endUsers = record[keys.EndUser]{noun: "end user", idParam: "user_id", parse: endUserPatch, get: keys.Admin.GetEndUser, create: keys.Admin.CreateEndUser, update: keys.Admin.UpdateEndUser,
+	endUsers = record[keys.EndUser]{noun: "end user", idParam: "user_id", parse: endUserPatch, get: keys.Admin.GetEndUser, writes: keys.Admin.EndUsers,
 		settings: func(e *keys.EndUser) *keys.Settings { return &e.Settings }, stamp: func(e *keys.EndUser, now time.Time, _ string) { e.UpdatedAt = now }}
 )
 
@@ -123,7 +122,7 @@ var (
 // record back as stored.
 func (rk record[T]) created(h *Handler, ctx context.Context, id string, v T, then func() error) (T, error) {
 	var zero T
-	if err := rk.create(h.keys, ctx, v); err != nil {
+	if err := rk.writes(h.keys).Create(ctx, v); err != nil {
 		if errors.Is(err, keys.ErrExists) {
 			return zero, apierr.Taken(rk.noun, rk.idParam, "%s %q exists already", rk.noun, id)
 		}

@@ -65,20 +65,20 @@ func fuzzFixture(t *testing.T, logs *bytes.Buffer) (http.Handler, map[string]str
 	}
 	for _, u := range []keys.User{{ID: "proxy_admin", Role: keys.RoleProxyAdmin}, {ID: "internal_user", Role: keys.RoleInternalUser},
 		{ID: "team_admin", Role: keys.RoleInternalUser}, {ID: "proxy_admin_viewer", Role: keys.RoleProxyAdminViewer}} {
-		must(ks.CreateUser(ctx, u))
+		must(ks.Users().Create(ctx, u))
 		secret := "sk-fuzz-" + u.ID + "-7d2f0b"
 		must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secret), UserID: u.ID, Alias: "alias-" + u.ID}))
 		secrets[u.ID] = secret
 	}
-	must(ks.CreateOrganization(ctx, keys.Organization{ID: "o1"}))
+	must(ks.Organizations().Create(ctx, keys.Organization{ID: "o1"}))
 	must(ks.AddMember(ctx, keys.Member{Group: keys.KindOrg, GroupID: "o1", UserID: "team_admin", Role: keys.OrgAdmin}))
-	must(ks.CreateTeam(ctx, keys.Team{ID: "t1", OrganizationID: "o1"}))
-	must(ks.CreateTeam(ctx, keys.Team{ID: "t2"}))
+	must(ks.Teams().Create(ctx, keys.Team{ID: "t1", OrganizationID: "o1"}))
+	must(ks.Teams().Create(ctx, keys.Team{ID: "t2"}))
 	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t1", UserID: "team_admin", Role: keys.MemberAdmin}))
 	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t1", UserID: "internal_user", Role: keys.MemberUser}))
 	secrets["team_key"] = "sk-fuzz-team-key-a93c51"
 	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secrets["team_key"]), UserID: "internal_user", TeamID: "t1"}))
-	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "cust"}))
+	must(ks.EndUsers().Create(ctx, keys.EndUser{ID: "cust"}))
 	return h, secrets
 }
 

@@ -19,7 +19,7 @@ import (
 
 // orgs is how the shared flows handle organizations: proxy admins only.
 var orgs = record[keys.Organization]{noun: "organization", idParam: "organization_id", parse: orgPatch,
-	get: keys.Admin.GetOrganization, create: keys.Admin.CreateOrganization, update: keys.Admin.UpdateOrganization,
+	get: keys.Admin.GetOrganization, writes: keys.Admin.Organizations,
 	settings: func(o *keys.Organization) *keys.Settings { return &o.Settings },
 	stamp:    func(o *keys.Organization, now time.Time, by string) { o.UpdatedAt, o.UpdatedBy = now, by }}
 
@@ -163,7 +163,7 @@ func (h *Handler) orgList(w http.ResponseWriter, r *http.Request, c *caller) err
 	var list []keys.Organization
 	switch {
 	case c.viewer():
-		all, err := h.keys.ListOrganizations(ctx)
+		all, err := h.keys.Organizations().List(ctx)
 		if err != nil {
 			return err
 		}

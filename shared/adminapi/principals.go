@@ -46,7 +46,7 @@ func (h *Handler) userUpdate(w http.ResponseWriter, r *http.Request, c *caller) 
 	}
 	pt.apply(&u, &u.Settings)
 	u.UpdatedAt = h.now()
-	if u, err = h.keys.UpdateUser(ctx, u); err != nil {
+	if u, err = h.keys.Users().Update(ctx, u); err != nil {
 		return err
 	}
 	if spend != nil {
@@ -143,7 +143,7 @@ func (h *Handler) memberOf(ctx context.Context, t keys.Team, user, email string)
 			return m.UserID, nil
 		}
 	}
-	us, err := h.keys.ListUsers(ctx)
+	us, err := h.keys.Users().List(ctx)
 	if err != nil {
 		return "", err
 	}

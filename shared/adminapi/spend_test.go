@@ -26,11 +26,11 @@ func TestSpendReports(t *testing.T) {
 	now := time.Now().UTC()
 	h := adminapi.New(adminapi.Options{MasterKey: masterKey, Keys: ks, Spend: sp, Now: func() time.Time { return now }})
 	fx.h = h
-	if err := ks.CreateUser(ctx, keys.User{ID: "internal_user", Role: keys.RoleInternalUser}); err != nil {
+	if err := ks.Users().Create(ctx, keys.User{ID: "internal_user", Role: keys.RoleInternalUser}); err != nil {
 		t.Fatal(err)
 	}
 	fx.secrets["internal_user"] = "sk-spend-internal"
-	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1", Alias: "Research"}); err != nil {
+	if err := ks.Teams().Create(ctx, keys.Team{ID: "t1", Alias: "Research"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-spend-internal"), UserID: "internal_user"}); err != nil {
@@ -265,12 +265,12 @@ func TestOrgSpendReports(t *testing.T) {
 		}
 	}
 	for _, u := range []string{"boss", "worker", "stranger"} {
-		must(ks.CreateUser(ctx, keys.User{ID: u, Role: keys.RoleInternalUser}))
+		must(ks.Users().Create(ctx, keys.User{ID: u, Role: keys.RoleInternalUser}))
 		must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-" + u), UserID: u}))
 	}
 	for _, o := range []string{"o1", "o2"} {
-		must(ks.CreateOrganization(ctx, keys.Organization{ID: o}))
-		must(ks.CreateTeam(ctx, keys.Team{ID: "team-" + o, OrganizationID: o}))
+		must(ks.Organizations().Create(ctx, keys.Organization{ID: o}))
+		must(ks.Teams().Create(ctx, keys.Team{ID: "team-" + o, OrganizationID: o}))
 	}
 	must(ks.AddMember(ctx, keys.Member{Group: keys.KindOrg, GroupID: "o1", UserID: "boss", Role: keys.OrgAdmin}))
 	ev := func(id, user, org string, nanos int64) spend.Event {

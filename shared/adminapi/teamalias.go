@@ -11,7 +11,7 @@ import (
 // team_alias, joined from its team table at read time. One listing of the
 // teams per report: admin traffic is rare and the table small.
 func (h *Handler) teamAliases(ctx context.Context) (map[string]string, error) {
-	ts, err := h.keys.ListTeams(ctx)
+	ts, err := h.keys.Teams().List(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,7 @@ func (h *Handler) resolveMember(ctx context.Context, m memberSpec) (string, erro
 	if m.UserID != "" {
 		return m.UserID, nil
 	}
-	us, err := h.keys.ListUsers(ctx)
+	us, err := h.keys.Users().List(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -107,7 +107,7 @@ func (h *Handler) resolveMember(ctx context.Context, m memberSpec) (string, erro
 	}
 	id := newID()
 	now := h.now()
-	return id, h.keys.CreateUser(ctx, keys.User{ID: id, Email: m.UserEmail, Role: keys.RoleInternalUser, CreatedAt: now, UpdatedAt: now})
+	return id, h.keys.Users().Create(ctx, keys.User{ID: id, Email: m.UserEmail, Role: keys.RoleInternalUser, CreatedAt: now, UpdatedAt: now})
 }
 
 func (h *Handler) loadTeam(ctx context.Context, id string) (keys.Team, error) {
@@ -223,7 +223,7 @@ func (h *Handler) userByEmail(ctx context.Context, email string) (string, error)
 	if email == "" {
 		return "", badParam("user_id", "give user_id or user_email")
 	}
-	us, err := h.keys.ListUsers(ctx)
+	us, err := h.keys.Users().List(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -329,7 +329,7 @@ func (h *Handler) teamList(w http.ResponseWriter, r *http.Request, c *caller) er
 		}
 		user = c.userID
 	}
-	ts, err := h.keys.ListTeams(r.Context())
+	ts, err := h.keys.Teams().List(r.Context())
 	if err != nil {
 		return err
 	}

@@ -164,7 +164,7 @@ func (h *Handler) userList(w http.ResponseWriter, r *http.Request, c *caller) er
 	if q.err != nil {
 		return q.err
 	}
-	us, err := h.keys.ListUsers(r.Context())
+	us, err := h.keys.Users().List(r.Context())
 	if err != nil {
 		return err
 	}

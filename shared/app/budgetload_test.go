@@ -52,13 +52,13 @@ func TestOrgBudgetAcrossInstances(t *testing.T) {
 	ctx := context.Background()
 	budget := 0.02 // about 19 requests' real cost
 	org := "org-load"
-	if err := gws[0].Keys.CreateOrganization(ctx, keys.Organization{ID: org, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
+	if err := gws[0].Keys.Organizations().Create(ctx, keys.Organization{ID: org, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
 		t.Fatal(err)
 	}
 	teams := []string{"team-a", "team-b"}
 	secrets := []string{"sk-org-a", "sk-org-b"}
 	for i, team := range teams {
-		if err := gws[0].Keys.CreateTeam(ctx, keys.Team{ID: team, OrganizationID: org}); err != nil {
+		if err := gws[0].Keys.Teams().Create(ctx, keys.Team{ID: team, OrganizationID: org}); err != nil {
 			t.Fatal(err)
 		}
 		if err := gws[0].Keys.CreateKey(ctx, keys.Key{Hash: keys.HashSecret(secrets[i]), TeamID: team}); err != nil {

@@ -90,10 +90,10 @@ func TestLinkedBudgetCallsPerRequest(t *testing.T) {
 		if err := createKeys(ctx, ks, map[string]keys.Key{secret: {}}); err != nil {
 			return err
 		}
-		if err := ks.CreateBudget(ctx, keys.BudgetRecord{ID: "b", Settings: keys.Settings{RPMLimit: 100}}); err != nil {
+		if err := ks.Budgets().Create(ctx, keys.BudgetRecord{ID: "b", Settings: keys.Settings{RPMLimit: 100}}); err != nil {
 			return err
 		}
-		return ks.CreateEndUser(ctx, keys.EndUser{ID: "cust", Settings: keys.Settings{BudgetID: "b"}})
+		return ks.EndUsers().Create(ctx, keys.EndUser{ID: "cust", Settings: keys.Settings{BudgetID: "b"}})
 	})
 	body := `{"model":"m","user":"cust","messages":[]}`
 	runCalls(t, gw, ctx, []callCase{
@@ -149,11 +149,11 @@ func TestDynamoDBCallsWithOrganization(t *testing.T) {
 	up, hits := upstream(t, 200)
 	budget := 10.0
 	gw, ctx := callsGateway(t, oneModel(up.URL), func(ctx context.Context, ks app.KeyStore) error {
-		if err := ks.CreateOrganization(ctx, keys.Organization{ID: "org-calls", Settings: keys.Settings{RPMLimit: 100, Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
+		if err := ks.Organizations().Create(ctx, keys.Organization{ID: "org-calls", Settings: keys.Settings{RPMLimit: 100, Budget: keys.Budget{MaxBudget: &budget}}}); err != nil {
 			return err
 		}
 		for team, org := range map[string]string{"t-plain": "", "t-org": "org-calls"} {
-			if err := ks.CreateTeam(ctx, keys.Team{ID: team, OrganizationID: org}); err != nil {
+			if err := ks.Teams().Create(ctx, keys.Team{ID: team, OrganizationID: org}); err != nil {
 				return err
 			}
 		}

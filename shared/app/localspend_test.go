@@ -42,13 +42,13 @@ func TestSpendSeenAtOnceOnServingInstance(t *testing.T) {
 
 			with := keys.Settings{Budget: keys.Budget{MaxBudget: &budget}}
 			k := keys.Key{Hash: keys.HashSecret("sk-local"), TeamID: "t", UserID: "u"}
-			if err := a.Keys.CreateOrganization(ctx, keys.Organization{ID: "o", Settings: pick(scope == "organization", with)}); err != nil {
+			if err := a.Keys.Organizations().Create(ctx, keys.Organization{ID: "o", Settings: pick(scope == "organization", with)}); err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Keys.CreateTeam(ctx, keys.Team{ID: "t", OrganizationID: "o", Settings: pick(scope == "team", with)}); err != nil {
+			if err := a.Keys.Teams().Create(ctx, keys.Team{ID: "t", OrganizationID: "o", Settings: pick(scope == "team", with)}); err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Keys.CreateUser(ctx, keys.User{ID: "u", Role: keys.RoleInternalUser, Settings: pick(scope == "user", with)}); err != nil {
+			if err := a.Keys.Users().Create(ctx, keys.User{ID: "u", Role: keys.RoleInternalUser, Settings: pick(scope == "user", with)}); err != nil {
 				t.Fatal(err)
 			}
 			k.Settings = pick(scope == "key", with)

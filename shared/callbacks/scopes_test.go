@@ -28,11 +28,11 @@ func TestScopedCallbacks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(ks.CreateTeam(ctx, keys.Team{ID: "ta", Settings: keys.Settings{Metadata: json.RawMessage(
+	must(ks.Teams().Create(ctx, keys.Team{ID: "ta", Settings: keys.Settings{Metadata: json.RawMessage(
 		`{"logging":[{"callback_name":"hook","callback_type":"success","callback_vars":{"dest":"team-a"}}]}`)}}))
-	must(ks.CreateTeam(ctx, keys.Team{ID: "tb", Settings: keys.Settings{Metadata: json.RawMessage(
+	must(ks.Teams().Create(ctx, keys.Team{ID: "tb", Settings: keys.Settings{Metadata: json.RawMessage(
 		`{"callback_settings":{"success_callback":["hook"],"callback_vars":{"dest":"team-b"}}}`)}}))
-	must(ks.CreateTeam(ctx, keys.Team{ID: "tc"}))
+	must(ks.Teams().Create(ctx, keys.Team{ID: "tc"}))
 	kOwn := keys.Key{Hash: strings.Repeat("b", 64), TeamID: "ta", Settings: keys.Settings{Metadata: json.RawMessage(
 		`{"logging":[{"callback_name":"hook","callback_vars":{"dest":"key"}}]}`)}}
 	kPlain := keys.Key{Hash: strings.Repeat("c", 64), TeamID: "ta"}

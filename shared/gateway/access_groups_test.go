@@ -36,8 +36,8 @@ func accessGroupsFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	must(store.CreateTeam(ctx, keys.Team{ID: "t-beta", Settings: keys.Settings{Models: []string{"beta-models"}}}))
-	must(store.CreateTeam(ctx, keys.Team{ID: "t-other", Settings: keys.Settings{Models: []string{"other"}}}))
+	must(store.Teams().Create(ctx, keys.Team{ID: "t-beta", Settings: keys.Settings{Models: []string{"beta-models"}}}))
+	must(store.Teams().Create(ctx, keys.Team{ID: "t-other", Settings: keys.Settings{Models: []string{"other"}}}))
 	for _, k := range []keys.Key{
 		{Hash: keys.HashSecret("sk-beta"), Settings: keys.Settings{Models: []string{"beta-models"}}},
 		{Hash: keys.HashSecret("sk-team-beta"), TeamID: "t-beta"},

@@ -50,8 +50,8 @@ general_settings: {master_key: sk-master}
 			t.Fatal(err)
 		}
 	}
-	must(store.CreateTeam(ctx, keys.Team{ID: "t1", Settings: keys.Settings{Aliases: map[string]string{"fast": "gpt-4o-mini", "team-big": "big-alias"}}}))
-	must(store.CreateUser(ctx, keys.User{ID: "u1", Settings: keys.Settings{Aliases: map[string]string{"mine": "gpt-4o-mini"}}}))
+	must(store.Teams().Create(ctx, keys.Team{ID: "t1", Settings: keys.Settings{Aliases: map[string]string{"fast": "gpt-4o-mini", "team-big": "big-alias"}}}))
+	must(store.Users().Create(ctx, keys.User{ID: "u1", Settings: keys.Settings{Aliases: map[string]string{"mine": "gpt-4o-mini"}}}))
 	for _, k := range []keys.Key{
 		// Models names the alias my-mini, not its group: access is checked on the group.
 		{Hash: keys.HashSecret("sk-alias"), Settings: keys.Settings{Models: []string{"gpt-4o", "my-mini"},

@@ -44,7 +44,7 @@ general_settings: {master_key: sk-master}
 	if _, err := ks.ApplySpend(ctx, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindKey, ID: keys.HashSecret("sk-broke")}, Nanos: keys.Nanos(spent), At: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1", Settings: keys.Settings{Models: []string{"b"}}}); err != nil {
+	if err := ks.Teams().Create(ctx, keys.Team{ID: "t1", Settings: keys.Settings{Models: []string{"b"}}}); err != nil {
 		t.Fatal(err)
 	}
 	f := serve(t, testHandler(Options{Config: cfg, Keys: ks, Limits: limits.NewMemory()}))
@@ -121,13 +121,13 @@ general_settings: {master_key: sk-master}
 			t.Fatal(err)
 		}
 	}
-	must(ks.CreateTeam(ctx, keys.Team{ID: "t-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(2)}}}))
-	must(ks.CreateTeam(ctx, keys.Team{ID: "t-ok"}))
-	must(ks.CreateUser(ctx, keys.User{ID: "u-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(3)}}}))
-	must(ks.CreateUser(ctx, keys.User{ID: "u-ok"}))
+	must(ks.Teams().Create(ctx, keys.Team{ID: "t-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(2)}}}))
+	must(ks.Teams().Create(ctx, keys.Team{ID: "t-ok"}))
+	must(ks.Users().Create(ctx, keys.User{ID: "u-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(3)}}}))
+	must(ks.Users().Create(ctx, keys.User{ID: "u-ok"}))
 	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t-ok", UserID: "u-ok", Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(0.5)}}}))
-	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}))
-	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "customer-blocked", Settings: keys.Settings{Blocked: true}}))
+	must(ks.EndUsers().Create(ctx, keys.EndUser{ID: "customer-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}))
+	must(ks.EndUsers().Create(ctx, keys.EndUser{ID: "customer-blocked", Settings: keys.Settings{Blocked: true}}))
 	for _, k := range []keys.Key{
 		{Hash: keys.HashSecret("sk-daily"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}}},
 		{Hash: keys.HashSecret("sk-team"), TeamID: "t-broke"},

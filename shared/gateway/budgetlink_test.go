@@ -31,21 +31,21 @@ general_settings: {master_key: sk-master}
 			t.Fatal(err)
 		}
 	}
-	must(ks.CreateBudget(ctx, keys.BudgetRecord{ID: "small", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}))
-	must(ks.CreateBudget(ctx, keys.BudgetRecord{ID: "slow", Settings: keys.Settings{RPMLimit: 1}}))
+	must(ks.Budgets().Create(ctx, keys.BudgetRecord{ID: "small", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}))
+	must(ks.Budgets().Create(ctx, keys.BudgetRecord{ID: "slow", Settings: keys.Settings{RPMLimit: 1}}))
 	// Their own limits would admit everything: the budgets' apply.
 	own := keys.Settings{RPMLimit: 1000, Budget: keys.Budget{MaxBudget: usd(100)}}
 	linked := func(id string) keys.Settings { s := own; s.BudgetID = id; return s }
-	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "cust-broke", Settings: linked("small")}))
-	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "cust-slow", Settings: linked("slow")}))
-	must(ks.CreateTeam(ctx, keys.Team{ID: "t"}))
+	must(ks.EndUsers().Create(ctx, keys.EndUser{ID: "cust-broke", Settings: linked("small")}))
+	must(ks.EndUsers().Create(ctx, keys.EndUser{ID: "cust-slow", Settings: linked("slow")}))
+	must(ks.Teams().Create(ctx, keys.Team{ID: "t"}))
 	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t", UserID: "u", Role: keys.MemberUser, Settings: linked("small")}))
 	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-member"), TeamID: "t", UserID: "u"}))
 	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-fine")}))
 	zero := int64(0)
-	must(ks.CreateBudget(ctx, keys.BudgetRecord{ID: "closed", Settings: keys.Settings{MaxParallel: &zero}}))
-	must(ks.CreateEndUser(ctx, keys.EndUser{ID: "cust-closed", Settings: linked("closed")}))
-	must(ks.CreateTeam(ctx, keys.Team{ID: "t2"}))
+	must(ks.Budgets().Create(ctx, keys.BudgetRecord{ID: "closed", Settings: keys.Settings{MaxParallel: &zero}}))
+	must(ks.EndUsers().Create(ctx, keys.EndUser{ID: "cust-closed", Settings: linked("closed")}))
+	must(ks.Teams().Create(ctx, keys.Team{ID: "t2"}))
 	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t2", UserID: "u2", Role: keys.MemberUser, Settings: linked("slow")}))
 	must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-slow-member"), TeamID: "t2", UserID: "u2"}))
 	_, err := ks.ApplySpend(ctx, []keys.SpendDelta{

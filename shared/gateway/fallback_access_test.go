@@ -35,10 +35,10 @@ general_settings: {master_key: sk-master}
 `, limited.URL+"/v1", ok.URL+"/v1", settings))
 			store := keys.NewMemory()
 			ctx := context.Background()
-			if err := store.CreateTeam(ctx, keys.Team{ID: "t", Settings: keys.Settings{Models: []string{"limited"}}}); err != nil {
+			if err := store.Teams().Create(ctx, keys.Team{ID: "t", Settings: keys.Settings{Models: []string{"limited"}}}); err != nil {
 				t.Fatal(err)
 			}
-			if err := store.CreateUser(ctx, keys.User{ID: "u", Role: keys.RoleInternalUser, Settings: keys.Settings{Models: []string{"limited"}}}); err != nil {
+			if err := store.Users().Create(ctx, keys.User{ID: "u", Role: keys.RoleInternalUser, Settings: keys.Settings{Models: []string{"limited"}}}); err != nil {
 				t.Fatal(err)
 			}
 			for _, k := range []keys.Key{

@@ -64,7 +64,7 @@ func TestKeyModelMaxBudget(t *testing.T) {
 func TestTeamModelRPMLimit(t *testing.T) {
 	c := context.Background()
 	ks := keys.NewMemory()
-	if err := ks.CreateTeam(c, keys.Team{ID: "t1", Settings: keys.Settings{ModelRPM: map[string]int64{"a": 1}, ModelTPM: map[string]int64{"b": 1_000_000}}}); err != nil {
+	if err := ks.Teams().Create(c, keys.Team{ID: "t1", Settings: keys.Settings{ModelRPM: map[string]int64{"a": 1}, ModelTPM: map[string]int64{"b": 1_000_000}}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"sk-t1", "sk-t2"} {

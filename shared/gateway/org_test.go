@@ -41,9 +41,9 @@ general_settings: {master_key: sk-master}
 		{ID: "org-rpm", Settings: keys.Settings{RPMLimit: 1}},
 		{ID: "org-none", Settings: keys.Settings{MaxParallel: &zero}},
 	} {
-		must(ks.CreateOrganization(ctx, o))
+		must(ks.Organizations().Create(ctx, o))
 		team := "t-" + strings.TrimPrefix(o.ID, "org-")
-		must(ks.CreateTeam(ctx, keys.Team{ID: team, OrganizationID: o.ID}))
+		must(ks.Teams().Create(ctx, keys.Team{ID: team, OrganizationID: o.ID}))
 		must(ks.CreateKey(ctx, keys.Key{Hash: keys.HashSecret("sk-" + strings.TrimPrefix(o.ID, "org-")), TeamID: team}))
 	}
 	_, err := ks.ApplySpend(ctx, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindOrg, ID: "org-broke"}, Nanos: keys.Nanos(2.5), At: time.Now()}})

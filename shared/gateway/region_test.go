@@ -36,7 +36,7 @@ general_settings: {master_key: sk-master}
 `)
 	store, ctx := keys.NewMemory(), context.Background()
 	for _, e := range []keys.EndUser{{ID: "eu-cust", AllowedModelRegion: "eu"}, {ID: "any-cust"}} {
-		if err := store.CreateEndUser(ctx, e); err != nil {
+		if err := store.EndUsers().Create(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -174,7 +174,7 @@ general_settings:
 func respKeys(t *testing.T) *keys.Memory {
 	ks := keys.NewMemory()
 	ctx := context.Background()
-	if err := ks.CreateTeam(ctx, keys.Team{ID: "t1"}); err != nil {
+	if err := ks.Teams().Create(ctx, keys.Team{ID: "t1"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []keys.Key{

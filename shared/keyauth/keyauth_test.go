@@ -58,11 +58,11 @@ func TestAuthenticate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(ms.CreateTeam(ctx, keys.Team{ID: "t"}))
-	must(ms.CreateTeam(ctx, keys.Team{ID: "t-blocked", Settings: keys.Settings{Blocked: true}}))
-	must(ms.CreateTeam(ctx, keys.Team{ID: "t-broke", Settings: usd(0)}))
-	must(ms.CreateUser(ctx, keys.User{ID: "u"}))
-	must(ms.CreateUser(ctx, keys.User{ID: "u-broke", Settings: usd(0)}))
+	must(ms.Teams().Create(ctx, keys.Team{ID: "t"}))
+	must(ms.Teams().Create(ctx, keys.Team{ID: "t-blocked", Settings: keys.Settings{Blocked: true}}))
+	must(ms.Teams().Create(ctx, keys.Team{ID: "t-broke", Settings: usd(0)}))
+	must(ms.Users().Create(ctx, keys.User{ID: "u"}))
+	must(ms.Users().Create(ctx, keys.User{ID: "u-broke", Settings: usd(0)}))
 	must(ms.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t", UserID: "u", Role: keys.MemberUser}))
 	must(ms.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t", UserID: "u-member-broke", Role: keys.MemberUser, Settings: usd(0)}))
 	key := func(secret string, k keys.Key) string {
@@ -129,9 +129,9 @@ func TestAuthenticateBound(t *testing.T) {
 	ctx := context.Background()
 	ms := keys.NewMemory()
 	for _, err := range []error{
-		ms.CreateOrganization(ctx, keys.Organization{ID: "o1"}),
-		ms.CreateTeam(ctx, keys.Team{ID: "t1", OrganizationID: "o1"}),
-		ms.CreateTeam(ctx, keys.Team{ID: "t2"}),
+		ms.Organizations().Create(ctx, keys.Organization{ID: "o1"}),
+		ms.Teams().Create(ctx, keys.Team{ID: "t1", OrganizationID: "o1"}),
+		ms.Teams().Create(ctx, keys.Team{ID: "t2"}),
 	} {
 		if err != nil {
 			t.Fatal(err)

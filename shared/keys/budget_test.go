@@ -100,10 +100,10 @@ func TestLinkedNoCostUnlinked(t *testing.T) {
 		t.Fatalf("Linked.GetKey allocates %v per read, the cached read alone %v", linked, plain)
 	}
 
-	if err := m.CreateBudget(ctx, keys.BudgetRecord{ID: "b", Settings: keys.Settings{RPMLimit: 9}}); err != nil {
+	if err := m.Budgets().Create(ctx, keys.BudgetRecord{ID: "b", Settings: keys.Settings{RPMLimit: 9}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.CreateEndUser(ctx, keys.EndUser{ID: "e", Settings: keys.Settings{BudgetID: "b", RPMLimit: 1}}); err != nil {
+	if err := m.EndUsers().Create(ctx, keys.EndUser{ID: "e", Settings: keys.Settings{BudgetID: "b", RPMLimit: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := l.GetEndUser(ctx, "e"); err != nil || e.RPMLimit != 9 {
@@ -124,10 +124,10 @@ func TestLinkedOrganization(t *testing.T) {
 	ctx := context.Background()
 	m := keys.NewMemory()
 	max := 2.5
-	if err := m.CreateBudget(ctx, keys.BudgetRecord{ID: "b", Settings: keys.Settings{RPMLimit: 9, Budget: keys.Budget{MaxBudget: &max}}}); err != nil {
+	if err := m.Budgets().Create(ctx, keys.BudgetRecord{ID: "b", Settings: keys.Settings{RPMLimit: 9, Budget: keys.Budget{MaxBudget: &max}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.CreateOrganization(ctx, keys.Organization{ID: "o", Settings: keys.Settings{BudgetID: "b", RPMLimit: 1}}); err != nil {
+	if err := m.Organizations().Create(ctx, keys.Organization{ID: "o", Settings: keys.Settings{BudgetID: "b", RPMLimit: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	o, err := keys.Linked{Reader: m}.GetOrganization(ctx, "o")

@@ -28,6 +28,8 @@ type Cached struct {
 
 	presentMu sync.Mutex
 	present   entry[bool] // HasEndUsers; fetched 0: not read
+
+	records cachedRecords // the store's Records, forgetting what they write
 }
 
 // store is what Cached wraps: a store the admin API writes and the spend
@@ -50,7 +52,9 @@ func NewCached(s store, ttl time.Duration, now func() time.Time) *Cached {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cached{store: s, ttl: ttl, now: now}
+	c := &Cached{store: s, ttl: ttl, now: now}
+	c.records = c.newRecords()
+	return c
 }
 
 // entry is one cached read.
@@ -251,30 +255,6 @@ func (c *Cached) RegenerateKey(ctx context.Context, oldHash string, k Key) (Key,
 	return after(c, func() (Key, error) { return c.store.RegenerateKey(ctx, oldHash, k) }, Ref{KindKey, oldHash}, k.ref())
 }
 
-// CreateTeam implements Admin.
-func (c *Cached) CreateTeam(ctx context.Context, t Team) error {
-	defer c.drop(t.ref())
-	defer c.orgs.clear() // an organization's Teams
-	return c.store.CreateTeam(ctx, t)
-}
-
-// UpdateTeam implements Admin.
-func (c *Cached) UpdateTeam(ctx context.Context, t Team) (Team, error) {
-	defer c.orgs.clear() // the Teams of the organizations it left and joined
-	return after(c, func() (Team, error) { return c.store.UpdateTeam(ctx, t) }, t.ref())
-}
-
-// CreateUser implements Admin.
-func (c *Cached) CreateUser(ctx context.Context, u User) error {
-	defer c.drop(u.ref())
-	return c.store.CreateUser(ctx, u)
-}
-
-// UpdateUser implements Admin.
-func (c *Cached) UpdateUser(ctx context.Context, u User) (User, error) {
-	return after(c, func() (User, error) { return c.store.UpdateUser(ctx, u) }, u.ref())
-}
-
 // AddMember implements Admin.
 func (c *Cached) AddMember(ctx context.Context, m Member) error {
 	defer c.dropMember(m.Group, m.GroupID, m.UserID)
@@ -291,29 +271,6 @@ func (c *Cached) UpdateMember(ctx context.Context, m Member) (Member, error) {
 func (c *Cached) RemoveMember(ctx context.Context, g Kind, id, user string) error {
 	defer c.dropMember(g, id, user)
 	return c.store.RemoveMember(ctx, g, id, user)
-}
-
-// CreateEndUser implements Admin.
-func (c *Cached) CreateEndUser(ctx context.Context, e EndUser) error {
-	defer c.dropPresent()
-	defer c.drop(e.ref())
-	return c.store.CreateEndUser(ctx, e)
-}
-
-// UpdateEndUser implements Admin.
-func (c *Cached) UpdateEndUser(ctx context.Context, e EndUser) (EndUser, error) {
-	return after(c, func() (EndUser, error) { return c.store.UpdateEndUser(ctx, e) }, e.ref())
-}
-
-// CreateBudget implements Admin.
-func (c *Cached) CreateBudget(ctx context.Context, b BudgetRecord) error {
-	defer c.drop(b.ref())
-	return c.store.CreateBudget(ctx, b)
-}
-
-// UpdateBudget implements Admin.
-func (c *Cached) UpdateBudget(ctx context.Context, b BudgetRecord) (BudgetRecord, error) {
-	return after(c, func() (BudgetRecord, error) { return c.store.UpdateBudget(ctx, b) }, b.ref())
 }
 
 // DeleteBudget implements Admin.

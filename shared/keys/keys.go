@@ -82,16 +82,17 @@ type Admin interface {
 	// ListDeletedKeys returns the audit copies f selects, oldest deletion first.
 	ListDeletedKeys(ctx context.Context, f KeyFilter) ([]DeletedKey, error)
 
-	CreateTeam(ctx context.Context, t Team) error
-	UpdateTeam(ctx context.Context, t Team) (Team, error)
-	// ListTeams returns every team, by id.
-	ListTeams(ctx context.Context) ([]Team, error)
-
-	// CreateUser stores a new user (its Teams are ignored); ErrExists if the id is taken.
-	CreateUser(ctx context.Context, u User) error
-	UpdateUser(ctx context.Context, u User) (User, error)
-	// ListUsers returns every user, by id.
-	ListUsers(ctx context.Context) ([]User, error)
+	// Teams, Users, EndUsers, Organizations and Budgets write the
+	// records of each kind (Records); an Update keeps what Records says
+	// and, per kind: a user's Teams and Organizations (its Role when the
+	// update gives none); a team's Members; an organization's CreatedBy,
+	// Teams and Members; a budget's CreatedBy. A Create ignores those
+	// lists (a user is created as an internal_user when it gives no Role).
+	Teams() Records[Team]
+	Users() Records[User]
+	EndUsers() Records[EndUser]
+	Organizations() Records[Organization]
+	Budgets() Records[BudgetRecord]
 
 	// AddMember makes m.UserID a member of the group m.Group m.GroupID
 	// (a team or an organization) with m's role and budget: the group's
@@ -105,26 +106,6 @@ type Admin interface {
 	// RemoveMember ends the membership of user in the group g id.
 	RemoveMember(ctx context.Context, g Kind, id, user string) error
 
-	CreateEndUser(ctx context.Context, e EndUser) error
-	UpdateEndUser(ctx context.Context, e EndUser) (EndUser, error)
-	// ListEndUsers returns every end user, by id.
-	ListEndUsers(ctx context.Context) ([]EndUser, error)
-
-	// CreateOrganization stores a new organization (its Teams and Members
-	// are ignored); ErrExists if the id is taken.
-	CreateOrganization(ctx context.Context, o Organization) error
-	// UpdateOrganization replaces an organization's settings, alias and
-	// UpdatedAt/UpdatedBy (CreatedBy, Teams and Members are kept).
-	UpdateOrganization(ctx context.Context, o Organization) (Organization, error)
-	// ListOrganizations returns every organization, by id.
-	ListOrganizations(ctx context.Context) ([]Organization, error)
-	// CreateBudget stores a new reusable budget; ErrExists if its id is taken.
-	CreateBudget(ctx context.Context, b BudgetRecord) error
-	// UpdateBudget replaces a budget's limits (CreatedAt and CreatedBy are
-	// kept) and returns it as stored.
-	UpdateBudget(ctx context.Context, b BudgetRecord) (BudgetRecord, error)
-	// ListBudgets returns every budget, by id.
-	ListBudgets(ctx context.Context) ([]BudgetRecord, error)
 	// DeleteBudget deletes a budget; ErrNotFound if it does not exist. It
 	// does not look for records linking it (BudgetLinks).
 	DeleteBudget(ctx context.Context, id string) error
@@ -149,6 +130,36 @@ type Admin interface {
 	// RemoveMember.
 	Delete(ctx context.Context, r Ref) error
 }
+
+// Records writes the records of one kind (Team, User, EndUser,
+// Organization or BudgetRecord) for the admin API.
+type Records[T any] interface {
+	// Create stores a new record; ErrExists if its id is taken.
+	Create(ctx context.Context, v T) error
+	// Update replaces a record's settings, alias and update stamps
+	// (CreatedAt, spend and the lists Admin names are kept) and returns
+	// it as stored; ErrNotFound if it does not exist.
+	Update(ctx context.Context, v T) (T, error)
+	// List returns every record of the kind, by id.
+	List(ctx context.Context) ([]T, error)
+}
+
+// RecordsOf is the Records of three functions, for a store that writes
+// each kind its own way.
+type RecordsOf[T any] struct {
+	CreateFunc func(ctx context.Context, v T) error
+	UpdateFunc func(ctx context.Context, v T) (T, error)
+	ListFunc   func(ctx context.Context) ([]T, error)
+}
+
+// Create implements Records.
+func (r RecordsOf[T]) Create(ctx context.Context, v T) error { return r.CreateFunc(ctx, v) }
+
+// Update implements Records.
+func (r RecordsOf[T]) Update(ctx context.Context, v T) (T, error) { return r.UpdateFunc(ctx, v) }
+
+// List implements Records.
+func (r RecordsOf[T]) List(ctx context.Context) ([]T, error) { return r.ListFunc(ctx) }
 
 // Kind is the kind of a record that carries spend.
 type Kind string

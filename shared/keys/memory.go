@@ -24,6 +24,7 @@ type Memory struct {
 	deleted  []DeletedKey
 	moved    map[string]Move        // a regenerated key's old hash -> where it went (moves.go)
 	byKind   map[Kind]settingsTable // the tables of the kinds that carry spend
+	records  memoryRecords          // the tables as Records (memory_records.go)
 }
 
 // settingsTable is what the spend side reads of a table.
@@ -53,6 +54,7 @@ func NewMemory() *Memory {
 		KindKey: &m.keys, KindTeam: &m.teams, KindUser: &m.users, KindEndUser: &m.endUsers, KindOrg: &m.orgs,
 		KindMember: m.members[KindTeam], KindOrgMember: m.members[KindOrg],
 	}
+	m.records = m.newRecords()
 	return m
 }
 
@@ -235,79 +237,8 @@ func (m *Memory) ListDeletedKeys(_ context.Context, f KeyFilter) ([]DeletedKey, 
 	})
 }
 
-// CreateTeam implements Admin.
-func (m *Memory) CreateTeam(_ context.Context, t Team) error {
-	return m.write(t, func() error {
-		return m.teams.create(m, t, func(t *Team) error {
-			t.Members = nil
-			return m.moveTeam(t.ID, "", t.OrganizationID)
-		})
-	})
-}
-
-// UpdateTeam implements Admin.
-func (m *Memory) UpdateTeam(_ context.Context, t Team) (Team, error) {
-	return validated(m, t, func() (Team, error) {
-		return m.teams.update(m, t, func(old Team, t *Team) error {
-			t.Members = old.Members
-			return m.moveTeam(t.ID, old.OrganizationID, t.OrganizationID)
-		})
-	})
-}
-
-// ListTeams implements Admin.
-func (m *Memory) ListTeams(context.Context) ([]Team, error) {
-	return locked(m, func() ([]Team, error) { return m.teams.list(m, nil), nil })
-}
-
-// CreateUser implements Admin.
-func (m *Memory) CreateUser(_ context.Context, u User) error {
-	return m.write(u, func() error { return m.createUser(u) })
-}
-
 // createUser stores a new user. m.mu is held.
-func (m *Memory) createUser(u User) error {
-	return m.users.create(m, u, func(u *User) error {
-		if u.Role == "" {
-			u.Role = RoleInternalUser
-		}
-		u.Teams = nil
-		return nil
-	})
-}
-
-// UpdateUser implements Admin.
-func (m *Memory) UpdateUser(_ context.Context, u User) (User, error) {
-	return validated(m, u, func() (User, error) {
-		return m.users.update(m, u, func(old User, u *User) error {
-			u.Teams = old.Teams
-			if u.Role == "" {
-				u.Role = old.Role
-			}
-			return nil
-		})
-	})
-}
-
-// ListUsers implements Admin.
-func (m *Memory) ListUsers(context.Context) ([]User, error) {
-	return locked(m, func() ([]User, error) { return m.users.list(m, nil), nil })
-}
-
-// CreateEndUser implements Admin.
-func (m *Memory) CreateEndUser(_ context.Context, e EndUser) error {
-	return m.write(e, func() error { return m.endUsers.create(m, e, nil) })
-}
-
-// UpdateEndUser implements Admin.
-func (m *Memory) UpdateEndUser(_ context.Context, e EndUser) (EndUser, error) {
-	return validated(m, e, func() (EndUser, error) { return m.endUsers.update(m, e, nil) })
-}
-
-// ListEndUsers implements Admin.
-func (m *Memory) ListEndUsers(context.Context) ([]EndUser, error) {
-	return locked(m, func() ([]EndUser, error) { return m.endUsers.list(m, nil), nil })
-}
+func (m *Memory) createUser(u User) error { return m.users.create(m, u, m.users.prepare) }
 
 // Block implements Admin.
 func (m *Memory) Block(_ context.Context, r Ref, blocked bool) error {

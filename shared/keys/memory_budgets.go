@@ -10,35 +10,6 @@ func (m *Memory) GetBudget(_ context.Context, id string) (BudgetRecord, error) {
 	return locked(m, func() (BudgetRecord, error) { return m.budgets.get(m, id, ValidID("budget_id", id)) })
 }
 
-// CreateBudget implements Admin.
-func (m *Memory) CreateBudget(_ context.Context, b BudgetRecord) error {
-	return m.write(b, func() error {
-		return m.budgets.create(m, b, func(b *BudgetRecord) error {
-			if b.UpdatedAt.IsZero() {
-				b.UpdatedAt = b.CreatedAt
-			}
-			b.Settings = b.Limits()
-			return nil
-		})
-	})
-}
-
-// UpdateBudget implements Admin.
-func (m *Memory) UpdateBudget(_ context.Context, b BudgetRecord) (BudgetRecord, error) {
-	return validated(m, b, func() (BudgetRecord, error) {
-		return m.budgets.update(m, b, func(old BudgetRecord, b *BudgetRecord) error {
-			b.CreatedBy = old.CreatedBy
-			b.Settings = b.Limits()
-			return nil
-		})
-	})
-}
-
-// ListBudgets implements Admin.
-func (m *Memory) ListBudgets(context.Context) ([]BudgetRecord, error) {
-	return locked(m, func() ([]BudgetRecord, error) { return m.budgets.list(m, nil), nil })
-}
-
 // DeleteBudget implements Admin.
 func (m *Memory) DeleteBudget(_ context.Context, id string) error {
 	return m.write(nil, func() error {

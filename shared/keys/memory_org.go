@@ -14,28 +14,6 @@ func (m *Memory) GetOrganization(_ context.Context, id string) (Organization, er
 	return locked(m, func() (Organization, error) { return m.orgs.get(m, id, ValidOrgID(id)) })
 }
 
-// CreateOrganization implements Admin.
-func (m *Memory) CreateOrganization(_ context.Context, o Organization) error {
-	return m.write(o, func() error {
-		return m.orgs.create(m, o, func(o *Organization) error { o.Teams, o.Members = nil, nil; return nil })
-	})
-}
-
-// UpdateOrganization implements Admin.
-func (m *Memory) UpdateOrganization(_ context.Context, o Organization) (Organization, error) {
-	return validated(m, o, func() (Organization, error) {
-		return m.orgs.update(m, o, func(old Organization, o *Organization) error {
-			o.Teams, o.Members, o.CreatedBy = old.Teams, old.Members, old.CreatedBy
-			return nil
-		})
-	})
-}
-
-// ListOrganizations implements Admin.
-func (m *Memory) ListOrganizations(context.Context) ([]Organization, error) {
-	return locked(m, func() ([]Organization, error) { return m.orgs.list(m, nil), nil })
-}
-
 // moveTeam moves team from organization from to organization to ("":
 // none) in the organizations' Teams; to must exist. m.mu is held.
 func (m *Memory) moveTeam(team, from, to string) error {

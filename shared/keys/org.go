@@ -13,7 +13,7 @@ type Organization struct {
 	ID    string // organization_id
 	Alias string // organization_alias
 	// Teams are the ids of the teams in the organization, sorted; kept by
-	// the team writes (CreateTeam, UpdateTeam, Delete of a team) in the
+	// the team writes (Teams().Create and Update, Delete of a team) in the
 	// same write as the team, so that an organization with teams cannot
 	// be deleted and a team cannot join a deleted organization.
 	Teams     []string

@@ -61,7 +61,7 @@ func TestCached(t *testing.T) {
 		})
 	}
 	t.Run("teams", func(t *testing.T) {
-		if err := c.CreateTeam(ctx, keys.Team{ID: "t"}); err != nil {
+		if err := c.Teams().Create(ctx, keys.Team{ID: "t"}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.GetTeam(ctx, "t"); err != nil {
@@ -77,13 +77,13 @@ func TestCached(t *testing.T) {
 	// An organization is cached like a team; the writes through the cache
 	// that change it (its members, a team joining it) drop it.
 	t.Run("organizations", func(t *testing.T) {
-		if err := c.CreateOrganization(ctx, keys.Organization{ID: "o"}); err != nil {
+		if err := c.Organizations().Create(ctx, keys.Organization{ID: "o"}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.GetOrganization(ctx, "o"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := shared.UpdateOrganization(ctx, keys.Organization{ID: "o", Alias: "elsewhere"}); err != nil {
+		if _, err := shared.Organizations().Update(ctx, keys.Organization{ID: "o", Alias: "elsewhere"}); err != nil {
 			t.Fatal(err)
 		}
 		if o, _ := c.GetOrganization(ctx, "o"); o.Alias != "" {
@@ -129,7 +129,7 @@ func TestCached(t *testing.T) {
 			}
 			absentMember(t, c, g.kind, g.id)
 		}
-		if err := c.CreateTeam(ctx, keys.Team{ID: "ot", OrganizationID: "o"}); err != nil {
+		if err := c.Teams().Create(ctx, keys.Team{ID: "ot", OrganizationID: "o"}); err != nil {
 			t.Fatal(err)
 		}
 		if o, _ := c.GetOrganization(ctx, "o"); len(o.Teams) != 1 {
@@ -168,7 +168,7 @@ func TestSpentLocally(t *testing.T) {
 	m := keys.NewMemory()
 	c := keys.NewCached(m, time.Second, func() time.Time { return now })
 	budget := 1.0
-	if err := m.CreateUser(ctx, keys.User{ID: "u", Role: keys.RoleInternalUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget, Duration: "1d"}}}); err != nil {
+	if err := m.Users().Create(ctx, keys.User{ID: "u", Role: keys.RoleInternalUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget, Duration: "1d"}}}); err != nil {
 		t.Fatal(err)
 	}
 	spent := func() (int64, int64) {
@@ -216,7 +216,7 @@ func TestSpentLocally(t *testing.T) {
 		t.Fatalf("a cost of the previous period: spend %d, period spend %d; want 900, 0", life, cur)
 	}
 	// Warm reads and local costs allocate nothing more.
-	if err := m.CreateUser(ctx, keys.User{ID: "v", Role: keys.RoleInternalUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget, Duration: "1d"}}}); err != nil {
+	if err := m.Users().Create(ctx, keys.User{ID: "v", Role: keys.RoleInternalUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &budget, Duration: "1d"}}}); err != nil {
 		t.Fatal(err)
 	}
 	plain := testing.AllocsPerRun(100, func() { _, _ = c.GetUser(ctx, "v") })

@@ -13,6 +13,11 @@ import (
 type table[T any, P record[T]] struct {
 	what string // "key", "team", ... in errors
 	m    map[string]T
+	// prepare completes a new record before Create stores it, and keep
+	// copies to an updated one what Update does not change, with
+	// Memory.mu held (nil: nothing); memory_records.go sets them.
+	prepare func(v *T) error
+	keep    func(old T, v *T) error
 }
 
 func newTable[T any, P record[T]](what string) table[T, P] {

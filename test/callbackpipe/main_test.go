@@ -81,7 +81,7 @@ const secret = "sk-cb-virtual-key"
 func createKey(t *testing.T, ks keys.Admin) string {
 	t.Helper()
 	c := context.Background()
-	if err := ks.CreateTeam(c, keys.Team{ID: "team-cb"}); err != nil {
+	if err := ks.Teams().Create(c, keys.Team{ID: "team-cb"}); err != nil {
 		t.Fatal(err)
 	}
 	hash := keys.HashSecret(secret)

@@ -141,7 +141,7 @@ func createKey(t *testing.T, ks keys.Admin) string {
 	t.Helper()
 	c := context.Background()
 	max := 100.0
-	if err := ks.CreateTeam(c, keys.Team{ID: "team-e2e", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &max}}}); err != nil {
+	if err := ks.Teams().Create(c, keys.Team{ID: "team-e2e", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: &max}}}); err != nil {
 		t.Fatal(err)
 	}
 	hash := keys.HashSecret(e2eSecret)

@@ -31,7 +31,7 @@ func usdp(v float64) *float64 { return &v }
 func budgeted(t *testing.T, h Harness) (keys.Team, keys.Key) {
 	c := conformance.Context(t)
 	team := keys.Team{ID: spendtest.ID("team"), Settings: keys.Settings{Budget: keys.Budget{SoftBudget: usdp(1), MaxBudget: usdp(1.5)}}}
-	if err := h.Spend.Keys.CreateTeam(c, team); err != nil {
+	if err := h.Spend.Keys.Teams().Create(c, team); err != nil {
 		t.Fatal(err)
 	}
 	k := keys.Key{Hash: keys.HashSecret(spendtest.ID("sk")), Alias: spendtest.ID("alias"), TeamID: team.ID,

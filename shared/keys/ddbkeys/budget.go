@@ -53,8 +53,8 @@ func (st *Store) GetBudget(ctx context.Context, id string) (keys.BudgetRecord, e
 	return read(ctx, st, keys.Ref{Kind: keys.KindBudget, ID: id}, keys.ValidID("budget_id", id) == nil, decodeBudget)
 }
 
-// CreateBudget implements keys.Admin.
-func (st *Store) CreateBudget(ctx context.Context, b keys.BudgetRecord) error {
+// createBudget is Budgets().Create.
+func (st *Store) createBudget(ctx context.Context, b keys.BudgetRecord) error {
 	if err := prepared(b, &b.CreatedAt); err != nil {
 		return err
 	}
@@ -66,16 +66,6 @@ func (st *Store) CreateBudget(ctx context.Context, b keys.BudgetRecord) error {
 	item := newItem(a, budgetPK(b.ID), keys.KindBudget, b.CreatedAt)
 	delete(item, attrSpend) // a budget carries no spend
 	return st.create(ctx, item, "budget "+b.ID)
-}
-
-// UpdateBudget implements keys.Admin.
-func (st *Store) UpdateBudget(ctx context.Context, b keys.BudgetRecord) (keys.BudgetRecord, error) {
-	return write(ctx, st, b, keys.Ref{Kind: keys.KindBudget, ID: b.ID}, budgetAttrs(b), decodeBudget)
-}
-
-// ListBudgets implements keys.Admin.
-func (st *Store) ListBudgets(ctx context.Context) ([]keys.BudgetRecord, error) {
-	return list(ctx, st, keys.KindBudget, decodeBudget)
 }
 
 // DeleteBudget implements keys.Admin.

@@ -53,6 +53,7 @@ type Store struct {
 	client  *dynamodb.Client
 	table   string
 	timeout time.Duration
+	records storeRecords // records.go
 }
 
 var (
@@ -66,7 +67,9 @@ func New(client *dynamodb.Client, table string, o Options) *Store {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
 	}
-	return &Store{client: client, table: table, timeout: o.Timeout}
+	st := &Store{client: client, table: table, timeout: o.Timeout}
+	st.records = st.newRecords()
+	return st
 }
 
 // Attributes every record item has.

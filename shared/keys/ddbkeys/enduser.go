@@ -49,23 +49,13 @@ func (st *Store) GetEndUser(ctx context.Context, id string) (keys.EndUser, error
 	return read(ctx, st, keys.Ref{Kind: keys.KindEndUser, ID: id}, keys.ValidID("user_id", id) == nil, decodeEndUser)
 }
 
-// CreateEndUser implements keys.Admin: the item and the count, in one
+// createEndUser is EndUsers().Create: the item and the count, in one
 // transaction.
-func (st *Store) CreateEndUser(ctx context.Context, e keys.EndUser) error {
+func (st *Store) createEndUser(ctx context.Context, e keys.EndUser) error {
 	if err := prepared(e, &e.CreatedAt); err != nil {
 		return err
 	}
 	return st.createCounted(ctx, newItem(endUserAttrs(e), endUserPK(e.ID), keys.KindEndUser, e.CreatedAt), endUsersPK, "end user "+e.ID)
-}
-
-// UpdateEndUser implements keys.Admin.
-func (st *Store) UpdateEndUser(ctx context.Context, e keys.EndUser) (keys.EndUser, error) {
-	return write(ctx, st, e, keys.Ref{Kind: keys.KindEndUser, ID: e.ID}, endUserAttrs(e), decodeEndUser)
-}
-
-// ListEndUsers implements keys.Admin.
-func (st *Store) ListEndUsers(ctx context.Context) ([]keys.EndUser, error) {
-	return list(ctx, st, keys.KindEndUser, decodeEndUser)
 }
 
 // deleteEndUser deletes the item and counts it out, in one transaction.

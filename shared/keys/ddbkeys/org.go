@@ -65,8 +65,8 @@ func (st *Store) GetOrganization(ctx context.Context, id string) (keys.Organizat
 	return read(ctx, st, keys.Ref{Kind: keys.KindOrg, ID: id}, keys.ValidOrgID(id) == nil, decodeOrg)
 }
 
-// CreateOrganization implements keys.Admin.
-func (st *Store) CreateOrganization(ctx context.Context, o keys.Organization) error {
+// createOrganization is Organizations().Create.
+func (st *Store) createOrganization(ctx context.Context, o keys.Organization) error {
 	if err := prepared(o, &o.CreatedAt); err != nil {
 		return err
 	}
@@ -75,16 +75,6 @@ func (st *Store) CreateOrganization(ctx context.Context, o keys.Organization) er
 		item[attrCreatedBy] = ddb.S(o.CreatedBy)
 	}
 	return st.create(ctx, item, "organization "+o.ID)
-}
-
-// UpdateOrganization implements keys.Admin.
-func (st *Store) UpdateOrganization(ctx context.Context, o keys.Organization) (keys.Organization, error) {
-	return write(ctx, st, o, keys.Ref{Kind: keys.KindOrg, ID: o.ID}, orgAttrs(o), decodeOrg)
-}
-
-// ListOrganizations implements keys.Admin.
-func (st *Store) ListOrganizations(ctx context.Context) ([]keys.Organization, error) {
-	return list(ctx, st, keys.KindOrg, decodeOrg)
 }
 
 // deleteOrg deletes an organization that has no teams, with its

@@ -43,9 +43,9 @@ func (st *Store) GetTeam(ctx context.Context, id string) (keys.Team, error) {
 	return read(ctx, st, keys.Ref{Kind: keys.KindTeam, ID: id}, keys.ValidTeamID(id) == nil, decodeTeam)
 }
 
-// CreateTeam implements keys.Admin: a team in an organization is put in
+// createTeam is Teams().Create: a team in an organization is put in
 // the same transaction as its id in the organization's team_ids.
-func (st *Store) CreateTeam(ctx context.Context, t keys.Team) error {
+func (st *Store) createTeam(ctx context.Context, t keys.Team) error {
 	if err := prepared(t, &t.CreatedAt); err != nil {
 		return err
 	}
@@ -67,10 +67,10 @@ func (st *Store) CreateTeam(ctx context.Context, t keys.Team) error {
 	return err
 }
 
-// UpdateTeam implements keys.Admin: the update is conditioned on the
+// updateTeam is Teams().Update: the update is conditioned on the
 // organization_id read, and a change of organization moves the team's id
 // between the organizations' team_ids in the same transaction.
-func (st *Store) UpdateTeam(ctx context.Context, t keys.Team) (keys.Team, error) {
+func (st *Store) updateTeam(ctx context.Context, t keys.Team) (keys.Team, error) {
 	if err := t.Validate(); err != nil {
 		return keys.Team{}, err
 	}
@@ -111,11 +111,6 @@ func (st *Store) UpdateTeam(ctx context.Context, t keys.Team) (keys.Team, error)
 		}
 		return st.GetTeam(ctx, t.ID)
 	}
-}
-
-// ListTeams implements keys.Admin.
-func (st *Store) ListTeams(ctx context.Context) ([]keys.Team, error) {
-	return list(ctx, st, keys.KindTeam, decodeTeam)
 }
 
 // orgCond adds to the condition of a team item's write that its

@@ -54,24 +54,10 @@ func (st *Store) GetUser(ctx context.Context, id string) (keys.User, error) {
 	return read(ctx, st, keys.Ref{Kind: keys.KindUser, ID: id}, keys.ValidID("user_id", id) == nil, decodeUser)
 }
 
-// CreateUser implements keys.Admin.
-func (st *Store) CreateUser(ctx context.Context, u keys.User) error {
+// createUser is Users().Create.
+func (st *Store) createUser(ctx context.Context, u keys.User) error {
 	if err := u.Validate(); err != nil {
 		return err
 	}
 	return st.create(ctx, newUserItem(u), "user "+u.ID)
-}
-
-// UpdateUser implements keys.Admin.
-func (st *Store) UpdateUser(ctx context.Context, u keys.User) (keys.User, error) {
-	a := userAttrs(u)
-	if u.Role == "" {
-		delete(a.set, attrUserRole)
-	}
-	return write(ctx, st, u, keys.Ref{Kind: keys.KindUser, ID: u.ID}, a, decodeUser)
-}
-
-// ListUsers implements keys.Admin.
-func (st *Store) ListUsers(ctx context.Context) ([]keys.User, error) {
-	return list(ctx, st, keys.KindUser, decodeUser)
 }

@@ -231,10 +231,10 @@ func testUsers(t *testing.T, newStore func(t *testing.T) Store) {
 		CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{Models: []string{"m1"}, RPMLimit: 10, TPMLimit: 100, MaxParallel: i64(0), Metadata: json.RawMessage(`{"x":1}`),
 			Budget: keys.Budget{MaxBudget: usd(9), Duration: "30d"}},
 	}
-	if err := s.CreateUser(c, u); err != nil {
+	if err := s.Users().Create(c, u); err != nil {
 		t.Fatal(err)
 	}
-	if err := newStore(t).CreateUser(c, u); !errors.Is(err, keys.ErrExists) {
+	if err := newStore(t).Users().Create(c, u); !errors.Is(err, keys.ErrExists) {
 		t.Fatalf("second CreateUser: %v", err)
 	}
 	if got, err := newStore(t).GetUser(c, u.ID); err != nil || !reflect.DeepEqual(got, u) {
@@ -244,17 +244,17 @@ func testUsers(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatal(err)
 	}
 	up := keys.User{ID: u.ID, Role: keys.RoleProxyAdminViewer, Email: "b@example.com", CreatedAt: time.Unix(1, 0)}
-	got, err := s.UpdateUser(c, up)
+	got, err := s.Users().Update(c, up)
 	if err != nil || got.Email != "b@example.com" || got.Role != keys.RoleProxyAdminViewer || got.Spend != 2 || !got.CreatedAt.Equal(when) || got.Models != nil {
 		t.Fatalf("UpdateUser = %+v, %v", got, err)
 	}
-	list, err := s.ListUsers(c)
+	list, err := s.Users().List(c)
 	if err != nil || !slices.ContainsFunc(list, func(x keys.User) bool { return x.ID == u.ID && x.Spend == 2 }) {
 		t.Fatalf("ListUsers = %+v, %v", list, err)
 	}
 	mustDelete(t, c, s, keys.Ref{Kind: keys.KindUser, ID: u.ID}, func() error { return errOf(s.GetUser(c, u.ID)) })
 	// Deleted with its spend: re-created, it starts at zero.
-	if err := s.CreateUser(c, keys.User{ID: u.ID}); err != nil {
+	if err := s.Users().Create(c, keys.User{ID: u.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := s.GetUser(c, u.ID); got.Spend != 0 || got.Role != keys.RoleInternalUser {
@@ -266,10 +266,10 @@ func testEndUsers(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	e := keys.EndUser{ID: id("customer"), Alias: "acme", AllowedModelRegion: "eu", CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{RPMLimit: 3, TPMLimit: 30,
 		Budget: keys.Budget{MaxBudget: usd(1), Duration: "1h"}}}
-	if err := s.CreateEndUser(c, e); err != nil {
+	if err := s.EndUsers().Create(c, e); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateEndUser(c, e); !errors.Is(err, keys.ErrExists) {
+	if err := s.EndUsers().Create(c, e); !errors.Is(err, keys.ErrExists) {
 		t.Fatalf("second CreateEndUser: %v", err)
 	}
 	if got, err := newStore(t).GetEndUser(c, e.ID); err != nil || !reflect.DeepEqual(got, e) {
@@ -290,18 +290,18 @@ func testEndUsers(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatal("Block: end user not blocked")
 	}
 	up := keys.EndUser{ID: e.ID, Alias: "acme2", AllowedModelRegion: "us", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(10)}}}
-	if got, err := s.UpdateEndUser(c, up); err != nil || got.Alias != "acme2" || got.AllowedModelRegion != "us" || got.Spend != 1 || got.Blocked || !got.CreatedAt.Equal(when) {
+	if got, err := s.EndUsers().Update(c, up); err != nil || got.Alias != "acme2" || got.AllowedModelRegion != "us" || got.Spend != 1 || got.Blocked || !got.CreatedAt.Equal(when) {
 		t.Fatalf("UpdateEndUser = %+v, %v", got, err)
 	}
-	if err := s.CreateEndUser(c, keys.EndUser{ID: id("customer"), AllowedModelRegion: "asia"}); !errors.Is(err, keys.ErrInvalid) {
+	if err := s.EndUsers().Create(c, keys.EndUser{ID: id("customer"), AllowedModelRegion: "asia"}); !errors.Is(err, keys.ErrInvalid) {
 		t.Fatalf("CreateEndUser with region asia: %v, want ErrInvalid", err)
 	}
-	list, err := s.ListEndUsers(c)
+	list, err := s.EndUsers().List(c)
 	if err != nil || !slices.ContainsFunc(list, func(x keys.EndUser) bool { return x.ID == e.ID && x.Spend == 1 }) {
 		t.Fatalf("ListEndUsers = %+v, %v", list, err)
 	}
 	mustDelete(t, c, s, keys.Ref{Kind: keys.KindEndUser, ID: e.ID}, func() error { return errOf(s.GetEndUser(c, e.ID)) })
-	if teams, err := s.ListTeams(c); err != nil {
+	if teams, err := s.Teams().List(c); err != nil {
 		t.Fatalf("ListTeams: %v (%d)", err, len(teams))
 	}
 }
@@ -321,7 +321,7 @@ func testAdminNotFound(t *testing.T, newStore func(t *testing.T) Store) {
 			return err
 		}},
 		{"GetUser", func() error { _, err := s.GetUser(c, missing); return err }},
-		{"UpdateUser", func() error { _, err := s.UpdateUser(c, keys.User{ID: missing}); return err }},
+		{"UpdateUser", func() error { _, err := s.Users().Update(c, keys.User{ID: missing}); return err }},
 		{"DeleteUser", func() error { return s.Delete(c, keys.Ref{Kind: keys.KindUser, ID: missing}) }},
 		{"GetMember", func() error { _, err := s.GetMember(c, keys.KindTeam, missing, missing); return err }},
 		{"UpdateMember", func() error {
@@ -330,7 +330,7 @@ func testAdminNotFound(t *testing.T, newStore func(t *testing.T) Store) {
 		}},
 		{"RemoveMember", func() error { return s.RemoveMember(c, keys.KindTeam, missing, missing) }},
 		{"GetEndUser", func() error { _, err := s.GetEndUser(c, missing); return err }},
-		{"UpdateEndUser", func() error { _, err := s.UpdateEndUser(c, keys.EndUser{ID: missing}); return err }},
+		{"UpdateEndUser", func() error { _, err := s.EndUsers().Update(c, keys.EndUser{ID: missing}); return err }},
 		{"DeleteEndUser", func() error { return s.Delete(c, keys.Ref{Kind: keys.KindEndUser, ID: missing}) }},
 		{"BlockEndUser", func() error { return s.Block(c, keys.Ref{Kind: keys.KindEndUser, ID: missing}, true) }},
 	} {
@@ -343,24 +343,26 @@ func testAdminNotFound(t *testing.T, newStore func(t *testing.T) Store) {
 func testAdminInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	team := id("team")
-	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: team}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
 		name string
 		call func() error
 	}{
-		{"user role", func() error { return s.CreateUser(c, keys.User{ID: id("u"), Role: "root"}) }},
-		{"user id", func() error { return s.CreateUser(c, keys.User{}) }},
-		{"user rpm", func() error { return s.CreateUser(c, keys.User{ID: id("u"), Settings: keys.Settings{RPMLimit: -1}}) }},
+		{"user role", func() error { return s.Users().Create(c, keys.User{ID: id("u"), Role: "root"}) }},
+		{"user id", func() error { return s.Users().Create(c, keys.User{}) }},
+		{"user rpm", func() error {
+			return s.Users().Create(c, keys.User{ID: id("u"), Settings: keys.Settings{RPMLimit: -1}})
+		}},
 		{"user metadata", func() error {
-			return s.CreateUser(c, keys.User{ID: id("u"), Settings: keys.Settings{Metadata: json.RawMessage(`[1]`)}})
+			return s.Users().Create(c, keys.User{ID: id("u"), Settings: keys.Settings{Metadata: json.RawMessage(`[1]`)}})
 		}},
 		{"key metadata", func() error {
 			return s.CreateKey(c, keys.Key{Hash: keys.HashSecret(id("sk")), Settings: keys.Settings{Metadata: json.RawMessage(`"x"`)}})
 		}},
 		{"team metadata", func() error {
-			return s.CreateTeam(c, keys.Team{ID: id("t"), Settings: keys.Settings{Metadata: json.RawMessage(`{`)}})
+			return s.Teams().Create(c, keys.Team{ID: id("t"), Settings: keys.Settings{Metadata: json.RawMessage(`{`)}})
 		}},
 		{"member role", func() error {
 			return s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: id("u"), Role: "owner"})
@@ -368,12 +370,12 @@ func testAdminInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 		{"member budget", func() error {
 			return s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: id("u"), Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(-1)}}})
 		}},
-		{"end user id", func() error { return s.CreateEndUser(c, keys.EndUser{}) }},
+		{"end user id", func() error { return s.EndUsers().Create(c, keys.EndUser{}) }},
 		{"end user tpm", func() error {
-			return s.CreateEndUser(c, keys.EndUser{ID: id("e"), Settings: keys.Settings{TPMLimit: -1}})
+			return s.EndUsers().Create(c, keys.EndUser{ID: id("e"), Settings: keys.Settings{TPMLimit: -1}})
 		}},
 		{"end user duration", func() error {
-			return s.CreateEndUser(c, keys.EndUser{ID: id("e"), Settings: keys.Settings{Budget: keys.Budget{Duration: "fortnight"}}})
+			return s.EndUsers().Create(c, keys.EndUser{ID: id("e"), Settings: keys.Settings{Budget: keys.Budget{Duration: "fortnight"}}})
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,10 +32,10 @@ func testBudgets(t *testing.T, newStore func(t *testing.T) Store) {
 	b.CreatedAt, b.UpdatedAt = created, created
 	in := b
 	in.Models, in.Blocked = []string{"m"}, true // not a budget's: dropped
-	if err := s.CreateBudget(c, in); err != nil {
+	if err := s.Budgets().Create(c, in); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateBudget(c, b); !errors.Is(err, keys.ErrExists) {
+	if err := s.Budgets().Create(c, b); !errors.Is(err, keys.ErrExists) {
 		t.Fatalf("CreateBudget of a taken id = %v, want ErrExists", err)
 	}
 	got, err := newStore(t).GetBudget(c, b.ID)
@@ -47,7 +47,7 @@ func testBudgets(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	up := keys.BudgetRecord{ID: b.ID, CreatedBy: "someone", UpdatedBy: "u2", UpdatedAt: created.Add(time.Hour),
 		Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(7)}}}
-	out, err := s.UpdateBudget(c, up)
+	out, err := s.Budgets().Update(c, up)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +59,10 @@ func testBudgets(t *testing.T, newStore func(t *testing.T) Store) {
 	if got, _ := newStore(t).GetBudget(c, b.ID); !reflect.DeepEqual(got, want) {
 		t.Fatalf("GetBudget after update = %+v\nwant %+v", got, want)
 	}
-	if _, err := s.UpdateBudget(c, keys.BudgetRecord{ID: id("absent")}); !errors.Is(err, keys.ErrNotFound) {
+	if _, err := s.Budgets().Update(c, keys.BudgetRecord{ID: id("absent")}); !errors.Is(err, keys.ErrNotFound) {
 		t.Fatalf("UpdateBudget of an absent budget = %v, want ErrNotFound", err)
 	}
-	all, err := s.ListBudgets(c)
+	all, err := s.Budgets().List(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func testBudgets(t *testing.T, newStore func(t *testing.T) Store) {
 		"links a budget":  {ID: id("b"), Settings: keys.Settings{BudgetID: "other"}},
 		"bad model":       {ID: id("b"), Settings: keys.Settings{ModelMaxBudget: map[string]keys.ModelBudget{"m": {Limit: -1}}}},
 	} {
-		if err := s.CreateBudget(c, bad); !errors.Is(err, keys.ErrInvalid) {
+		if err := s.Budgets().Create(c, bad); !errors.Is(err, keys.ErrInvalid) {
 			t.Errorf("CreateBudget(%s) = %v, want ErrInvalid", name, err)
 		}
 	}
@@ -99,15 +99,15 @@ func testBudgets(t *testing.T, newStore func(t *testing.T) Store) {
 func linkTwo(t *testing.T, s Store, maxBudget float64) (keys.BudgetRecord, keys.EndUser, keys.Member) {
 	c := ctx(t)
 	b := keys.BudgetRecord{ID: id("budget"), Settings: keys.Settings{RPMLimit: 7, Budget: keys.Budget{MaxBudget: usd(maxBudget), Duration: "1d"}}}
-	if err := s.CreateBudget(c, b); err != nil {
+	if err := s.Budgets().Create(c, b); err != nil {
 		t.Fatal(err)
 	}
 	e := keys.EndUser{ID: id("eu"), Settings: keys.Settings{BudgetID: b.ID, RPMLimit: 1000, Budget: keys.Budget{MaxBudget: usd(100)}}}
-	if err := s.CreateEndUser(c, e); err != nil {
+	if err := s.EndUsers().Create(c, e); err != nil {
 		t.Fatal(err)
 	}
 	team := id("team")
-	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: team}); err != nil {
 		t.Fatal(err)
 	}
 	m := keys.Member{Group: keys.KindTeam, GroupID: team, UserID: id("u"), Role: keys.MemberUser, Settings: keys.Settings{BudgetID: b.ID}}
@@ -136,7 +136,7 @@ func testBudgetLinks(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatalf("BudgetLinks = %v, %v; want %v", links, err, want)
 	}
 	e.BudgetID = ""
-	if _, err := s.UpdateEndUser(c, e); err != nil {
+	if _, err := s.EndUsers().Update(c, e); err != nil {
 		t.Fatal(err)
 	}
 	if links, err := s.BudgetLinks(c, b.ID); err != nil || !reflect.DeepEqual(links, want[1:]) {
@@ -145,7 +145,7 @@ func testBudgetLinks(t *testing.T, newStore func(t *testing.T) Store) {
 	// Organizations and their memberships link budgets too.
 	org := id("org")
 	om := keys.Member{Group: keys.KindOrg, GroupID: org, UserID: m.UserID, Role: keys.OrgInternalUser, Settings: keys.Settings{BudgetID: b.ID}}
-	if err := errors.Join(s.CreateOrganization(c, keys.Organization{ID: org, Settings: keys.Settings{BudgetID: b.ID}}), s.AddMember(c, om)); err != nil {
+	if err := errors.Join(s.Organizations().Create(c, keys.Organization{ID: org, Settings: keys.Settings{BudgetID: b.ID}}), s.AddMember(c, om)); err != nil {
 		t.Fatal(err)
 	}
 	want = []keys.Ref{m.Ref(), {Kind: keys.KindOrg, ID: org}, om.Ref()}
@@ -177,7 +177,7 @@ func testLinkedBudget(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	check("linked", 1)
 	b.MaxBudget = usd(2)
-	if _, err := s.UpdateBudget(c, b); err != nil { // another instance
+	if _, err := s.Budgets().Update(c, b); err != nil { // another instance
 		t.Fatal(err)
 	}
 	check("within the TTL", 1)
@@ -205,11 +205,11 @@ func testLinkedBudget(t *testing.T, newStore func(t *testing.T) Store) {
 func testLinkedSpend(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	b := keys.BudgetRecord{ID: id("budget"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(2), SoftBudget: usd(1), Duration: "1d"}}}
-	if err := s.CreateBudget(c, b); err != nil {
+	if err := s.Budgets().Create(c, b); err != nil {
 		t.Fatal(err)
 	}
 	e := keys.EndUser{ID: id("eu"), Settings: keys.Settings{BudgetID: b.ID}} // no budget_duration of its own
-	if err := s.CreateEndUser(c, e); err != nil {
+	if err := s.EndUsers().Create(c, e); err != nil {
 		t.Fatal(err)
 	}
 	ref := keys.Ref{Kind: keys.KindEndUser, ID: e.ID}

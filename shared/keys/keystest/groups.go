@@ -24,9 +24,9 @@ var groups = []group{{keys.KindTeam, keys.MemberAdmin, keys.MemberUser}, {keys.K
 
 func (g group) create(c context.Context, s Store, id string) error {
 	if g.kind == keys.KindOrg {
-		return s.CreateOrganization(c, keys.Organization{ID: id, Alias: "o"})
+		return s.Organizations().Create(c, keys.Organization{ID: id, Alias: "o"})
 	}
-	return s.CreateTeam(c, keys.Team{ID: id, Alias: "t"})
+	return s.Teams().Create(c, keys.Team{ID: id, Alias: "t"})
 }
 
 // members reads the group's list of its members.
@@ -70,7 +70,7 @@ func testGroupMembers(t *testing.T, newStore func(t *testing.T) Store, g group) 
 	if err := g.create(c, s, gid); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateUser(c, keys.User{ID: other, Role: keys.RoleInternalUserViewer}); err != nil {
+	if err := s.Users().Create(c, keys.User{ID: other, Role: keys.RoleInternalUserViewer}); err != nil {
 		t.Fatal(err)
 	}
 	m := keys.Member{Group: g.kind, GroupID: gid, UserID: user, Role: g.admin, Email: "u@example.com", CreatedAt: when, UpdatedAt: when, AddedBy: "admin-1",
@@ -222,17 +222,17 @@ func testOrgs(t *testing.T, newStore func(t *testing.T) Store) {
 		Settings: keys.Settings{Models: []string{"gpt-4o"}, RPMLimit: 10, TPMLimit: 1000, MaxParallel: i64(3), BudgetID: "budget-1",
 			Metadata: json.RawMessage(`{"tier":"gold"}`), Budget: keys.Budget{MaxBudget: usd(100), SoftBudget: usd(80), Duration: "30d"}},
 	}
-	if err := s.CreateOrganization(c, o); err != nil {
+	if err := s.Organizations().Create(c, o); err != nil {
 		t.Fatal(err)
 	}
-	if err := newStore(t).CreateOrganization(c, o); !errors.Is(err, keys.ErrExists) {
+	if err := newStore(t).Organizations().Create(c, o); !errors.Is(err, keys.ErrExists) {
 		t.Fatalf("second CreateOrganization: %v, want ErrExists", err)
 	}
 	if got, err := newStore(t).GetOrganization(c, o.ID); err != nil || !reflect.DeepEqual(got, o) {
 		t.Fatalf("GetOrganization = %+v, %v\nwant %+v", got, err, o)
 	}
 	team := id("team")
-	if err := s.CreateTeam(c, keys.Team{ID: team, OrganizationID: o.ID}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: team, OrganizationID: o.ID}); err != nil {
 		t.Fatal(err)
 	}
 	user := id("user")
@@ -248,7 +248,7 @@ func testOrgs(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	up := keys.Organization{ID: o.ID, Alias: "Acme 2", UpdatedAt: when.Add(time.Hour), UpdatedBy: "admin-2", CreatedBy: "someone-else", CreatedAt: time.Unix(1, 0),
 		Settings: keys.Settings{Models: []string{"m2"}, Budget: keys.Budget{MaxBudget: usd(5), Duration: "30d"}}}
-	got, err := s.UpdateOrganization(c, up)
+	got, err := s.Organizations().Update(c, up)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,11 +260,11 @@ func testOrgs(t *testing.T, newStore func(t *testing.T) Store) {
 	if m, err := newStore(t).GetMember(c, keys.KindOrg, o.ID, user); err != nil || m.Spend != 0.5 || m.Role != keys.OrgAdmin {
 		t.Fatalf("GetOrgMember = %+v, %v", m, err)
 	}
-	list, err := s.ListOrganizations(c)
+	list, err := s.Organizations().List(c)
 	if err != nil || !slices.ContainsFunc(list, func(x keys.Organization) bool { return x.ID == o.ID && x.Spend == 2.5 && len(x.Teams) == 1 }) {
 		t.Fatalf("ListOrganizations = %+v, %v", list, err)
 	}
-	absent(t, "UpdateOrganization of a missing one", errOf(s.UpdateOrganization(c, keys.Organization{ID: id("missing")})))
+	absent(t, "UpdateOrganization of a missing one", errOf(s.Organizations().Update(c, keys.Organization{ID: id("missing")})))
 }
 
 // testOrgTeams: a team's organization must exist, and lists the team
@@ -273,7 +273,7 @@ func testOrgTeams(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	a, b := id("org-a"), id("org-b")
 	for _, o := range []string{a, b} {
-		if err := s.CreateOrganization(c, keys.Organization{ID: o}); err != nil {
+		if err := s.Organizations().Create(c, keys.Organization{ID: o}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -286,15 +286,15 @@ func testOrgTeams(t *testing.T, newStore func(t *testing.T) Store) {
 		return o.Teams
 	}
 	t1, t2 := id("t1"), id("t2")
-	invalidParam(t, s.CreateTeam(c, keys.Team{ID: t1, OrganizationID: id("missing")}), "organization_id")
+	invalidParam(t, s.Teams().Create(c, keys.Team{ID: t1, OrganizationID: id("missing")}), "organization_id")
 	absent(t, "a team refused for its organization was stored", errOf(s.GetTeam(c, t1)))
-	if err := s.CreateTeam(c, keys.Team{ID: t1, OrganizationID: a}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: t1, OrganizationID: a}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateTeam(c, keys.Team{ID: t2, OrganizationID: a}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: t2, OrganizationID: a}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateTeam(c, keys.Team{ID: t2, OrganizationID: b}); !errors.Is(err, keys.ErrExists) {
+	if err := s.Teams().Create(c, keys.Team{ID: t2, OrganizationID: b}); !errors.Is(err, keys.ErrExists) {
 		t.Fatalf("CreateTeam of a taken id: %v", err)
 	}
 	if got, want := teams(a), slices.Sorted(slices.Values([]string{t1, t2})); !slices.Equal(got, want) {
@@ -308,17 +308,17 @@ func testOrgTeams(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	// Moving a team moves it between the organizations' lists; an update
 	// to a missing organization changes nothing.
-	if got, err := s.UpdateTeam(c, keys.Team{ID: t2, OrganizationID: b, Alias: "moved"}); err != nil || got.OrganizationID != b || got.Alias != "moved" {
+	if got, err := s.Teams().Update(c, keys.Team{ID: t2, OrganizationID: b, Alias: "moved"}); err != nil || got.OrganizationID != b || got.Alias != "moved" {
 		t.Fatalf("UpdateTeam moving organizations = %+v, %v", got, err)
 	}
 	if !slices.Equal(teams(a), []string{t1}) || !slices.Equal(teams(b), []string{t2}) {
 		t.Fatalf("after the move: a %v, b %v", teams(a), teams(b))
 	}
-	invalidParam(t, errOf(s.UpdateTeam(c, keys.Team{ID: t2, OrganizationID: id("missing")})), "organization_id")
+	invalidParam(t, errOf(s.Teams().Update(c, keys.Team{ID: t2, OrganizationID: id("missing")})), "organization_id")
 	if got, _ := s.GetTeam(c, t2); got.OrganizationID != b || got.Alias != "moved" {
 		t.Fatalf("a refused update changed the team: %+v", got)
 	}
-	if got, err := s.UpdateTeam(c, keys.Team{ID: t2, Alias: "alone"}); err != nil || got.OrganizationID != "" {
+	if got, err := s.Teams().Update(c, keys.Team{ID: t2, Alias: "alone"}); err != nil || got.OrganizationID != "" {
 		t.Fatalf("UpdateTeam leaving its organization = %+v, %v", got, err)
 	}
 	if len(teams(b)) != 0 {
@@ -338,7 +338,7 @@ func testOrgTeams(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatalf("a deleted team is still listed: %v", teams(a))
 	}
 	mustDelete(t, c, s, keys.Ref{Kind: keys.KindOrg, ID: a}, func() error { return errOf(s.GetOrganization(c, a)) })
-	invalidParam(t, s.CreateTeam(c, keys.Team{ID: id("t3"), OrganizationID: a}), "organization_id")
+	invalidParam(t, s.Teams().Create(c, keys.Team{ID: id("t3"), OrganizationID: a}), "organization_id")
 	absent(t, "Delete of a deleted organization", s.Delete(c, keys.Ref{Kind: keys.KindOrg, ID: a}))
 }
 
@@ -347,7 +347,7 @@ func testOrgTeams(t *testing.T, newStore func(t *testing.T) Store) {
 func testOrgInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	org, user := id("org"), id("user")
-	if err := s.CreateOrganization(c, keys.Organization{ID: org}); err != nil {
+	if err := s.Organizations().Create(c, keys.Organization{ID: org}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AddMember(c, keys.Member{Group: keys.KindOrg, GroupID: org, UserID: user, Role: keys.OrgAdmin}); err != nil {
@@ -355,11 +355,11 @@ func testOrgInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	for name, bad := range hostileIDs {
 		t.Run(name, func(t *testing.T) {
-			invalidParam(t, s.CreateOrganization(c, keys.Organization{ID: bad}), "organization_id")
-			invalidParam(t, s.CreateTeam(c, keys.Team{ID: id("t"), OrganizationID: bad}), "organization_id")
+			invalidParam(t, s.Organizations().Create(c, keys.Organization{ID: bad}), "organization_id")
+			invalidParam(t, s.Teams().Create(c, keys.Team{ID: id("t"), OrganizationID: bad}), "organization_id")
 			invalidParam(t, s.AddMember(c, keys.Member{Group: keys.KindOrg, GroupID: bad, UserID: user, Role: keys.OrgAdmin}), "organization_id")
 			invalidParam(t, s.AddMember(c, keys.Member{Group: keys.KindOrg, GroupID: org, UserID: bad, Role: keys.OrgAdmin}), "user_id")
-			invalidParam(t, s.CreateOrganization(c, keys.Organization{ID: id("o"), Settings: keys.Settings{BudgetID: bad}}), "budget_id")
+			invalidParam(t, s.Organizations().Create(c, keys.Organization{ID: id("o"), Settings: keys.Settings{BudgetID: bad}}), "budget_id")
 			absent(t, "GetOrganization", errOf(s.GetOrganization(c, bad)))
 			absent(t, "GetOrgMember", errOf(s.GetMember(c, keys.KindOrg, org, bad)))
 			absent(t, "RemoveOrgMember", s.RemoveMember(c, keys.KindOrg, org, bad))
@@ -367,11 +367,11 @@ func testOrgInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 		})
 	}
 	// No organization org#x exists for org's member x#user to reach.
-	invalidParam(t, s.CreateOrganization(c, keys.Organization{ID: org + "#" + user}), "organization_id")
+	invalidParam(t, s.Organizations().Create(c, keys.Organization{ID: org + "#" + user}), "organization_id")
 	for _, role := range []string{"", "admin", "proxy_admin"} {
 		invalidParam(t, s.AddMember(c, keys.Member{Group: keys.KindOrg, GroupID: org, UserID: id("u"), Role: role}), "role")
 	}
-	if err := s.CreateOrganization(c, keys.Organization{ID: id("o"), Settings: keys.Settings{RPMLimit: -1}}); !errors.Is(err, keys.ErrInvalid) {
+	if err := s.Organizations().Create(c, keys.Organization{ID: id("o"), Settings: keys.Settings{RPMLimit: -1}}); !errors.Is(err, keys.ErrInvalid) {
 		t.Fatalf("negative rpm_limit: %v", err)
 	}
 	if m, err := s.GetMember(c, keys.KindOrg, org, user); err != nil || m.Role != keys.OrgAdmin {
@@ -388,13 +388,13 @@ func testOrgDeleteRace(t *testing.T, newStore func(t *testing.T) Store) {
 	s2 := newStore(t)
 	for round := range 4 {
 		org, team := id("org"), id("team")
-		if err := s1.CreateOrganization(c, keys.Organization{ID: org}); err != nil {
+		if err := s1.Organizations().Create(c, keys.Organization{ID: org}); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
 		var createErr, deleteErr error
 		wg.Add(2)
-		go func() { defer wg.Done(); createErr = s2.CreateTeam(c, keys.Team{ID: team, OrganizationID: org}) }()
+		go func() { defer wg.Done(); createErr = s2.Teams().Create(c, keys.Team{ID: team, OrganizationID: org}) }()
 		go func() { defer wg.Done(); deleteErr = s1.Delete(c, keys.Ref{Kind: keys.KindOrg, ID: org}) }()
 		wg.Wait()
 		o, orgErr := s1.GetOrganization(c, org)

@@ -32,7 +32,7 @@ func invalidParam(t *testing.T, err error, param string) {
 func testHostileIDs(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	team, user := id("p"), id("u")
-	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: team}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: user, Role: keys.MemberUser}); err != nil {
@@ -48,9 +48,9 @@ func testHostileIDs(t *testing.T, newStore func(t *testing.T) Store) {
 				name, param string
 				call        func() error
 			}{
-				{"CreateTeam", "team_id", func() error { return s.CreateTeam(c, keys.Team{ID: bad}) }},
-				{"CreateUser", "user_id", func() error { return s.CreateUser(c, keys.User{ID: bad}) }},
-				{"CreateEndUser", "user_id", func() error { return s.CreateEndUser(c, keys.EndUser{ID: bad}) }},
+				{"CreateTeam", "team_id", func() error { return s.Teams().Create(c, keys.Team{ID: bad}) }},
+				{"CreateUser", "user_id", func() error { return s.Users().Create(c, keys.User{ID: bad}) }},
+				{"CreateEndUser", "user_id", func() error { return s.EndUsers().Create(c, keys.EndUser{ID: bad}) }},
 				{"AddMember team", "team_id", func() error {
 					return s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: bad, UserID: user, Role: keys.MemberUser})
 				}},
@@ -70,9 +70,9 @@ func testHostileIDs(t *testing.T, newStore func(t *testing.T) Store) {
 				{"CreateKey user", "user_id", func() error {
 					return s.CreateKey(c, keys.Key{Hash: keys.HashSecret(id("sk")), UserID: bad})
 				}},
-				{"CreateBudget", "budget_id", func() error { return s.CreateBudget(c, keys.BudgetRecord{ID: bad}) }},
+				{"CreateBudget", "budget_id", func() error { return s.Budgets().Create(c, keys.BudgetRecord{ID: bad}) }},
 				{"CreateEndUser budget_id", "budget_id", func() error {
-					return s.CreateEndUser(c, keys.EndUser{ID: id("e"), Settings: keys.Settings{BudgetID: bad}})
+					return s.EndUsers().Create(c, keys.EndUser{ID: id("e"), Settings: keys.Settings{BudgetID: bad}})
 				}},
 			} {
 				t.Run(tt.name, func(t *testing.T) { invalidParam(t, tt.call(), tt.param) })
@@ -90,7 +90,7 @@ func testHostileIDs(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	// The repro at the store: no team p#q can exist for team p's
 	// "member" q#r to reach, and the real membership is untouched.
-	invalidParam(t, s.CreateTeam(c, keys.Team{ID: team + "#q"}), "team_id")
+	invalidParam(t, s.Teams().Create(c, keys.Team{ID: team + "#q"}), "team_id")
 	if m, err := s.GetMember(c, keys.KindTeam, team, user); err != nil || m.Role != keys.MemberUser {
 		t.Fatalf("the real membership: %+v, %v", m, err)
 	}
@@ -106,7 +106,7 @@ func testOversized(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatal(err)
 	}
 	team := id("t")
-	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: team}); err != nil {
 		t.Fatal(err)
 	}
 	names := func(n, size int) []string {
@@ -137,13 +137,13 @@ func testOversized(t *testing.T, newStore func(t *testing.T) Store) {
 			return errOf(s.UpdateKey(c, keys.Key{Hash: h, Settings: keys.Settings{Models: names(1, keys.MaxNameLen)}}))
 		}},
 		{"team metadata", "metadata", func() error {
-			return errOf(s.UpdateTeam(c, keys.Team{ID: team, Settings: keys.Settings{Metadata: big}}))
+			return errOf(s.Teams().Update(c, keys.Team{ID: team, Settings: keys.Settings{Metadata: big}}))
 		}},
 		{"team alias", "team_alias", func() error {
-			return errOf(s.UpdateTeam(c, keys.Team{ID: team, Alias: strings.Repeat("a", keys.MaxIDLen+1)}))
+			return errOf(s.Teams().Update(c, keys.Team{ID: team, Alias: strings.Repeat("a", keys.MaxIDLen+1)}))
 		}},
 		{"user metadata", "metadata", func() error {
-			return s.CreateUser(c, keys.User{ID: id("u"), Settings: keys.Settings{Metadata: big}})
+			return s.Users().Create(c, keys.User{ID: id("u"), Settings: keys.Settings{Metadata: big}})
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { invalidParam(t, tt.call(), tt.param) })

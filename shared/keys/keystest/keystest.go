@@ -191,10 +191,10 @@ func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	created := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	tm := keys.Team{ID: id("team"), Alias: "research", CreatedAt: created, Settings: keys.Settings{Models: []string{"gpt-4o"}, RPMLimit: 1000, TPMLimit: 9, Budget: keys.Budget{MaxBudget: usd(0)}}}
-	if err := s.CreateTeam(c, tm); err != nil {
+	if err := s.Teams().Create(c, tm); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateTeam(c, tm); !errors.Is(err, keys.ErrExists) {
+	if err := s.Teams().Create(c, tm); !errors.Is(err, keys.ErrExists) {
 		t.Fatalf("second CreateTeam: %v, want ErrExists", err)
 	}
 	if got, err := s.GetTeam(c, tm.ID); err != nil || !reflect.DeepEqual(got, tm) {
@@ -206,7 +206,7 @@ func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 	u := keys.Team{ID: tm.ID, Alias: "r2"}
 	want := u
 	want.Spend, want.CreatedAt = 0.25, created
-	if got, err := s.UpdateTeam(c, u); err != nil || !reflect.DeepEqual(got, want) {
+	if got, err := s.Teams().Update(c, u); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("UpdateTeam = %+v, %v\nwant %+v", got, err, want)
 	}
 	if err := s.Block(c, keys.Ref{Kind: keys.KindTeam, ID: tm.ID}, true); err != nil {
@@ -233,7 +233,7 @@ func testNotFound(t *testing.T, newStore func(t *testing.T) Store) {
 		{"BlockKey", func() error { return s.Block(c, keys.Ref{Kind: keys.KindKey, ID: h}, true) }},
 		{"GetTeam", func() error { _, err := s.GetTeam(c, team); return err }},
 		{"GetTeam empty id", func() error { _, err := s.GetTeam(c, ""); return err }},
-		{"UpdateTeam", func() error { _, err := s.UpdateTeam(c, keys.Team{ID: team}); return err }},
+		{"UpdateTeam", func() error { _, err := s.Teams().Update(c, keys.Team{ID: team}); return err }},
 		{"DeleteTeam", func() error { return s.Delete(c, keys.Ref{Kind: keys.KindTeam, ID: team}) }},
 		{"BlockTeam", func() error { return s.Block(c, keys.Ref{Kind: keys.KindTeam, ID: team}, true) }},
 	} {
@@ -275,7 +275,7 @@ func testInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 	if err := s.CreateKey(c, keys.Key{Hash: h}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateTeam(c, keys.Team{ID: "t"}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -305,7 +305,7 @@ func testInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 			return err
 		}},
 		{"bad budget duration", func() error {
-			_, err := s.UpdateTeam(c, keys.Team{ID: "t", Settings: keys.Settings{Budget: keys.Budget{Duration: "monthly"}}})
+			_, err := s.Teams().Update(c, keys.Team{ID: "t", Settings: keys.Settings{Budget: keys.Budget{Duration: "monthly"}}})
 			return err
 		}},
 		{"negative spend", func() error {
@@ -324,9 +324,9 @@ func testInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 			_, err := s.UpdateKey(c, keys.Key{Hash: h, Settings: keys.Settings{ModelMaxBudget: map[string]keys.ModelBudget{"": {Limit: 1}}}})
 			return err
 		}},
-		{"empty team id", func() error { return s.CreateTeam(c, keys.Team{}) }},
+		{"empty team id", func() error { return s.Teams().Create(c, keys.Team{}) }},
 		{"negative team tpm", func() error {
-			_, err := s.UpdateTeam(c, keys.Team{ID: "t", Settings: keys.Settings{TPMLimit: -5}})
+			_, err := s.Teams().Update(c, keys.Team{ID: "t", Settings: keys.Settings{TPMLimit: -5}})
 			return err
 		}},
 	} {
@@ -348,7 +348,7 @@ func testConcurrentSpend(t *testing.T, newStore func(t *testing.T) Store) {
 	if err := s.CreateKey(c, keys.Key{Hash: h, TeamID: team}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: team}); err != nil {
 		t.Fatal(err)
 	}
 	// 4 instances x 5 writers x 5 additions: 20 writers contend for the
@@ -391,10 +391,10 @@ func testTimes(t *testing.T, newStore func(t *testing.T) Store) {
 	h := keys.HashSecret(id("sk"))
 	for _, err := range []error{
 		s.CreateKey(c, keys.Key{Hash: h, CreatedAt: given, UpdatedAt: given, ExpiresAt: given}),
-		s.CreateTeam(c, keys.Team{ID: team, CreatedAt: given, UpdatedAt: given}),
-		s.CreateUser(c, keys.User{ID: user, CreatedAt: given, UpdatedAt: given}),
+		s.Teams().Create(c, keys.Team{ID: team, CreatedAt: given, UpdatedAt: given}),
+		s.Users().Create(c, keys.User{ID: user, CreatedAt: given, UpdatedAt: given}),
 		s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: user, Role: keys.MemberUser, CreatedAt: given}),
-		s.CreateEndUser(c, keys.EndUser{ID: end, CreatedAt: given, UpdatedAt: given}),
+		s.EndUsers().Create(c, keys.EndUser{ID: end, CreatedAt: given, UpdatedAt: given}),
 	} {
 		if err != nil {
 			t.Fatal(err)

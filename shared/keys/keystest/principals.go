@@ -18,7 +18,7 @@ func testModelAliases(t *testing.T, newStore func(t *testing.T) Store) {
 	k := keys.Key{Hash: keys.HashSecret(id("sk")), CreatedAt: when, Settings: keys.Settings{Aliases: aliases}}
 	tm := keys.Team{ID: id("team"), CreatedAt: when, Settings: keys.Settings{Aliases: aliases}}
 	u := keys.User{ID: id("user"), Role: keys.RoleInternalUser, CreatedAt: when, Settings: keys.Settings{Aliases: aliases}}
-	for _, err := range []error{s.CreateKey(c, k), s.CreateTeam(c, tm), s.CreateUser(c, u)} {
+	for _, err := range []error{s.CreateKey(c, k), s.Teams().Create(c, tm), s.Users().Create(c, u)} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,10 +43,10 @@ func testModelAliases(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatalf("UpdateKey aliases = %v, %v; want %v", got.Aliases, err, nk.Aliases)
 	}
 	gotT.Aliases, gotU.Aliases = nil, map[string]string{}
-	if got, err := s.UpdateTeam(c, gotT); err != nil || got.Aliases != nil {
+	if got, err := s.Teams().Update(c, gotT); err != nil || got.Aliases != nil {
 		t.Fatalf("UpdateTeam without aliases = %v, %v; want none", got.Aliases, err)
 	}
-	if got, err := other.UpdateUser(c, gotU); err != nil || got.Aliases != nil {
+	if got, err := other.Users().Update(c, gotU); err != nil || got.Aliases != nil {
 		t.Fatalf("UpdateUser with empty aliases = %v, %v; want none", got.Aliases, err)
 	}
 	if got, err := other.GetUser(c, u.ID); err != nil || got.Aliases != nil {
@@ -55,7 +55,7 @@ func testModelAliases(t *testing.T, newStore func(t *testing.T) Store) {
 
 	for _, bad := range []map[string]string{{"": "gpt-4o"}, {"my-gpt": ""}} {
 		invalidParam(t, s.CreateKey(c, keys.Key{Hash: keys.HashSecret(id("sk")), Settings: keys.Settings{Aliases: bad}}), "aliases")
-		invalidParam(t, errOf(s.UpdateTeam(c, keys.Team{ID: tm.ID, Settings: keys.Settings{Aliases: bad}})), "aliases")
+		invalidParam(t, errOf(s.Teams().Update(c, keys.Team{ID: tm.ID, Settings: keys.Settings{Aliases: bad}})), "aliases")
 	}
 	if got, err := s.GetTeam(c, tm.ID); err != nil || got.Aliases != nil {
 		t.Fatalf("a refused update changed the team: %v, %v", got.Aliases, err)
@@ -71,7 +71,7 @@ func testSetSpend(t *testing.T, newStore func(t *testing.T) Store) {
 	plain := keys.User{ID: id("user"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(5)}}}
 	periodic := keys.User{ID: id("user"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(5), Duration: "30d"}}}
 	for _, u := range []keys.User{plain, periodic} {
-		if err := s.CreateUser(c, u); err != nil {
+		if err := s.Users().Create(c, u); err != nil {
 			t.Fatal(err)
 		}
 		r := keys.Ref{Kind: keys.KindUser, ID: u.ID}
@@ -110,7 +110,7 @@ func testSetSpend(t *testing.T, newStore func(t *testing.T) Store) {
 func testMemberEmail(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	team, user := id("team"), id("user")
-	if err := s.CreateTeam(c, keys.Team{ID: team}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: team}); err != nil {
 		t.Fatal(err)
 	}
 	m := keys.Member{Group: keys.KindTeam, GroupID: team, UserID: user, Role: keys.MemberUser, Email: "ann@example.com", CreatedAt: when}

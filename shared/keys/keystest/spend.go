@@ -21,7 +21,7 @@ func testSpendPeriods(t *testing.T, newStore func(t *testing.T) Store) {
 	if err := s.CreateKey(c, keys.Key{Hash: h, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateTeam(c, keys.Team{ID: team, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(2)}}}); err != nil {
+	if err := s.Teams().Create(c, keys.Team{ID: team, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(2)}}}); err != nil {
 		t.Fatal(err)
 	}
 	kref, tref := keys.Ref{Kind: keys.KindKey, ID: h}, keys.Ref{Kind: keys.KindTeam, ID: team}
@@ -103,10 +103,10 @@ func testEndUserPresence(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Fatal(err)
 	}
 	e := id("customer")
-	if err := s.CreateEndUser(c, keys.EndUser{ID: e}); err != nil {
+	if err := s.EndUsers().Create(c, keys.EndUser{ID: e}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateEndUser(c, keys.EndUser{ID: e}); err == nil {
+	if err := s.EndUsers().Create(c, keys.EndUser{ID: e}); err == nil {
 		t.Fatal("second CreateEndUser succeeded")
 	}
 	if has, err := newStore(t).HasEndUsers(c); err != nil || !has {

@@ -24,7 +24,7 @@ func orgWorld(t *testing.T, h Harness, nKeys, nEndUsers int) (*World, string) {
 	c := context.Background()
 	w := NewWorld(t, h.Keys, nKeys, nEndUsers)
 	org := ID("org")
-	if err := h.Keys.CreateOrganization(c, keys.Organization{ID: org}); err != nil {
+	if err := h.Keys.Organizations().Create(c, keys.Organization{ID: org}); err != nil {
 		t.Fatal(err)
 	}
 	team, err := h.Keys.GetTeam(c, w.Teams[0])
@@ -32,7 +32,7 @@ func orgWorld(t *testing.T, h Harness, nKeys, nEndUsers int) (*World, string) {
 		t.Fatal(err)
 	}
 	team.OrganizationID = org
-	if _, err := h.Keys.UpdateTeam(c, team); err != nil {
+	if _, err := h.Keys.Teams().Update(c, team); err != nil {
 		t.Fatal(err)
 	}
 	return w, org
@@ -258,7 +258,7 @@ func testEndUserTracked(t *testing.T, h Harness) {
 	if ok, err := h.Keys.HasEndUsers(c); err != nil || !ok {
 		t.Errorf("HasEndUsers = %v, %v; want true", ok, err)
 	}
-	list, err := h.Keys.ListEndUsers(c)
+	list, err := h.Keys.EndUsers().List(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,14 +40,14 @@ func NewWorld(t testing.TB, ks keys.Admin, nKeys, nEndUsers int) *World {
 	w := &World{}
 	for i := range 2 {
 		id := ID(fmt.Sprintf("team%d", i))
-		if err := ks.CreateTeam(c, keys.Team{ID: id}); err != nil {
+		if err := ks.Teams().Create(c, keys.Team{ID: id}); err != nil {
 			t.Fatal(err)
 		}
 		w.Teams = append(w.Teams, id)
 	}
 	for i := range 3 {
 		id := ID(fmt.Sprintf("user%d", i))
-		if err := ks.CreateUser(c, keys.User{ID: id, Role: keys.RoleInternalUser}); err != nil {
+		if err := ks.Users().Create(c, keys.User{ID: id, Role: keys.RoleInternalUser}); err != nil {
 			t.Fatal(err)
 		}
 		w.Users = append(w.Users, id)
@@ -68,7 +68,7 @@ func NewWorld(t testing.TB, ks keys.Admin, nKeys, nEndUsers int) *World {
 	}
 	for range nEndUsers {
 		id := ID("cust")
-		if err := ks.CreateEndUser(c, keys.EndUser{ID: id}); err != nil {
+		if err := ks.EndUsers().Create(c, keys.EndUser{ID: id}); err != nil {
 			t.Fatal(err)
 		}
 		w.EndUsers = append(w.EndUsers, id)
