@@ -21,9 +21,7 @@ const maxBody = 1 << 20
 
 // badParam is a 400 naming the parameter.
 func badParam(param, format string, args ...any) *apierr.Error {
-	e := apierr.New(apierr.InvalidRequest, "%s: %s", param, fmt.Sprintf(format, args...))
-	e.Param = param
-	return e
+	return apierr.NewParam(apierr.InvalidRequest, param, "%s: %s", param, fmt.Sprintf(format, args...))
 }
 
 // params is a JSON object body read field by field. Every field must be

@@ -74,9 +74,7 @@ func withCreator(members []memberSpec, c *caller) []memberSpec {
 // notInTeam is LiteLLM's answer to removing a user who is not a member:
 // 400 "User not found in team".
 func notInTeam(user, team string) *apierr.Error {
-	e := apierr.New(apierr.InvalidRequest, "User not found in team: %s is not a member of team %s", user, team)
-	e.Param = "user_id"
-	return e
+	return apierr.NewParam(apierr.InvalidRequest, "user_id", "User not found in team: %s is not a member of team %s", user, team)
 }
 
 // teamMemberDelete is /team/member_delete: the member named by user_id,

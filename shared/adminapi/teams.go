@@ -25,9 +25,7 @@ func newID() string {
 }
 
 func notFound(param, format string, args ...any) *apierr.Error {
-	e := apierr.New(apierr.NotFound, format, args...)
-	e.Param = param
-	return e
+	return apierr.NewParam(apierr.NotFound, param, format, args...)
 }
 
 // memberSpec is one member of a member_add or team/new body.

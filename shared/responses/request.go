@@ -43,9 +43,7 @@ func Input(req []byte) (json.RawMessage, error) {
 }
 
 func invalid(param, format string, args ...any) *apierr.Error {
-	e := apierr.New(apierr.InvalidRequest, format, args...)
-	e.Param = param
-	return e
+	return apierr.NewParam(apierr.InvalidRequest, param, format, args...)
 }
 
 // chatMessage is one chat completions message being built.

@@ -18,6 +18,7 @@
 package otel
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -60,11 +61,7 @@ func New(ctx context.Context, env callbacks.Env) (callbacks.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	headers := env.Var("headers", "OTEL_HEADERS")
-	if headers == "" {
-		headers = env.Var("", "OTEL_EXPORTER_OTLP_HEADERS")
-	}
-	h, err := ParseHeaders(headers)
+	h, err := ParseHeaders(cmp.Or(env.Var("headers", "OTEL_HEADERS"), env.Var("", "OTEL_EXPORTER_OTLP_HEADERS")))
 	if err != nil {
 		return nil, err
 	}

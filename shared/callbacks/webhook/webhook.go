@@ -8,6 +8,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,10 +32,7 @@ type Sink struct {
 // headers from params (headers, generic_logger_headers) or
 // GENERIC_LOGGER_HEADERS.
 func New(_ context.Context, env callbacks.Env) (callbacks.Sink, error) {
-	ep := env.Var("endpoint", "")
-	if ep == "" {
-		ep = env.Var("generic_logger_endpoint", "GENERIC_LOGGER_ENDPOINT")
-	}
+	ep := cmp.Or(env.Var("endpoint", ""), env.Var("generic_logger_endpoint", "GENERIC_LOGGER_ENDPOINT"))
 	if ep == "" {
 		return nil, errors.New("GENERIC_LOGGER_ENDPOINT is not set")
 	}
@@ -42,11 +40,7 @@ func New(_ context.Context, env callbacks.Env) (callbacks.Sink, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, errors.New("GENERIC_LOGGER_ENDPOINT is not an http(s) URL") // never echo it: it may hold a token
 	}
-	hs := env.Var("headers", "")
-	if hs == "" {
-		hs = env.Var("generic_logger_headers", "GENERIC_LOGGER_HEADERS")
-	}
-	h, err := ParseHeaders(hs)
+	h, err := ParseHeaders(cmp.Or(env.Var("headers", ""), env.Var("generic_logger_headers", "GENERIC_LOGGER_HEADERS")))
 	if err != nil {
 		return nil, err
 	}

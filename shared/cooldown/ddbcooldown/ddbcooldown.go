@@ -40,9 +40,7 @@ import (
 )
 
 // Options tune a Store.
-type Options struct {
-	Timeout time.Duration // per RecordFailure or CoolingDown, on top of the caller's deadline; 0: 2s
-}
+type Options = ddb.Options
 
 // Store is a cooldown.Store on DynamoDB.
 type Store struct{ ddb.Table }
@@ -52,7 +50,7 @@ var _ cooldown.Store = (*Store)(nil)
 // New returns a Store on the counters table named table (build client with
 // ddb.NewClient).
 func New(client *dynamodb.Client, table string, o Options) *Store {
-	return &Store{ddb.NewTable(client, table, o.Timeout)}
+	return &Store{o.Table(client, table)}
 }
 
 // PK returns the partition key of a deployment's item.

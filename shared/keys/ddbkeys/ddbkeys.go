@@ -44,9 +44,7 @@ import (
 )
 
 // Options tune a Store.
-type Options struct {
-	Timeout time.Duration // per call, on top of the caller's deadline; 0: 2s
-}
+type Options = ddb.Options
 
 // Store is the keys store on DynamoDB.
 type Store struct {
@@ -64,10 +62,8 @@ var (
 // New returns a Store on the keys table named table (build client with
 // ddb.NewClient).
 func New(client *dynamodb.Client, table string, o Options) *Store {
-	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Second
-	}
-	st := &Store{client: client, table: table, timeout: o.Timeout}
+	t := o.Table(client, table)
+	st := &Store{client: t.Client, table: t.Name, timeout: t.Timeout}
 	st.records = st.newRecords()
 	return st
 }

@@ -32,9 +32,7 @@ import (
 )
 
 // Options tune a Store.
-type Options struct {
-	Timeout time.Duration // per call, on top of the caller's deadline; 0: 2s
-}
+type Options = ddb.Options
 
 // Store is a models.Store on DynamoDB.
 type Store struct{ ddb.Table }
@@ -43,7 +41,7 @@ var _ models.Store = (*Store)(nil)
 
 // New returns a Store on the keys table named table.
 func New(client *dynamodb.Client, table string, o Options) *Store {
-	return &Store{ddb.NewTable(client, table, o.Timeout)}
+	return &Store{o.Table(client, table)}
 }
 
 // MetaPK is the version item's key.

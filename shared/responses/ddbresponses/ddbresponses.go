@@ -37,9 +37,7 @@ import (
 )
 
 // Options tune a Store.
-type Options struct {
-	Timeout time.Duration // per call, on top of the caller's deadline; 0: 2s
-}
+type Options = ddb.Options
 
 // Store is a responses.Store on DynamoDB.
 type Store struct{ ddb.Table }
@@ -48,7 +46,7 @@ var _ responses.Store = (*Store)(nil)
 
 // New returns a Store on the counters table named table.
 func New(client *dynamodb.Client, table string, o Options) *Store {
-	return &Store{ddb.NewTable(client, table, o.Timeout)}
+	return &Store{o.Table(client, table)}
 }
 
 // PK returns the partition key of a response's item.
