@@ -66,6 +66,7 @@ var tests = []struct {
 	{"Admin", "BudgetLinks", testBudgetLinks},
 	{"Spender", "ConcurrentSpend", testConcurrentSpend},
 	{"Spender", "SpendPeriods", testSpendPeriods},
+	{"Spender", "AnchoredPeriods", testAnchoredPeriods},
 	{"Spender", "SoftBudget", testSoftBudget},
 	{"Spender", "RegeneratedKeySpend", testRegeneratedKeySpend},
 	{"Spender", "LinkedSpend", testLinkedSpend},
