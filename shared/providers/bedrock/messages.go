@@ -140,7 +140,7 @@ func cannotCount(err error) int {
 
 // invokeBody is the InvokeModel body of a Messages call.
 func invokeBody(call wire.Call) ([]byte, error) {
-	body, err := systemTurns(call.Body)
+	body, err := messages.SystemToTop(call.Body)
 	if err != nil {
 		return nil, err
 	}

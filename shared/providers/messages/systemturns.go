@@ -1,4 +1,4 @@
-package bedrock
+package messages
 
 import (
 	"strings"
@@ -9,14 +9,15 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 )
 
-// systemTurns moves the system messages of a Messages body's conversation
+// SystemToTop moves the system messages of a Messages body's conversation
 // (Claude Code sends its reminders mid-conversation, as Anthropic's API
 // takes them from Claude Opus 4.8 on) to the top-level system, after what
 // it holds, in their order, as the chat translation to Anthropic does
-// (LiteLLM's); Claude on Bedrock takes only user and assistant turns. The
-// turns around a moved message are joined when they have the same role.
-// A body without such messages is returned as it is.
-func systemTurns(body []byte) ([]byte, error) {
+// (LiteLLM's): for Claude on Bedrock and Vertex AI, which take only user
+// and assistant turns. The turns around a moved message are joined when
+// they have the same role. A body without such messages is returned as it
+// is.
+func SystemToTop(body []byte) ([]byte, error) {
 	msgs := gjson.GetBytes(body, "messages")
 	if !msgs.Get(`#(role=="system")`).Exists() {
 		return body, nil
