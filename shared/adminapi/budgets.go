@@ -23,8 +23,8 @@ func budgetPatch(p *params) patch[keys.BudgetRecord] {
 	pt.budgetAndLimits(p)
 	pt.parallel(p)
 	setting(&pt, p, "model_max_budget", (*params).modelBudgets, func(s *keys.Settings, v map[string]keys.ModelBudget) { s.ModelMaxBudget = v })
-	// budget_reset_at is computed from budget_duration (the periods are
-	// calendar-aligned, docs/spend-and-budgets.md), never set.
+	// budget_reset_at is computed from budget_duration (LiteLLM's resets
+	// from when it was set, docs/spend-and-budgets.md), never set.
 	p.refuse("budget_reset_at is computed from budget_duration", "budget_reset_at")
 	p.ignore("budget_id")
 	return pt

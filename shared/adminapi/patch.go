@@ -75,7 +75,15 @@ func (pt *patch[T]) budgetAndLimits(p *params) {
 func (pt *patch[T]) budget(p *params) {
 	setting(pt, p, "max_budget", (*params).money, func(s *keys.Settings, v *float64) { s.MaxBudget = v })
 	setting(pt, p, "soft_budget", (*params).money, func(s *keys.Settings, v *float64) { s.SoftBudget = v })
-	setting(pt, p, "budget_duration", (*params).period, func(s *keys.Settings, v string) { s.Duration = v })
+	setting(pt, p, "budget_duration", (*params).period, setDuration)
+}
+
+// setDuration sets budget_duration; a new one starts its chain of resets
+// now, where LiteLLM computes budget_reset_at (keys.Budget.Anchor).
+func setDuration(s *keys.Settings, v string) {
+	if v != s.Duration {
+		s.Duration, s.Anchor = v, time.Now().UTC().Truncate(time.Millisecond)
+	}
 }
 
 func (pt *patch[T]) limits(p *params) {
@@ -127,8 +135,8 @@ func keyPatch(p *params, now time.Time) patch[keys.Key] {
 	pt.modelLimits(p)
 	setting(&pt, p, "model_max_budget", (*params).modelBudgets, func(s *keys.Settings, v map[string]keys.ModelBudget) { s.ModelMaxBudget = v })
 	pt.metadata(p)
-	tags, ok := p.strs("tags")
-	pt.field(ok || p.has("tags"), func(k *keys.Key) { k.Tags = tags })
+	tags, set := keyTags(p)
+	pt.field(set, func(k *keys.Key) { k.Tags = tags })
 	pt.blocked(p)
 	pt.aliases(p, "aliases")
 	p.refuse(whySpend, "spend")

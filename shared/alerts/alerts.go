@@ -101,11 +101,9 @@ func Evaluate(ref keys.Ref, rs keys.RecordSpend, at time.Time, ttl time.Duration
 		period = at.Truncate(ttl).UTC()
 		end = period.Add(ttl)
 	} else {
-		p, err := keys.ParsePeriod(b.Duration)
-		if err != nil {
+		if period, end = b.PeriodAt(at), b.ResetAt(at); period.IsZero() {
 			return nil
 		}
-		period, end = p.Start(at), p.Next(at)
 		if !period.Equal(rs.State.PeriodStart) {
 			return nil // nothing spent in this period (yet, as read)
 		}

@@ -96,7 +96,9 @@ func startSecrets(ctx context.Context, s Settings, data []byte, log *slog.Logger
 }
 
 // bindSecretKeys makes every deployment whose api_key comes from a secret
-// read the value the re-reads keep current; it says whether any does.
+// read the value the re-reads keep current, and so each provider's variant
+// of a "*" deployment (its own api_key, or the provider's variable, such
+// as ANTHROPIC_API_KEY, read from a secret); it says whether any does.
 func bindSecretKeys(cfg *config.Config, r *secrets.Resolver) bool {
 	bound := false
 	for _, d := range cfg.Deployments {
@@ -105,12 +107,14 @@ func bindSecretKeys(cfg *config.Config, r *secrets.Resolver) bool {
 				d.Vertex.BindCredentials(p)
 			}
 		}
-		if d.APIKeyEnv == "" || !r.FromSecret(d.APIKeyEnv) {
-			continue
-		}
-		if p := r.Ref(d.APIKeyEnv); p != nil {
-			d.BindKey(p)
-			bound = true
+		for _, v := range append(d.Variants(), d) {
+			if v.APIKeyEnv == "" || !r.FromSecret(v.APIKeyEnv) {
+				continue
+			}
+			if p := r.Ref(v.APIKeyEnv); p != nil {
+				v.BindKey(p)
+				bound = true
+			}
 		}
 	}
 	return bound

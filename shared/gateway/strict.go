@@ -85,7 +85,7 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 	for r := range p.records { // plan.go
 		if b := r.settings.Budget; b.MaxBudget != nil {
 			budgets = append(budgets, limits.BudgetCounter{
-				Kind: string(recordKinds[r.kind].store), ID: r.ID(), Period: keys.PeriodStart(b.Duration, now), End: b.ResetAt(now),
+				Kind: string(recordKinds[r.kind].store), ID: r.ID(), Period: b.PeriodAt(now), End: b.ResetAt(now),
 				Base: keys.Nanos(b.Current(now)), Max: keys.Nanos(*b.MaxBudget),
 			})
 		}

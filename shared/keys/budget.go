@@ -25,6 +25,9 @@ type Budget struct {
 	MaxBudget  *float64 // USD; nil: unlimited
 	SoftBudget *float64 // USD; crossing it is logged once per period, never blocks
 	Duration   string   // budget_duration: "30s", "30m", "30h", "1d", "7d", "30d", "1mo"; "": no reset
+	// Anchor is when Duration was set, where LiteLLM's chain of resets
+	// starts (anchor.go); zero: the Unix epoch.
+	Anchor time.Time
 
 	Spend       float64   // lifetime USD, changed only by ApplySpend
 	PeriodStart time.Time // start of the period PeriodSpend belongs to; zero: none yet
@@ -40,8 +43,7 @@ func (b Budget) Current(now time.Time) float64 {
 	if b.Duration == "" {
 		return b.Spend
 	}
-	p, err := ParsePeriod(b.Duration)
-	if err != nil || !p.Start(now).Equal(b.PeriodStart) {
+	if !b.PeriodAt(now).Equal(b.PeriodStart) {
 		return 0
 	}
 	return b.PeriodSpend
@@ -53,13 +55,11 @@ func (b Budget) Exceeded(now time.Time) bool {
 	return b.MaxBudget != nil && b.Current(now) >= *b.MaxBudget
 }
 
-// ResetAt returns when the current period ends (zero without a Duration).
+// ResetAt returns when the current period ends (zero without a Duration):
+// budget_reset_at.
 func (b Budget) ResetAt(now time.Time) time.Time {
-	p, err := ParsePeriod(b.Duration)
-	if err != nil || b.Duration == "" {
-		return time.Time{}
-	}
-	return p.Next(now)
+	_, end := b.span(now)
+	return end
 }
 
 // ValidBudget checks the budget settings; its error wraps ErrInvalid.

@@ -47,7 +47,7 @@ func (b BudgetRecord) Limits() Settings {
 	s := b.Settings
 	return Settings{
 		RPMLimit: s.RPMLimit, TPMLimit: s.TPMLimit, MaxParallel: s.MaxParallel, ModelMaxBudget: s.ModelMaxBudget,
-		Budget: Budget{MaxBudget: s.MaxBudget, SoftBudget: s.SoftBudget, Duration: s.Duration},
+		Budget: Budget{MaxBudget: s.MaxBudget, SoftBudget: s.SoftBudget, Duration: s.Duration, Anchor: s.Anchor},
 	}
 }
 
@@ -57,7 +57,7 @@ func (b BudgetRecord) Limits() Settings {
 // unset is unset on s too). Spend and everything else of s stay.
 func (b BudgetRecord) ApplyTo(s *Settings) {
 	l := clone[BudgetRecord](BudgetRecord{Settings: b.Limits()}).Settings
-	s.MaxBudget, s.SoftBudget, s.Duration = l.MaxBudget, l.SoftBudget, l.Duration
+	s.MaxBudget, s.SoftBudget, s.Duration, s.Anchor = l.MaxBudget, l.SoftBudget, l.Duration, l.Anchor
 	s.RPMLimit, s.TPMLimit, s.MaxParallel = l.RPMLimit, l.TPMLimit, l.MaxParallel
 	s.ModelMaxBudget = l.ModelMaxBudget
 }

@@ -48,7 +48,7 @@ func (p *pending) show(b *Budget, now time.Time) {
 		return
 	}
 	b.Spend = USD(p.base + p.added)
-	if b.Duration == "" || p.period.IsZero() || !PeriodStart(b.Duration, now).Equal(p.period) {
+	if b.Duration == "" || p.period.IsZero() || !b.PeriodAt(now).Equal(p.period) {
 		return
 	}
 	stored := int64(0)
@@ -68,7 +68,7 @@ func (p pending) add(b *Budget, nanos int64, at time.Time, now int64) pending {
 	}
 	p.added += nanos
 	p.last = now
-	if ps := PeriodStart(b.Duration, at); !ps.IsZero() {
+	if ps := b.PeriodAt(at); !ps.IsZero() {
 		if !ps.Equal(p.period) {
 			p.period, p.pAdded, p.periodBase = ps, 0, 0
 			if b.PeriodStart.Equal(ps) {

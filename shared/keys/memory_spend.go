@@ -30,7 +30,7 @@ func Step(b Budget, st SpendState, d SpendDelta) (next SpendState, crossed bool)
 	mark := time.Unix(0, 0).UTC()
 	current := next.Total
 	if b.Duration != "" {
-		p := PeriodStart(b.Duration, d.At)
+		p := b.PeriodAt(d.At)
 		switch {
 		case p.After(st.PeriodStart):
 			next.PeriodStart, next.Period = p, d.Nanos

@@ -448,6 +448,8 @@ func normalize[T any, P record[T]](v *T) {
 	for _, t := range P(v).stamps() {
 		*t = ms(*t)
 	}
+	s := P(v).settings()
+	s.Anchor = ms(s.Anchor)
 }
 
 func ms(t time.Time) time.Time {

@@ -12,7 +12,7 @@ import (
 func SpendAfterSet(b Budget, nanos int64, at time.Time) SpendState {
 	st := SpendState{Total: nanos}
 	if b.Duration != "" {
-		st.PeriodStart, st.Period = PeriodStart(b.Duration, at), nanos
+		st.PeriodStart, st.Period = b.PeriodAt(at), nanos
 	}
 	return st
 }

@@ -32,6 +32,7 @@ func budgetAttrs(b keys.BudgetRecord) attrs {
 	a.opt(attrMaxBudget, usdAttr(s.MaxBudget), s.MaxBudget != nil)
 	a.opt(attrSoftBudget, usdAttr(s.SoftBudget), s.SoftBudget != nil)
 	a.opt(attrDuration, ddb.S(s.Duration), s.Duration != "")
+	a.time(attrAnchor, s.Anchor)
 	a.opt(attrModelBudget, modelBudgetsAttr(s.ModelMaxBudget), len(s.ModelMaxBudget) > 0)
 	a.set[attrUpdatedBy] = ddb.S(b.UpdatedBy)
 	a.time(attrUpdated, b.UpdatedAt)

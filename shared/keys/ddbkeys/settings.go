@@ -46,6 +46,7 @@ const (
 	attrDuration    = "budget_duration"
 	attrSpend       = "spend"
 	attrPeriodStart = "period_start"
+	attrAnchor      = "budget_anchor" // when budget_duration was set (keys.Budget.Anchor)
 	attrPeriodSpend = "period_spend"
 	attrSoftAlerted = "soft_alerted"
 	attrBudgetID    = "budget_id"
@@ -94,6 +95,7 @@ func settingsAttrs(s keys.Settings) attrs {
 	a.opt(attrMaxBudget, usdAttr(b.MaxBudget), b.MaxBudget != nil)
 	a.opt(attrSoftBudget, usdAttr(b.SoftBudget), b.SoftBudget != nil)
 	a.opt(attrDuration, ddb.S(b.Duration), b.Duration != "")
+	a.time(attrAnchor, b.Anchor)
 	a.opt(attrBudgetID, ddb.S(s.BudgetID), s.BudgetID != "")
 	return a
 }
@@ -119,7 +121,7 @@ func decodeSettings(item ddb.Item) keys.Settings {
 	s := keys.Settings{
 		Models: ddb.Strings(item, attrModels), RPMLimit: ddb.Int0(item, attrRPM), TPMLimit: ddb.Int0(item, attrTPM),
 		Blocked: ddb.BoolOf(item, attrBlocked), Metadata: getJSON(item, attrMetadata), Aliases: decodeAliases(item),
-		Budget: keys.Budget{Duration: ddb.String(item, attrDuration)}, BudgetID: ddb.String(item, attrBudgetID),
+		Budget: keys.Budget{Duration: ddb.String(item, attrDuration), Anchor: getTime(item, attrAnchor)}, BudgetID: ddb.String(item, attrBudgetID),
 	}
 	s.ModelRPM, s.ModelTPM = decodeModelLimits(item, attrModelRPM), decodeModelLimits(item, attrModelTPM)
 	s.ModelMaxBudget = decodeModelBudgets(item)

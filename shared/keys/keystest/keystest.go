@@ -65,6 +65,7 @@ var tests = []struct {
 	{"Admin", "BudgetLinks", testBudgetLinks},
 	{"Spender", "ConcurrentSpend", testConcurrentSpend},
 	{"Spender", "SpendPeriods", testSpendPeriods},
+	{"Spender", "AnchoredPeriods", testAnchoredPeriods},
 	{"Spender", "SoftBudget", testSoftBudget},
 	{"Spender", "RegeneratedKeySpend", testRegeneratedKeySpend},
 	{"Spender", "LinkedSpend", testLinkedSpend},

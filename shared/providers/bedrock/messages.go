@@ -140,8 +140,10 @@ func cannotCount(err error) int {
 
 // invokeBody is the InvokeModel body of a Messages call.
 func invokeBody(call wire.Call) ([]byte, error) {
-	body := call.Body
-	var err error
+	body, err := messages.SystemToTop(call.Body)
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range [...]string{"model", "stream"} {
 		if gjson.GetBytes(body, k).Exists() {
 			if body, err = sjson.DeleteBytes(body, k); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/messages"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -46,7 +47,10 @@ func (p *Provider) postClaude(ctx context.Context, d *config.Deployment, body []
 
 // claudeBody is a Messages body as Vertex AI takes it.
 func claudeBody(body []byte) ([]byte, error) {
-	var err error
+	body, err := messages.SystemToTop(body)
+	if err != nil {
+		return nil, err
+	}
 	if gjson.GetBytes(body, "model").Exists() {
 		if body, err = sjson.DeleteBytes(body, "model"); err != nil {
 			return nil, apierr.New(apierr.InvalidRequest, "invalid request body: %v", err)

@@ -19,7 +19,8 @@ import (
 // agent's turn asking to "use the tool" gets a call of the tool
 // gatewaytest.ToolArgs knows, and its result "The tool said <it>.
 // SLUICE-DONE";
-// CountTokens answers 42, but for a model id holding "nocount", which it
+// a system message among the turns is refused (Bedrock's 400 for Claude
+// models before Opus 4.8); CountTokens answers 42, but for a model id holding "nocount", which it
 // cannot count (Bedrock's 400 for such a model), and a body holding a
 // document (which Bedrock does not count either).
 func (s *Server) claude(w http.ResponseWriter, id, op string, f Fault, body []byte) {
@@ -44,6 +45,10 @@ func (s *Server) claude(w http.ResponseWriter, id, op string, f Fault, body []by
 	req := gjson.ParseBytes(body)
 	if req.Get("anthropic_version").Str != "bedrock-2023-05-31" || req.Get("model").Exists() || req.Get("stream").Exists() {
 		apiError(w, 400, "ValidationException", "Malformed input request: anthropic_version, model or stream")
+		return
+	}
+	if req.Get(`messages.#(role=="system")`).Exists() { // as Bedrock's Claude models before Opus 4.8
+		apiError(w, 400, "ValidationException", `messages: Unexpected role "system". The Messages API accepts a top-level `+"`system`"+` parameter, not "system" as an input message role.`)
 		return
 	}
 	var blocks []string
