@@ -35,8 +35,10 @@ import (
 // changes).
 //
 // A budget turns hot on an instance when a reservation's write on its
-// counter is throttled (the ceiling met, whatever it is), or when this
-// instance's reservations on it pass HotRate(ItemWrites) a second (a hint).
+// counter is throttled (the ceiling met, whatever it is: the instance's
+// rate is then taken for what one item carries, so a slower partition
+// gets more shards), or when this instance's reservations on it pass
+// HotRate(ItemWrites) a second (a hint).
 // Slow budgets never turn hot: today's writes and cost. A hot reservation
 // costs what a cold one costs (one counter item, now a shard, in the same
 // transaction): the switch is one write per budget period.
@@ -47,11 +49,17 @@ import (
 //     reservation tries the shards this instance has not seen short of its
 //     amount in the last budgetSeen, each at most once, and is refused only
 //     when every shard is short of it: what can go unreserved is less than
-//     the reservation on each shard, fewer than shards x Amount, which
-//     BudgetShards keeps to 1/BudgetTail of the room the budget had when it
-//     turned hot (plus what settlements gave back in the last budgetSeen).
-//   - Throttling: a throttled reservation on a hot counter is retried on
-//     another shard after a jittered backoff, within the admission's bound;
+//     the reservation on each shard, less than shards x Amount, which
+//     BudgetShards keeps under 1/BudgetTail (3%) of the room the budget had
+//     when it turned hot and at most 16 reservations when that room is
+//     over 512 of them (plus what settlements gave back in the last
+//     budgetSeen).
+//   - Throttling: a throttled reservation on a hot counter reads its shard
+//     (reads are not under the write ceiling): a shard short of it is left
+//     for another at once (the crowd on the last shards with room, as the
+//     budget runs out, is refused rather than kept waiting); otherwise it
+//     is retried on another shard after a jittered backoff, within the
+//     admission's bound;
 //     past it a hold fails closed (ErrUnavailable), as before. Each
 //     throttled write is counted (Admitter.Throttled, OnThrottle).
 
@@ -63,6 +71,9 @@ type BudgetTaker interface {
 	// the base, unless it is hot already; it returns the counter's shards
 	// and base either way.
 	SwitchBudget(ctx context.Context, b BudgetCounter, shards int) (n int, base int64, err error)
+	// ReadBudget returns what b's shard (b.Shard) holds: a read, which
+	// the item's write ceiling does not limit.
+	ReadBudget(ctx context.Context, b BudgetCounter) (committed int64, err error)
 }
 
 // HoldThrottled is the error of an attempt throttled on some of the hold's
@@ -78,8 +89,9 @@ func (e *HoldThrottled) Error() string   { return e.Err.Error() }
 func (e *HoldThrottled) Unwrap() []error { return []error{ErrThrottled, e.Err} }
 
 // BudgetTail bounds a hot budget's false refusals: it turns hot over at
-// most its room / (BudgetTail x the reservation) shards.
-const BudgetTail = 16
+// most its room / (BudgetTail x the reservation) shards, so that less than
+// 1/BudgetTail of the room it had then can be left unreserved.
+const BudgetTail = 32
 
 // budgetSeen is how long a shard seen short of a reservation stays
 // skipped by this instance (settlements give room back).
@@ -88,11 +100,13 @@ const budgetSeen = time.Second
 // BudgetShards returns the shards a budget with room left and reservations
 // of amount turns hot over, when this instance reserves rate a second on it
 // and an item takes itemWrites units a second: enough for four instances at
-// this rate with each shard at a quarter of its ceiling (at least 4, at
-// most MaxShards), and at most room / (BudgetTail x amount). Under 2: the
-// budget stays cold.
+// this rate with each shard at a quarter of its ceiling, at least 16 (a
+// shard costs nothing but its part of the tail: a reservation writes one
+// shard however many there are, and the shards cannot grow later), at most
+// MaxShards and room / (BudgetTail x amount). Under 2: the budget stays
+// cold.
 func BudgetShards(itemWrites float64, rate, room, amount int64) int {
-	n := int64(4)
+	n := int64(16)
 	if itemWrites >= 1 {
 		n = max(n, (16*rate+int64(itemWrites)-1)/int64(itemWrites))
 	}
@@ -153,33 +167,49 @@ func (st *budgetState) capOf(b *BudgetCounter, i int) int64 {
 
 // pick points b at a shard with room for amount, or at its own item when
 // it is cold; ok false: every shard is short of amount, and committed is
-// what they hold as last seen.
-func (st *budgetState) pick(b *BudgetCounter, amount int64, now time.Time) (committed int64, ok bool) {
+// what they hold as last seen. With stale, when no shard is known to have
+// room but some were seen short longer than budgetSeen ago, it points b
+// at the one seen longest ago and says so: the caller reads it rather
+// than writes it (an instance rediscovering every shard of a spent budget
+// with refused writes would spend the shards' write ceiling on them).
+func (st *budgetState) pick(b *BudgetCounter, amount int64, now time.Time, stale bool) (committed int64, ok, read bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.shards == 0 {
 		b.Shard, b.Shards, b.Cap = 0, 0, 0
-		return 0, true
+		return 0, true, false
 	}
 	var free uint64
+	oldest := -1
 	committed = b.Max
 	for i := range st.shards {
 		c := st.capOf(b, i)
 		room := c
-		if now.Sub(st.seen[i]) < budgetSeen {
+		switch {
+		case now.Sub(st.seen[i]) < budgetSeen:
 			room = min(room, st.room[i])
+		case !st.seen[i].IsZero() && st.room[i] < amount && c >= amount:
+			if oldest < 0 || st.seen[i].Before(st.seen[oldest]) {
+				oldest = i
+			}
+			room = min(room, st.room[i]) // a stale view: read it first
 		}
 		committed -= max(room, 0)
 		if room >= amount {
 			free |= 1 << i
 		}
 	}
-	if free == 0 {
-		return max(committed, 0), false
+	b.Shards = st.shards
+	switch {
+	case free != 0:
+		b.Shard = pickShard(free)
+	case stale && oldest >= 0:
+		b.Shard, read = oldest, true
+	default:
+		return max(committed, 0), false, false
 	}
-	b.Shards, b.Shard = st.shards, pickShard(free)
 	b.Cap = st.capOf(b, b.Shard)
-	return 0, true
+	return 0, true, read
 }
 
 // learn records that b's counter is hot over shards from base.
@@ -209,7 +239,11 @@ func (a *Admitter) switchBudget(ctx context.Context, bt BudgetTaker, b *BudgetCo
 	if hot || (!force && (a.ItemWrites <= 0 || rate < HotRate(a.ItemWrites))) {
 		return nil
 	}
-	n := BudgetShards(a.ItemWrites, rate, b.Max-b.Base, amount)
+	w := a.ItemWrites
+	if force && rate > 0 && (w <= 0 || float64(rate) < w) {
+		w = float64(rate) // throttled at this rate: take it for what an item carries
+	}
+	n := BudgetShards(w, rate, b.Max-b.Base, amount)
 	if n < 2 {
 		return nil
 	}
@@ -238,7 +272,15 @@ func (a *Admitter) assign(ctx context.Context, bt BudgetTaker, h *Hold, count bo
 				return -1, 0, err
 			}
 		}
-		if c, ok := st.pick(b, h.Amount, now); !ok {
+		c, ok, read := st.pick(b, h.Amount, now, true)
+		if read {
+			// At most one read per budget and admission.
+			if v, err := bt.ReadBudget(ctx, *b); err == nil && b.Cap-v < h.Amount {
+				st.short(b, v, now)
+				c, ok, _ = st.pick(b, h.Amount, now, false)
+			}
+		}
+		if !ok {
 			return i, c, nil
 		}
 	}
@@ -278,24 +320,31 @@ func (a *Admitter) attemptHold(ctx context.Context, p *Plan) (Outcome, error) {
 				return Outcome{}, fmt.Errorf("%w: budget shards kept refusing", ErrUnavailable)
 			}
 		case errors.As(err, &ht) && len(ht.Budgets) > 0:
-			switched := false
+			moved := false
 			for _, i := range ht.Budgets {
 				b := &h.Budgets[i]
-				if b.Shards > 0 {
-					continue // another shard, after the backoff
-				}
 				st := a.hotBudgets.state(b)
+				if b.Shards > 0 {
+					// A throttled shard may be full already (the crowd on
+					// the last shards with room): a read says, and a full
+					// one is left at once; another one after a backoff.
+					if c, rerr := bt.ReadBudget(ctx, *b); rerr == nil && b.Cap-c < h.Amount {
+						st.short(b, c, time.Now())
+						moved = true
+					}
+					continue
+				}
 				if err := a.switchBudget(ctx, bt, b, h.Amount, st, true); err != nil {
 					return Outcome{}, err
 				}
 				st.mu.Lock()
-				switched = switched || st.shards > 0
+				moved = moved || st.shards > 0
 				st.mu.Unlock()
 			}
 			if ht.Others {
 				return out, err
 			}
-			if !switched {
+			if !moved {
 				if berr := backoff(ctx, try, err); berr != nil {
 					return Outcome{}, berr
 				}

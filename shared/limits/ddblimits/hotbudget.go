@@ -34,6 +34,12 @@ func (b backend) SwitchBudget(ctx context.Context, bc limits.BudgetCounter, shar
 	return b.s.turnHot(ctx, limits.BudgetCounterName(bc.Kind, bc.ID, bc.Period), set, values)
 }
 
+// ReadBudget implements limits.BudgetTaker.
+func (b backend) ReadBudget(ctx context.Context, bc limits.BudgetCounter) (int64, error) {
+	c, _, _, err := b.s.committed(ctx, bc.Counter())
+	return c, err
+}
+
 // budgetBlocked is the outcome of budget j's refusal, whose item held old:
 // no room, or a cold reservation on a counter turned hot.
 func budgetBlocked(h *limits.Hold, j int, old ddb.Item) limits.Outcome {
