@@ -125,6 +125,7 @@ type Admitter struct {
 
 	failed, throttled atomic.Int64
 	hotStates         hotScopes
+	hotBudgets        hotBudgets // hot_budget.go
 }
 
 // DefaultAdmitTimeout is Admitter.Timeout's default: past it, a store
@@ -289,7 +290,7 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 	if pick == nil {
 		pick = rand.IntN
 	}
-	out, err := a.Backend.Attempt(actx, p)
+	out, err := a.attemptHold(actx, p)
 	for try := 0; errors.Is(err, ErrThrottled); try++ {
 		// Throttled: the scopes that may turn hot do; otherwise (a lease,
 		// a budget, a TPM scope) try again after a backoff.
@@ -310,7 +311,7 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 			err = berr
 			break
 		}
-		out, err = a.Backend.Attempt(actx, p)
+		out, err = a.attemptHold(actx, p)
 	}
 	if err == nil && !out.Allowed && out.Item >= 0 && out.HotShards > 0 {
 		// Another instance turned the item's scope hot.
@@ -328,14 +329,14 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 		it.Slot.Shard = (it.Slot.Shard + 1 + pick(it.Shards-1)) % it.Shards
 		it.RPMCap, it.TPMCap = ShardCap(it.Scope.RPM, it.Shards, it.Slot.Shard), ShardCap(it.Scope.TPM, it.Shards, it.Slot.Shard)
 		if it.TPMCap == 0 || req.Tokens <= it.TPMCap {
-			out, err = a.Backend.Attempt(actx, p)
+			out, err = a.attemptHold(actx, p)
 		}
 	}
 	for try := 0; err == nil && try < maxReaps && out.Item >= 0 && p.Items[out.Item].Lease && (len(out.Stale) > 0 || out.Retry); try++ {
 		// A lease item counted leases that expired (their requests never
 		// released them): try again, removing them in the same write.
 		p.Items[out.Item].Reap = out.Stale
-		out, err = a.Backend.Attempt(actx, p)
+		out, err = a.attemptHold(actx, p)
 	}
 	if err != nil {
 		d, err := a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)

@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -56,11 +57,26 @@ type BudgetCounter struct {
 	End    time.Time // end of the period (zero: none); the counter item's TTL follows it
 	Base   int64     // nano-USD: the record's spend in the period as the gateway read it
 	Max    int64     // nano-USD: max_budget
+	// Shard is the shard of a hot budget's counter the reservation took
+	// (hot_budget.go; 0: the counter's own item), part of the name, so
+	// that settlement and the sweeper give back there. The admitter sets
+	// it, with Shards (> 0: the counter is hot, over that many shards) and
+	// Cap (the shard's cap, nano-USD).
+	Shard  int
+	Shards int
+	Cap    int64
 }
 
 // Counter returns the counter's name, the partition key of its item in the
-// counters table: "bud#<kind>#<id>#<period start, unix s>".
-func (b BudgetCounter) Counter() string { return BudgetCounterName(b.Kind, b.ID, b.Period) }
+// counters table: "bud#<kind>#<id>#<period start, unix s>", and
+// ".<shard>" after it for a hot budget's shard other than 0.
+func (b BudgetCounter) Counter() string {
+	name := BudgetCounterName(b.Kind, b.ID, b.Period)
+	if b.Shard > 0 {
+		name += "." + strconv.Itoa(b.Shard)
+	}
+	return name
+}
 
 // BudgetCounterName is the name of a record's counter for the period
 // starting at period (zero: no budget_duration).
@@ -81,12 +97,17 @@ func ParseBudgetCounter(name string) (BudgetCounter, error) {
 	if !ok || !ok2 || i < 0 {
 		return BudgetCounter{}, fmt.Errorf("%w: budget counter name %q", ErrInvalid, name)
 	}
-	p, err := strconv.ParseInt(rest[i+1:], 10, 64)
+	period, shard, hot := strings.Cut(rest[i+1:], ".")
+	p, err := strconv.ParseInt(period, 10, 64)
 	b := BudgetCounter{Kind: kind, ID: rest[:i]}
 	if p != 0 {
 		b.Period = time.Unix(p, 0).UTC()
 	}
-	if err != nil || b.Kind == "" || b.ID == "" || b.Counter() != name {
+	if hot {
+		n, serr := strconv.Atoi(shard)
+		b.Shard, err = n, errors.Join(err, serr)
+	}
+	if err != nil || b.Kind == "" || b.ID == "" || b.Shard < 0 || b.Shard >= MaxShards || b.Counter() != name {
 		return BudgetCounter{}, fmt.Errorf("%w: budget counter name %q", ErrInvalid, name)
 	}
 	return b, nil
@@ -153,7 +174,7 @@ func (h *Hold) Validate() error {
 	seen := map[string]bool{}
 	for _, b := range h.Budgets {
 		c := b.Counter()
-		if b.Kind == "" || b.ID == "" || b.Max < 0 || seen[c] {
+		if b.Kind == "" || b.ID == "" || b.Max < 0 || b.Shard < 0 || b.Shard >= MaxShards || seen[c] {
 			return fmt.Errorf("%w: hold budget %q", ErrInvalid, c)
 		}
 		seen[c] = true

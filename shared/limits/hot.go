@@ -249,12 +249,20 @@ func (a *Admitter) switchHot(ctx context.Context, t Taker, h hotRef, w time.Time
 	h.st.mu.Lock()
 	want := HotShards(h.RPM, HotRPM(a.ItemWrites), h.st.grow)
 	h.st.mu.Unlock()
-	for attempt := 0; ; attempt++ {
+	return a.untilUnthrottled(ctx, func() error {
 		n, base, err := t.Switch(ctx, Slot{Kind: h.Kind, ID: h.ID}, w, w.Add(time.Minute+CounterTTL), want)
 		if err == nil {
 			h.st.learn(w, n, base)
-			return nil
 		}
+		return err
+	})
+}
+
+// untilUnthrottled runs write until it is not throttled, counting each
+// throttled try and backing off before the next, until ctx ends.
+func (a *Admitter) untilUnthrottled(ctx context.Context, write func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := write()
 		if !errors.Is(err, ErrThrottled) {
 			return err
 		}
@@ -347,6 +355,17 @@ func (a *Admitter) takeHot(ctx context.Context, t Taker, h hotRef, w time.Time) 
 	}
 }
 
+// pickShard returns a random shard of the mask free (not 0).
+func pickShard(free uint64) int {
+	k := rand.IntN(bits.OnesCount64(free))
+	for f := free; ; f &= f - 1 {
+		if k == 0 {
+			return bits.TrailingZeros64(f)
+		}
+		k--
+	}
+}
+
 // allShards is the mask of n shards.
 func allShards(n int) uint64 {
 	if n >= 64 {
@@ -379,16 +398,7 @@ func (a *Admitter) refill(ctx context.Context, t Taker, h hotRef, w time.Time, b
 		if free == 0 {
 			return 0, nil
 		}
-		// A random shard among those not seen full.
-		k := rand.IntN(bits.OnesCount64(free))
-		shard := 0
-		for f := free; ; f &= f - 1 {
-			if k == 0 {
-				shard = bits.TrailingZeros64(f)
-				break
-			}
-			k--
-		}
+		shard := pickShard(free) // a random shard among those not seen full
 		cap := ShardCap(max(h.RPM-base, 0), n, shard)
 		if shard == 0 {
 			cap += base

@@ -36,13 +36,15 @@ func TestParseBudgetCounter(t *testing.T) {
 		{Kind: "team", ID: "t-1", Period: period},
 		{Kind: "member", ID: "team#user", Period: period}, // a member's id holds a '#'
 		{Kind: "enduser", ID: "#"},
+		{Kind: "team", ID: "t-1", Period: period, Shard: 7}, // a hot budget's shard
+		{Kind: "key", ID: "k.1", Shard: 63},
 	} {
 		got, err := limits.ParseBudgetCounter(b.Counter())
-		if err != nil || got.Kind != b.Kind || got.ID != b.ID || !got.Period.Equal(b.Period) {
+		if err != nil || got.Kind != b.Kind || got.ID != b.ID || !got.Period.Equal(b.Period) || got.Shard != b.Shard {
 			t.Errorf("ParseBudgetCounter(%q) = %+v, %v; want %+v", b.Counter(), got, err, b)
 		}
 	}
-	for _, name := range []string{"", "bud#", "bud#key", "bud#key#0", "bud#key##0", "bud##k#0", "bud#key#k#x", "bud#key#k#007", "rl#key#k#0#0"} {
+	for _, name := range []string{"", "bud#", "bud#key", "bud#key#0", "bud#key##0", "bud##k#0", "bud#key#k#x", "bud#key#k#007", "rl#key#k#0#0", "bud#key#k#0.0", "bud#key#k#0.", "bud#key#k#0.64", "bud#key#k#0.-1", "bud#key#k#0.01", "bud#key#k#0.x"} {
 		if b, err := limits.ParseBudgetCounter(name); !errors.Is(err, limits.ErrInvalid) {
 			t.Errorf("ParseBudgetCounter(%q) = %+v, %v; want ErrInvalid", name, b, err)
 		}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
@@ -36,15 +37,22 @@ type run struct {
 	Workers   int           // goroutines per instance
 	Window    time.Duration // the run's length in real time (with Demand)
 	Timeout   time.Duration // each request's deadline
+	// Budget, when not 0, puts the key and the team under strict budgets
+	// of Budget reservations of Amount each (nano-USD): every request
+	// reserves Amount on both with its admission (a hold). Its real cost
+	// is the reservation's, so settling it would change no counter: the
+	// run leaves its holds open (TestHotBudget settles and sweeps).
+	Budget, Amount int64
 }
 
 // result is what a run counted.
 type result struct {
 	Admitted, Refused, FailedOpen, Errors int64
-	OverLimit                             int64 // admissions over the limit (counted in the store: must be 0)
+	OverLimit                             int64 // admissions over the limit, or over the budget (must be 0)
 	ClientThrottles                       int64 // admissions answered with an error or uncounted because DynamoDB throttled
 	Calls, Units, ThrottledCalls          int64 // DynamoDB write calls, their units, the calls the throttler refused
 	Counted                               int64 // the requests the store's counter items hold (key scope)
+	Reserved, Shards                      int64 // with a Budget: what the key's budget counter holds (its shards summed), and its shards
 	P50, P99                              time.Duration
 	// Slow counts the admissions that took over 100 ms, by the tenth of
 	// the run they started in (where the tail of the times comes from).
@@ -57,15 +65,24 @@ func (r result) String() string {
 		"DynamoDB write calls %d (%.3f per admitted), write units %d (%.3f per admitted), throttled calls %d; p50 %v, p99 %v",
 		r.Admitted, r.Refused, r.OverLimit, r.FailedOpen, r.Errors, r.ClientThrottles,
 		r.Calls, per(r.Calls), r.Units, per(r.Units), r.ThrottledCalls, r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond)) +
-		fmt.Sprintf("; over 100 ms by tenth of the run: %v", r.Slow)
+		fmt.Sprintf("; over 100 ms by tenth of the run: %v", r.Slow) + r.budget()
+}
+
+// budget is what a run with strict budgets adds to String.
+func (r result) budget() string {
+	if r.Shards == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the key's budget counter holds %d nano-USD; budget shards (key + team) %d", r.Reserved, r.Shards)
 }
 
 // newStore is one instance's store on the throttler.
-type newStore func(t testing.TB, url, table string) limits.Store
+type newStore func(t testing.TB, url string, names tables.Names) limits.Store
 
 func ddbStore(o ddblimits.Options) newStore {
-	return func(t testing.TB, url, table string) limits.Store {
-		return ddblimits.New(ddb.NewClient(ddblocal.ConfigAt(url), ddb.ClientOptions{Emulator: true}), table, o)
+	return func(t testing.TB, url string, names tables.Names) limits.Store {
+		o.HoldsTable = names.Spend
+		return ddblimits.New(ddb.NewClient(ddblocal.ConfigAt(url), ddb.ClientOptions{Emulator: true}), names.Counters, o)
 	}
 }
 
@@ -73,11 +90,11 @@ func ddbStore(o ddblimits.Options) newStore {
 // r.RPM, in one window whose clock starts with the run (Now = the
 // window's start + the time elapsed).
 func drive(t testing.TB, r run, mk newStore) result {
-	table := ddblocal.Tables(t).Counters
+	names := ddblocal.Tables(t)
 	th := ddblocal.NewThrottler(t, "", r.ItemRate)
 	stores := make([]limits.Store, r.Instances)
 	for i := range stores {
-		stores[i] = mk(t, th.URL, table)
+		stores[i] = mk(t, th.URL, names)
 	}
 	key := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hot-%d", time.Now().UnixNano()), RPM: r.RPM}
 	team := limits.Scope{Kind: limits.KindTeam, ID: key.ID + "-team", RPM: r.RPM}
@@ -116,7 +133,7 @@ func drive(t testing.TB, r run, mk newStore) result {
 					if interval == 0 {
 						now = window.Add(30 * time.Second)
 					}
-					d, err := stores[i].Admit(ctx, limits.AdmitRequest{Now: now, Scopes: []limits.Scope{key, team}})
+					d, err := stores[i].Admit(ctx, limits.AdmitRequest{Now: now, Scopes: []limits.Scope{key, team}, Hold: r.hold(key, team, n, now)})
 					el := time.Since(t0)
 					cancel()
 					mu.Lock()
@@ -148,6 +165,13 @@ func drive(t testing.TB, r run, mk newStore) result {
 	}
 	wg.Wait()
 	res.OverLimit = max(0, res.Admitted-r.RPM)
+	if r.Budget > 0 {
+		res.OverLimit = max(0, res.Admitted-min(r.RPM, r.Budget))
+		res.Reserved, res.Shards = r.reserved(t, stores[0], key, team)
+		if res.Reserved > r.Budget*r.Amount {
+			res.OverLimit += (res.Reserved - r.Budget*r.Amount + r.Amount - 1) / r.Amount
+		}
+	}
 	res.Calls, res.Units, res.ThrottledCalls = th.Calls.Load(), th.Units.Load(), th.ThrottledCalls.Load()
 	slices.Sort(times)
 	if len(times) > 0 {

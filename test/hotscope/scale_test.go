@@ -38,3 +38,21 @@ func TestHotScopeScale(t *testing.T) {
 		t.Errorf("%.2f write units per admitted request, want at most 2", u)
 	}
 }
+
+// TestHotBudgetScale is TestHotScopeScale with the key and the team under
+// strict budgets of 3,000 reservations each (RPM limits of 6,000, so the
+// budgets bind): 100 requests a second, 10 times what one budget counter
+// takes (2 units a reservation, in a transaction), for a real minute.
+//
+//	go test -tags scale -run TestHotBudgetScale -v -timeout 5m ./test/hotscope/
+func TestHotBudgetScale(t *testing.T) {
+	r := run{Instances: 3, Workers: 32, ItemRate: 20, RPM: 6000, Budget: 3000, Amount: 1_000_000, Demand: 100, Window: time.Minute, Timeout: 5 * time.Second}
+	hint := r.ItemRate
+	if v, err := strconv.ParseFloat(os.Getenv("HOTSCOPE_ITEMWRITES"), 64); err == nil {
+		hint = v
+	}
+	res := drive(t, r, ddbStore(ddblimits.Options{ItemWrites: hint}))
+	t.Logf("%d instances, budgets of %d reservations on key and team, %.0f requests/s for %v, items throttled above %.0f units/s:\n%s",
+		r.Instances, r.Budget, r.Demand, r.Window, r.ItemRate, res)
+	checkBudget(t, r, res)
+}

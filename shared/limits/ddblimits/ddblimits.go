@@ -235,13 +235,20 @@ func noRetry(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }
 // Switch implements limits.Taker: SET hot = :n, base = req IF
 // attribute_not_exists(hot) on the scope's counter item (shard 0).
 func (b backend) Switch(ctx context.Context, slot limits.Slot, window, expires time.Time, shards int) (int, int64, error) {
-	s := b.s
+	return b.s.turnHot(ctx, PK(slot, window), "hot = :n, hb = if_not_exists(req, :zero), expires_at = :exp",
+		ddb.Item{":n": ddb.N(int64(shards)), ":zero": ddb.N(0), ":exp": ddb.N(expires.Unix())})
+}
+
+// turnHot runs SET <set> IF attribute_not_exists(hot) on item pk (values
+// holding :n, the shards) and returns the item's hot and hb: its shards
+// and base, whether this write or an earlier one turned it hot.
+func (s *Store) turnHot(ctx context.Context, pk, set string, values ddb.Item) (int, int64, error) {
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
-		Key:                                 ddb.PK(PK(slot, window)),
-		UpdateExpression:                    aws.String("SET hot = :n, hb = if_not_exists(req, :zero), expires_at = :exp"),
+		Key:                                 ddb.PK(pk),
+		UpdateExpression:                    aws.String("SET " + set),
 		ConditionExpression:                 aws.String("attribute_not_exists(hot)"),
-		ExpressionAttributeValues:           ddb.Item{":n": ddb.N(int64(shards)), ":zero": ddb.N(0), ":exp": ddb.N(expires.Unix())},
+		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}, noRetry)
@@ -251,13 +258,13 @@ func (b backend) Switch(ctx context.Context, slot limits.Slot, window, expires t
 	case errors.As(err, &ccf):
 		item = ccf.Item
 	case err != nil:
-		return 0, 0, fmt.Errorf("turn %s %s hot: %w", slot.Kind, slot.ID, unavailable(err))
+		return 0, 0, fmt.Errorf("turn %s hot: %w", pk, unavailable(err))
 	default:
 		item = out.Attributes
 	}
 	n, base := ddb.Int0(item, "hot"), ddb.Int0(item, "hb")
 	if n < 1 || n > limits.MaxShards {
-		return 0, 0, fmt.Errorf("turn %s %s hot: the item says %d shards", slot.Kind, slot.ID, n)
+		return 0, 0, fmt.Errorf("turn %s hot: the item says %d shards", pk, n)
 	}
 	return int(n), base, nil
 }
@@ -328,12 +335,13 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 		if !errors.As(err, &tce) {
 			return limits.Outcome{}, fmt.Errorf("admit: %w", unavailable(err))
 		}
-		conflict, throttled := false, false
+		conflict := false
+		var throttled *limits.HoldThrottled
 		for i, r := range tce.CancellationReasons {
 			switch aws.ToString(r.Code) {
 			case "ConditionalCheckFailed":
 				if j := i - len(p.Items); j >= 0 && j < nBudgets {
-					return limits.BlockedByBudget(j, ddb.Int0(r.Item, "c")), nil
+					return budgetBlocked(p.Req.Hold, j, r.Item), nil
 				}
 				if i >= len(p.Items) {
 					return limits.Outcome{}, fmt.Errorf("admit: hold refused: %w", err)
@@ -343,15 +351,23 @@ func (b backend) Attempt(ctx context.Context, p *limits.Plan) (limits.Outcome, e
 				conflict = true
 			case "", "None":
 			case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
-				throttled = true
+				if throttled == nil {
+					throttled = &limits.HoldThrottled{Err: err}
+				}
+				if j := i - len(p.Items); j >= 0 && j < nBudgets {
+					throttled.Budgets = append(throttled.Budgets, j)
+				} else {
+					throttled.Others = true
+				}
 			default:
 				return limits.Outcome{}, fmt.Errorf("admit: %w", err)
 			}
 		}
-		if throttled {
-			// The admitter turns the scopes hot or backs off (limits/hot.go).
+		if throttled != nil {
+			// The admitter turns the scopes and budgets hot or backs off
+			// (limits/hot.go, limits/hot_budget.go).
 			s.onThrottle()
-			return limits.Outcome{}, fmt.Errorf("admit: %w: %w", limits.ErrThrottled, err)
+			return limits.Outcome{}, fmt.Errorf("admit: %w", throttled)
 		}
 		if !conflict {
 			return limits.Outcome{}, fmt.Errorf("admit: %w", err)
@@ -422,11 +438,22 @@ func holdItems(counters, holds string, h *limits.Hold) []types.TransactWriteItem
 			expr += ", expires_at = :exp"
 			values[":exp"] = ddb.N(b.End.Add(BudgetTTL).Unix())
 		}
+		// A counter turned hot (limits/hot_budget.go) is no longer
+		// reserved on alone; a hot one's shard has its own cap.
+		cond := "attribute_not_exists(hot) AND (attribute_not_exists(c) OR c <= :lim)"
+		switch {
+		case b.Shards > 0 && b.Shard == 0:
+			cond = "attribute_exists(hot) AND c <= :lim"
+			values[":lim"] = ddb.N(b.Cap - h.Amount)
+		case b.Shards > 0:
+			cond = "attribute_not_exists(c) OR c <= :lim"
+			values[":lim"], values[":base"] = ddb.N(b.Cap-h.Amount), ddb.N(0)
+		}
 		out = append(out, types.TransactWriteItem{Update: &types.Update{
 			TableName:                           aws.String(counters),
 			Key:                                 ddb.PK(name),
 			UpdateExpression:                    aws.String(expr),
-			ConditionExpression:                 aws.String("attribute_not_exists(c) OR c <= :lim"),
+			ConditionExpression:                 aws.String(cond),
 			ExpressionAttributeValues:           values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}})
@@ -462,14 +489,24 @@ func BudgetAdd(counters, counter string, delta int64) types.TransactWriteItem {
 // Committed returns a budget counter's value and whether it exists (a
 // strongly consistent read; for tests and tools).
 func (s *Store) Committed(ctx context.Context, counter string) (int64, bool, error) {
+	c, ok, _, err := s.committed(ctx, counter)
+	if err != nil {
+		return 0, false, fmt.Errorf("read budget counter: %w", err)
+	}
+	return c, ok, nil
+}
+
+// committed reads a counter item: its value, whether it exists, and its
+// shards when it is hot (hotbudget.go).
+func (s *Store) committed(ctx context.Context, counter string) (c int64, ok bool, shards int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: ddb.PK(counter), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return 0, false, fmt.Errorf("read budget counter: %w", err)
+		return 0, false, 0, err
 	}
-	_, ok := out.Item["c"]
-	return ddb.Int0(out.Item, "c"), ok, nil
+	_, ok = out.Item["c"]
+	return ddb.Int0(out.Item, "c"), ok, int(ddb.Int0(out.Item, "hot")), nil
 }

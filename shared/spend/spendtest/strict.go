@@ -279,3 +279,14 @@ func testTriedHold(t *testing.T, h Harness) {
 		t.Fatalf("the whole budget is not free again: %+v, %v", d, err)
 	}
 }
+
+// RunStrict runs the strict-budget tests alone, on a harness whose
+// admissions differ from the one Run is given (hot budget counters through
+// a throttling proxy, ddbspend's hot test).
+func RunStrict(t *testing.T, newHarness func(t *testing.T) Harness) {
+	for name, fn := range map[string]func(*testing.T, Harness){
+		"StrictNeverOverBudget": testNeverOverBudget, "StrictRelease": testRelease, "StrictTriedHold": testTriedHold,
+	} {
+		t.Run(name, func(t *testing.T) { fn(t, newHarness(t)) })
+	}
+}
