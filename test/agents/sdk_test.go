@@ -174,7 +174,11 @@ func anthropicMessages(t *testing.T, e *env, group string, tn turn) string {
 		if toolID == "" {
 			break
 		}
-		p.Messages = append(p.Messages, m.ToParam(), anthropic.NewUserMessage(anthropic.NewToolResultBlock(toolID, toolOutput, false)))
+		// A system reminder between the turns, as Claude Code sends them
+		// (Anthropic takes them; Bedrock's Claude only at the top).
+		p.Messages = append(p.Messages, m.ToParam(), anthropic.MessageParam{OfSystem: &anthropic.SystemMessageParam{
+			Content: []anthropic.TextBlockParam{{Text: "<system-reminder>stay brief</system-reminder>"}}}},
+			anthropic.NewUserMessage(anthropic.NewToolResultBlock(toolID, toolOutput, false)))
 	}
 	return text.String()
 }

@@ -117,7 +117,7 @@ func testKeyLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 
 		ExpiresAt: created.Add(24 * time.Hour), CreatedAt: created, Settings: keys.Settings{Models: []string{"gpt-4o", "claude"}, RPMLimit: 100, TPMLimit: 50_000, MaxParallel: i64(4),
 			ModelRPM: map[string]int64{"gpt-4o": 10, "claude": 0}, ModelTPM: map[string]int64{"gpt-4o": 1000},
-			Budget: keys.Budget{MaxBudget: usd(50), SoftBudget: usd(40), Duration: "30d"}},
+			Budget: keys.Budget{MaxBudget: usd(50), SoftBudget: usd(40), Duration: "30d", Anchor: created}},
 	}
 	if err := s.CreateKey(c, k); err != nil {
 		t.Fatalf("CreateKey: %v", err)

@@ -140,19 +140,9 @@ func cannotCount(err error) int {
 
 // invokeBody is the InvokeModel body of a Messages call.
 func invokeBody(call wire.Call) ([]byte, error) {
-	body, err := messages.SystemToTop(call.Body)
+	body, err := messages.HostBody(call.Body, BedrockAnthropicVersion, "model", "stream")
 	if err != nil {
 		return nil, err
-	}
-	for _, k := range [...]string{"model", "stream"} {
-		if gjson.GetBytes(body, k).Exists() {
-			if body, err = sjson.DeleteBytes(body, k); err != nil {
-				return nil, apierr.New(apierr.InvalidRequest, "invalid request body: %v", err)
-			}
-		}
-	}
-	if body, err = sjson.SetBytes(body, "anthropic_version", BedrockAnthropicVersion); err != nil {
-		return nil, apierr.New(apierr.InvalidRequest, "invalid request body: %v", err)
 	}
 	if h := call.Anthropic; h != nil && h.Beta != "" && !gjson.GetBytes(body, "anthropic_beta").Exists() {
 		var betas []string

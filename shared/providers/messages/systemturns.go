@@ -9,6 +9,29 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 )
 
+// HostBody is a Messages body as a cloud that hosts Claude takes it
+// (Bedrock's InvokeModel, Vertex AI's rawPredict): system turns moved to
+// the top-level system (SystemToTop), the fields drop names removed (the
+// model, named by the URL; the stream, chosen by the operation), the
+// host's anthropic_version set.
+func HostBody(body []byte, version string, drop ...string) ([]byte, error) {
+	body, err := SystemToTop(body)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range drop {
+		if gjson.GetBytes(body, k).Exists() {
+			if body, err = sjson.DeleteBytes(body, k); err != nil {
+				return nil, apierr.New(apierr.InvalidRequest, "invalid request body: %v", err)
+			}
+		}
+	}
+	if body, err = sjson.SetBytes(body, "anthropic_version", version); err != nil {
+		return nil, apierr.New(apierr.InvalidRequest, "invalid request body: %v", err)
+	}
+	return body, nil
+}
+
 // SystemToTop moves the system messages of a Messages body's conversation
 // (Claude Code sends its reminders mid-conversation, as Anthropic's API
 // takes them from Claude Opus 4.8 on) to the top-level system, after what

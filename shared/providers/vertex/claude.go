@@ -5,10 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
-
-	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers/messages"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -47,19 +43,7 @@ func (p *Provider) postClaude(ctx context.Context, d *config.Deployment, body []
 
 // claudeBody is a Messages body as Vertex AI takes it.
 func claudeBody(body []byte) ([]byte, error) {
-	body, err := messages.SystemToTop(body)
-	if err != nil {
-		return nil, err
-	}
-	if gjson.GetBytes(body, "model").Exists() {
-		if body, err = sjson.DeleteBytes(body, "model"); err != nil {
-			return nil, apierr.New(apierr.InvalidRequest, "invalid request body: %v", err)
-		}
-	}
-	if body, err = sjson.SetBytes(body, "anthropic_version", AnthropicVersion); err != nil {
-		return nil, apierr.New(apierr.InvalidRequest, "invalid request body: %v", err)
-	}
-	return body, nil
+	return messages.HostBody(body, AnthropicVersion, "model")
 }
 
 // NativeMessages reports that a Claude deployment takes a Messages call's
