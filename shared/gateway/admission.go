@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -234,7 +233,7 @@ func (x *exchange) correctTokens(ctx context.Context, final *router.Attempt) {
 func budgetScope(kind string) string {
 	for k, rk := range recordKinds { // plan.go
 		if string(rk.store) == kind {
-			return keyauth.Kind(k).Scope()
+			return recordKind(k).Scope()
 		}
 	}
 	return kind
@@ -280,7 +279,7 @@ func (x *exchange) modelScope(scopes []limits.Scope, kind limits.Kind, id string
 // scope adds the scope of a record with limits to scopes; a
 // max_parallel_requests of 0 refuses the request (LiteLLM: no request at
 // all).
-func (x *exchange) scope(scopes []limits.Scope, r keyauth.Record, onErr limits.FailMode) ([]limits.Scope, error) {
+func (x *exchange) scope(scopes []limits.Scope, r record, onErr limits.FailMode) ([]limits.Scope, error) {
 	s := r.Settings
 	if s.RPMLimit == 0 && s.TPMLimit == 0 && s.MaxParallel == nil {
 		return scopes, nil

@@ -45,8 +45,8 @@ func (p *Principal) restricted() bool {
 // team's and organization's always; a user's only on a personal key (one
 // of no team), as LiteLLM checks them (can_user_call_model "if personal
 // key": a team key is bounded by its team's models, not its user's).
-func (p *Principal) checksModels(r keyauth.Record) bool {
-	return recordKinds[r.Kind].modelAccess != "" && (r.Kind != keyauth.KindUser || p.Team == nil)
+func (p *Principal) checksModels(r record) bool {
+	return recordKinds[r.Kind].modelAccess != "" && (r.Kind != recUser || p.Team == nil)
 }
 
 // resolveAlias returns the model group a request's model names for p, as

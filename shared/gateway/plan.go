@@ -128,6 +128,17 @@ func (h *Handler) remaining(ctx context.Context, now time.Time) time.Duration {
 	return config.DefaultTimeout
 }
 
+// record is one of the principal's records, of a kind (keyauth's).
+type (
+	record     = keyauth.Record
+	recordKind = keyauth.Kind
+)
+
+const (
+	recKey  = keyauth.KindKey
+	recUser = keyauth.KindUser
+)
+
 // recordKinds names each kind of the principal's records (keyauth.Kind)
 // where the stages need it: the spend and budget record kind, the limits
 // scope kind and a key's or team's per-model scope, and the model-access

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -90,7 +89,7 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 				Base: keys.Nanos(b.Current(now)), Max: keys.Nanos(*b.MaxBudget),
 			})
 		}
-		if r.Kind == keyauth.KindKey && len(p.Key.ModelMaxBudget) > 0 {
+		if r.Kind == recKey && len(p.Key.ModelMaxBudget) > 0 {
 			budgets = modelBudgetCounter(budgets, p.Key, req.Model, now)
 		}
 	}

@@ -182,20 +182,24 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 // spent at now, named as BudgetError names it: a key by keyName, a
 // membership by its user and team.
 func overBudget(r *Records, k Kind, now time.Time) error {
-	rec, ok := r.At(k)
-	if !ok || !rec.Settings.Budget.Exceeded(now) { // the common case: no message built
-		return nil
+	for rec := range r.All {
+		if rec.Kind != k {
+			continue
+		}
+		b := rec.Settings.Budget
+		if !b.Exceeded(now) { // the common case: no message built
+			return nil
+		}
+		name := []string{rec.id}
+		switch k {
+		case KindKey:
+			name[0] = keyName(*r.Key)
+		case KindMember:
+			name = []string{rec.user, rec.id}
+		}
+		return deny(OverBudget, k.Scope(), BudgetError(k.Scope(), b, now, name...))
 	}
-	var err *apierr.Error
-	switch k {
-	case KindKey:
-		err = BudgetError(k.Scope(), rec.Settings.Budget, now, keyName(*r.Key))
-	case KindMember:
-		err = BudgetError(k.Scope(), rec.Settings.Budget, now, rec.user, rec.id)
-	default:
-		err = BudgetError(k.Scope(), rec.Settings.Budget, now, rec.id)
-	}
-	return deny(OverBudget, k.Scope(), err)
+	return nil
 }
 
 // keyName names a key in a budget error as LiteLLM's Key= does, without

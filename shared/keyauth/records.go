@@ -55,46 +55,28 @@ func (r Record) ID() string {
 	return r.id
 }
 
-// At is the record of kind k, if r has one.
-func (r *Records) At(k Kind) (Record, bool) {
-	switch k {
-	case KindKey:
-		if r.Key != nil {
-			return Record{Kind: k, Settings: &r.Key.Settings, id: r.Key.Hash}, true
-		}
-	case KindTeam:
-		if r.Team != nil {
-			return Record{Kind: k, Settings: &r.Team.Settings, id: r.Team.ID}, true
-		}
-	case KindUser:
-		if r.User != nil {
-			return Record{Kind: k, Settings: &r.User.Settings, id: r.User.ID}, true
-		}
-	case KindMember:
-		if r.Member != nil {
-			return Record{Kind: k, Settings: &r.Member.Settings, id: r.Member.GroupID, user: r.Member.UserID}, true
-		}
-	case KindEndUser:
-		if r.EndUser != nil {
-			return Record{Kind: k, Settings: &r.EndUser.Settings, id: r.EndUser.ID}, true
-		}
-	case KindOrg:
-		if r.Org != nil {
-			return Record{Kind: k, Settings: &r.Org.Settings, id: r.Org.ID}, true
-		}
-	}
-	return Record{}, false
-}
-
 // All walks r's records in one order: key, team, user, team membership,
 // end user, organization. It allocates nothing; a nil r has none.
 func (r *Records) All(yield func(Record) bool) {
 	if r == nil {
 		return
 	}
-	for k := range Kind(Kinds) {
-		if rec, ok := r.At(k); ok && !yield(rec) {
-			return
-		}
+	if k := r.Key; k != nil && !yield(Record{Kind: KindKey, Settings: &k.Settings, id: k.Hash}) {
+		return
+	}
+	if t := r.Team; t != nil && !yield(Record{Kind: KindTeam, Settings: &t.Settings, id: t.ID}) {
+		return
+	}
+	if u := r.User; u != nil && !yield(Record{Kind: KindUser, Settings: &u.Settings, id: u.ID}) {
+		return
+	}
+	if m := r.Member; m != nil && !yield(Record{Kind: KindMember, Settings: &m.Settings, id: m.GroupID, user: m.UserID}) {
+		return
+	}
+	if e := r.EndUser; e != nil && !yield(Record{Kind: KindEndUser, Settings: &e.Settings, id: e.ID}) {
+		return
+	}
+	if o := r.Org; o != nil {
+		yield(Record{Kind: KindOrg, Settings: &o.Settings, id: o.ID})
 	}
 }
