@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,15 +25,7 @@ func i64(v int64) *int64 { return &v }
 func TestKeyMaxParallel(t *testing.T) {
 	var hits atomic.Int64
 	hold := make(chan struct{})
-	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		hits.Add(1)
-		select { // a request admitted by mistake must not hang the test
-		case <-hold:
-		case <-time.After(20 * time.Second):
-		}
-		io.WriteString(w, completion)
-	})
+	up := heldUpstream(t, &hits, hold)
 	cfg := loadConfig(t, fmt.Sprintf("general_settings: {master_key: sk-master}\nmodel_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s}\n", up.URL))
 	ks, shared := keys.NewMemory(), limits.NewMemory()
 	ctx := context.Background()
@@ -97,15 +90,7 @@ func TestKeyMaxParallel(t *testing.T) {
 func TestDeploymentMaxParallel(t *testing.T) {
 	var full, free atomic.Int64
 	hold := make(chan struct{})
-	upFull := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		full.Add(1)
-		select { // a request admitted by mistake must not hang the test
-		case <-hold:
-		case <-time.After(20 * time.Second):
-		}
-		io.WriteString(w, completion)
-	})
+	upFull := heldUpstream(t, &full, hold)
 	upFree := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		free.Add(1)
@@ -157,4 +142,19 @@ func TestKeyModelRPMLimit(t *testing.T) {
 			}
 		}
 	}
+}
+
+// heldUpstream answers a completion once hold is closed, counting its
+// requests in hits; a request admitted by mistake gives up after 20s
+// rather than hang the test.
+func heldUpstream(t *testing.T, hits *atomic.Int64, hold <-chan struct{}) *httptest.Server {
+	return gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		hits.Add(1)
+		select {
+		case <-hold:
+		case <-time.After(20 * time.Second):
+		}
+		io.WriteString(w, completion)
+	})
 }
