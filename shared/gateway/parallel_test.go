@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,8 +24,8 @@ func i64(v int64) *int64 { return &v }
 func TestKeyMaxParallel(t *testing.T) {
 	var hits atomic.Int64
 	hold := make(chan struct{})
-	up := heldUpstream(t, &hits, hold)
-	cfg := loadConfig(t, fmt.Sprintf("general_settings: {master_key: sk-master}\nmodel_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s}\n", up.URL))
+	upURL := heldUpstream(t, &hits, hold)
+	cfg := loadConfig(t, fmt.Sprintf("general_settings: {master_key: sk-master}\nmodel_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s}\n", upURL))
 	ks, shared := keys.NewMemory(), limits.NewMemory()
 	ctx := context.Background()
 	two := keys.Key{Hash: keys.HashSecret("sk-two"), Settings: keys.Settings{MaxParallel: i64(2)}}
@@ -90,7 +89,7 @@ func TestKeyMaxParallel(t *testing.T) {
 func TestDeploymentMaxParallel(t *testing.T) {
 	var full, free atomic.Int64
 	hold := make(chan struct{})
-	upFull := heldUpstream(t, &full, hold)
+	upFullURL := heldUpstream(t, &full, hold)
 	upFree := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		free.Add(1)
@@ -98,7 +97,7 @@ func TestDeploymentMaxParallel(t *testing.T) {
 	})
 	cfg := loadConfig(t, fmt.Sprintf("model_list:\n"+
 		"  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s, max_parallel_requests: 1, order: 1}\n"+
-		"  - model_name: m\n    litellm_params: {model: openai/y, api_base: %s, order: 2}\n", upFull.URL, upFree.URL))
+		"  - model_name: m\n    litellm_params: {model: openai/y, api_base: %s, order: 2}\n", upFullURL, upFree.URL))
 	f := serve(t, testHandler(Options{Config: cfg, Limits: limits.NewMemory()}))
 	done := make(chan int)
 	go func() { done <- f.post(t, "/v1/chat/completions", "", `{"model":"m"}`).StatusCode }()
@@ -144,10 +143,10 @@ func TestKeyModelRPMLimit(t *testing.T) {
 	}
 }
 
-// heldUpstream answers a completion once hold is closed, counting its
-// requests in hits; a request admitted by mistake gives up after 20s
-// rather than hang the test.
-func heldUpstream(t *testing.T, hits *atomic.Int64, hold <-chan struct{}) *httptest.Server {
+// heldUpstream is the URL of an upstream that answers a completion once
+// hold is closed, counting its requests in hits; a request admitted by
+// mistake gives up after 20s rather than hang the test.
+func heldUpstream(t *testing.T, hits *atomic.Int64, hold <-chan struct{}) string {
 	return gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		hits.Add(1)
@@ -156,5 +155,5 @@ func heldUpstream(t *testing.T, hits *atomic.Int64, hold <-chan struct{}) *httpt
 		case <-time.After(20 * time.Second):
 		}
 		io.WriteString(w, completion)
-	})
+	}).URL
 }
