@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -48,12 +47,8 @@ func (u *upstreams) serveAnthropic(t *testing.T, id string, w http.ResponseWrite
 			`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":3}}`, id, model, id))
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	send := func(name, data string) {
-		io.WriteString(w, "event: "+name+"\ndata: "+data+"\n\n")
-		w.(http.Flusher).Flush()
-	}
+	raw := streamTo(w)
+	send := func(name, data string) { raw("event: " + name + "\ndata: " + data + "\n\n") }
 	overloaded := `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
 	if f == fErrorFirst {
 		send("error", overloaded)
@@ -99,18 +94,39 @@ func TestFaultMatrixAnthropic(t *testing.T) {
 	}, vendorMatrix...))
 }
 
-// With disable_fallbacks, the client gets the status Anthropic's error
-// stands for.
-func TestFaultAnthropicStatuses(t *testing.T) {
-	runStatuses(t, func(t *testing.T) (http.Handler, func(fault)) {
-		h, u := anthropicFaultGateway(t)
-		return h, func(f fault) { u.set(f, "p1", "p2") }
-	}, []statusCase[fault]{
-		{f429, false, 429, "upstream_rate_limited"},
-		{f503, false, 503, "upstream_server_error"},
-		{f503, true, 503, "upstream_server_error"},
-		{fErrorFirst, true, 503, "upstream_server_error"},
-		{f500, true, 502, "upstream_server_error"},
-		{fContextWindow, false, 400, "context_length_exceeded"},
-	})
+// With disable_fallbacks, the client gets the status the vendor's error
+// stands for: Anthropic's, Google's (faults_gemini_test.go).
+func TestFaultVendorStatuses(t *testing.T) {
+	for _, v := range []struct {
+		name  string
+		build func(*testing.T) (*gateway.Handler, *upstreams)
+		cases []statusCase[fault]
+	}{
+		{"anthropic", anthropicFaultGateway, []statusCase[fault]{
+			{f429, false, 429, "upstream_rate_limited"},
+			{f503, false, 503, "upstream_server_error"},
+			{f503, true, 503, "upstream_server_error"},
+			{fErrorFirst, true, 503, "upstream_server_error"},
+			{f500, true, 502, "upstream_server_error"},
+			{fContextWindow, false, 400, "context_length_exceeded"},
+		}},
+		{"gemini", geminiFaultGateway, []statusCase[fault]{
+			{f429, false, 429, "upstream_rate_limited"},
+			{f429, true, 429, "upstream_rate_limited"},
+			{f503, false, 503, "upstream_server_error"},
+			{fErrorFirst, true, 503, "upstream_server_error"},
+			{f500, true, 502, "upstream_server_error"},
+			{fContextWindow, false, 400, "context_length_exceeded"},
+			{fContextWindow, true, 400, "context_length_exceeded"},
+			{fContentPolicy, false, 400, "content_policy_violation"},
+			{fContentPolicy, true, 400, "content_policy_violation"},
+		}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			runStatuses(t, func(t *testing.T) (http.Handler, func(fault)) {
+				h, u := v.build(t)
+				return h, func(f fault) { u.set(f, "p1", "p2") }
+			}, v.cases)
+		})
+	}
 }

@@ -68,12 +68,8 @@ func (u *upstreams) serveGemini(t *testing.T, id string, w http.ResponseWriter, 
 		answer(w, f, false, fmt.Sprintf(`{"candidates":[{"content":{"parts":[{"text":"Hello from %s"}],"role":"model"},"finishReason":"STOP","index":0}],%s,"modelVersion":%q,"responseId":"r-%s"}`, id, geminiUsage, model, id))
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	send := func(data string) {
-		io.WriteString(w, "data: "+data+"\r\n\r\n")
-		w.(http.Flusher).Flush()
-	}
+	raw := streamTo(w)
+	send := func(data string) { raw("data: " + data + "\r\n\r\n") }
 	unavailable := `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`
 	switch f {
 	case fErrorFirst:
@@ -112,25 +108,6 @@ func TestFaultMatrixGemini(t *testing.T) {
 		{fContentPolicy, false, served(seq(pp[0], sf), "0", "1")},
 		{fContentPolicy, true, served(seq(pp[0], sf), "0", "1")},
 	}, vendorMatrix...))
-}
-
-// With disable_fallbacks, the client gets the status Google's error stands
-// for.
-func TestFaultGeminiStatuses(t *testing.T) {
-	runStatuses(t, func(t *testing.T) (http.Handler, func(fault)) {
-		h, u := geminiFaultGateway(t)
-		return h, func(f fault) { u.set(f, "p1", "p2") }
-	}, []statusCase[fault]{
-		{f429, false, 429, "upstream_rate_limited"},
-		{f429, true, 429, "upstream_rate_limited"},
-		{f503, false, 503, "upstream_server_error"},
-		{fErrorFirst, true, 503, "upstream_server_error"},
-		{f500, true, 502, "upstream_server_error"},
-		{fContextWindow, false, 400, "context_length_exceeded"},
-		{fContextWindow, true, 400, "context_length_exceeded"},
-		{fContentPolicy, false, 400, "content_policy_violation"},
-		{fContentPolicy, true, 400, "content_policy_violation"},
-	})
 }
 
 // A Gemini answer's usage (thinking tokens billed as output, cached tokens

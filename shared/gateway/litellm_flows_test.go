@@ -93,9 +93,7 @@ general_settings: {master_key: sk-master}
 	if resp.StatusCode != 200 || resp.Header.Get("X-Litellm-Model-Group") != "gpt-6-luna" {
 		t.Fatalf("status %d group %q: %s", resp.StatusCode, resp.Header.Get("X-Litellm-Model-Group"), out)
 	}
-	up.mu.Lock()
-	sent := up.bodies[len(up.bodies)-1]
-	up.mu.Unlock()
+	sent := up.bodies.Last(t, "the upstream")
 	if m := gjson.Get(sent, "messages").Raw; m != custom || gjson.Get(sent, "model").Str != "gpt-6-luna" ||
 		gjson.Get(sent, "max_tokens").Int() != 32 || strings.Contains(sent, "fallbacks") {
 		t.Errorf("the fallback's call = %s; want the custom messages, its model, max_tokens kept, no fallbacks", sent)

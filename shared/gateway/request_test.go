@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -158,17 +158,14 @@ router_settings: {num_retries: 0, cooldown_time: 30}
 // bodyRecorder is an upstream answering answer and keeping the bodies it got.
 type bodyRecorder struct {
 	srv    *httptest.Server
-	mu     sync.Mutex
-	bodies []string
+	bodies providerstest.Log[string]
 }
 
 func newBodyRecorder(t *testing.T, answer string) *bodyRecorder {
 	u := &bodyRecorder{}
 	u.srv = gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		u.mu.Lock()
-		u.bodies = append(u.bodies, string(b))
-		u.mu.Unlock()
+		u.bodies.Add(string(b))
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, answer)
 	})
@@ -176,12 +173,8 @@ func newBodyRecorder(t *testing.T, answer string) *bodyRecorder {
 }
 
 func (u *bodyRecorder) last() string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if len(u.bodies) == 0 {
-		return ""
-	}
-	return u.bodies[len(u.bodies)-1]
+	b, _ := u.bodies.Latest()
+	return b
 }
 
 // A request's own drop_params reaches the translating provider (Anthropic
