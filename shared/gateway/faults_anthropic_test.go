@@ -80,29 +80,37 @@ func (u *upstreams) serveAnthropic(t *testing.T, id string, w http.ResponseWrite
 	send("message_stop", `{"type":"message_stop"}`)
 }
 
-func anthropicFaultGateway(t *testing.T) (*gateway.Handler, *upstreams) {
-	t.Helper()
-	u := newUpstreams(t, faultGroups, (*upstreams).serveAnthropic)
-	return faultHandler(t, u.config(strings.ReplaceAll(faultConfig, "model: openai/", "model: anthropic/"), ""), nil), u
+// vendorGateway builds the fault gateway with every deployment a prefix/
+// one, each in front of a fake of its vendor (serve).
+func vendorGateway(prefix string, serve func(u *upstreams, t *testing.T, id string, w http.ResponseWriter, r *http.Request)) func(*testing.T) (*gateway.Handler, *upstreams) {
+	return func(t *testing.T) (*gateway.Handler, *upstreams) {
+		t.Helper()
+		u := newUpstreams(t, faultGroups, serve)
+		return faultHandler(t, u.config(strings.ReplaceAll(faultConfig, "model: openai/", "model: "+prefix+"/"), ""), nil), u
+	}
 }
 
-func TestFaultMatrixAnthropic(t *testing.T) {
-	runFaultMatrix(t, anthropicFaultGateway, append([]matrixCase{
-		{fEndBeforeFirst, true, served(seq(pp, bk), "1", "1")},
-		{fErrorFirst, true, served(seq(pp, bk), "1", "1")},
-		{fErrorAfterFirst, true, brokenAfterFirst("overloaded_error")}, // Anthropic's error event
-	}, vendorMatrix...))
-}
+var (
+	anthropicFaultGateway = vendorGateway("anthropic", (*upstreams).serveAnthropic)
+	geminiFaultGateway    = vendorGateway("gemini", (*upstreams).serveGemini) // faults_gemini_test.go
+)
 
-// With disable_fallbacks, the client gets the status the vendor's error
-// stands for: Anthropic's, Google's (faults_gemini_test.go).
-func TestFaultVendorStatuses(t *testing.T) {
+// TestFaultVendors: the fault matrix again for each translating vendor,
+// with the vendor's own failures (its error events, Google's blocked
+// prompt); and with disable_fallbacks, the status the vendor's error
+// stands for.
+func TestFaultVendors(t *testing.T) {
 	for _, v := range []struct {
-		name  string
-		build func(*testing.T) (*gateway.Handler, *upstreams)
-		cases []statusCase[fault]
+		name     string
+		build    func(*testing.T) (*gateway.Handler, *upstreams)
+		matrix   []matrixCase
+		statuses []statusCase[fault]
 	}{
-		{"anthropic", anthropicFaultGateway, []statusCase[fault]{
+		{"anthropic", anthropicFaultGateway, []matrixCase{
+			{fEndBeforeFirst, true, served(seq(pp, bk), "1", "1")},
+			{fErrorFirst, true, served(seq(pp, bk), "1", "1")},
+			{fErrorAfterFirst, true, brokenAfterFirst("overloaded_error")}, // Anthropic's error event
+		}, []statusCase[fault]{
 			{f429, false, 429, "upstream_rate_limited"},
 			{f503, false, 503, "upstream_server_error"},
 			{f503, true, 503, "upstream_server_error"},
@@ -110,7 +118,13 @@ func TestFaultVendorStatuses(t *testing.T) {
 			{f500, true, 502, "upstream_server_error"},
 			{fContextWindow, false, 400, "context_length_exceeded"},
 		}},
-		{"gemini", geminiFaultGateway, []statusCase[fault]{
+		{"gemini", geminiFaultGateway, []matrixCase{
+			{fEndBeforeFirst, true, served(seq(pp, bk), "1", "1")},
+			{fErrorFirst, true, served(seq(pp, bk), "1", "1")},
+			{fErrorAfterFirst, true, brokenAfterFirst("UNAVAILABLE")}, // Google's error event
+			{fContentPolicy, false, served(seq(pp[0], sf), "0", "1")},
+			{fContentPolicy, true, served(seq(pp[0], sf), "0", "1")},
+		}, []statusCase[fault]{
 			{f429, false, 429, "upstream_rate_limited"},
 			{f429, true, 429, "upstream_rate_limited"},
 			{f503, false, 503, "upstream_server_error"},
@@ -122,11 +136,14 @@ func TestFaultVendorStatuses(t *testing.T) {
 			{fContentPolicy, true, 400, "content_policy_violation"},
 		}},
 	} {
-		t.Run(v.name, func(t *testing.T) {
+		t.Run(v.name+"/matrix", func(t *testing.T) {
+			runFaultMatrix(t, v.build, append(v.matrix, vendorMatrix...))
+		})
+		t.Run(v.name+"/statuses", func(t *testing.T) {
 			runStatuses(t, func(t *testing.T) (http.Handler, func(fault)) {
 				h, u := v.build(t)
 				return h, func(f fault) { u.set(f, "p1", "p2") }
-			}, v.cases)
+			}, v.statuses)
 		})
 	}
 }

@@ -94,22 +94,6 @@ func (u *upstreams) serveGemini(t *testing.T, id string, w http.ResponseWriter, 
 	send(chunk(" from "+id, `,"finishReason":"STOP"`))
 }
 
-func geminiFaultGateway(t *testing.T) (*gateway.Handler, *upstreams) {
-	t.Helper()
-	u := newUpstreams(t, faultGroups, (*upstreams).serveGemini)
-	return faultHandler(t, u.config(strings.ReplaceAll(faultConfig, "model: openai/", "model: gemini/"), ""), nil), u
-}
-
-func TestFaultMatrixGemini(t *testing.T) {
-	runFaultMatrix(t, geminiFaultGateway, append([]matrixCase{
-		{fEndBeforeFirst, true, served(seq(pp, bk), "1", "1")},
-		{fErrorFirst, true, served(seq(pp, bk), "1", "1")},
-		{fErrorAfterFirst, true, brokenAfterFirst("UNAVAILABLE")}, // Google's error event
-		{fContentPolicy, false, served(seq(pp[0], sf), "0", "1")},
-		{fContentPolicy, true, served(seq(pp[0], sf), "0", "1")},
-	}, vendorMatrix...))
-}
-
 // A Gemini answer's usage (thinking tokens billed as output, cached tokens
 // at the cache price) is what the gateway prices, from the embedded table.
 func TestGeminiSpendPriced(t *testing.T) {
