@@ -63,14 +63,17 @@ func TestCompletionsPassThrough(t *testing.T) {
 	}
 }
 
+// completionEvents is a streamed text completion of "hi" with its usage
+// (3 + 1 tokens), as OpenAI sends it.
+const completionEvents = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"created\":1,\"model\":\"gpt-3.5-turbo-instruct\",\"choices\":[{\"text\":\"hi\",\"index\":0,\"finish_reason\":null}]}\n\n" +
+	"data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"text\":\"\",\"index\":0,\"finish_reason\":\"stop\"}]}\n\n" +
+	"data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,\"total_tokens\":4}}\n\n" +
+	"data: [DONE]\n\n"
+
 // A streamed text completion is forwarded event by event; its usage chunk,
 // asked for by the gateway, is billed and not forwarded.
 func TestCompletionsStream(t *testing.T) {
-	const events = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"text\":\"hi\",\"index\":0,\"finish_reason\":null}]}\n\n" +
-		"data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"text\":\"\",\"index\":0,\"finish_reason\":\"stop\"}]}\n\n" +
-		"data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,\"total_tokens\":4}}\n\n" +
-		"data: [DONE]\n\n"
-	s, url := recordingUpstream(t, "text/event-stream", events)
+	s, url := recordingUpstream(t, "text/event-stream", completionEvents)
 	f := newCostFixture(t, fmt.Sprintf(`model_list:
   - model_name: instruct
     litellm_params: {model: openai/gpt-3.5-turbo-instruct, api_base: %s, input_cost_per_token: 0.001, output_cost_per_token: 0.002}
