@@ -88,14 +88,10 @@ func jsonEqual(t *testing.T, what string, got []byte, want string) {
 	}
 }
 
+// readAll is a unary answer's body.
 func readAll(t *testing.T, resp *http.Response) string {
 	t.Helper()
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	return string(b)
+	return string(chunkstest.Body(t)(resp, nil))
 }
 
 const answer = `{"candidates":[{"content":{"parts":[{"text":"Let me think.","thought":true},{"text":"Hello"},{"text":" there"}],"role":"model"},"finishReason":"STOP","index":0}],
