@@ -16,17 +16,7 @@ import (
 // the client gets the first group's own error. Allowed sees the fallback
 // as configured and the group it resolves to.
 func TestFallbackAccess(t *testing.T) {
-	cfg := load(t, `model_list:
-  - model_name: a
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: a1}
-  - model_name: b
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: b1}
-  - model_name: c
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: c1}
-router_settings:
+	cfg := load(t, modelList(dep("a", "a1", "openai/m", ""), dep("b", "b1", "openai/m", ""), dep("c", "c1", "openai/m", ""))+`router_settings:
   num_retries: 0
   model_group_alias: {alias-b: b}
   fallbacks: [{a: [alias-b, c]}]
@@ -93,23 +83,13 @@ router_settings:
 // goes to its fallbacks, and with no fallback left the request is refused
 // with LiteLLM's "No deployments available" (429).
 func TestRegionFilter(t *testing.T) {
-	cfg := load(t, `model_list:
-  - model_name: a
-    litellm_params: {model: openai/m, api_key: k, region_name: us}
-    model_info: {id: a-us}
-  - model_name: a
-    litellm_params: {model: openai/m, api_key: k, region_name: eu}
-    model_info: {id: a-eu}
-  - model_name: us-only
-    litellm_params: {model: openai/m, api_key: k, region_name: us}
-    model_info: {id: u1}
-  - model_name: mixed
-    litellm_params: {model: openai/m, api_key: k}
-    model_info: {id: m-none}
-  - model_name: mixed
-    litellm_params: {model: openai/m, api_key: k, region_name: eu}
-    model_info: {id: m-eu}
-router_settings:
+	cfg := load(t, modelList(
+		dep("a", "a-us", "openai/m", "region_name: us"),
+		dep("a", "a-eu", "openai/m", "region_name: eu"),
+		dep("us-only", "u1", "openai/m", "region_name: us"),
+		dep("mixed", "m-none", "openai/m", ""),
+		dep("mixed", "m-eu", "openai/m", "region_name: eu"),
+	)+`router_settings:
   num_retries: 2
   fallbacks: [{us-only: [mixed]}]
 `)
