@@ -85,12 +85,7 @@ general_settings: {master_key: sk-master}
 		})
 	}
 
-	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/v1/models", nil)
-	req.Header.Set("Authorization", "Bearer sk-only-a")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.send(t, http.MethodGet, "/v1/models", nil, "Authorization", "Bearer sk-only-a")
 	body := gatewaytest.ReadAll(t, resp.Body)
 	resp.Body.Close()
 	if !strings.Contains(body, `"id":"a"`) || !strings.Contains(body, `"id":"alias-a"`) || strings.Contains(body, `"id":"b"`) {
@@ -278,14 +273,7 @@ func TestBearerHeaders(t *testing.T) {
 	}
 
 	f := keyedFixture(t, mockYAML)
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/chat/completions",
-		strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("X-Litellm-Api-Key", "sk-master")
-	req.Header.Set("Authorization", "Bearer sk-wrong")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.send(t, http.MethodPost, "/v1/chat/completions", strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`), "X-Litellm-Api-Key", "sk-master", "Authorization", "Bearer sk-wrong")
 	defer resp.Body.Close()
 	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 200 {
 		t.Fatalf("status %d with the master key in x-litellm-api-key: %s", resp.StatusCode, out)

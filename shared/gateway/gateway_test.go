@@ -72,17 +72,34 @@ func serve(t *testing.T, h http.Handler) *fixture {
 
 func (f *fixture) post(t *testing.T, path, key, body string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	return f.send(t, http.MethodPost, path, strings.NewReader(body), append(bearer(key), "Content-Type", "application/json")...)
+}
+
+// send sends a request to the gateway with header fields (name, value
+// pairs); its body is closed when the test ends.
+func (f *fixture) send(t *testing.T, method, path string, body io.Reader, header ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("POST %s: %v", path, err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
+}
+
+// bearer is the header fields of key ("": none).
+func bearer(key string) []string {
+	if key == "" {
+		return nil
+	}
+	return []string{"Authorization", "Bearer " + key}
 }
 
 // openAIError decodes an OpenAI-style error body and checks its shape.
@@ -243,15 +260,7 @@ general_settings: {master_key: sk-master}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequest(tt.method, f.srv.URL+tt.path, strings.NewReader(tt.body))
-			if tt.key != "" {
-				req.Header.Set("Authorization", "Bearer "+tt.key)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
+			resp := f.send(t, tt.method, tt.path, strings.NewReader(tt.body), bearer(tt.key)...)
 			out := gatewaytest.ReadAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status = %d, want %d: %s", resp.StatusCode, tt.status, out)

@@ -315,12 +315,7 @@ general_settings: {master_key: sk-master}
 		{"/openai/deployments/gpt-4o/completions?api-version=2024-06-01", `{"model":"other","prompt":"x"}`, "/openai/deployments/prod-4o/completions"},
 		{"/openai/deployments/gpt-4o/embeddings", `{"input":"x"}`, "/openai/deployments/prod-4o/embeddings"},
 	} {
-		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+tt.path, strings.NewReader(tt.body))
-		req.Header.Set("api-key", "sk-master")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := f.send(t, http.MethodPost, tt.path, strings.NewReader(tt.body), "api-key", "sk-master")
 		out := gatewaytest.ReadAll(t, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
@@ -330,9 +325,7 @@ general_settings: {master_key: sk-master}
 			t.Errorf("%s: upstream %s?%s key %q model %q", tt.path, s.path, s.query, s.apiKey, s.model)
 		}
 	}
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/openai/deployments/gpt-4o/chat/completions", strings.NewReader(`{"messages":[]}`))
-	req.Header.Set("api-key", "wrong")
-	resp, _ := http.DefaultClient.Do(req)
+	resp := f.send(t, http.MethodPost, "/openai/deployments/gpt-4o/chat/completions", strings.NewReader(`{"messages":[]}`), "api-key", "wrong")
 	wantError(t, resp, 401)
 	resp = f.post(t, "/openai/deployments/gpt-4o/files", "sk-master", `{}`)
 	wantError(t, resp, 404)
