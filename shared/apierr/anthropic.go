@@ -3,8 +3,6 @@ package apierr
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
-	"time"
 )
 
 // Anthropic's error shape, for the routes of its Messages API: the same
@@ -72,25 +70,9 @@ func AnthropicJSON(err error) []byte {
 func WriteAnthropic(w http.ResponseWriter, err error) {
 	e := From(err)
 	_, status := Anthropic(e)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	ra := e.RetryAfter
-	if ra <= 0 && (status == http.StatusTooManyRequests || status == StatusOverloaded) {
-		ra = time.Second
-	}
-	if ra > 0 {
-		h.Set("Retry-After", strconv.FormatInt(int64(ra/time.Second)+min(int64(ra%time.Second), 1), 10))
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(AnthropicJSON(e))
+	writeJSON(w, status, e.RetryAfter, status == http.StatusTooManyRequests || status == StatusOverloaded, AnthropicJSON(e))
 }
 
 // AnthropicSSE is err as an Anthropic stream's error event, for errors after
 // a stream started.
-func AnthropicSSE(err error) []byte {
-	j := AnthropicJSON(err)
-	out := make([]byte, 0, len(j)+24)
-	out = append(out, "event: error\ndata: "...)
-	out = append(out, j...)
-	return append(out, "\n\n"...)
-}
+func AnthropicSSE(err error) []byte { return sseEvent("event: error\ndata: ", AnthropicJSON(err)) }

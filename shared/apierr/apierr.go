@@ -204,24 +204,32 @@ func JSON(err error) []byte {
 // rate limits, Retry-After in whole seconds (rounded up; at least 1 on a 429).
 func Write(w http.ResponseWriter, err error) {
 	e := From(err)
+	writeJSON(w, e.HTTPStatus(), e.RetryAfter, e.HTTPStatus() == http.StatusTooManyRequests, JSON(e))
+}
+
+// writeJSON sends an error body with its status and Retry-After: ra in
+// whole seconds (rounded up), at least 1 when busy (a rate limit or an
+// overload) gives none.
+func writeJSON(w http.ResponseWriter, status int, ra time.Duration, busy bool, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	ra := e.RetryAfter
-	if ra <= 0 && e.HTTPStatus() == http.StatusTooManyRequests {
+	if ra <= 0 && busy {
 		ra = time.Second
 	}
 	if ra > 0 {
 		h.Set("Retry-After", strconv.FormatInt(int64(ra/time.Second)+min(int64(ra%time.Second), 1), 10)) // ceil without overflow
 	}
-	w.WriteHeader(e.HTTPStatus())
-	_, _ = w.Write(JSON(e))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // SSE is err as one server-sent event, for errors after a stream started.
-func SSE(err error) []byte {
-	j := JSON(err)
-	out := make([]byte, 0, len(j)+8)
-	out = append(out, "data: "...)
-	out = append(out, j...)
+func SSE(err error) []byte { return sseEvent("data: ", JSON(err)) }
+
+// sseEvent is body as a server-sent event after its fields' prefix.
+func sseEvent(prefix string, body []byte) []byte {
+	out := make([]byte, 0, len(prefix)+len(body)+2)
+	out = append(out, prefix...)
+	out = append(out, body...)
 	return append(out, "\n\n"...)
 }

@@ -62,8 +62,8 @@ func (x *exchange) admit(ctx context.Context, a *router.Attempt) (router.Outcome
 		// aliases), counted once per request like the record's own: a
 		// key's, and a team's (LiteLLM keeps those in its metadata).
 		for r := range p.records {
-			if kind := recordKinds[r.kind].modelLimit; kind != "" {
-				req.Scopes = x.modelScope(req.Scopes, kind, r.id, r.settings, onErr)
+			if kind := recordKinds[r.Kind].modelLimit; kind != "" {
+				req.Scopes = x.modelScope(req.Scopes, kind, r.ID(), r.Settings, onErr)
 			}
 		}
 	}
@@ -231,9 +231,9 @@ func (x *exchange) correctTokens(ctx context.Context, final *router.Attempt) {
 
 // budgetScope is the metrics scope of a strict-budget counter's kind.
 func budgetScope(kind string) string {
-	for _, k := range recordKinds { // plan.go
-		if string(k.store) == kind {
-			return k.scope
+	for k, rk := range recordKinds { // plan.go
+		if string(rk.store) == kind {
+			return recordKind(k).Scope()
 		}
 	}
 	return kind
@@ -280,11 +280,11 @@ func (x *exchange) modelScope(scopes []limits.Scope, kind limits.Kind, id string
 // max_parallel_requests of 0 refuses the request (LiteLLM: no request at
 // all).
 func (x *exchange) scope(scopes []limits.Scope, r record, onErr limits.FailMode) ([]limits.Scope, error) {
-	s := r.settings
+	s := r.Settings
 	if s.RPMLimit == 0 && s.TPMLimit == 0 && s.MaxParallel == nil {
 		return scopes, nil
 	}
-	kind := recordKinds[r.kind].limit
+	kind := recordKinds[r.Kind].limit
 	sc := limits.Scope{Kind: kind, ID: r.ID(), RPM: s.RPMLimit, TPM: s.TPMLimit, Shards: limits.ShardsFor(s.RPMLimit), OnError: onErr}
 	if s.MaxParallel != nil {
 		if *s.MaxParallel == 0 {

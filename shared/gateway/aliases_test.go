@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
+	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -116,7 +117,7 @@ general_settings: {master_key: sk-master}
 // TestAliasesNoAllocation: a principal without aliases resolves a model
 // with no allocation.
 func TestAliasesNoAllocation(t *testing.T) {
-	p := &Principal{Key: &keys.Key{}, Team: &keys.Team{}, User: &keys.User{}}
+	p := &Principal{Records: keyauth.Records{Key: &keys.Key{}, Team: &keys.Team{}, User: &keys.User{}}}
 	req := &wire.Request{Model: "gpt-4o"}
 	if n := testing.AllocsPerRun(100, func() { applyAliases(p, req) }); n != 0 {
 		t.Fatalf("%v allocations per request without aliases", n)

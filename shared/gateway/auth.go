@@ -23,21 +23,18 @@ import (
 type Principal struct {
 	KeyHash string // "" for the master key or an open gateway
 	Master  bool
-	Key     *keys.Key     // the virtual key, if one was used
-	Team    *keys.Team    // the key's team, if it has one
-	User    *keys.User    // the key's user, if it has one and the user exists
-	Member  *keys.Member  // the user's membership of the key's team, if it exists
-	EndUser *keys.EndUser // the request's end user ("user"), if registered
-	// Org is the organization of the key's team, if it has one: its
-	// models, budget and limits bound the request like the team's.
-	Org *keys.Organization
+	// Records are the virtual key, its team, user, membership and
+	// organization, and the request's end user, each if it has one; the
+	// organization's models, budget and limits bound the request like the
+	// team's.
+	keyauth.Records
 }
 
 // restricted reports whether p's key, team, user or organization names the
 // models it may use.
 func (p *Principal) restricted() bool {
 	for r := range p.records {
-		if p.checksModels(r) && len(r.settings.Models) > 0 {
+		if p.checksModels(r) && len(r.Settings.Models) > 0 {
 			return true
 		}
 	}
@@ -49,7 +46,7 @@ func (p *Principal) restricted() bool {
 // of no team), as LiteLLM checks them (can_user_call_model "if personal
 // key": a team key is bounded by its team's models, not its user's).
 func (p *Principal) checksModels(r record) bool {
-	return recordKinds[r.kind].modelAccess != "" && (r.kind != recUser || p.Team == nil)
+	return recordKinds[r.Kind].modelAccess != "" && (r.Kind != recUser || p.Team == nil)
 }
 
 // resolveAlias returns the model group a request's model names for p, as
@@ -189,8 +186,7 @@ func (a *access) Authenticate(ctx context.Context, token string) (*Principal, er
 		}
 		return nil, d.Err
 	}
-	k := r.Key
-	return &Principal{KeyHash: r.Key.Hash, Key: &k, Team: r.Team, User: r.User, Member: r.Member, Org: r.Org}, nil
+	return &Principal{KeyHash: r.Key.Hash, Records: r}, nil
 }
 
 // EndUser checks the request's end user (its "user" field) against its
@@ -298,7 +294,7 @@ func setFallbacksSkipped(hd http.Header, res *router.Result) {
 func allowModel(p *Principal, ag map[string][]string, model, group string) error {
 	for r := range p.records {
 		if p.checksModels(r) {
-			if err := checkModels(recordKinds[r.kind].modelAccess, r.settings.Models, ag, model, group); err != nil {
+			if err := checkModels(recordKinds[r.Kind].modelAccess, r.Settings.Models, ag, model, group); err != nil {
 				return err
 			}
 		}

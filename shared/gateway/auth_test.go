@@ -85,12 +85,7 @@ general_settings: {master_key: sk-master}
 		})
 	}
 
-	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/v1/models", nil)
-	req.Header.Set("Authorization", "Bearer sk-only-a")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.send(t, http.MethodGet, "/v1/models", nil, "Authorization", "Bearer sk-only-a")
 	body := gatewaytest.ReadAll(t, resp.Body)
 	resp.Body.Close()
 	if !strings.Contains(body, `"id":"a"`) || !strings.Contains(body, `"id":"alias-a"`) || strings.Contains(body, `"id":"b"`) {
@@ -102,14 +97,9 @@ general_settings: {master_key: sk-master}
 // blocks at its limit with a 400 budget_exceeded naming it, its spend and
 // its limit; a budget_duration period ends exactly at its boundary.
 func TestBudgets(t *testing.T) {
-	cfg := loadConfig(t, `model_list:
-  - model_name: m
-    litellm_params: {model: mock/m}
-general_settings: {master_key: sk-master}
-`)
+	cfg := loadConfig(t, oneMockModel)
 	ctx := context.Background()
 	ks := keys.NewMemory()
-	usd := func(v float64) *float64 { return &v }
 	day1 := time.Date(2031, 5, 6, 23, 59, 59, 0, time.UTC)
 	var mu sync.Mutex
 	now := day1
@@ -121,15 +111,15 @@ general_settings: {master_key: sk-master}
 			t.Fatal(err)
 		}
 	}
-	must(ks.Teams().Create(ctx, keys.Team{ID: "t-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(2)}}}))
+	must(ks.Teams().Create(ctx, keys.Team{ID: "t-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: dollars(2)}}}))
 	must(ks.Teams().Create(ctx, keys.Team{ID: "t-ok"}))
-	must(ks.Users().Create(ctx, keys.User{ID: "u-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(3)}}}))
+	must(ks.Users().Create(ctx, keys.User{ID: "u-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: dollars(3)}}}))
 	must(ks.Users().Create(ctx, keys.User{ID: "u-ok"}))
-	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t-ok", UserID: "u-ok", Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(0.5)}}}))
-	must(ks.EndUsers().Create(ctx, keys.EndUser{ID: "customer-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1)}}}))
+	must(ks.AddMember(ctx, keys.Member{Group: keys.KindTeam, GroupID: "t-ok", UserID: "u-ok", Role: keys.MemberUser, Settings: keys.Settings{Budget: keys.Budget{MaxBudget: dollars(0.5)}}}))
+	must(ks.EndUsers().Create(ctx, keys.EndUser{ID: "customer-broke", Settings: keys.Settings{Budget: keys.Budget{MaxBudget: dollars(1)}}}))
 	must(ks.EndUsers().Create(ctx, keys.EndUser{ID: "customer-blocked", Settings: keys.Settings{Blocked: true}}))
 	for _, k := range []keys.Key{
-		{Hash: keys.HashSecret("sk-daily"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(1), Duration: "1d"}}},
+		{Hash: keys.HashSecret("sk-daily"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: dollars(1), Duration: "1d"}}},
 		{Hash: keys.HashSecret("sk-team"), TeamID: "t-broke"},
 		{Hash: keys.HashSecret("sk-user"), UserID: "u-broke"},
 		{Hash: keys.HashSecret("sk-member"), TeamID: "t-ok", UserID: "u-ok"},
@@ -283,14 +273,7 @@ func TestBearerHeaders(t *testing.T) {
 	}
 
 	f := keyedFixture(t, mockYAML)
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/chat/completions",
-		strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("X-Litellm-Api-Key", "sk-master")
-	req.Header.Set("Authorization", "Bearer sk-wrong")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.send(t, http.MethodPost, "/v1/chat/completions", strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`), "X-Litellm-Api-Key", "sk-master", "Authorization", "Bearer sk-wrong")
 	defer resp.Body.Close()
 	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 200 {
 		t.Fatalf("status %d with the master key in x-litellm-api-key: %s", resp.StatusCode, out)

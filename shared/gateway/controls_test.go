@@ -5,18 +5,17 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 )
 
 // recording is an upstream that answers a completion and keeps the bodies
 // it received.
 type recording struct {
-	mu     sync.Mutex
-	bodies []string
+	bodies providerstest.Log[string]
 	srv    *gatewaytest.Counter
 }
 
@@ -24,9 +23,7 @@ func newRecording(t *testing.T, delay time.Duration) *recording {
 	rec := &recording{srv: &gatewaytest.Counter{}}
 	rec.srv.Server = gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		rec.mu.Lock()
-		rec.bodies = append(rec.bodies, string(b))
-		rec.mu.Unlock()
+		rec.bodies.Add(string(b))
 		rec.srv.Calls.Add(1)
 		if delay > 0 {
 			select {
@@ -92,13 +89,11 @@ router_settings:
 			}
 		})
 	}
-	backup.mu.Lock()
-	for _, b := range backup.bodies {
+	for _, b := range backup.bodies.All() {
 		if strings.Contains(b, "mock_testing") {
 			t.Errorf("a switch reached the upstream: %s", b)
 		}
 	}
-	backup.mu.Unlock()
 	// The simulated failures cooled nothing down: the primary serves.
 	resp := f.post(t, "/v1/chat/completions", "", `{"model":"p","messages":[]}`)
 	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 200 || primary.calls() != 1 {
@@ -170,9 +165,7 @@ router_settings: {num_retries: 0, disable_cooldowns: true}
 	if resp.StatusCode != 400 || !strings.Contains(out, "x-litellm-stream-timeout") {
 		t.Errorf("bad header: status %d: %s", resp.StatusCode, out)
 	}
-	slow.mu.Lock()
-	defer slow.mu.Unlock()
-	for _, b := range slow.bodies {
+	for _, b := range slow.bodies.All() {
 		if strings.Contains(b, "timeout") {
 			t.Errorf("timeout reached the upstream: %s", b)
 		}

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/providers/messages"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -42,18 +40,11 @@ func (x *exchange) countTokens(ctx context.Context, a *router.Attempt) (router.O
 	d := a.Deployment
 	call := wire.Call{Op: wire.OpCountTokens, Body: x.req.MessagesBody(a.ProviderModel), PromptTokens: int(x.prompt)}
 	call.Anthropic, _ = x.state.(*wire.AnthropicHeaders)
-	resp, err := x.do(ctx, d, call)
-	if err != nil {
-		return router.Outcome{}, err
-	}
-	defer resp.Body.Close()
 	b := getBuf()
 	defer putBuf(b)
-	if _, err := b.ReadFrom(resp.Body); err != nil {
-		return router.Outcome{}, providers.TransportError(ctx, d, err)
-	}
-	if !wire.Valid(b.Bytes()) {
-		return router.Outcome{}, apierr.New(apierr.UpstreamServer, "deployment %s returned a count that is not valid JSON", d.ID)
+	resp, err := x.fetchWhole(ctx, d, call, b, false, "a count")
+	if err != nil {
+		return router.Outcome{}, err
 	}
 	x.setRouteHeaders(a)
 	hd := x.w.Header()

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,12 +29,8 @@ func (u *upstreams) serve(t *testing.T, id string, w http.ResponseWriter, r *htt
 			`"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`, id, model, id))
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	send := func(ev string) {
-		io.WriteString(w, "data: "+ev+"\n\n")
-		w.(http.Flusher).Flush()
-	}
+	raw := streamTo(w)
+	send := func(ev string) { raw("data: " + ev + "\n\n") }
 	chunk := func(delta, finish string) string {
 		return fmt.Sprintf(`{"id":"chatcmpl-%s","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":%s,"finish_reason":%s}]}`, id, delta, finish)
 	}

@@ -405,3 +405,14 @@ func assertRouteHeaders(t *testing.T, rep reply, last attempt, retries, fallback
 		t.Fatal("no x-litellm-call-id")
 	}
 }
+
+// streamTo starts a 200 event stream on w; the func it returns writes an
+// event's text and flushes it.
+func streamTo(w http.ResponseWriter) func(text string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	return func(text string) {
+		io.WriteString(w, text)
+		w.(http.Flusher).Flush()
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 	"github.com/sluice-gw/sluice/shared/router"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -71,17 +72,34 @@ func serve(t *testing.T, h http.Handler) *fixture {
 
 func (f *fixture) post(t *testing.T, path, key, body string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	return f.send(t, http.MethodPost, path, strings.NewReader(body), append(bearer(key), "Content-Type", "application/json")...)
+}
+
+// send sends a request to the gateway with header fields (name, value
+// pairs); its body is closed when the test ends.
+func (f *fixture) send(t *testing.T, method, path string, body io.Reader, header ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("POST %s: %v", path, err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
+}
+
+// bearer is the header fields of key ("": none).
+func bearer(key string) []string {
+	if key == "" {
+		return nil
+	}
+	return []string{"Authorization", "Bearer " + key}
 }
 
 // openAIError decodes an OpenAI-style error body and checks its shape.
@@ -211,5 +229,196 @@ func TestPanicsBecomeCleanErrors(t *testing.T) {
 				t.Fatalf("want one log line with the panic value and no stack: %s", logs.String())
 			}
 		})
+	}
+}
+
+func TestRequestErrors(t *testing.T) {
+	f := newFixture(t, `model_list:
+  - model_name: m
+    litellm_params: {model: mock/m}
+  - model_name: claude
+    litellm_params: {model: cohere/command-r}
+general_settings: {master_key: sk-master}
+`, nil)
+	big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 1<<20) + `"}]}`
+	tests := []struct {
+		name, method, path, key, body string
+		status                        int
+		code, msgHas                  string
+	}{
+		{"no key", "POST", "/v1/chat/completions", "", `{"model":"m"}`, 401, "invalid_api_key", "Authentication Error, No api key passed in."},
+		{"wrong key", "POST", "/v1/chat/completions", "sk-wrong", `{"model":"m"}`, 401, "invalid_api_key", "Authentication Error, Invalid proxy server token passed."},
+		{"models needs key", "GET", "/v1/models", "", "", 401, "invalid_api_key", ""},
+		{"malformed json", "POST", "/v1/chat/completions", "sk-master", `{"model":`, 400, "invalid_request", "not valid JSON"},
+		{"not an object", "POST", "/v1/chat/completions", "sk-master", `[1,2]`, 400, "invalid_request", "JSON object"},
+		{"missing model", "POST", "/v1/chat/completions", "sk-master", `{"messages":[]}`, 400, "invalid_request", "'model'"},
+		{"unknown model", "POST", "/v1/chat/completions", "sk-master", `{"model":"gpt-5-ultra"}`, 404, "model_not_found", `"gpt-5-ultra" not found; available models: m`},
+		{"unimplemented provider", "POST", "/v1/chat/completions", "sk-master", `{"model":"claude"}`, 501, "not_implemented", `provider "cohere" is not implemented yet`},
+		{"too large", "POST", "/v1/chat/completions", "sk-master", big, 413, "request_too_large", "limit"},
+		{"unknown route", "POST", "/v1/completions/x", "sk-master", `{}`, 404, "not_found", "no route"},
+		{"wrong method", "GET", "/v1/chat/completions", "sk-master", "", 405, "method_not_allowed", "use POST"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := f.send(t, tt.method, tt.path, strings.NewReader(tt.body), bearer(tt.key)...)
+			out := gatewaytest.ReadAll(t, resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status = %d, want %d: %s", resp.StatusCode, tt.status, out)
+			}
+			msg, _, code := openAIError(t, out)
+			if code != tt.code || !strings.Contains(msg, tt.msgHas) {
+				t.Errorf("error = %s / %q; want code %s and message containing %q", code, msg, tt.code, tt.msgHas)
+			}
+		})
+	}
+}
+
+// TestDeepBody: a body nested deeper than wire.MaxDepth is a 400 (not a
+// crash of the process); one at the bound is served.
+func TestDeepBody(t *testing.T) {
+	f := newFixture(t, mockYAML, nil)
+	for _, tt := range []struct {
+		name   string
+		body   string
+		status int
+	}{
+		{"unbalanced, under the body limit", `{"model":"gpt-4o-mini","x":` + strings.Repeat("[", 1<<20-100), 400},
+		{"balanced, one level over", `{"model":"gpt-4o-mini","x":` + strings.Repeat("[", wire.MaxDepth) + strings.Repeat("]", wire.MaxDepth) + `}`, 400},
+		{"at the bound", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"x":` + strings.Repeat("[", wire.MaxDepth-1) + strings.Repeat("]", wire.MaxDepth-1) + `}`, 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := f.post(t, "/v1/chat/completions", "sk-master", tt.body)
+			out := gatewaytest.ReadAll(t, resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tt.status, out)
+			}
+			if tt.status == 400 {
+				if msg, typ, _ := openAIError(t, out); typ != "invalid_request_error" || !strings.Contains(msg, "deeper than") {
+					t.Fatalf("error %s: %s", typ, msg)
+				}
+			}
+		})
+	}
+}
+
+// TestDuplicateModelKey: the gateway routed and checked the last "model"
+// while the Anthropic translator sent the first, so a key allowed only a
+// cheap model could call any. A repeated top-level key is now a 400 naming
+// it, before any upstream call.
+func TestDuplicateModelKey(t *testing.T) {
+	up := gatewaytest.Answering(t, 200, "application/json", `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-20250514","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
+	f := keyedFixture(t, fmt.Sprintf(`model_list:
+  - model_name: claude-cheap
+    litellm_params: {model: "anthropic/*", api_base: %q, api_key: sk-ant}
+general_settings: {master_key: sk-master}
+`, up.URL), keys.Key{Hash: keys.HashSecret("sk-cheap"), Settings: keys.Settings{Models: []string{"claude-cheap"}}})
+	resp := f.post(t, "/v1/chat/completions", "sk-cheap", `{"model":"claude-opus-4-20250514","model":"claude-cheap","messages":[{"role":"user","content":"hi"}]}`)
+	out := gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != 400 {
+		t.Fatalf("status %d, want 400: %s", resp.StatusCode, out)
+	}
+	if msg, typ, _ := openAIError(t, out); typ != "invalid_request_error" || !strings.Contains(msg, `duplicate key "model"`) {
+		t.Fatalf("error %s: %s", typ, msg)
+	}
+	if n := up.Calls.Load(); n != 0 {
+		t.Fatalf("upstream called %d times", n)
+	}
+}
+
+func TestMockErrorsAndEmbeddings(t *testing.T) {
+	f := newFixture(t, `model_list:
+  - model_name: flaky
+    litellm_params: {model: mock/x, mock_response: litellm.RateLimitError}
+  - model_name: emb
+    litellm_params: {model: mock/text-embedding-3-small}
+router_settings: {num_retries: 0, cooldown_time: 30}
+`, nil)
+	resp := f.post(t, "/v1/chat/completions", "", `{"model":"flaky","messages":[]}`)
+	out := gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != 429 {
+		t.Fatalf("status %d: %s", resp.StatusCode, out)
+	}
+	// The 429 cooled the only deployment: the next request is refused with
+	// the cooldown's end as Retry-After, without calling the provider.
+	resp = f.post(t, "/v1/chat/completions", "", `{"model":"flaky","messages":[]}`)
+	out = gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("status %d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
+	}
+	if _, _, code := openAIError(t, out); code != "no_deployments_available" {
+		t.Errorf("code = %s", code)
+	}
+
+	resp = f.post(t, "/v1/embeddings", "", `{"model":"emb","input":["a","b"],"dimensions":4}`)
+	var e struct {
+		Data []struct {
+			Embedding []float64 `json:"embedding"`
+			Index     int       `json:"index"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("embeddings: %d", resp.StatusCode)
+	}
+	gatewaytest.Decode(t, resp.Body, &e)
+	if len(e.Data) != 2 || len(e.Data[0].Embedding) != 4 || e.Data[1].Index != 1 {
+		t.Fatalf("embeddings = %+v", e.Data)
+	}
+}
+
+// bodyRecorder is an upstream answering answer and keeping the bodies it got.
+type bodyRecorder struct {
+	srv    *httptest.Server
+	bodies providerstest.Log[string]
+}
+
+func newBodyRecorder(t *testing.T, answer string) *bodyRecorder {
+	u := &bodyRecorder{}
+	u.srv = gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		u.bodies.Add(string(b))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer)
+	})
+	return u
+}
+
+func (u *bodyRecorder) last() string {
+	b, _ := u.bodies.Latest()
+	return b
+}
+
+// A request's own drop_params reaches the translating provider (Anthropic
+// drops what it cannot send instead of refusing it) and never an upstream.
+func TestRequestDropParams(t *testing.T) {
+	ant := newBodyRecorder(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
+	oai := newBodyRecorder(t, completion)
+	f := keyedFixture(t, fmt.Sprintf(`model_list:
+  - model_name: claude
+    litellm_params: {model: anthropic/claude-sonnet-4-20250514, api_base: %q, api_key: sk-ant}
+  - model_name: gpt
+    litellm_params: {model: openai/gpt-4o, api_base: %q, api_key: sk-up}
+general_settings: {master_key: sk-master}
+`, ant.srv.URL, oai.srv.URL+"/v1"))
+	for _, tt := range []struct {
+		name, body string
+		status     int
+	}{
+		{"anthropic refuses n without drop_params", `{"model":"claude","n":2,"messages":[{"role":"user","content":"hi"}]}`, 400},
+		{"anthropic drops n with drop_params", `{"model":"claude","n":2,"drop_params":true,"messages":[{"role":"user","content":"hi"}]}`, 200},
+		{"openai never sees drop_params", `{"model":"gpt","seed":1,"drop_params":true,"messages":[{"role":"user","content":"hi"}]}`, 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := f.post(t, "/v1/chat/completions", "sk-master", tt.body)
+			out := gatewaytest.ReadAll(t, resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
+			}
+		})
+	}
+	if b := ant.last(); strings.Contains(b, `"n"`) || strings.Contains(b, "drop_params") || b == "" {
+		t.Errorf("anthropic got %s, want neither n nor drop_params", b)
+	}
+	if b := oai.last(); strings.Contains(b, "drop_params") || !strings.Contains(b, `"seed":1`) {
+		t.Errorf("openai got %s, want seed and no drop_params", b)
 	}
 }

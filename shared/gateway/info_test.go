@@ -31,15 +31,7 @@ func infoFixture(t *testing.T, yaml string) *fixture {
 
 func (f *fixture) get(t *testing.T, path, key string, v any) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := f.send(t, http.MethodGet, path, nil, bearer(key)...)
 	if resp.StatusCode == 200 && v != nil {
 		gatewaytest.Decode(t, resp.Body, v)
 	} else {
@@ -96,28 +88,34 @@ general_settings: {master_key: sk-master}
 // the gateway's and the admin API's.
 func TestRoutes(t *testing.T) {
 	f := infoFixture(t, "model_list: []\ngeneral_settings: {master_key: sk-master}\n")
-	var out struct {
-		Routes []struct {
-			Path    string
-			Methods []string
-			Name    string
-		}
-	}
-	if st := f.get(t, "/routes", "sk-only-a", &out); st != 200 {
-		t.Fatal(st)
-	}
-	found := map[string]string{}
-	for _, r := range out.Routes {
-		found[r.Path] = strings.Join(r.Methods, ",")
-	}
+	found := listedRoutes(t, f, "sk-only-a")
 	for path, method := range map[string]string{"/v1/chat/completions": "POST", "/v1/completions": "POST", "/key/generate": "POST", "/model_group/info": "GET"} {
-		if found[path] != method {
-			t.Errorf("%s: %q", path, found[path])
+		if got := strings.Join(found[path], ","); got != method {
+			t.Errorf("%s: %q", path, got)
 		}
 	}
 	if st := f.get(t, "/routes", "", nil); st != 401 {
 		t.Errorf("no key: %d", st)
 	}
+}
+
+// listedRoutes is what /routes lists, asked with key: each path's methods.
+func listedRoutes(t *testing.T, f *fixture, key string) map[string][]string {
+	t.Helper()
+	var out struct {
+		Routes []struct {
+			Path    string
+			Methods []string
+		}
+	}
+	if st := f.get(t, "/routes", key, &out); st != 200 {
+		t.Fatalf("/routes: %d", st)
+	}
+	found := map[string][]string{}
+	for _, r := range out.Routes {
+		found[r.Path] = append(found[r.Path], r.Methods...)
+	}
+	return found
 }
 
 // /health (master key only) calls every deployment now and sorts them into

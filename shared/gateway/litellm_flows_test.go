@@ -93,9 +93,7 @@ general_settings: {master_key: sk-master}
 	if resp.StatusCode != 200 || resp.Header.Get("X-Litellm-Model-Group") != "gpt-6-luna" {
 		t.Fatalf("status %d group %q: %s", resp.StatusCode, resp.Header.Get("X-Litellm-Model-Group"), out)
 	}
-	up.mu.Lock()
-	sent := up.bodies[len(up.bodies)-1]
-	up.mu.Unlock()
+	sent := up.bodies.Last(t, "the upstream")
 	if m := gjson.Get(sent, "messages").Raw; m != custom || gjson.Get(sent, "model").Str != "gpt-6-luna" ||
 		gjson.Get(sent, "max_tokens").Int() != 32 || strings.Contains(sent, "fallbacks") {
 		t.Errorf("the fallback's call = %s; want the custom messages, its model, max_tokens kept, no fallbacks", sent)
@@ -174,11 +172,7 @@ func TestTextCompletionOpenAI(t *testing.T) {
 // A streamed chat request to a text-completion-openai deployment reads the
 // completion's events as chat chunks, as they arrive.
 func TestTextCompletionOpenAIStream(t *testing.T) {
-	const events = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"created\":1,\"model\":\"gpt-3.5-turbo-instruct\",\"choices\":[{\"text\":\"hi\",\"index\":0,\"finish_reason\":null}]}\n\n" +
-		"data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"text\":\"\",\"index\":0,\"finish_reason\":\"stop\"}]}\n\n" +
-		"data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,\"total_tokens\":4}}\n\n" +
-		"data: [DONE]\n\n"
-	s, url := recordingUpstream(t, "text/event-stream", events)
+	s, url := recordingUpstream(t, "text/event-stream", completionEvents)
 	f := newCostFixture(t, fmt.Sprintf(`model_list:
   - model_name: instruct
     litellm_params: {model: text-completion-openai/gpt-3.5-turbo-instruct, api_base: %s}

@@ -128,12 +128,7 @@ func TestTranscriptions(t *testing.T) {
     litellm_params: {model: openai/whisper-1, api_base: %s}
 `, up.URL), nil)
 			ct, body := multipartBody(t, bytes.Repeat([]byte{1}, 32000), "model", "stt", "response_format", "json")
-			req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/audio/transcriptions", bytes.NewReader(body))
-			req.Header.Set("Content-Type", ct)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := f.send(t, http.MethodPost, "/v1/audio/transcriptions", bytes.NewReader(body), "Content-Type", ct)
 			defer resp.Body.Close()
 			if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 200 || out != tt.answer {
 				t.Fatalf("%d %s", resp.StatusCode, out)
@@ -163,9 +158,7 @@ func TestTranscriptionsBadForm(t *testing.T) {
 	mw := multipart.NewWriter(&b)
 	mw.WriteField("model", "stt")
 	mw.Close()
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/audio/transcriptions", &b)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, _ = http.DefaultClient.Do(req)
+	resp = f.send(t, http.MethodPost, "/v1/audio/transcriptions", &b, "Content-Type", mw.FormDataContentType())
 	if msg := wantError(t, resp, 400); !strings.Contains(msg, "'file'") {
 		t.Errorf("message %q", msg)
 	}
@@ -190,12 +183,7 @@ func TestTranscriptionsOddBoundary(t *testing.T) {
 	const boundary = "odd boundary ending in space "
 	body := "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.mp3\"\r\n\r\nAUDIO\r\n--" + boundary +
 		"\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nstt\r\n--" + boundary + "--\r\n"
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/audio/transcriptions", strings.NewReader(body))
-	req.Header.Set("Content-Type", `multipart/form-data; boundary="`+boundary+`"`)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.send(t, http.MethodPost, "/v1/audio/transcriptions", strings.NewReader(body), "Content-Type", `multipart/form-data; boundary="`+boundary+`"`)
 	defer resp.Body.Close()
 	if out := gatewaytest.ReadAll(t, resp.Body); resp.StatusCode != 200 || gotModel != "whisper-1" {
 		t.Errorf("%d %s, upstream model %q", resp.StatusCode, out, gotModel)

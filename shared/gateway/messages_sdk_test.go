@@ -174,14 +174,8 @@ func TestMessagesPassThroughBytes(t *testing.T) {
 	body := `{ "model" : "claude-alias",  "max_tokens":64,"metadata":{"user_id":"u-1"},` +
 		`"system":[{"type":"text","text":"be brief","cache_control":{"type":"ephemeral"}}],` +
 		`"messages":[{"role":"user","content":[{"type":"text","text":"hi \u00e9"}]}],"future_field":{"x":[1,2.50]}}`
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/messages?beta=true", strings.NewReader(body))
-	req.Header.Set("X-Api-Key", "sk-user")
-	req.Header.Set("Anthropic-Version", "2023-06-01")
-	req.Header.Set("Anthropic-Beta", "interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	const beta = "interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"
+	resp := f.send(t, http.MethodPost, "/v1/messages?beta=true", strings.NewReader(body), "X-Api-Key", "sk-user", "Anthropic-Version", "2023-06-01", "Anthropic-Beta", beta)
 	out := gatewaytest.ReadAll(t, resp.Body)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
@@ -191,7 +185,7 @@ func TestMessagesPassThroughBytes(t *testing.T) {
 	if got.body != want {
 		t.Errorf("upstream body\n%s\nwant\n%s", got.body, want)
 	}
-	if got.path != "/v1/messages" || got.header.Get("Anthropic-Beta") != req.Header.Get("Anthropic-Beta") || got.header.Get("Anthropic-Version") != "2023-06-01" {
+	if got.path != "/v1/messages" || got.header.Get("Anthropic-Beta") != beta || got.header.Get("Anthropic-Version") != "2023-06-01" {
 		t.Errorf("upstream %s headers %v", got.path, got.header)
 	}
 	if got.header.Get("X-Api-Key") != "sk-ant-fake" {

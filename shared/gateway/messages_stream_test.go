@@ -22,12 +22,7 @@ func TestMessagesStreamBoundary(t *testing.T) {
   - model_name: cut
     litellm_params: {model: anthropic/cutafter, api_base: CLAUDE_URL, api_key: sk-ant-fake}`)
 	post := func(body string) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/messages", strings.NewReader(body))
-		req.Header.Set("X-Api-Key", "sk-master")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := f.send(t, http.MethodPost, "/v1/messages", strings.NewReader(body), "X-Api-Key", "sk-master")
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		return resp, string(b)

@@ -24,16 +24,8 @@ func i64(v int64) *int64 { return &v }
 func TestKeyMaxParallel(t *testing.T) {
 	var hits atomic.Int64
 	hold := make(chan struct{})
-	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		hits.Add(1)
-		select { // a request admitted by mistake must not hang the test
-		case <-hold:
-		case <-time.After(20 * time.Second):
-		}
-		io.WriteString(w, completion)
-	})
-	cfg := loadConfig(t, fmt.Sprintf("general_settings: {master_key: sk-master}\nmodel_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s}\n", up.URL))
+	upURL := heldUpstream(t, &hits, hold)
+	cfg := loadConfig(t, fmt.Sprintf("general_settings: {master_key: sk-master}\nmodel_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s}\n", upURL))
 	ks, shared := keys.NewMemory(), limits.NewMemory()
 	ctx := context.Background()
 	two := keys.Key{Hash: keys.HashSecret("sk-two"), Settings: keys.Settings{MaxParallel: i64(2)}}
@@ -97,15 +89,7 @@ func TestKeyMaxParallel(t *testing.T) {
 func TestDeploymentMaxParallel(t *testing.T) {
 	var full, free atomic.Int64
 	hold := make(chan struct{})
-	upFull := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		full.Add(1)
-		select { // a request admitted by mistake must not hang the test
-		case <-hold:
-		case <-time.After(20 * time.Second):
-		}
-		io.WriteString(w, completion)
-	})
+	upFullURL := heldUpstream(t, &full, hold)
 	upFree := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		free.Add(1)
@@ -113,7 +97,7 @@ func TestDeploymentMaxParallel(t *testing.T) {
 	})
 	cfg := loadConfig(t, fmt.Sprintf("model_list:\n"+
 		"  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s, max_parallel_requests: 1, order: 1}\n"+
-		"  - model_name: m\n    litellm_params: {model: openai/y, api_base: %s, order: 2}\n", upFull.URL, upFree.URL))
+		"  - model_name: m\n    litellm_params: {model: openai/y, api_base: %s, order: 2}\n", upFullURL, upFree.URL))
 	f := serve(t, testHandler(Options{Config: cfg, Limits: limits.NewMemory()}))
 	done := make(chan int)
 	go func() { done <- f.post(t, "/v1/chat/completions", "", `{"model":"m"}`).StatusCode }()
@@ -157,4 +141,19 @@ func TestKeyModelRPMLimit(t *testing.T) {
 			}
 		}
 	}
+}
+
+// heldUpstream is the URL of an upstream that answers a completion once
+// hold is closed, counting its requests in hits; a request admitted by
+// mistake gives up after 20s rather than hang the test.
+func heldUpstream(t *testing.T, hits *atomic.Int64, hold <-chan struct{}) string {
+	return gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		hits.Add(1)
+		select {
+		case <-hold:
+		case <-time.After(20 * time.Second):
+		}
+		io.WriteString(w, completion)
+	}).URL
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -127,77 +128,41 @@ func (h *Handler) remaining(ctx context.Context, now time.Time) time.Duration {
 	return config.DefaultTimeout
 }
 
-// A record is one of the principal's optional records (key, team, user,
-// team membership, end user, organization), as the stages read them:
-// its kind and its settings (models, aliases, limits, budget).
-type record struct {
-	kind     recordKind
-	settings *keys.Settings
-	id       string // the record's id; a membership's team
-	user     string // a membership's user
-}
-
-// ID is the record's id (a membership's is keys.MemberID, built only when
-// asked for).
-func (r record) ID() string {
-	if r.kind == recMember {
-		return keys.MemberID(r.id, r.user)
-	}
-	return r.id
-}
-
-type recordKind uint8
-
-const (
-	recKey recordKind = iota
-	recTeam
-	recUser
-	recMember
-	recEndUser
-	recOrg
+// record is one of the principal's records, of a kind (keyauth's).
+type (
+	record     = keyauth.Record
+	recordKind = keyauth.Kind
 )
 
-// recordKinds names each kind where the stages need it: the spend and
-// budget record kind, the limits scope kind and a key's or team's
-// per-model scope, the metrics scope of a refusal, and the model-access
-// name ("": the kind has no model list of its own).
-var recordKinds = [...]struct {
+const (
+	recKey  = keyauth.KindKey
+	recUser = keyauth.KindUser
+)
+
+// recordKinds names each kind of the principal's records (keyauth.Kind)
+// where the stages need it: the spend and budget record kind, the limits
+// scope kind and a key's or team's per-model scope, and the model-access
+// name ("": the kind has no model list of its own). Kind.Scope is the
+// metrics scope of a refusal.
+var recordKinds = [keyauth.Kinds]struct {
 	store       keys.Kind
 	limit       limits.Kind
 	modelLimit  limits.Kind
-	scope       string
 	modelAccess string
 }{
-	recKey:     {keys.KindKey, limits.KindKey, limits.KindKeyModel, "key", "key"},
-	recTeam:    {keys.KindTeam, limits.KindTeam, limits.KindTeamModel, "team", "team"},
-	recUser:    {keys.KindUser, limits.KindUser, "", "user", "user"},
-	recMember:  {keys.KindMember, limits.KindMember, "", "team_member", ""},
-	recEndUser: {keys.KindEndUser, limits.KindEndUser, "", "end_user", ""},
-	recOrg:     {keys.KindOrg, limits.KindOrg, "", "organization", "org"}, // LiteLLM's object_type "org"
+	keyauth.KindKey:     {keys.KindKey, limits.KindKey, limits.KindKeyModel, "key"},
+	keyauth.KindTeam:    {keys.KindTeam, limits.KindTeam, limits.KindTeamModel, "team"},
+	keyauth.KindUser:    {keys.KindUser, limits.KindUser, "", "user"},
+	keyauth.KindMember:  {keys.KindMember, limits.KindMember, "", ""},
+	keyauth.KindEndUser: {keys.KindEndUser, limits.KindEndUser, "", ""},
+	keyauth.KindOrg:     {keys.KindOrg, limits.KindOrg, "", "org"}, // LiteLLM's object_type "org"
 }
 
-// records walks p's records in one order: key, team, user, team
-// membership, end user, organization. It allocates nothing.
-func (p *Principal) records(yield func(record) bool) {
-	if p == nil {
-		return
-	}
-	if k := p.Key; k != nil && !yield(record{kind: recKey, settings: &k.Settings, id: k.Hash}) {
-		return
-	}
-	if t := p.Team; t != nil && !yield(record{kind: recTeam, settings: &t.Settings, id: t.ID}) {
-		return
-	}
-	if u := p.User; u != nil && !yield(record{kind: recUser, settings: &u.Settings, id: u.ID}) {
-		return
-	}
-	if m := p.Member; m != nil && !yield(record{kind: recMember, settings: &m.Settings, id: m.GroupID, user: m.UserID}) {
-		return
-	}
-	if e := p.EndUser; e != nil && !yield(record{kind: recEndUser, settings: &e.Settings, id: e.ID}) {
-		return
-	}
-	if o := p.Org; o != nil {
-		yield(record{kind: recOrg, settings: &o.Settings, id: o.ID})
+// records walks p's records in keyauth's one order: key, team, user, team
+// membership, end user, organization. It allocates nothing; a nil p (no
+// authentication) has none.
+func (p *Principal) records(yield func(keyauth.Record) bool) {
+	if p != nil {
+		p.Records.All(yield)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
+	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/metrics"
@@ -92,13 +93,13 @@ func countingRouter(cfg *config.Config) (*router.Router, map[string]int) {
 // access, the admission scopes, the budget counters) allocates nothing.
 func TestRecordsAllocateNothing(t *testing.T) {
 	s := keys.Settings{Models: []string{"m"}}
-	p := &Principal{
+	p := &Principal{Records: keyauth.Records{
 		Key: &keys.Key{Hash: "h", Settings: s}, Team: &keys.Team{ID: "t", Settings: s}, User: &keys.User{ID: "u", Settings: s},
 		Member: &keys.Member{Group: keys.KindTeam, GroupID: "t", UserID: "u"}, EndUser: &keys.EndUser{ID: "e"}, Org: &keys.Organization{ID: "o", Settings: s},
-	}
-	var kinds []recordKind
+	}}
+	var kinds []keyauth.Kind
 	for r := range p.records {
-		kinds = append(kinds, r.kind)
+		kinds = append(kinds, r.Kind)
 	}
 	if len(kinds) != 6 {
 		t.Fatalf("records walked %v, want all six", kinds)
@@ -108,7 +109,7 @@ func TestRecordsAllocateNothing(t *testing.T) {
 			t.Fatal("model access")
 		}
 		for r := range p.records {
-			_ = r.settings.RPMLimit
+			_ = r.Settings.RPMLimit
 		}
 	})
 	if n != 0 {

@@ -306,7 +306,7 @@ func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Dep
 	rd := sse.NewReader(resp.Body)
 	var up, id []byte // the provider's id and the client's, quoted
 	ended := false    // the stream's last event came
-	resp.Body = &eventReader{upstream: resp.Body, rd: rd, next: func(ev []byte) []byte {
+	resp.Body = newEventReader(resp.Body, rd, func(ev []byte) []byte {
 		data := sse.Data(ev)
 		if up == nil && bytes.Contains(data, []byte(`"response"`)) {
 			if u := gjson.GetBytes(data, "response.id"); u.Type == gjson.String {
@@ -335,12 +335,12 @@ func (rs *respState) passThrough(ctx context.Context, x *exchange, d *config.Dep
 			rs.seq = f[1].Int() + 1
 		}
 		return ev
-	}, end: func() ([]byte, error) {
+	}, func() ([]byte, error) {
 		if !ended { // a Responses stream ends with its response's end
 			return nil, io.ErrUnexpectedEOF
 		}
 		return nil, io.EOF
-	}}
+	})
 	return resp, nil
 }
 
@@ -375,16 +375,16 @@ func (rs *respState) translate(ctx context.Context, x *exchange, d *config.Deplo
 	}
 	st := responses.NewStream(m)
 	rd := sse.NewReader(resp.Body)
-	resp.Body = &eventReader{upstream: resp.Body, rd: rd, next: func(ev []byte) []byte {
+	resp.Body = newEventReader(resp.Body, rd, func(ev []byte) []byte {
 		out := st.Event(sse.Data(ev))
 		rs.seq = st.Seq()
 		return out
-	}, end: func() ([]byte, error) {
+	}, func() ([]byte, error) {
 		events, obj, _ := st.End()
 		rs.seq = st.Seq()
 		rs.save(ctx, x, d, obj)
 		return events, io.EOF
-	}}
+	})
 	resp.Header.Del("Content-Length")
 	return resp, nil
 }

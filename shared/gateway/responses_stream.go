@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/providers/chunks"
 	"github.com/sluice-gw/sluice/shared/sse"
 )
 
@@ -19,36 +20,34 @@ import (
 // passed through next (and end's bytes after the last, and its error in
 // place of io.EOF), read one event at a time with no goroutine.
 type eventReader struct {
+	chunks.Reader
 	upstream io.Closer
 	rd       *sse.Reader
 	next     func(ev []byte) []byte
 	end      func() ([]byte, error)
-	out      []byte
-	off      int
-	err      error
 }
 
-func (r *eventReader) Read(p []byte) (int, error) {
-	for r.off >= len(r.out) {
-		if r.err != nil {
-			return 0, r.err
-		}
-		r.out, r.off = r.out[:0], 0
-		ev, err := r.rd.Next()
-		switch {
-		case err == io.EOF:
-			var b []byte
-			b, r.err = r.end()
-			r.out = append(r.out, b...)
-		case err != nil:
-			r.err = err
-		default:
-			r.out = append(r.out, r.next(ev)...)
-		}
+// newEventReader is an eventReader over rd, the events of upstream.
+func newEventReader(upstream io.Closer, rd *sse.Reader, next func(ev []byte) []byte, end func() ([]byte, error)) *eventReader {
+	r := &eventReader{upstream: upstream, rd: rd, next: next, end: end}
+	r.Init(r)
+	return r
+}
+
+// Fill appends the next event as next rewrites it; after the last, end's
+// bytes and error.
+func (r *eventReader) Fill() error {
+	ev, err := r.rd.Next()
+	switch {
+	case err == io.EOF:
+		b, err := r.end()
+		r.Out = append(r.Out, b...)
+		return err
+	case err != nil:
+		return err
 	}
-	n := copy(p, r.out[r.off:])
-	r.off += n
-	return n, nil
+	r.Out = append(r.Out, r.next(ev)...)
+	return nil
 }
 
 func (r *eventReader) Close() error {

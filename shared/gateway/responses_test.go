@@ -24,33 +24,23 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 	sresponses "github.com/sluice-gw/sluice/shared/responses"
 	"github.com/sluice-gw/sluice/shared/router"
 )
 
-// recorder keeps what a fake upstream received.
-type recorder struct {
-	mu     sync.Mutex
-	bodies [][]byte
-	paths  []string
-}
+// recorder keeps the bodies a fake upstream received.
+type recorder struct{ bodies providerstest.Log[[]byte] }
 
 func (r *recorder) add(req *http.Request) []byte {
 	b, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.bodies, r.paths = append(r.bodies, b), append(r.paths, req.URL.Path)
+	r.bodies.Add(b)
 	return b
 }
 
 func (r *recorder) last(t *testing.T) []byte {
 	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.bodies) == 0 {
-		t.Fatal("the upstream received nothing")
-	}
-	return r.bodies[len(r.bodies)-1]
+	return r.bodies.Last(t, "the upstream")
 }
 
 // fakeOpenAIResponses answers POST /v1/responses as OpenAI does: id

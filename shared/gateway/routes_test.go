@@ -85,19 +85,10 @@ func TestEndpointsDoc(t *testing.T) {
 // them the ones /routes once left out.
 func TestRoutesComplete(t *testing.T) {
 	f := infoFixture(t, "model_list: []\ngeneral_settings: {master_key: sk-master}\n")
-	var out struct {
-		Routes []struct {
-			Path    string
-			Methods []string
-		}
-	}
-	if st := f.get(t, "/routes", "sk-master", &out); st != 200 {
-		t.Fatal(st)
-	}
 	listed := map[string]bool{}
-	for _, r := range out.Routes {
-		for _, m := range r.Methods {
-			listed[m+" "+r.Path] = true
+	for path, methods := range listedRoutes(t, f, "sk-master") {
+		for _, m := range methods {
+			listed[m+" "+path] = true
 		}
 	}
 	for _, mp := range []string{"POST /v1/responses", "POST /v1/messages", "POST /v1/messages/count_tokens",
@@ -111,11 +102,7 @@ func TestRoutesComplete(t *testing.T) {
 			t.Errorf("/routes does not list %s %s", rt.method, rt.pattern)
 		}
 		path := strings.NewReplacer("{model}", "m", "{response_id}", "resp_x").Replace(rt.pattern)
-		req, _ := http.NewRequest(rt.method, f.srv.URL+path, strings.NewReader("{}"))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := f.send(t, rt.method, path, strings.NewReader("{}"))
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusMethodNotAllowed || bytes.Contains(body, []byte("no route")) {
@@ -123,11 +110,7 @@ func TestRoutesComplete(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/v1/rerank/x", "/openai/deployments//chat/completions", "/openai/deployments/a/b/chat/completions", "/v1/responses/"} {
-		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader("{}"))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := f.send(t, http.MethodPost, path, strings.NewReader("{}"))
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("POST %s: %d, want 404", path, resp.StatusCode)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/gateway"
+	"github.com/sluice-gw/sluice/shared/keyauth"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -24,7 +25,7 @@ func TestSpendEvent(t *testing.T) {
 	k := &keys.Key{Hash: keys.HashSecret("sk-x"), Alias: "ci", TeamID: "t1", UserID: "u1"}
 	d := &config.Deployment{ID: "dep-1", ModelName: "gpt-4o", Provider: "azure", Model: "gpt-4o-2024", APIBase: "https://x.example"}
 	c := &gateway.Completion{
-		CallID: "call-1", Principal: &gateway.Principal{KeyHash: k.Hash, Key: k},
+		CallID: "call-1", Principal: &gateway.Principal{KeyHash: k.Hash, Records: keyauth.Records{Key: k}},
 		Model: "my-alias", EndUser: "cust", Tags: []string{"a", strings.Repeat("t", 300)},
 		Attempt:  &router.Attempt{Deployment: d, Group: "gpt-4o", ProviderModel: "gpt-4o-2024"},
 		Attempts: 3, Retries: 1, Fallbacks: 1,
@@ -85,7 +86,7 @@ func TestSpendEventSurvivesQueue(t *testing.T) {
 		k := &keys.Key{Hash: keys.HashSecret("sk-x"), Alias: s, TeamID: s, UserID: s}
 		d := &config.Deployment{ID: s, Provider: s, Model: s, APIBase: "https://x.example/" + strings.Repeat(s, 5)}
 		c := &gateway.Completion{
-			CallID: "call-1", Principal: &gateway.Principal{KeyHash: k.Hash, Key: k},
+			CallID: "call-1", Principal: &gateway.Principal{KeyHash: k.Hash, Records: keyauth.Records{Key: k}},
 			Model: s, EndUser: s, Tags: []string{s, "ok", s},
 			Attempt:   &router.Attempt{Deployment: d, ProviderModel: s},
 			CostNanos: 5, CostKnown: true, Started: start, Ended: start, Operation: wire.OpChat,

@@ -83,13 +83,13 @@ func (h *Handler) reserve(ctx context.Context, p *Principal, req *wire.Request, 
 	now := h.now()
 	var budgets []limits.BudgetCounter
 	for r := range p.records { // plan.go
-		if b := r.settings.Budget; b.MaxBudget != nil {
+		if b := r.Settings.Budget; b.MaxBudget != nil {
 			budgets = append(budgets, limits.BudgetCounter{
-				Kind: string(recordKinds[r.kind].store), ID: r.ID(), Period: b.PeriodAt(now), End: b.ResetAt(now),
+				Kind: string(recordKinds[r.Kind].store), ID: r.ID(), Period: b.PeriodAt(now), End: b.ResetAt(now),
 				Base: keys.Nanos(b.Current(now)), Max: keys.Nanos(*b.MaxBudget),
 			})
 		}
-		if r.kind == recKey && len(p.Key.ModelMaxBudget) > 0 {
+		if r.Kind == recKey && len(p.Key.ModelMaxBudget) > 0 {
 			budgets = modelBudgetCounter(budgets, p.Key, req.Model, now)
 		}
 	}

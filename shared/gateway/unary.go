@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
+	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/pricing"
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/router"
@@ -22,27 +24,13 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 		ctx, cancel = context.WithTimeout(ctx, a.Timeout)
 		defer cancel()
 	}
-	d := a.Deployment
-	resp, err := x.do(ctx, d, call)
+	buf := getBuf()
+	defer putBuf(buf)
+	resp, err := x.fetchWhole(ctx, a.Deployment, call, buf, x.api.rawOut, "a response")
 	if err != nil {
 		return router.Outcome{}, err
 	}
-	defer resp.Body.Close()
-	buf := getBuf()
-	defer putBuf(buf)
-	if resp.ContentLength > 0 {
-		buf.Grow(int(resp.ContentLength))
-	}
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return router.Outcome{}, providers.TransportError(ctx, d, err)
-	}
 	out := buf.Bytes()
-	if !x.api.rawOut && !wire.Valid(out) {
-		// Cut short or garbled: the provider failed (LiteLLM raises
-		// APIError), so the router may retry or fall back, and nothing is
-		// billed. The check costs 1 to 2 ns a byte (wire.BenchmarkValid).
-		return router.Outcome{}, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned a response that is not valid JSON", d.ID)}
-	}
 	if x.api.bill != nil {
 		return x.answer(a, resp, out, x.api.bill(x, a, call, out)), nil // media.go
 	}
@@ -51,6 +39,29 @@ func (x *exchange) unary(ctx context.Context, a *router.Attempt, call wire.Call)
 		return x.answer(a, resp, out, x.bill(a, estimatedUsage(call.PromptTokens, x.api.textBytes(out)), true)), nil
 	}
 	return x.answer(a, resp, out, x.bill(a, u, false)), nil
+}
+
+// fetchWhole makes call on d and reads the whole answer into buf. An
+// answer cut short is a transport error, and one that is not valid JSON
+// (unless raw; what names it in the error) the provider's failure: LiteLLM
+// raises APIError, so the router may retry or fall back, and nothing is
+// billed. The check costs 1 to 2 ns a byte (wire.BenchmarkValid).
+func (x *exchange) fetchWhole(ctx context.Context, d *config.Deployment, call wire.Call, buf *bytes.Buffer, raw bool, what string) (*http.Response, error) {
+	resp, err := x.do(ctx, d, call)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.ContentLength > 0 {
+		buf.Grow(int(resp.ContentLength))
+	}
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, providers.TransportError(ctx, d, err)
+	}
+	if !raw && !wire.Valid(buf.Bytes()) {
+		return nil, &apierr.Error{Kind: apierr.UpstreamServer, Message: fmt.Sprintf("deployment %s returned %s that is not valid JSON", d.ID, what)}
+	}
+	return resp, nil
 }
 
 // answer writes a whole upstream answer (out) to the client: the route

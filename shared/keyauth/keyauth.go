@@ -62,15 +62,6 @@ func unavailable(scope, what string, err error) *Denied {
 	return deny(Unavailable, scope, &apierr.Error{Kind: apierr.Unavailable, Message: "could not check " + what + "; try again", Cause: err})
 }
 
-// Records are what a key authenticates as.
-type Records struct {
-	Key    keys.Key           //
-	Team   *keys.Team         // the key's team, if it has one
-	User   *keys.User         // the key's user, if it has one and the user exists
-	Member *keys.Member       // the user's membership of the key's team, if it exists
-	Org    *keys.Organization // the organization of the key's team, if it has one (org.go)
-}
-
 // Authenticator checks keys against Keys at Now.
 type Authenticator struct {
 	Keys Reader
@@ -128,17 +119,18 @@ func (a *Authenticator) User(ctx context.Context, k keys.Key) (*keys.User, error
 
 // Authenticate is the gateway's check of a request's key: Key, then the
 // key's budget, its team (it exists, is not blocked, its budget) and the
-// team's organization (the same checks), its
-// user's budget and its membership's budget, in that order. The records
-// come back by value: a request pays no allocation for them beyond its
-// own.
+// team's organization (the same checks), its user's budget and its
+// membership's budget, in that order: each record is read only once the
+// ones it hangs from passed, and checked as soon as it is read. The
+// records come back by value; the key is the one allocation beyond the
+// store's.
 func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Records, error) {
 	k, now, err := a.key(ctx, keys.HashSecret(secret))
 	if err != nil {
 		return Records{}, err
 	}
-	r := Records{Key: k}
-	if err := overBudget("key", k.Budget, now, keyName(k)); err != nil {
+	r := Records{Key: &k}
+	if err := overBudget(&r, KindKey, now); err != nil {
 		return Records{}, err
 	}
 	if k.TeamID != "" {
@@ -152,11 +144,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 		if t.Blocked {
 			return Records{}, deny(Blocked, "team", apierr.New(apierr.Unauthorized, "team %s is blocked", t.ID))
 		}
-		if err := overBudget("team", t.Budget, now, t.ID); err != nil {
+		r.Team = &t
+		if err := overBudget(&r, KindTeam, now); err != nil {
 			return Records{}, err
 		}
-		r.Team = &t
-		if r.Org, err = a.org(ctx, r.Team, now); err != nil {
+		if err := a.org(ctx, &r, now); err != nil {
 			return Records{}, err
 		}
 	}
@@ -168,19 +160,17 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 	if r.User, err = a.User(ctx, k); err != nil {
 		return Records{}, err
 	}
-	if r.User != nil {
-		if err := overBudget("user", r.User.Budget, now, r.User.ID); err != nil {
-			return Records{}, err
-		}
+	if err := overBudget(&r, KindUser, now); err != nil {
+		return Records{}, err
 	}
 	if r.User != nil && r.Team != nil {
 		m, err := a.Keys.GetMember(ctx, keys.KindTeam, k.TeamID, k.UserID)
 		switch {
 		case err == nil:
-			if err := overBudget("team_member", m.Budget, now, m.UserID, m.GroupID); err != nil {
+			r.Member = &m
+			if err := overBudget(&r, KindMember, now); err != nil {
 				return Records{}, err
 			}
-			r.Member = &m
 		case !errors.Is(err, keys.ErrNotFound):
 			return Records{}, unavailable("team_member", "the API key's team membership", err)
 		}
@@ -188,11 +178,28 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (Record
 	return r, nil
 }
 
-func overBudget(scope string, b keys.Budget, now time.Time, id ...string) error {
-	if !b.Exceeded(now) { // the common case: no message built
-		return nil
+// overBudget refuses r's record of kind k (none: nil) when its budget is
+// spent at now, named as BudgetError names it: a key by keyName, a
+// membership by its user and team.
+func overBudget(r *Records, k Kind, now time.Time) error {
+	for rec := range r.All {
+		if rec.Kind != k {
+			continue
+		}
+		b := rec.Settings.Budget
+		if !b.Exceeded(now) { // the common case: no message built
+			return nil
+		}
+		name := []string{rec.id}
+		switch k {
+		case KindKey:
+			name[0] = keyName(*r.Key)
+		case KindMember:
+			name = []string{rec.user, rec.id}
+		}
+		return deny(OverBudget, k.Scope(), BudgetError(k.Scope(), b, now, name...))
 	}
-	return deny(OverBudget, scope, BudgetError(scope, b, now, id...))
+	return nil
 }
 
 // keyName names a key in a budget error as LiteLLM's Key= does, without

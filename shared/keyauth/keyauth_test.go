@@ -3,6 +3,7 @@ package keyauth_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -159,5 +160,30 @@ func TestAuthenticateBound(t *testing.T) {
 		if tt.ok && err != nil || !tt.ok && (!errors.As(err, &d) || d.Err.Kind != apierr.Unauthorized) {
 			t.Errorf("key of team %q bound %+v: %v, want ok=%v", tt.team, tt.bound, err, tt.ok)
 		}
+	}
+}
+
+// TestRecordsAll: All walks the records a principal has in one order (key,
+// team, user, membership, end user, organization), skips the ones it has
+// not, stops when told, and names a membership by keys.MemberID.
+func TestRecordsAll(t *testing.T) {
+	r := &keyauth.Records{
+		Key: &keys.Key{Hash: "h"}, User: &keys.User{ID: "u"}, Member: &keys.Member{GroupID: "t", UserID: "u"},
+		Org: &keys.Organization{ID: "o"},
+	}
+	var got []string
+	for rec := range r.All {
+		got = append(got, rec.Kind.Scope()+"="+rec.ID())
+	}
+	want := []string{"key=h", "user=u", "team_member=" + keys.MemberID("t", "u"), "organization=o"}
+	if !slices.Equal(got, want) {
+		t.Errorf("All walked %v, want %v", got, want)
+	}
+	for range r.All {
+		break // a stop must not panic
+	}
+	var none *keyauth.Records
+	for rec := range none.All {
+		t.Errorf("a nil Records walked %v", rec)
 	}
 }

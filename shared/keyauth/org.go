@@ -9,28 +9,27 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
-// org reads the organization of the key's team t and checks that it may
-// be used: it exists, is not blocked and is within its budget (LiteLLM's
-// organization checks). A team with no organization reads nothing: no
-// store call, no allocation.
-func (a *Authenticator) org(ctx context.Context, t *keys.Team, now time.Time) (*keys.Organization, error) {
+// org reads the organization of r's team into r.Org and checks that it
+// may be used: it exists, is not blocked and is within its budget
+// (LiteLLM's organization checks). A team with no organization reads
+// nothing: no store call, no allocation.
+func (a *Authenticator) org(ctx context.Context, r *Records, now time.Time) error {
+	t := r.Team
 	if t == nil || t.OrganizationID == "" {
-		return nil, nil
+		return nil
 	}
 	o, err := a.Keys.GetOrganization(ctx, t.OrganizationID)
 	switch {
 	case errors.Is(err, keys.ErrNotFound):
 		// An organization with teams cannot be deleted; this is a team
 		// read before its move out of a deleted one reached this cache.
-		return nil, deny(TeamGone, "organization", apierr.New(apierr.Unauthorized, "the key's organization %q no longer exists", t.OrganizationID))
+		return deny(TeamGone, "organization", apierr.New(apierr.Unauthorized, "the key's organization %q no longer exists", t.OrganizationID))
 	case err != nil:
-		return nil, unavailable("organization", "the API key's organization", err)
+		return unavailable("organization", "the API key's organization", err)
 	}
 	if o.Blocked {
-		return nil, deny(Blocked, "organization", apierr.New(apierr.Unauthorized, "organization %s is blocked", o.ID))
+		return deny(Blocked, "organization", apierr.New(apierr.Unauthorized, "organization %s is blocked", o.ID))
 	}
-	if err := overBudget("organization", o.Budget, now, o.ID); err != nil {
-		return nil, err
-	}
-	return &o, nil
+	r.Org = &o
+	return overBudget(r, KindOrg, now)
 }

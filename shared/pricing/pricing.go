@@ -66,7 +66,7 @@ func USD(nanos int64) string {
 
 // Table is a price table: model name -> price. A parsed table (Parse,
 // GATEWAY_PRICES) is a map; the embedded one is its generated entries,
-// sorted by name and binary searched, so that a cold start builds nothing.
+// sorted by name and binary searched, so that a cold start builds no map.
 type Table struct {
 	m      map[string]Price
 	sorted []entry
@@ -162,7 +162,7 @@ func count(v gjson.Result) int {
 //
 // It walks the text once (gjson, no reflection): a GATEWAY_PRICES file is
 // parsed at every cold start, and encoding/json took several milliseconds.
-// (The embedded table is parsed at build time: prices_gen.go.)
+// (The embedded table is parsed at build time: prices_gen.tsv, gen.go.)
 func Parse(data []byte) (*Table, error) {
 	if !gjson.ValidBytes(data) {
 		var v any
@@ -262,16 +262,16 @@ func LoadFile(path string) (*Table, error) {
 }
 
 // prices.json is the embedded table's source (LiteLLM's
-// model_prices_and_context_window.json; see README.md); prices_gen.go holds
+// model_prices_and_context_window.json; see README.md); prices_gen.tsv holds
 // it parsed and sorted (TestPricesGen fails when the two differ), so that a
-// cold start neither parses it nor builds a map: lookups binary search the
-// generated array, which is static data.
+// cold start reads plain numbers rather than JSON and builds no map: lookups
+// binary search the entries (gen.go).
 //
 //go:generate sh -c "SLUICE_GEN=1 go test -run ^TestPricesGen$ ."
 //go:embed prices.json
 var defaultJSON []byte
 
-var defaultTable = Table{sorted: defaultPrices[:], src: defaultJSON, idx: &providerIndex{}}
+var defaultTable = Table{sorted: parseGen(defaultGen), src: defaultJSON, idx: &providerIndex{}}
 
 // Default is the embedded price table.
 func Default() *Table { return &defaultTable }

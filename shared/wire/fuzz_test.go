@@ -239,16 +239,8 @@ func referenceUsage(raw json.RawMessage) (Usage, bool) {
 	if json.Unmarshal(m["prompt_tokens_details"], &details) == nil && details != nil {
 		detailsCached = num(details["cached_tokens"])
 	}
-	switch read, hit := num(m["cache_read_input_tokens"]), num(m["prompt_cache_hit_tokens"]); {
-	case detailsCached > 0:
-		u.CachedTokens = detailsCached
-	case read > 0:
-		u.CachedTokens = read
-	default:
-		u.CachedTokens = hit
-	}
-	if u.TotalTokens == 0 {
-		u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	}
+	// Which of the three names wins, and the missing total, are settle's
+	// (TestUsageOf pins them); the oracle checks the reading.
+	u.settle(detailsCached, num(m["cache_read_input_tokens"]), num(m["prompt_cache_hit_tokens"]))
 	return u, hasPrompt || u.TotalTokens > 0
 }

@@ -87,6 +87,12 @@ func AppendToolCall(calls []byte, index int, id, name, args string) []byte {
 // tools), reasoning, tool calls and finish reason, up to the usage:
 // ...,"finish_reason":"stop"}],"usage":
 func AppendMessageEnd(b, text, reasoning, thinking, calls []byte, nCalls int, finish string) []byte {
+	return append(AppendChoiceEnd(b, text, reasoning, thinking, calls, nCalls, finish), `],"usage":`...)
+}
+
+// AppendChoiceEnd is AppendMessageEnd up to the choice's end:
+// ...,"finish_reason":"stop"}
+func AppendChoiceEnd(b, text, reasoning, thinking, calls []byte, nCalls int, finish string) []byte {
 	if text == nil && nCalls > 0 {
 		b = append(b, "null"...)
 	} else {
@@ -108,5 +114,5 @@ func AppendMessageEnd(b, text, reasoning, thinking, calls []byte, nCalls int, fi
 	}
 	b = append(b, `},"finish_reason":"`...)
 	b = append(b, finish...)
-	return append(b, `"}],"usage":`...)
+	return append(b, `"}`...)
 }

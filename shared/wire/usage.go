@@ -88,18 +88,26 @@ func UsageOf(data []byte) (u Usage, ok bool) {
 		}
 		return true
 	})
+	u.settle(detailsCached, readTokens, hitTokens)
+	return u, hasPrompt || u.TotalTokens > 0
+}
+
+// settle completes a usage object's reading: the cached tokens are the
+// first of its three names that is set (prompt_tokens_details.cached_tokens,
+// cache_read_input_tokens, prompt_cache_hit_tokens), and a missing total is
+// prompt plus completion.
+func (u *Usage) settle(detailsCached, read, hit int64) {
 	switch {
 	case detailsCached > 0:
 		u.CachedTokens = detailsCached
-	case readTokens > 0:
-		u.CachedTokens = readTokens
+	case read > 0:
+		u.CachedTokens = read
 	default:
-		u.CachedTokens = hitTokens
+		u.CachedTokens = hit
 	}
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
-	return u, hasPrompt || u.TotalTokens > 0
 }
 
 // EstimateTokens is a cheap prompt-size estimate (about four bytes a token),

@@ -27,36 +27,32 @@ const (
 	OpCountTokens // Anthropic's POST /v1/messages/count_tokens
 )
 
-func (o Op) String() string {
-	if name, _, ok := o.extra(); ok { // ops.go
-		return name
-	}
-	switch o {
-	case OpEmbeddings:
-		return "embeddings"
-	case OpResponses:
-		return "responses"
-	case OpMessages:
-		return "anthropic_messages" // LiteLLM's call_type for /v1/messages
-	case OpCountTokens:
-		return "count_tokens"
-	}
-	return "chat"
+// ops names the first block's operations: LiteLLM's call_type and the
+// path below an OpenAI base URL (Messages and count_tokens have none of
+// their own there: chat's).
+var ops = [...]struct{ name, path string }{
+	OpChat:        {"chat", "/chat/completions"},
+	OpEmbeddings:  {"embeddings", "/embeddings"},
+	OpResponses:   {"responses", "/responses"},
+	OpMessages:    {"anthropic_messages", "/chat/completions"}, // LiteLLM's call_type for /v1/messages
+	OpCountTokens: {"count_tokens", "/chat/completions"},
 }
 
-// Path is the operation's path below an OpenAI base URL.
-func (o Op) Path() string {
-	if _, path, ok := o.extra(); ok { // ops.go
-		return path
+// names is the operation's call_type and path; an unknown one is chat.
+func (o Op) names() (name, path string) {
+	if name, path, ok := o.extra(); ok { // ops.go
+		return name, path
 	}
-	switch o {
-	case OpEmbeddings:
-		return "/embeddings"
-	case OpResponses:
-		return "/responses"
+	if int(o) < len(ops) {
+		return ops[o].name, ops[o].path
 	}
-	return "/chat/completions"
+	return ops[OpChat].name, ops[OpChat].path
 }
+
+func (o Op) String() string { name, _ := o.names(); return name }
+
+// Path is the operation's path below an OpenAI base URL.
+func (o Op) Path() string { _, path := o.names(); return path }
 
 // Call is one attempt's request, ready for a provider.
 type Call struct {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/providers/chunks"
 	"github.com/sluice-gw/sluice/shared/providers/messages"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -100,6 +101,7 @@ func (c *Clients) Messages(ctx context.Context, d *config.Deployment, call wire.
 		return nil, Classify(d, err)
 	}
 	s := &invokeStream{src: out.GetStream(), d: d}
+	s.Init(s)
 	if err := s.first(); err != nil {
 		s.src.Close()
 		return nil, err
@@ -171,9 +173,7 @@ type invokeStream struct {
 	src     ResponseEvents
 	d       *config.Deployment
 	pending []byte // the first chunk, read by first
-	out     []byte
-	off     int
-	err     error
+	chunks.Reader
 }
 
 // first waits for the first chunk; an exception instead is returned.
@@ -193,44 +193,24 @@ func (s *invokeStream) first() error {
 	}
 }
 
-func (s *invokeStream) Read(p []byte) (int, error) {
-	for s.off >= len(s.out) {
-		if s.err != nil {
-			return 0, s.err
-		}
-		s.out, s.off = s.out[:0], 0
-		s.next()
-	}
-	n := copy(p, s.out[s.off:])
-	s.off += n
-	return n, nil
-}
-
-// next appends the next chunk's event, or sets the error that ends the
-// stream.
-func (s *invokeStream) next() {
+// Fill appends the next chunk's event; after the last, io.EOF.
+func (s *invokeStream) Fill() error {
 	payload := s.pending
 	s.pending = nil
 	for payload == nil {
 		ev, ok := <-s.src.Events()
 		if !ok {
 			if err := s.src.Err(); err != nil {
-				s.out = append(s.out, apierr.AnthropicSSE(Classify(s.d, err))...)
-				s.err = io.EOF
-				return
+				s.Out = append(s.Out, apierr.AnthropicSSE(Classify(s.d, err))...)
 			}
-			s.err = io.EOF
-			return
+			return io.EOF
 		}
 		if c, ok := ev.(*types.ResponseStreamMemberChunk); ok {
 			payload = c.Value.Bytes
 		}
 	}
-	s.out = append(s.out, "event: "...)
-	s.out = append(s.out, wire.MessagesEventType(payload)...)
-	s.out = append(s.out, "\ndata: "...)
-	s.out = append(s.out, bytes.TrimSpace(payload)...)
-	s.out = append(s.out, "\n\n"...)
+	s.NamedEvent(wire.MessagesEventType(payload), bytes.TrimSpace(payload))
+	return nil
 }
 
 func (s *invokeStream) Close() error { return s.src.Close() }

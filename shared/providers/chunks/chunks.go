@@ -26,11 +26,9 @@ type Decoder interface {
 // Stream is a translated stream. A vendor's decoder embeds it, passes
 // itself to Init, and hands out the Stream as the response body.
 type Stream struct {
+	Reader
 	dec    Decoder
 	prefix []byte // `data: {"id":...,"model":...,"choices":[{"index":0,"delta":`
-	out    []byte // translated bytes not yet read
-	off    int
-	err    error // returned once out is drained
 
 	// Scratch is a buffer the decoder may build a delta in, reused event
 	// to event.
@@ -38,21 +36,10 @@ type Stream struct {
 }
 
 // Init makes dec the decoder that fills s.
-func (s *Stream) Init(dec Decoder) { s.dec = dec }
+func (s *Stream) Init(dec Decoder) { s.dec = dec; s.Reader.Init(s) }
 
-// Read implements io.Reader.
-func (s *Stream) Read(p []byte) (int, error) {
-	for s.off >= len(s.out) {
-		if s.err != nil {
-			return 0, s.err
-		}
-		s.out, s.off = s.out[:0], 0
-		s.err = s.dec.Decode()
-	}
-	n := copy(p, s.out[s.off:])
-	s.off += n
-	return n, nil
-}
+// Fill is the decoder's next event's chunks (Reader's Filler).
+func (s *Stream) Fill() error { return s.dec.Decode() }
 
 // Close closes the upstream stream.
 func (s *Stream) Close() error { return s.dec.CloseUpstream() }
@@ -79,9 +66,9 @@ func (s *Stream) start() {
 // Chunk appends a chunk with delta (a JSON object) and no finish reason.
 func (s *Stream) Chunk(delta []byte) {
 	s.start()
-	s.out = append(s.out, s.prefix...)
-	s.out = append(s.out, delta...)
-	s.out = append(s.out, `,"finish_reason":null}]}`+"\n\n"...)
+	s.Out = append(s.Out, s.prefix...)
+	s.Out = append(s.Out, delta...)
+	s.Out = append(s.Out, `,"finish_reason":null}]}`+"\n\n"...)
 }
 
 // Role appends the first chunk of an answer: the assistant role, no content.
@@ -92,10 +79,10 @@ var roleDelta = []byte(`{"role":"assistant","content":""}`)
 // Finish appends the chunk that ends the answer, with its finish reason.
 func (s *Stream) Finish(reason string) {
 	s.start()
-	s.out = append(s.out, s.prefix...)
-	s.out = append(s.out, `{},"finish_reason":"`...)
-	s.out = append(s.out, reason...)
-	s.out = append(s.out, "\"}]}\n\n"...)
+	s.Out = append(s.Out, s.prefix...)
+	s.Out = append(s.Out, `{},"finish_reason":"`...)
+	s.Out = append(s.Out, reason...)
+	s.Out = append(s.Out, "\"}]}\n\n"...)
 }
 
 // Delta appends a chunk whose delta sets one text field (content,
@@ -139,20 +126,20 @@ func (s *Stream) ToolCallArgs(i int, part string) {
 // asked with stream_options.include_usage.
 func (s *Stream) Usage(input, output, cacheRead, cacheWrite int64) {
 	s.start()
-	s.out = append(s.out, s.prefix[:len(s.prefix)-len(`{"index":0,"delta":`)]...)
-	s.out = append(s.out, `],"usage":`...)
-	s.out = wire.AppendUsage(s.out, input, output, cacheRead, cacheWrite)
-	s.out = append(s.out, "}\n\n"...)
+	s.Out = append(s.Out, s.prefix[:len(s.prefix)-len(`{"index":0,"delta":`)]...)
+	s.Out = append(s.Out, `],"usage":`...)
+	s.Out = wire.AppendUsage(s.Out, input, output, cacheRead, cacheWrite)
+	s.Out = append(s.Out, "}\n\n"...)
 }
 
 // Event appends an event with data as it is.
 func (s *Stream) Event(data []byte) {
-	s.out = append(s.out, "data: "...)
-	s.out = append(s.out, data...)
-	s.out = append(s.out, "\n\n"...)
+	s.Out = append(s.Out, "data: "...)
+	s.Out = append(s.Out, data...)
+	s.Out = append(s.Out, "\n\n"...)
 }
 
 // Done appends the end of the stream; the decoder then returns io.EOF.
-func (s *Stream) Done() { s.out = append(s.out, "data: [DONE]\n\n"...) }
+func (s *Stream) Done() { s.Out = append(s.Out, "data: [DONE]\n\n"...) }
 
 var _ io.ReadCloser = (*Stream)(nil)

@@ -61,22 +61,17 @@ func generationConfig(r gjson.Result, model string) (*genConfig, error) {
 			gc.ResponseMimeType = "application/json"
 		case "json_schema":
 			gc.ResponseMimeType = "application/json"
-			if s := rf.Get("json_schema.schema"); s.IsObject() {
-				schema, err := CleanSchema(s, true)
-				if err != nil {
-					return nil, err
-				}
-				gc.ResponseSchema = schema
+			if err := gc.setSchema(rf.Get("json_schema.schema")); err != nil {
+				return nil, err
 			}
 		case "text":
 			gc.ResponseMimeType = "text/plain"
 		}
 		if s := rf.Get("response_schema"); s.IsObject() {
-			schema, err := CleanSchema(s, true)
-			if err != nil {
+			gc.ResponseMimeType = "application/json"
+			if err := gc.setSchema(s); err != nil {
 				return nil, err
 			}
-			gc.ResponseMimeType, gc.ResponseSchema = "application/json", schema
 		}
 		set = set || gc.ResponseMimeType != ""
 	}
@@ -214,4 +209,18 @@ func tools(req *request, r gjson.Result) error {
 func emptyObject(p gjson.Result) bool {
 	props := p.Get("properties")
 	return p.Get("type").String() == "object" && (!props.Exists() || (props.IsObject() && len(props.Map()) == 0))
+}
+
+// setSchema makes s, cleaned for Gemini, the response schema (none when s
+// is not an object).
+func (gc *genConfig) setSchema(s gjson.Result) error {
+	if !s.IsObject() {
+		return nil
+	}
+	schema, err := CleanSchema(s, true)
+	if err != nil {
+		return err
+	}
+	gc.ResponseSchema = schema
+	return nil
 }

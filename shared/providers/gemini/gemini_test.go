@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -19,6 +18,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
 	"github.com/sluice-gw/sluice/shared/providers/gemini"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -28,8 +28,7 @@ const testKey = "AIzaSyTESTKEY0123456789abcdefghij"
 // headers, body) and answers with status and body (an SSE stream when body
 // starts with "data:").
 type fake struct {
-	mu     sync.Mutex
-	reqs   []recorded
+	reqs   providerstest.Log[recorded]
 	status int
 	body   string
 	srv    *httptest.Server
@@ -45,9 +44,7 @@ func newFake(t *testing.T, status int, body string) *fake {
 	f := &fake{status: status, body: body}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		f.mu.Lock()
-		f.reqs = append(f.reqs, recorded{r.URL.Path, r.URL.RawQuery, r.Header.Clone(), string(b)})
-		f.mu.Unlock()
+		f.reqs.Add(recorded{r.URL.Path, r.URL.RawQuery, r.Header.Clone(), string(b)})
 		if strings.HasPrefix(f.body, "data:") {
 			w.Header().Set("Content-Type", "text/event-stream")
 		} else {
@@ -62,12 +59,7 @@ func newFake(t *testing.T, status int, body string) *fake {
 
 func (f *fake) last(t *testing.T) recorded {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.reqs) == 0 {
-		t.Fatal("the fake got no request")
-	}
-	return f.reqs[len(f.reqs)-1]
+	return f.reqs.Last(t, "the fake Gemini API")
 }
 
 // deployment is a gemini/ deployment in front of f, whose api_base is the
@@ -96,14 +88,10 @@ func jsonEqual(t *testing.T, what string, got []byte, want string) {
 	}
 }
 
+// readAll is a unary answer's body.
 func readAll(t *testing.T, resp *http.Response) string {
 	t.Helper()
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	return string(b)
+	return string(chunkstest.Body(t)(resp, nil))
 }
 
 const answer = `{"candidates":[{"content":{"parts":[{"text":"Let me think.","thought":true},{"text":"Hello"},{"text":" there"}],"role":"model"},"finishReason":"STOP","index":0}],

@@ -83,23 +83,7 @@ func TranslateResponse(raw []byte, o Options, created int64) ([]byte, error) {
 		out = append(out, `{"index":`...)
 		out = strconv.AppendInt(out, idx, 10)
 		out = append(out, `,"message":{"role":"assistant","content":`...)
-		if text == nil && nCalls > 0 {
-			out = append(out, "null"...)
-		} else {
-			out = wire.AppendString(out, string(text))
-		}
-		if reasoning != nil {
-			out = append(out, `,"reasoning_content":`...)
-			out = wire.AppendString(out, string(reasoning))
-		}
-		if nCalls > 0 {
-			out = append(out, `,"tool_calls":[`...)
-			out = append(out, calls...)
-			out = append(out, ']')
-		}
-		out = append(out, `},"finish_reason":"`...)
-		out = append(out, finish...)
-		out = append(out, `"}`...)
+		out = wire.AppendChoiceEnd(out, text, reasoning, nil, calls, nCalls, finish)
 		return true
 	})
 	out = append(out, `],"usage":`...)

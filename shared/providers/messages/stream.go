@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/sluice-gw/sluice/shared/providers/chunks"
 	"github.com/sluice-gw/sluice/shared/sse"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
@@ -22,9 +23,7 @@ type stream struct {
 	rd    *sse.Reader
 	model string
 
-	out []byte // translated events not yet read
-	off int
-	err error // returned once out is drained
+	chunks.Reader // the translated events not yet read
 
 	started  bool
 	open     bool   // a content block is open
@@ -38,21 +37,9 @@ type stream struct {
 }
 
 func newStream(body io.ReadCloser, model string) *stream {
-	return &stream{body: body, rd: sse.NewReader(body), model: model}
-}
-
-// Read implements io.Reader.
-func (s *stream) Read(p []byte) (int, error) {
-	for s.off >= len(s.out) {
-		if s.err != nil {
-			return 0, s.err
-		}
-		s.out, s.off = s.out[:0], 0
-		s.err = s.decode()
-	}
-	n := copy(p, s.out[s.off:])
-	s.off += n
-	return n, nil
+	s := &stream{body: body, rd: sse.NewReader(body), model: model}
+	s.Init(s)
+	return s
 }
 
 // Close closes the upstream stream.
@@ -62,7 +49,7 @@ func (s *stream) Close() error {
 }
 
 // decode reads one upstream event and appends the events it stands for.
-func (s *stream) decode() error {
+func (s *stream) Fill() error {
 	ev, err := s.rd.Next()
 	if err != nil {
 		if err == io.EOF && s.finished {
@@ -86,7 +73,7 @@ func (s *stream) decode() error {
 		return nil
 	}
 	if e := gjson.GetBytes(data, "error"); e.Exists() {
-		s.event("error", appendError(nil, e))
+		s.NamedEvent("error", appendError(nil, e))
 		return nil
 	}
 	if !s.started {
@@ -107,7 +94,7 @@ func (s *stream) decode() error {
 		b := s.head("content_block_delta")
 		b = append(b, `,"delta":{"type":"text_delta","text":`...)
 		b = wire.AppendString(b, t.Str)
-		s.event("content_block_delta", append(b, "}}"...))
+		s.NamedEvent("content_block_delta", append(b, "}}"...))
 	}
 	delta.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
 		idx := tc.Get("index").Int()
@@ -124,7 +111,7 @@ func (s *stream) decode() error {
 			b := s.head("content_block_delta")
 			b = append(b, `,"delta":{"type":"input_json_delta","partial_json":`...)
 			b = wire.AppendString(b, args)
-			s.event("content_block_delta", append(b, "}}"...))
+			s.NamedEvent("content_block_delta", append(b, "}}"...))
 		}
 		return true
 	})
@@ -146,8 +133,8 @@ func (s *stream) begin(data []byte) {
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
 	b = wire.AppendString(b, model)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"output_tokens":0}}}`...)
-	s.event("message_start", b)
-	s.event("ping", []byte(`{"type":"ping"}`))
+	s.NamedEvent("message_start", b)
+	s.NamedEvent("ping", []byte(`{"type":"ping"}`))
 }
 
 // startBlock closes the open block and opens one of kind with the
@@ -157,7 +144,7 @@ func (s *stream) startBlock(kind byte, tool int64, cb string) {
 	b := s.head("content_block_start")
 	b = append(b, `,"content_block":`...)
 	b = append(b, cb...)
-	s.event("content_block_start", append(b, '}'))
+	s.NamedEvent("content_block_start", append(b, '}'))
 	s.open, s.kind, s.tool = true, kind, tool
 }
 
@@ -165,7 +152,7 @@ func (s *stream) closeBlock() {
 	if !s.open {
 		return
 	}
-	s.event("content_block_stop", append(s.head("content_block_stop"), '}'))
+	s.NamedEvent("content_block_stop", append(s.head("content_block_stop"), '}'))
 	s.open = false
 	s.index++
 }
@@ -180,8 +167,8 @@ func (s *stream) end() {
 	b = wire.AppendString(b, s.stop)
 	b = append(b, `,"stop_sequence":null},"usage":`...)
 	b = usageJSON(b, s.usage)
-	s.event("message_delta", append(b, '}'))
-	s.event("message_stop", []byte(`{"type":"message_stop"}`))
+	s.NamedEvent("message_delta", append(b, '}'))
+	s.NamedEvent("message_stop", []byte(`{"type":"message_stop"}`))
 }
 
 // head starts an event of the open (or next) block: {"type":...,"index":n.
@@ -190,14 +177,6 @@ func (s *stream) head(typ string) []byte {
 	b = append(b, typ...)
 	b = append(b, `","index":`...)
 	return strconv.AppendInt(b, int64(s.index), 10)
-}
-
-func (s *stream) event(typ string, data []byte) {
-	s.out = append(s.out, "event: "...)
-	s.out = append(s.out, typ...)
-	s.out = append(s.out, "\ndata: "...)
-	s.out = append(s.out, data...)
-	s.out = append(s.out, "\n\n"...)
 }
 
 // appendError appends an Anthropic error body for a chat stream's error.

@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/providers"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 	"github.com/sluice-gw/sluice/shared/providers/vertex"
 	"github.com/sluice-gw/sluice/shared/providers/vertex/vertextest"
 	"github.com/sluice-gw/sluice/shared/wire"
@@ -37,8 +38,8 @@ type fakeVertex struct {
 	acct    *vertextest.Account
 	also    atomic.Pointer[vertextest.Account] // another account whose tokens are good
 	srv     *httptest.Server
-	mu      sync.Mutex
-	calls   []call
+	calls   providerstest.Log[call]
+	mu      sync.Mutex // guards status and errBody
 	status  int
 	errBody string
 }
@@ -52,19 +53,14 @@ func newFakeVertex(t *testing.T, acct *vertextest.Account) *fakeVertex {
 
 func (f *fakeVertex) last(t *testing.T) call {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.calls) == 0 {
-		t.Fatal("nothing reached the fake Vertex AI")
-	}
-	return f.calls[len(f.calls)-1]
+	return f.calls.Last(t, "the fake Vertex AI")
 }
 
 func (f *fakeVertex) serve(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	body := gjson.ParseBytes(b)
+	f.calls.Add(call{host: r.Host, path: r.URL.Path, query: r.URL.RawQuery, header: r.Header.Clone(), body: body})
 	f.mu.Lock()
-	f.calls = append(f.calls, call{host: r.Host, path: r.URL.Path, query: r.URL.RawQuery, header: r.Header.Clone(), body: body})
 	status, errBody := f.status, f.errBody
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
@@ -297,10 +293,8 @@ func TestOneExchangeForConcurrentRequests(t *testing.T) {
 	if n := acct.Exchanges(); n != 1 {
 		t.Errorf("%d exchanges for 32 concurrent requests, want 1", n)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.calls) != 32 {
-		t.Errorf("%d calls", len(f.calls))
+	if n := f.calls.Len(); n != 32 {
+		t.Errorf("%d calls", n)
 	}
 }
 
@@ -327,10 +321,7 @@ func TestUnauthorizedRenewsOnce(t *testing.T) {
 		t.Errorf("%d exchanges after a revocation, want 2", n)
 	}
 	acct.SetExpiresIn(3600)
-	f.mu.Lock()
-	n := len(f.calls)
-	f.mu.Unlock()
-	if n != 3 {
+	if n := f.calls.Len(); n != 3 {
 		t.Errorf("%d calls, want 3 (one resent)", n)
 	}
 
