@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
+	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/shared/spend/ddbspend"
 	"github.com/sluice-gw/sluice/shared/spend/spendsqs"
@@ -95,7 +96,8 @@ func startConsumer(t *testing.T, cfg aws.Config, names tables.Names, url, cfgYAM
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := sinks.New(context.Background(), cb, getenv, ks, &cfg, gatewaytest.Quiet())
+	open := models.Opener(func() (string, error) { return "sk-cb-master", nil }) // the gateway config's master key
+	d, err := sinks.New(context.Background(), cb, getenv, ks, open, &cfg, gatewaytest.Quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
