@@ -55,6 +55,10 @@ type Options struct {
 	// (models.Catalog.View) instead of Config's; nil: those routes answer
 	// 400 saying how to turn it on.
 	Models *models.Catalog
+	// Sealer seals the credentials of keys' and teams' logging callbacks
+	// (callback_vars) before they are stored (sealvars.go); nil: stored
+	// as given.
+	Sealer keys.VarSealer
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -76,6 +80,9 @@ func New(o Options) *Handler {
 	h := &Handler{masterKey: []byte(o.MasterKey), keys: o.Keys, spend: o.Spend, cfg: o.Config, cooldowns: o.Cooldowns, models: o.Models, now: o.Now, log: o.Logger}
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if o.Sealer != nil && h.keys != nil {
+		h.keys = sealingKeys{Admin: h.keys, s: o.Sealer}
 	}
 	if h.log == nil {
 		h.log = slog.Default()

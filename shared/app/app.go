@@ -5,6 +5,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -185,8 +186,9 @@ type Gateway struct {
 }
 
 // SinksFunc builds the deliverer of the logging callbacks cb names, with
-// the callbacks of teams and keys read from ks (shared/callbacks).
-type SinksFunc func(ctx context.Context, cb config.Callbacks, ks keys.Reader, aws *aws.Config, log *slog.Logger) (spend.Deliverer, error)
+// the callbacks of teams and keys read from ks, their credentials opened
+// with open (shared/callbacks).
+type SinksFunc func(ctx context.Context, cb config.Callbacks, ks keys.Reader, open func(string) (string, error), aws *aws.Config, log *slog.Logger) (spend.Deliverer, error)
 
 // Build loads the config and wires the gateway.
 func Build(ctx context.Context, s Settings) (*Gateway, error) {
@@ -222,7 +224,11 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 	default:
 		return nil, fmt.Errorf("store %q is not supported (memory, dynamodb)", s.Store)
 	}
-	if err := buildSpendQueue(ctx, s, gw, keyReader, log); err != nil {
+	// The credentials of teams' and keys' callbacks, sealed by the admin
+	// API, open with the salt key, else the master key, as resolved below
+	// (awaitInit): asked when the first one is opened, after Build.
+	open := models.Opener(func() (string, error) { return cmp.Or(s.SaltKey, cfg.General.MasterKey), nil })
+	if err := buildSpendQueue(ctx, s, gw, keyReader, open, log); err != nil {
 		return nil, err
 	}
 	startSweeper(s, gw, log)
@@ -295,10 +301,14 @@ func Build(ctx context.Context, s Settings) (*Gateway, error) {
 		gw.Handler = newHandler(cfg, gw.Router)
 		gw.API = gw.Handler
 	}
-	gw.Admin = adminapi.New(adminapi.Options{
+	admin := adminapi.Options{
 		MasterKey: cfg.General.MasterKey, Keys: gw.Keys, Spend: gw.Spend, Config: cfg, Now: s.Now, Logger: log,
 		Cooldowns: gw.sharedCooldowns, Models: catalog,
-	})
+	}
+	if sealer, err := models.NewSealer(cmp.Or(s.SaltKey, cfg.General.MasterKey)); err == nil {
+		admin.Sealer = sealer // the credentials of teams' and keys' callbacks
+	}
+	gw.Admin = adminapi.New(admin)
 	gw.HTTP = withMetricsRoute(adminapi.Mux(gw.Admin, gw.API), s.Metrics, cfg.General.MasterKey)
 	return gw, nil
 }

@@ -73,7 +73,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // buildSpendQueue chooses where the handler's spend events go: SQS when
 // s.SpendQueueURL is set (held until Flush in Lambda), else an in-process
 // queue running the consumer's logic against gw.Spend.
-func buildSpendQueue(ctx context.Context, s Settings, gw *Gateway, ks keys.Reader, log *slog.Logger) error {
+func buildSpendQueue(ctx context.Context, s Settings, gw *Gateway, ks keys.Reader, open func(string) (string, error), log *slog.Logger) error {
 	consumer := spend.NewConsumer(gw.Spend, log)
 	if s.Metrics != nil {
 		consumer.OnFallback = s.Metrics.SpendFallbackEvents
@@ -83,7 +83,7 @@ func buildSpendQueue(ctx context.Context, s Settings, gw *Gateway, ks keys.Reade
 			consumer.Alerts = a
 		}
 		if s.Sinks != nil { // the logging callbacks, on the queue's goroutine
-			d, err := s.Sinks(ctx, gw.Config.Callbacks, ks, s.AWS, log)
+			d, err := s.Sinks(ctx, gw.Config.Callbacks, ks, open, s.AWS, log)
 			if err != nil {
 				return err
 			}

@@ -50,6 +50,10 @@ type Options struct {
 	Env Env
 	// Scopes, if set, reads the callbacks of each call's team and key.
 	Scopes Scopes
+	// Open opens the credentials of a team's or key's callback_vars,
+	// sealed at rest (keys.SealCallbackVars), when its sink is built; nil:
+	// they are used as stored.
+	Open func(sealed string) (string, error)
 	// Attempts per sink and batch before Deliver fails (0: 3); the wait
 	// between them starts at Backoff (0: 250ms) and doubles.
 	Attempts int

@@ -179,6 +179,12 @@ func (d *Dispatcher) scopedSink(ctx context.Context, k string, cb ScopeCallback)
 	}
 	env := d.o.Env
 	env.Name, env.Params = cb.Name, cb.Vars
+	if d.o.Open != nil {
+		var err error
+		if env.Params, err = keys.OpenCallbackVars(cb.Vars, d.o.Open); err != nil {
+			return nil, err
+		}
+	}
 	s, err := f(ctx, env)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/callbacks"
 	"github.com/sluice-gw/sluice/shared/config"
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
@@ -78,3 +79,47 @@ func TestScopedCallbacks(t *testing.T) {
 type sinkFunc func([]callbacks.Record)
 
 func (f sinkFunc) Send(_ context.Context, recs []callbacks.Record) error { f(recs); return nil }
+
+// TestScopedCallbackVarsSealed: a team's credentials sealed at rest
+// (keys.SealCallbackVars, as the admin API stores them) reach its sink
+// opened; a callback whose credential does not open (another salt key) is
+// skipped, never built with the sealed text, and the other team's still
+// gets its calls.
+func TestScopedCallbackVarsSealed(t *testing.T) {
+	ctx := context.Background()
+	ks := keys.NewMemory()
+	sealer, _ := models.NewSealer("salt-a")
+	other, _ := models.NewSealer("salt-b")
+	meta := func(s *models.Sealer, secret string) json.RawMessage {
+		m, err := keys.SealCallbackVars(json.RawMessage(`{"logging":[{"callback_name":"hook","callback_vars":{"dest":"d-`+secret+`","hook_secret":"`+secret+`"}}]}`), s)
+		if err != nil || strings.Contains(string(m), `"`+secret+`"`) {
+			t.Fatalf("sealed %s: %v", m, err)
+		}
+		return m
+	}
+	for id, m := range map[string]json.RawMessage{"ta": meta(sealer, "s3cr3t-a"), "tb": meta(other, "s3cr3t-b")} {
+		if err := ks.Teams().Create(ctx, keys.Team{ID: id, Settings: keys.Settings{Metadata: m}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	got := map[string]string{} // dest -> the secret its sink was built with
+	reg := callbacks.Registry{"hook": func(_ context.Context, env callbacks.Env) (callbacks.Sink, error) {
+		mu.Lock()
+		got[env.Var("dest", "")] = env.Var("hook_secret", "")
+		mu.Unlock()
+		return sinkFunc(func([]callbacks.Record) {}), nil
+	}}
+	d, err := callbacks.New(ctx, callbacks.Options{Registry: reg, Scopes: callbacks.NewKeyScopes(ks, time.Minute), Open: sealer.Open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := event("1", spend.StatusSuccess), event("2", spend.StatusSuccess)
+	a.TeamID, b.TeamID = "ta", "tb"
+	if err := d.Deliver(ctx, []spend.Event{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got["d-s3cr3t-a"] != "s3cr3t-a" {
+		t.Errorf("sinks built with %v, want only d-s3cr3t-a with its secret opened", got)
+	}
+}

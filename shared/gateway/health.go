@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -162,8 +163,10 @@ func (h *Handler) readiness(w http.ResponseWriter, r *http.Request) {
 // with LiteLLM's detail fields. db is "connected" when virtual keys are
 // read from a store ("Not connected" with the master key alone); the store
 // is not probed (that would be a DynamoDB read per probe). The gateway has
-// no response cache (cache: null) and no LiteLLM callbacks (spend goes
-// through its own queue); litellm_version is the gateway's build version.
+// no response cache (cache: null); success_callbacks names
+// litellm_settings.success_callback (LiteLLM's litellm.success_callback;
+// the sinks run off the request path, from the spend queue);
+// litellm_version is the gateway's build version.
 func (h *Handler) readinessDetails(w http.ResponseWriter, r *http.Request) {
 	if _, ok := h.authGET(w, r); !ok {
 		return
@@ -183,8 +186,22 @@ func (h *Handler) readinessDetails(w http.ResponseWriter, r *http.Request) {
 	}
 	b, _ := json.Marshal(map[string]any{
 		"status": "healthy", "db": db, "cache": nil, "litellm_version": version,
-		"success_callbacks": []string{}, "use_aiohttp_transport": false,
+		"success_callbacks": successCallbacks(h.cfg), "use_aiohttp_transport": false,
 		"log_level": level, "is_detailed_debug": debugOn,
 	})
 	writeJSON(w, http.StatusOK, b)
+}
+
+// successCallbacks is cfg's success_callback, each name once.
+func successCallbacks(cfg *config.Config) []string {
+	out := []string{}
+	if cfg == nil {
+		return out
+	}
+	for _, n := range cfg.Callbacks.Success {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -191,3 +191,25 @@ func TestReadiness(t *testing.T) {
 		t.Errorf("no key: %d", st)
 	}
 }
+
+// /health/readiness/details names the configured success callbacks as
+// LiteLLM does (litellm.success_callback: success_callback's names, not
+// failure_callback's nor callbacks').
+func TestReadinessCallbacks(t *testing.T) {
+	f := infoFixture(t, `model_list: []
+general_settings: {master_key: sk-master}
+litellm_settings:
+  success_callback: [langfuse, s3, langfuse]
+  failure_callback: [generic_api]
+  callbacks: [otel]
+`)
+	var d struct {
+		Success []string `json:"success_callbacks"`
+	}
+	if st := f.get(t, "/health/readiness/details", "sk-master", &d); st != 200 {
+		t.Fatal(st)
+	}
+	if got := strings.Join(d.Success, ","); got != "langfuse,s3" {
+		t.Errorf("success_callbacks %q, want langfuse,s3", got)
+	}
+}

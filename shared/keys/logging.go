@@ -102,17 +102,30 @@ func SecretVar(name string) bool {
 // metadata.callback_settings.callback_vars) replaced by Redacted; meta
 // itself when it holds none.
 func MaskCallbackVars(meta json.RawMessage) json.RawMessage {
+	out, err := MapSecretVars(meta, func(string, any) (any, error) { return Redacted, nil })
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return out
+}
+
+// MapSecretVars returns meta with each credential (SecretVar) of its
+// callbacks' vars (metadata.logging[].callback_vars and
+// metadata.callback_settings.callback_vars) replaced by what fn returns
+// for it; meta itself when it holds none or is not an object.
+func MapSecretVars(meta json.RawMessage, fn func(name string, v any) (any, error)) (json.RawMessage, error) {
 	if !strings.Contains(string(meta), "callback_vars") {
-		return meta
+		return meta, nil
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(meta, &m) != nil {
-		return meta
+		return meta, nil
 	}
-	mask := func(vars map[string]any) {
-		for k := range vars {
-			if SecretVar(k) {
-				vars[k] = Redacted
+	var ferr error
+	apply := func(vars map[string]any) {
+		for k, v := range vars {
+			if SecretVar(k) && ferr == nil {
+				vars[k], ferr = fn(k, v)
 			}
 		}
 	}
@@ -121,7 +134,7 @@ func MaskCallbackVars(meta json.RawMessage) json.RawMessage {
 		if json.Unmarshal(raw, &entries) == nil {
 			for _, e := range entries {
 				if v, ok := e["callback_vars"].(map[string]any); ok {
-					mask(v)
+					apply(v)
 				}
 			}
 			m["logging"], _ = json.Marshal(entries)
@@ -131,14 +144,13 @@ func MaskCallbackVars(meta json.RawMessage) json.RawMessage {
 		var s map[string]any
 		if json.Unmarshal(raw, &s) == nil {
 			if v, ok := s["callback_vars"].(map[string]any); ok {
-				mask(v)
+				apply(v)
 			}
 			m["callback_settings"], _ = json.Marshal(s)
 		}
 	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return json.RawMessage("{}")
+	if ferr != nil {
+		return nil, ferr
 	}
-	return out
+	return json.Marshal(m)
 }

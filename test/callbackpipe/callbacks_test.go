@@ -14,8 +14,10 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/callbacks/callbackstest"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/test/ddblocal"
+	"github.com/sluice-gw/sluice/test/ddblocal/ddbharness"
 	"github.com/sluice-gw/sluice/test/sqslocal"
 )
 
@@ -33,7 +35,7 @@ type world struct {
 
 func newWorld(t *testing.T, extra string, langfuseDown int) *world {
 	t.Helper()
-	up := upstream(t)
+	up := ddbharness.Upstream(t)
 	cfg := ddblocal.Config(t)
 	sqslocal.Require(t)
 	names := ddblocal.Tables(t)
@@ -55,7 +57,7 @@ func newWorld(t *testing.T, extra string, langfuseDown int) *world {
 %s`, w.bucket.Name, w.bucket.Endpoint, extra)
 	yaml := gatewayConfig(up.URL, settings)
 	gw, err := app.Build(context.Background(), app.Settings{
-		ConfigYAML: []byte(yaml), Logger: quiet(), Store: app.StoreDynamoDB, AWS: &cfg, Emulator: true,
+		ConfigYAML: []byte(yaml), Logger: gatewaytest.Quiet(), Store: app.StoreDynamoDB, AWS: &cfg, Emulator: true,
 		Tables: names, SpendQueueURL: w.q.URL,
 	})
 	if err != nil {
@@ -212,7 +214,7 @@ func TestTurnOffMessageLogging(t *testing.T) {
 		}
 	}
 	joined := strings.Join(all, "\n")
-	for _, leak := range []string{"secret-prompt-", "the answer is 42", "cb-key", w.hash, "team-cb", `"r-9"`} {
+	for _, leak := range []string{"secret-prompt-", ddbharness.Answer, "cb-key", w.hash, "team-cb", `"r-9"`} {
 		if strings.Contains(joined, leak) {
 			t.Errorf("a sink received %q", leak)
 		}

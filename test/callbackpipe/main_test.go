@@ -11,68 +11,33 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sluice-gw/sluice/infra/tables"
 	"github.com/sluice-gw/sluice/shared/callbacks/sinks"
 	"github.com/sluice-gw/sluice/shared/config"
-	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
+	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/shared/spend/ddbspend"
 	"github.com/sluice-gw/sluice/shared/spend/spendsqs"
-	"github.com/sluice-gw/sluice/test/ddblocal"
-	"github.com/sluice-gw/sluice/test/sqslocal"
+	"github.com/sluice-gw/sluice/test/ddblocal/ddbharness"
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(sqslocal.With(func() int { return ddblocal.Main(m) }))
-}
-
-func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-// upstream is an OpenAI-compatible provider answering 10 + 5 tokens, and
-// a 500 under /fail.
-func upstream(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if strings.HasPrefix(r.URL.Path, "/fail") {
-			w.WriteHeader(500)
-			io.WriteString(w, `{"error":{"message":"boom"}}`)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"the answer is 42"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
+func TestMain(m *testing.M) { os.Exit(ddbharness.PipelineMain(m)) }
 
 // gatewayConfig prices $1 per million input tokens and $2 per million
 // output tokens, and adds litellm (the litellm_settings lines).
 func gatewayConfig(up, litellm string) string {
-	return fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/gpt-x, api_base: %[1]s/v1, api_key: x, input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
-    model_info: {id: dep-up}
-  - model_name: broken
-    litellm_params: {model: openai/gpt-x, api_base: %[1]s/fail/v1, api_key: x, input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
-    model_info: {id: dep-fail}
-router_settings: {num_retries: 0}
-general_settings: {master_key: sk-cb-master}
-litellm_settings:
-%[2]s`, up, litellm)
+	return ddbharness.GatewayConfig(up, "sk-cb-master", "litellm_settings:\n"+litellm)
 }
 
 const secret = "sk-cb-virtual-key"
@@ -121,9 +86,7 @@ type pipeline struct {
 
 func startConsumer(t *testing.T, cfg aws.Config, names tables.Names, url, cfgYAML string, env map[string]string) *pipeline {
 	t.Helper()
-	client := ddb.NewClient(cfg, ddb.ClientOptions{Emulator: true})
-	ks := ddbkeys.New(client, names.Keys, ddbkeys.Options{})
-	st := ddbspend.New(client, names.Spend, names.Keys, ks, ddbspend.Options{Logger: quiet(), CountersTable: names.Counters})
+	st, ks := ddbharness.ConsumerStore(t, cfg, names)
 	path := t.TempDir() + "/config.yaml"
 	if err := os.WriteFile(path, []byte(cfgYAML), 0o600); err != nil {
 		t.Fatal(err)
@@ -133,21 +96,14 @@ func startConsumer(t *testing.T, cfg aws.Config, names tables.Names, url, cfgYAM
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := sinks.New(context.Background(), cb, getenv, ks, &cfg, quiet())
+	open := models.Opener(func() (string, error) { return "sk-cb-master", nil }) // the gateway config's master key
+	d, err := sinks.New(context.Background(), cb, getenv, ks, open, &cfg, gatewaytest.Quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := spend.NewConsumer(st, quiet())
+	c := spend.NewConsumer(st, gatewaytest.Quiet())
 	c.Sinks = d
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		errc <- spendsqs.Poll(ctx, sqs.NewFromConfig(cfg), url, c.HandleSQS, spendsqs.PollOptions{
-			MaxBatch: 100, Window: 300 * time.Millisecond, Wait: time.Second, ShortPoll: true, Logger: quiet(),
-		})
-	}()
-	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { cancel(); <-errc }) })
+	ddbharness.Consume(t, cfg, url, c, spendsqs.PollOptions{MaxBatch: 100})
 	return &pipeline{store: st, keys: ks}
 }
 

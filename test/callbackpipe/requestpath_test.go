@@ -10,6 +10,8 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/app"
 	"github.com/sluice-gw/sluice/shared/callbacks/sinks"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
+	"github.com/sluice-gw/sluice/test/ddblocal/ddbharness"
 )
 
 // TestSinkOffRequestPath: in local mode (the in-process queue) a webhook
@@ -28,10 +30,10 @@ func TestSinkOffRequestPath(t *testing.T) {
 		}
 	}))
 	t.Cleanup(func() { close(release); hook.Close() })
-	up := upstream(t)
+	up := ddbharness.Upstream(t)
 	env := map[string]string{"GENERIC_LOGGER_ENDPOINT": hook.URL}
 	gw, err := app.Build(context.Background(), app.Settings{
-		ConfigYAML: []byte(gatewayConfig(up.URL, "  success_callback: [generic_api]\n")), Logger: quiet(),
+		ConfigYAML: []byte(gatewayConfig(up.URL, "  success_callback: [generic_api]\n")), Logger: gatewaytest.Quiet(),
 		Sinks: sinks.Func(func(k string) (string, bool) { v, ok := env[k]; return v, ok }),
 	})
 	if err != nil {

@@ -30,6 +30,7 @@ type canaries struct {
 	master, openai, azure, anthropic, awsSecret, awsToken, gemini, urlPassword, bad string
 	stored, storedEnv                                                               string // a stored model's key, inline and through os.environ/
 	vertexCreds                                                                     string // a Vertex AI service account's JSON key (set by startUpstreams' account)
+	callback                                                                        string // a team callback's credential (callback_vars), stored sealed
 }
 
 func randString(alphabet string, n int) string {
@@ -59,6 +60,7 @@ func newCanaries() canaries {
 		bad:         "sk-bad-" + randString(alnum, 32),
 		stored:      "sk-stored-" + randString(alnum, 40),
 		storedEnv:   "sk-stored-env-" + randString(alnum, 40),
+		callback:    "sk-lf-" + randString(alnum, 40),
 	}
 }
 
@@ -74,6 +76,7 @@ func (c canaries) register(r *Recorder) {
 	r.Secret("a wrong key a client sent", c.bad, "")
 	r.Secret("a stored model's key", c.stored, "")
 	r.Secret("a stored model's key through os.environ/", c.storedEnv, "")
+	r.Secret("a team callback's secret (callback_vars)", c.callback, "")
 }
 
 // env is what os.environ/NAME in the config resolves to.
@@ -165,6 +168,9 @@ func (r response) bytes() []byte {
 	return b.Bytes()
 }
 
+// cbTeam is the team drive gives a logging callback with a credential.
+const cbTeam = "t-cb"
+
 // drive runs the scenario matrix against tg, recording every response,
 // and checks that the scenarios did what they are meant to (else the
 // search would prove nothing).
@@ -227,6 +233,13 @@ func drive(t *testing.T, rec *Recorder, tg target, c canaries, u *upstreams) {
 	want(x("model/info", "GET", "/model/info", c.master, ""), 200, "model/info")
 	x("v1/model/info by a virtual key", "GET", "/v1/model/info", keyA, "")
 	x("team/info", "GET", "/team/info?team_id=t1", c.master, "")
+	// A team's logging callback with a credential (no call of the team is
+	// made: nothing is delivered); cbTeam's stored record is searched too.
+	want(x("team/new "+cbTeam, "POST", "/team/new", c.master, `{"team_id":"`+cbTeam+`"}`), 200, "team/new "+cbTeam)
+	want(x("team/{id}/callback", "POST", "/team/"+cbTeam+"/callback", c.master, `{"callback_name":"langfuse","callback_vars":{"langfuse_public_key":"pk-lf-1","langfuse_secret_key":"`+c.callback+`","langfuse_host":"http://127.0.0.1:9"}}`), 200, "team callback")
+	want(x("team/{id}/callback GET", "GET", "/team/"+cbTeam+"/callback", c.master, ""), 200, "team callback GET")
+	x("team/info "+cbTeam, "GET", "/team/info?team_id="+cbTeam, c.master, "")
+	x("team/list", "GET", "/team/list", c.master, "")
 	x("user/info", "GET", "/user/info?user_id=u1", c.master, "")
 
 	// Chats and embeddings, each provider in each mode, streamed and not.
@@ -369,6 +382,11 @@ func TestNoSecretLeaves(t *testing.T) {
 					tg = httpTarget(t, name, serveLocal(t, gw))
 				}
 				drive(t, rec, tg, c, u)
+				if team, err := gw.Keys.GetTeam(context.Background(), cbTeam); err != nil {
+					t.Errorf("%s: %v", cbTeam, err)
+				} else {
+					rec.Record(name+": the stored record of "+cbTeam, team.Metadata)
+				}
 				if err := gw.Close(context.Background()); err != nil { // the spend still queued
 					t.Errorf("close: %v", err)
 				}

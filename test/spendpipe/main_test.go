@@ -8,13 +8,7 @@ package spendpipe_test
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,25 +17,25 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/sluice-gw/sluice/infra/tables"
-	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
-	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/shared/spend/ddbspend"
 	"github.com/sluice-gw/sluice/shared/spend/spendsqs"
 	"github.com/sluice-gw/sluice/test/ddblocal"
+	"github.com/sluice-gw/sluice/test/ddblocal/ddbharness"
 	"github.com/sluice-gw/sluice/test/sqslocal"
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(sqslocal.With(func() int { return ddblocal.Main(m) }))
-}
+func TestMain(m *testing.M) { os.Exit(ddbharness.PipelineMain(m)) }
 
-func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+var (
+	quiet    = gatewaytest.Quiet
+	upstream = ddbharness.Upstream
+)
 
 // awsConfig is one config for DynamoDB Local and moto's SQS (each endpoint
 // from the SDK's own per-service variables), counting calls in calls.
@@ -83,35 +77,14 @@ func (c *Calls) Get(op string) int {
 
 // consumerStore is the spend function's store on names, with its own client.
 func consumerStore(t *testing.T, cfg aws.Config, names tables.Names) *ddbspend.Store {
-	client := ddb.NewClient(cfg, ddb.ClientOptions{Emulator: true})
-	return ddbspend.New(client, names.Spend, names.Keys, ddbkeys.New(client, names.Keys, ddbkeys.Options{}), ddbspend.Options{Logger: quiet()})
+	st, _ := ddbharness.ConsumerStore(t, cfg, names)
+	return st
 }
 
-// consumer runs a local consumer (the spend function's handler through the
-// poller) until stop is called; stop returns Poll's error.
+// consumer runs a local consumer of st (the spend function's handler
+// through the poller) until stop is called; stop returns Poll's error.
 func consumer(t *testing.T, cfg aws.Config, url string, st spend.Store, o spendsqs.PollOptions) (stop func() error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	if o.Logger == nil {
-		o.Logger = quiet()
-	}
-	if o.Wait == 0 {
-		o.Wait = time.Second
-	}
-	if o.Window == 0 {
-		o.Window = 300 * time.Millisecond
-	}
-	o.ShortPoll = true // moto keeps a thread per long poll
-	c := spend.NewConsumer(st, quiet())
-	go func() { errc <- spendsqs.Poll(ctx, sqs.NewFromConfig(cfg), url, c.HandleSQS, o) }()
-	var once sync.Once
-	var err error
-	stop = func() error {
-		once.Do(func() { cancel(); err = <-errc })
-		return err
-	}
-	t.Cleanup(func() { _ = stop() })
-	return stop
+	return ddbharness.Consume(t, cfg, url, spend.NewConsumer(st, quiet()), o)
 }
 
 // waitDrained waits until the queue has no message, visible or in flight.
@@ -150,52 +123,6 @@ func rawSpend(t *testing.T, client *dynamodb.Client, table string, r keys.Ref) i
 	return n
 }
 
-// upstream is an OpenAI-compatible provider: a JSON answer with usage, a
-// stream ending with a usage chunk when asked for one, a stream that hangs
-// after its first chunk when the prompt says "hang", and a 500 under /fail.
-func upstream(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if strings.HasPrefix(r.URL.Path, "/fail") {
-			w.WriteHeader(500)
-			io.WriteString(w, `{"error":{"message":"boom"}}`)
-			return
-		}
-		if !strings.Contains(string(body), `"stream":true`) {
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hello there"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		f := w.(http.Flusher)
-		chunk := func(s string) { io.WriteString(w, "data: "+s+"\n\n"); f.Flush() }
-		chunk(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"hel"},"finish_reason":null}]}`)
-		if strings.Contains(string(body), "hang") {
-			<-r.Context().Done()
-			return
-		}
-		chunk(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}`)
-		if strings.Contains(string(body), `"include_usage":true`) {
-			chunk(`{"id":"x","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13}}`)
-		}
-		io.WriteString(w, "data: [DONE]\n\n")
-		f.Flush()
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // gatewayConfig prices $1 per million input tokens and $2 per million
 // output tokens.
-func gatewayConfig(up string) string {
-	return fmt.Sprintf(`model_list:
-  - model_name: m
-    litellm_params: {model: openai/gpt-x, api_base: %[1]s/v1, api_key: x, input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
-    model_info: {id: dep-up}
-  - model_name: broken
-    litellm_params: {model: openai/gpt-x, api_base: %[1]s/fail/v1, api_key: x, input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
-    model_info: {id: dep-fail}
-router_settings: {num_retries: 0}
-general_settings: {master_key: sk-e2e-master}
-`, up)
-}
+func gatewayConfig(up string) string { return ddbharness.GatewayConfig(up, "sk-e2e-master", "") }

@@ -145,6 +145,7 @@ func Read(fn Function, lookup func(string) (string, bool), args []string) (Setti
 		s.admin(fs, get)
 	case Spend:
 		s.Tables, s.SpendQueueURL = tables.NamesFromEnv(get), get(tables.SpendQueueEnvVar)
+		s.sealingKeys(get)
 		fs.StringVar(&s.ConfigPath, "config", get("GATEWAY_CONFIG"), "LiteLLM config file (env GATEWAY_CONFIG), for litellm_settings' logging callbacks and general_settings.alerting (budget alerts)")
 		fs.StringVar(&s.Replay, "replay", "", `record the events of FILE ("-": stdin): log lines "spend event not recorded", or one event a line; then exit`)
 		fs.IntVar(&s.Batch, "batch", 100, "most messages handled together (outside Lambda)")
@@ -253,10 +254,17 @@ func (s *Settings) admin(fs *flag.FlagSet, get func(string) string) {
 // keysAndTables reads the master key, its SSM parameter and the tables of
 // ts: what the gateway and the admin API both read.
 func (s *Settings) keysAndTables(get func(string) string, ts ...tables.Table) {
+	s.sealingKeys(get)
+	s.Tables = tables.NamesFromEnv(get, ts...)
+}
+
+// sealingKeys reads the master key, the salt key and their SSM
+// parameters: what seals stored credentials (the spend consumer opens
+// those of teams' and keys' logging callbacks).
+func (s *Settings) sealingKeys(get func(string) string) {
 	s.MasterKey = or(get("GATEWAY_MASTER_KEY"), get("LITELLM_MASTER_KEY"))
 	s.MasterKeyParameter = get(MasterKeyParameterEnv)
 	s.SaltKey, s.SaltKeyParameter = get(SaltKeyEnv), get(SaltKeyParameterEnv)
-	s.Tables = tables.NamesFromEnv(get, ts...)
 }
 
 // MetricsOn reads METRICS: off, false or 0 turn metrics off; empty, on,

@@ -87,11 +87,13 @@ func TestRead(t *testing.T) {
 		}},
 		{name: "spend", fn: appenv.Spend, env: full, args: []string{"-batch", "10"}, want: appenv.Settings{
 			Function: appenv.Spend, LogLevel: slog.LevelDebug, Tables: tables.Names{Keys: "k", Counters: "c", Spend: "s"},
+			MasterKey: "sk-l", MasterKeyParameter: "/mk", // they open the credentials of teams' and keys' callbacks
 			ConfigPath: "c.yaml", SpendQueueURL: "q", Batch: 10, Window: 2 * time.Second, Shutdown: appenv.Shutdown{Drain: appenv.DefaultShutdown().Drain},
 		}},
 		{name: "spend without a queue", fn: appenv.Spend, env: with("SPEND_QUEUE_URL", ""), err: "SPEND_QUEUE_URL is not set"},
 		{name: "spend replay", fn: appenv.Spend, env: with("SPEND_QUEUE_URL", ""), args: []string{"-replay", "-"}, want: appenv.Settings{
 			Function: appenv.Spend, LogLevel: slog.LevelDebug, Tables: tables.Names{Keys: "k", Counters: "c", Spend: "s"},
+			MasterKey: "sk-l", MasterKeyParameter: "/mk",
 			ConfigPath: "c.yaml", Replay: "-", Batch: 100, Window: 2 * time.Second, Shutdown: appenv.Shutdown{Drain: appenv.DefaultShutdown().Drain},
 		}},
 		{name: "bad metrics", fn: appenv.Gateway, env: with("METRICS", "maybe"), err: `METRICS="maybe"`},

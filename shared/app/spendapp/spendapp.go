@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -25,9 +26,11 @@ import (
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
+	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/spend"
 	"github.com/sluice-gw/sluice/shared/spend/ddbspend"
 	"github.com/sluice-gw/sluice/shared/spend/spendsqs"
+	"github.com/sluice-gw/sluice/shared/ssmparam"
 	"github.com/sluice-gw/sluice/shared/sysroots"
 )
 
@@ -83,7 +86,26 @@ func buildSinks(ctx context.Context, e appenv.Settings, ks keys.Reader, cfg *aws
 	for _, w := range warnings {
 		log.LogAttrs(ctx, slog.LevelWarn, "config", slog.String("path", w.Path), slog.Int("line", w.Line), slog.String("warning", w.Message))
 	}
-	return sinks.New(ctx, cb, e.Getenv, ks, cfg, log)
+	return sinks.New(ctx, cb, e.Getenv, ks, sealKey(e, cfg), cfg, log)
+}
+
+// sealKey opens the credentials of teams' and keys' callbacks (sealed at
+// rest by the admin API) with the salt key, else the master key, each from
+// its SSM parameter when one is named (read on the first credential
+// opened, not at start), else from the environment.
+func sealKey(e appenv.Settings, cfg *aws.Config) func(string) (string, error) {
+	return models.Opener(func() (string, error) {
+		param, key := e.SaltKeyParameter, e.SaltKey
+		if param == "" && key == "" {
+			param, key = e.MasterKeyParameter, e.MasterKey
+		}
+		if param == "" {
+			return key, nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return ssmparam.Get(ctx, ssmparam.NewClient(*cfg), param)
+	})
 }
 
 // budgetAlerts returns the budget alerts the config's general_settings

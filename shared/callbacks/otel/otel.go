@@ -1,6 +1,7 @@
 // Package otel is the "otel" logging callback (LiteLLM's OpenTelemetry
 // integration): one span per call, exported over OTLP/HTTP (protobuf) by
-// the OpenTelemetry Go SDK's exporter, one export per consumer batch, with
+// the OpenTelemetry Go SDK's exporter (otlptrace, through client.go's
+// HTTP client, which keeps gRPC out), one export per consumer batch, with
 // OpenTelemetry's GenAI semantic conventions (gen_ai.*) and LiteLLM's
 // attributes (metadata.user_api_key_*, gen_ai.cost.total_cost).
 //
@@ -23,14 +24,15 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
@@ -65,17 +67,13 @@ func New(ctx context.Context, env callbacks.Env) (callbacks.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []otlptracehttp.Option{
-		otlptracehttp.WithEndpointURL(endpoint),
-		otlptracehttp.WithHeaders(h),
-		// The dispatcher retries a failed batch, then the queue redelivers
-		// it: the exporter's own retries would only hold the batch longer.
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}),
+	// One attempt: the dispatcher retries a failed batch, then the queue
+	// redelivers it (an exporter's own retries would only hold it longer).
+	client := &httpClient{endpoint: endpoint, headers: h, http: env.HTTP}
+	if client.http == nil {
+		client.http = &http.Client{Timeout: 10 * time.Second}
 	}
-	if env.HTTP != nil {
-		opts = append(opts, otlptracehttp.WithHTTPClient(env.HTTP))
-	}
-	exporter, err := otlptracehttp.New(ctx, opts...)
+	exporter, err := otlptrace.New(ctx, client)
 	if err != nil {
 		return nil, fmt.Errorf("otel exporter: %w", err)
 	}

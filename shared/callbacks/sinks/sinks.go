@@ -39,18 +39,21 @@ func All() callbacks.Registry {
 // Dispatcher of All on cb, reading the environment through getenv and the
 // callbacks of teams and keys from ks. With no callback configured it
 // still delivers the callbacks of teams and keys.
-func Func(getenv func(string) (string, bool)) func(ctx context.Context, cb config.Callbacks, ks keys.Reader, cfg *aws.Config, log *slog.Logger) (spend.Deliverer, error) {
-	return func(ctx context.Context, cb config.Callbacks, ks keys.Reader, cfg *aws.Config, log *slog.Logger) (spend.Deliverer, error) {
-		return New(ctx, cb, getenv, ks, cfg, log)
+func Func(getenv func(string) (string, bool)) func(ctx context.Context, cb config.Callbacks, ks keys.Reader, open func(string) (string, error), cfg *aws.Config, log *slog.Logger) (spend.Deliverer, error) {
+	return func(ctx context.Context, cb config.Callbacks, ks keys.Reader, open func(string) (string, error), cfg *aws.Config, log *slog.Logger) (spend.Deliverer, error) {
+		return New(ctx, cb, getenv, ks, open, cfg, log)
 	}
 }
 
-// New builds the Dispatcher of All on cb (see Func).
-func New(ctx context.Context, cb config.Callbacks, getenv func(string) (string, bool), ks keys.Reader, cfg *aws.Config, log *slog.Logger) (*callbacks.Dispatcher, error) {
+// New builds the Dispatcher of All on cb (see Func); open opens the
+// credentials of teams' and keys' callbacks, sealed at rest
+// (callbacks.Options.Open).
+func New(ctx context.Context, cb config.Callbacks, getenv func(string) (string, bool), ks keys.Reader, open func(string) (string, error), cfg *aws.Config, log *slog.Logger) (*callbacks.Dispatcher, error) {
 	o := callbacks.Options{
 		Callbacks: cb,
 		Registry:  All(),
 		Env:       callbacks.Env{Getenv: getenv, AWS: cfg, HTTP: &http.Client{Timeout: 10 * time.Second}, Log: log},
+		Open:      open,
 	}
 	if ks != nil {
 		o.Scopes = callbacks.NewKeyScopes(ks, time.Minute)
