@@ -76,16 +76,16 @@ type BudgetTaker interface {
 	ReadBudget(ctx context.Context, b BudgetCounter) (committed int64, err error)
 }
 
-// HoldThrottled is the error of an attempt throttled on some of the hold's
+// HoldThrottled is the error of a throttled attempt: on some of the hold's
 // budget counters (Budgets, their indexes) and, with Others, on another of
-// its items. It is an ErrThrottled.
+// its items (a counter, a lease, the hold). It is an ErrThrottled.
 type HoldThrottled struct {
 	Budgets []int
 	Others  bool
 	Err     error
 }
 
-func (e *HoldThrottled) Error() string   { return e.Err.Error() }
+func (e *HoldThrottled) Error() string   { return ErrThrottled.Error() + ": " + e.Err.Error() }
 func (e *HoldThrottled) Unwrap() []error { return []error{ErrThrottled, e.Err} }
 
 // BudgetTail bounds a hot budget's false refusals: it turns hot over at

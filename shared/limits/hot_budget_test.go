@@ -35,7 +35,7 @@ func TestBudgetShards(t *testing.T) {
 		rate, room int64
 		want       int
 	}{
-		{1000, 10, 1_000_000 * a, 16},  // the floor
+		{1000, 10, 1_000_000 * a, 16},   // the floor
 		{1000, 5000, 1_000_000 * a, 64}, // a very fast instance: at most MaxShards
 		{20, 33, 3000 * a, 27},          // a slow partition: more shards
 		{40, 4, 100 * a, 3},             // the tail: room / (BudgetTail x amount)

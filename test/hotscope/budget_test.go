@@ -78,6 +78,6 @@ func checkBudget(t *testing.T, r run, res result) {
 	}
 	// The stated tail: each shard of each budget short of one reservation.
 	if res.Admitted < r.Budget-res.Shards {
-		t.Errorf("admitted %d of a budget of %d reservations, with demand %d: more refused than the tail of %d", res.Admitted, r.Budget, r.Requests, res.Shards)
+		t.Errorf("admitted %d of a budget of %d reservations: more refused than the tail of %d", res.Admitted, r.Budget, res.Shards)
 	}
 }
