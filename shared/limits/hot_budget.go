@@ -23,10 +23,11 @@ import (
 // its next reservation is refused and names the shards and the base, and
 // it goes hot too. Shard 0 is the item itself with cap hb + ShardCap(Max -
 // hb, shards, 0) (hb holds the holds made before the switch, which settle
-// there); shard i (counter name ".<i>", BudgetCounter.Shard) has
-// ShardCap(Max - hb, shards, i). A reservation adds its amount to one shard
-// IF the shard stays at or below its cap, so the shards together never pass
-// Max, whatever the number of instances and whenever they learn.
+// there; min(hb, Max) if max_budget was lowered since); shard i (counter
+// name ".<i>", BudgetCounter.Shard) has ShardCap(Max - hb, shards, i). A
+// reservation adds its amount to one shard IF the shard stays at or below
+// its cap, so the shards together never pass Max, whatever the number of
+// instances and whenever they learn.
 //
 // The hold names the shard it took (BudgetCounter.Shard, in its counter
 // names: the hold item's counters and the spend event's), so that the
@@ -51,8 +52,7 @@ import (
 //     when every shard is short of it: what can go unreserved is less than
 //     the reservation on each shard, less than shards x Amount, which
 //     BudgetShards keeps under 1/BudgetTail (3%) of the room the budget had
-//     when it turned hot and at most 16 reservations when that room is
-//     over 512 of them (plus what settlements gave back in the last
+//     when it turned hot (plus what settlements gave back in the last
 //     budgetSeen).
 //   - Throttling: a throttled reservation on a hot counter reads its shard
 //     (reads are not under the write ceiling): a shard short of it is left
@@ -76,16 +76,16 @@ type BudgetTaker interface {
 	ReadBudget(ctx context.Context, b BudgetCounter) (committed int64, err error)
 }
 
-// HoldThrottled is the error of an attempt throttled on some of the hold's
+// HoldThrottled is the error of a throttled attempt: on some of the hold's
 // budget counters (Budgets, their indexes) and, with Others, on another of
-// its items. It is an ErrThrottled.
+// its items (a counter, a lease, the hold). It is an ErrThrottled.
 type HoldThrottled struct {
 	Budgets []int
 	Others  bool
 	Err     error
 }
 
-func (e *HoldThrottled) Error() string   { return e.Err.Error() }
+func (e *HoldThrottled) Error() string   { return ErrThrottled.Error() + ": " + e.Err.Error() }
 func (e *HoldThrottled) Unwrap() []error { return []error{ErrThrottled, e.Err} }
 
 // BudgetTail bounds a hot budget's false refusals: it turns hot over at
@@ -156,11 +156,12 @@ func (h *hotBudgets) state(b *BudgetCounter) *budgetState {
 }
 
 // capOf is shard i's cap of budget b hot over st.shards from st.base
-// (st.mu held).
+// (st.mu held): the caps add up to b.Max, also when max_budget was lowered
+// below the base since.
 func (st *budgetState) capOf(b *BudgetCounter, i int) int64 {
 	c := ShardCap(max(b.Max-st.base, 0), st.shards, i)
 	if i == 0 {
-		c += st.base
+		c += min(st.base, b.Max)
 	}
 	return c
 }

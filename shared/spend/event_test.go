@@ -60,9 +60,10 @@ func TestEventHoldRoundTrip(t *testing.T) {
 	e.Hold = &limits.Hold{ID: e.RequestID, Amount: 5000, Expires: e.End.Add(20 * time.Minute), Budgets: []limits.BudgetCounter{
 		{Kind: "key", ID: e.KeyHash, Base: 10, Max: 100_000},
 		{Kind: "member", ID: keys.MemberID("t", "u"), Period: period, End: period.AddDate(0, 1, 0), Max: 100_000},
+		{Kind: "team", ID: "t", Shard: 5, Shards: 16, Max: 100_000}, // a hot budget's shard: settled there
 	}}
 	b := spend.Encode(&e)
-	want := fmt.Sprintf(`"hold":{"amount":5000,"expires":"2031-01-02T03:24:05.000006Z","counters":["bud#key#%s#0","bud#member#t#u#%d"]}`, e.KeyHash, period.Unix())
+	want := fmt.Sprintf(`"hold":{"amount":5000,"expires":"2031-01-02T03:24:05.000006Z","counters":["bud#key#%s#0","bud#member#t#u#%d","bud#team#t#0.5"]}`, e.KeyHash, period.Unix())
 	if !bytes.Contains(b, []byte(want)) {
 		t.Errorf("JSON %s\nlacks %s", b, want)
 	}

@@ -43,7 +43,8 @@
 // An RPM-only scope whose item is throttled turns hot for its window
 // (limits/hot.go): Switch records it in the item (hot, hb), every cold
 // update's condition includes attribute_not_exists(hot), and Take takes
-// blocks of requests from its shards.
+// blocks of requests from its shards. A strict budget's counter turns hot
+// the same way, for its period (hotbudget.go, limits/hot_budget.go).
 package ddblimits
 
 import (

@@ -91,11 +91,16 @@ func newLimits(t *testing.T, names tables.Names, timeout time.Duration) *ddblimi
 	return ddblimits.New(ddblocal.Client(t), names.Counters, ddblimits.Options{HoldsTable: names.Spend, Timeout: timeout})
 }
 
-// committed reads a budget counter's committed spend through reader.
+// committed reads a budget counter's committed spend through reader: the
+// sum of its shards once it turned hot (limits/hot_budget.go).
 func committed(reader *ddblimits.Store) func(t *testing.T, c string) int64 {
 	return func(t *testing.T, c string) int64 {
 		t.Helper()
-		v, _, err := reader.Committed(context.Background(), c)
+		b, err := limits.ParseBudgetCounter(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _, err := reader.BudgetCommitted(context.Background(), b.Kind, b.ID, b.Period)
 		if err != nil {
 			t.Fatal(err)
 		}
