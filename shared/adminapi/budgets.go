@@ -83,19 +83,11 @@ func (h *Handler) budgetInfo(w http.ResponseWriter, r *http.Request, c *caller) 
 	if err != nil {
 		return err
 	}
-	now := h.now()
-	out := make([]obj, 0, len(ids))
-	for _, id := range ids {
-		b, err := h.keys.GetBudget(r.Context(), id)
-		switch {
-		case errors.Is(err, keys.ErrNotFound):
-			continue
-		case err != nil:
-			return err
-		}
-		out = append(out, budgetObject(b, now))
+	bs, err := existing(r.Context(), ids, h.keys.GetBudget)
+	if err != nil {
+		return err
 	}
-	return ok(w, out)
+	return ok(w, objectsAt(bs, h.now(), budgetObject))
 }
 
 func (h *Handler) budgetList(w http.ResponseWriter, r *http.Request, c *caller) error {
