@@ -228,3 +228,102 @@ func TestSpentLocally(t *testing.T) {
 		t.Fatalf("a warm read with a local cost allocates %v, a plain one %v", withPending, plain)
 	}
 }
+
+// TestCachedWritesForget: a write through Cached's Records forgets what
+// this instance read of the record, within the TTL: a read after a Create
+// finds the record the read before it missed, and a read after an Update
+// sees the update. For each kind Records serves.
+func TestCachedWritesForget(t *testing.T) {
+	type kind struct {
+		create, update func(ctx context.Context, a keys.Admin, alias string) error
+		alias          func(ctx context.Context, r keys.Reader) (string, error)
+	}
+	kinds := map[string]kind{
+		"team": {
+			func(ctx context.Context, a keys.Admin, s string) error {
+				return a.Teams().Create(ctx, keys.Team{ID: "x", Alias: s})
+			},
+			func(ctx context.Context, a keys.Admin, s string) error {
+				_, err := a.Teams().Update(ctx, keys.Team{ID: "x", Alias: s})
+				return err
+			},
+			func(ctx context.Context, r keys.Reader) (string, error) {
+				v, err := r.GetTeam(ctx, "x")
+				return v.Alias, err
+			},
+		},
+		"user": {
+			func(ctx context.Context, a keys.Admin, s string) error {
+				return a.Users().Create(ctx, keys.User{ID: "x", Alias: s})
+			},
+			func(ctx context.Context, a keys.Admin, s string) error {
+				_, err := a.Users().Update(ctx, keys.User{ID: "x", Alias: s})
+				return err
+			},
+			func(ctx context.Context, r keys.Reader) (string, error) {
+				v, err := r.GetUser(ctx, "x")
+				return v.Alias, err
+			},
+		},
+		"end user": {
+			func(ctx context.Context, a keys.Admin, s string) error {
+				return a.EndUsers().Create(ctx, keys.EndUser{ID: "x", Alias: s})
+			},
+			func(ctx context.Context, a keys.Admin, s string) error {
+				_, err := a.EndUsers().Update(ctx, keys.EndUser{ID: "x", Alias: s})
+				return err
+			},
+			func(ctx context.Context, r keys.Reader) (string, error) {
+				v, err := r.GetEndUser(ctx, "x")
+				return v.Alias, err
+			},
+		},
+		"organization": {
+			func(ctx context.Context, a keys.Admin, s string) error {
+				return a.Organizations().Create(ctx, keys.Organization{ID: "x", Alias: s})
+			},
+			func(ctx context.Context, a keys.Admin, s string) error {
+				_, err := a.Organizations().Update(ctx, keys.Organization{ID: "x", Alias: s})
+				return err
+			},
+			func(ctx context.Context, r keys.Reader) (string, error) {
+				v, err := r.GetOrganization(ctx, "x")
+				return v.Alias, err
+			},
+		},
+		"budget": { // a budget has no alias: its creator stands in
+			func(ctx context.Context, a keys.Admin, s string) error {
+				return a.Budgets().Create(ctx, keys.BudgetRecord{ID: "x", UpdatedBy: s})
+			},
+			func(ctx context.Context, a keys.Admin, s string) error {
+				_, err := a.Budgets().Update(ctx, keys.BudgetRecord{ID: "x", UpdatedBy: s})
+				return err
+			},
+			func(ctx context.Context, r keys.Reader) (string, error) {
+				v, err := r.GetBudget(ctx, "x")
+				return v.UpdatedBy, err
+			},
+		},
+	}
+	for name, k := range kinds {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			c := keys.NewCached(keys.NewMemory(), time.Hour, nil)
+			if _, err := k.alias(ctx, c); !errors.Is(err, keys.ErrNotFound) {
+				t.Fatalf("read before Create: %v, want ErrNotFound", err)
+			}
+			if err := k.create(ctx, c, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := k.alias(ctx, c); err != nil || got != "a" {
+				t.Fatalf("read after Create = %q, %v; want a", got, err)
+			}
+			if err := k.update(ctx, c, "b"); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := k.alias(ctx, c); err != nil || got != "b" {
+				t.Fatalf("read after Update = %q, %v; want b", got, err)
+			}
+		})
+	}
+}
