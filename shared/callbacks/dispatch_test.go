@@ -148,22 +148,22 @@ func TestDeliverRetries(t *testing.T) {
 func TestScopedCallbacks(t *testing.T) {
 	ctx := context.Background()
 	ks := keys.NewMemory()
-	must := func(err error) {
-		t.Helper()
+	kOwn := keys.Key{Hash: strings.Repeat("b", 64), TeamID: "ta", Settings: keys.Settings{Metadata: json.RawMessage(
+		`{"logging":[{"callback_name":"hook","callback_vars":{"dest":"key"}}]}`)}}
+	kPlain := keys.Key{Hash: strings.Repeat("c", 64), TeamID: "ta"}
+	for _, err := range []error{ // in order: the teams, then their keys
+		ks.Teams().Create(ctx, keys.Team{ID: "ta", Settings: keys.Settings{Metadata: json.RawMessage(
+			`{"logging":[{"callback_name":"hook","callback_type":"success","callback_vars":{"dest":"team-a"}}]}`)}}),
+		ks.Teams().Create(ctx, keys.Team{ID: "tb", Settings: keys.Settings{Metadata: json.RawMessage(
+			`{"callback_settings":{"success_callback":["hook"],"callback_vars":{"dest":"team-b"}}}`)}}),
+		ks.Teams().Create(ctx, keys.Team{ID: "tc"}),
+		ks.CreateKey(ctx, kOwn),
+		ks.CreateKey(ctx, kPlain),
+	} {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(ks.Teams().Create(ctx, keys.Team{ID: "ta", Settings: keys.Settings{Metadata: json.RawMessage(
-		`{"logging":[{"callback_name":"hook","callback_type":"success","callback_vars":{"dest":"team-a"}}]}`)}}))
-	must(ks.Teams().Create(ctx, keys.Team{ID: "tb", Settings: keys.Settings{Metadata: json.RawMessage(
-		`{"callback_settings":{"success_callback":["hook"],"callback_vars":{"dest":"team-b"}}}`)}}))
-	must(ks.Teams().Create(ctx, keys.Team{ID: "tc"}))
-	kOwn := keys.Key{Hash: strings.Repeat("b", 64), TeamID: "ta", Settings: keys.Settings{Metadata: json.RawMessage(
-		`{"logging":[{"callback_name":"hook","callback_vars":{"dest":"key"}}]}`)}}
-	kPlain := keys.Key{Hash: strings.Repeat("c", 64), TeamID: "ta"}
-	must(ks.CreateKey(ctx, kOwn))
-	must(ks.CreateKey(ctx, kPlain))
 
 	var mu sync.Mutex
 	got := map[string][]string{} // dest -> call ids (sinks run at once)
