@@ -91,14 +91,7 @@ func (h *Handler) budgetInfo(w http.ResponseWriter, r *http.Request, c *caller) 
 }
 
 func (h *Handler) budgetList(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if !c.viewer() {
-		return forbidden("listing budgets needs a proxy_admin or proxy_admin_viewer")
-	}
-	bs, err := h.keys.Budgets().List(r.Context())
-	if err != nil {
-		return err
-	}
-	return ok(w, objectsAt(bs, h.now(), budgetObject))
+	return budgets.listed(h, w, r, c, false, budgetObject)
 }
 
 // budgetDelete deletes {"id": budget id}. A budget still linked is
@@ -108,12 +101,9 @@ func (h *Handler) budgetDelete(w http.ResponseWriter, r *http.Request, c *caller
 	if err := needAdmin(c); err != nil {
 		return err
 	}
-	id, err := readParam(r, "id")
+	id, err := requiredParam(r, "id", "required: the budget_id to delete")
 	if err != nil {
 		return err
-	}
-	if id == "" {
-		return badParam("id", "required: the budget_id to delete")
 	}
 	ctx := r.Context()
 	b, err := h.loadBudget(ctx, "id", id)
