@@ -14,7 +14,6 @@ package adminapi
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -428,11 +427,8 @@ func (h *Handler) teamRole(ctx context.Context, c *caller, team string) (string,
 	if c.userID == "" || team == "" {
 		return "", nil
 	}
-	t, err := h.keys.GetTeam(ctx, team)
-	if errors.Is(err, keys.ErrNotFound) {
-		return "", nil
-	}
-	if err != nil {
+	t, ok, err := found(h.keys.GetTeam(ctx, team))
+	if !ok {
 		return "", err
 	}
 	if !c.holdsTeam(t) {

@@ -39,11 +39,8 @@ func (h *Handler) notAboveCaller(ctx context.Context, c *caller, k keys.Key) err
 	if c.admin() || k.UserID == "" || k.UserID == c.userID {
 		return nil
 	}
-	u, err := h.keys.GetUser(ctx, k.UserID)
-	switch {
-	case errors.Is(err, keys.ErrNotFound):
-		return nil
-	case err != nil:
+	u, ok, err := found(h.keys.GetUser(ctx, k.UserID))
+	if !ok {
 		return err
 	}
 	if roleRank(u.Role) > roleRank(c.role) {

@@ -2,7 +2,6 @@ package adminapi
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"github.com/sluice-gw/sluice/shared/keys"
@@ -73,14 +72,8 @@ func (h *Handler) boundHolds(ctx context.Context, b keys.Bound, team string) (bo
 	case b.Team != "":
 		return b.Team == team, nil
 	}
-	t, err := h.keys.GetTeam(ctx, team)
-	switch {
-	case errors.Is(err, keys.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return t.OrganizationID == b.Org, nil
+	t, ok, err := found(h.keys.GetTeam(ctx, team))
+	return ok && t.OrganizationID == b.Org, err
 }
 
 // keyInScope refuses a bound caller a key outside its scope (its own key
@@ -229,15 +222,14 @@ func (h *Handler) memberships(ctx context.Context, u keys.User) ([]obj, error) {
 		idParam string
 		ids     []string
 	}{{keys.KindTeam, "team_id", u.Teams}, {keys.KindOrg, "organization_id", u.Organizations}} {
-		for _, id := range g.ids {
-			m, err := h.keys.GetMember(ctx, g.kind, id, u.ID)
-			if errors.Is(err, keys.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, obj{g.idParam: id, "role": m.Role, "added_by": orNil(m.AddedBy), "added_at": ts(m.CreatedAt)})
+		ms, err := existing(ctx, g.ids, func(ctx context.Context, id string) (keys.Member, error) {
+			return h.keys.GetMember(ctx, g.kind, id, u.ID)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			out = append(out, obj{g.idParam: m.GroupID, "role": m.Role, "added_by": orNil(m.AddedBy), "added_at": ts(m.CreatedAt)})
 		}
 	}
 	return out, nil

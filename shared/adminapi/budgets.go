@@ -83,30 +83,15 @@ func (h *Handler) budgetInfo(w http.ResponseWriter, r *http.Request, c *caller) 
 	if err != nil {
 		return err
 	}
-	now := h.now()
-	out := make([]obj, 0, len(ids))
-	for _, id := range ids {
-		b, err := h.keys.GetBudget(r.Context(), id)
-		switch {
-		case errors.Is(err, keys.ErrNotFound):
-			continue
-		case err != nil:
-			return err
-		}
-		out = append(out, budgetObject(b, now))
-	}
-	return ok(w, out)
-}
-
-func (h *Handler) budgetList(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if !c.viewer() {
-		return forbidden("listing budgets needs a proxy_admin or proxy_admin_viewer")
-	}
-	bs, err := h.keys.Budgets().List(r.Context())
+	bs, err := existing(r.Context(), ids, h.keys.GetBudget)
 	if err != nil {
 		return err
 	}
 	return ok(w, objectsAt(bs, h.now(), budgetObject))
+}
+
+func (h *Handler) budgetList(w http.ResponseWriter, r *http.Request, c *caller) error {
+	return budgets.listed(h, w, r, c, false, budgetObject)
 }
 
 // budgetDelete deletes {"id": budget id}. A budget still linked is
@@ -116,12 +101,9 @@ func (h *Handler) budgetDelete(w http.ResponseWriter, r *http.Request, c *caller
 	if err := needAdmin(c); err != nil {
 		return err
 	}
-	id, err := readParam(r, "id")
+	id, err := requiredParam(r, "id", "required: the budget_id to delete")
 	if err != nil {
 		return err
-	}
-	if id == "" {
-		return badParam("id", "required: the budget_id to delete")
 	}
 	ctx := r.Context()
 	b, err := h.loadBudget(ctx, "id", id)

@@ -106,17 +106,5 @@ func (h *Handler) customerInfo(w http.ResponseWriter, r *http.Request, c *caller
 }
 
 func (h *Handler) customerList(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if !c.viewer() {
-		return forbidden("listing end users needs a proxy_admin or proxy_admin_viewer")
-	}
-	es, err := h.keys.EndUsers().List(r.Context())
-	if err != nil {
-		return err
-	}
-	for i := range es {
-		if es[i].Settings, err = h.shown(r.Context(), es[i].Settings); err != nil {
-			return err
-		}
-	}
-	return ok(w, objectsAt(es, h.now(), endUserObject))
+	return endUsers.listed(h, w, r, c, true, endUserObject)
 }

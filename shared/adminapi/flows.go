@@ -106,6 +106,26 @@ func (rk record[T]) updateAndShow(h *Handler, w http.ResponseWriter, r *http.Req
 	return ok(w, show(v))
 }
 
+// listed is a list route of the kind: every record, to a proxy admin or
+// viewer, each shown by show; linked: with the limits of the budget it
+// links (shown), as its info route shows it.
+func (rk record[T]) listed(h *Handler, w http.ResponseWriter, r *http.Request, c *caller, linked bool, show func(v T, now time.Time) obj) error {
+	if !c.viewer() {
+		return forbidden("listing %ss needs a proxy_admin or proxy_admin_viewer", rk.noun)
+	}
+	vs, err := rk.writes(h.keys).List(r.Context())
+	if err != nil {
+		return err
+	}
+	for i := 0; linked && i < len(vs); i++ {
+		s := rk.settings(&vs[i])
+		if *s, err = h.shown(r.Context(), *s); err != nil {
+			return err
+		}
+	}
+	return ok(w, objectsAt(vs, h.now(), show))
+}
+
 // The record kinds the shared flows serve.
 var (
 	teams = record[keys.Team]{noun: "team", idParam: "team_id", parse: teamPatch, get: keys.Admin.GetTeam, writes: keys.Admin.Teams,

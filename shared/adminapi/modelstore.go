@@ -220,12 +220,9 @@ func (h *Handler) modelDelete(w http.ResponseWriter, r *http.Request, c *caller)
 	if err != nil {
 		return err
 	}
-	id, err := readParam(r, "id")
+	id, err := requiredParam(r, "id", "is required: the id of the stored deployment to delete")
 	if err != nil {
 		return err
-	}
-	if id == "" {
-		return badParam("id", "is required: the id of the stored deployment to delete")
 	}
 	ctx := r.Context()
 	rec, err := cat.Store.Get(ctx, id)

@@ -20,14 +20,8 @@ func (h *Handler) orgAdmin(ctx context.Context, c *caller, org string) (bool, er
 	if c.userID == "" || org == "" || !c.holdsOrg(org) {
 		return false, nil
 	}
-	o, err := h.keys.GetOrganization(ctx, org)
-	switch {
-	case errors.Is(err, keys.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return o.Role(c.userID) == keys.OrgAdmin, nil
+	o, ok, err := found(h.keys.GetOrganization(ctx, org))
+	return ok && o.Role(c.userID) == keys.OrgAdmin, err
 }
 
 // adminOrgs returns the organizations user (c itself, for a caller that
@@ -37,11 +31,8 @@ func (h *Handler) adminOrgs(ctx context.Context, c *caller, user string) ([]stri
 	if c.viewer() || user == "" {
 		return nil, nil
 	}
-	u, err := h.keys.GetUser(ctx, user)
-	switch {
-	case errors.Is(err, keys.ErrNotFound):
-		return nil, nil
-	case err != nil:
+	u, _, err := found(h.keys.GetUser(ctx, user))
+	if err != nil {
 		return nil, err
 	}
 	var out []string

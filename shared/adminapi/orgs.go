@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
@@ -94,27 +95,19 @@ func (h *Handler) showOrg(w http.ResponseWriter, ctx context.Context, o keys.Org
 // orgWithMembers renders o with its memberships and teams
 // (LiteLLM_OrganizationTableWithMembers).
 func (h *Handler) orgWithMembers(ctx context.Context, o keys.Organization) (obj, error) {
-	var members []keys.Member
-	for _, m := range o.Members {
-		mb, err := h.keys.GetMember(ctx, keys.KindOrg, o.ID, m.UserID)
-		if errors.Is(err, keys.ErrNotFound) {
-			continue // removed meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		members = append(members, mb)
+	users := make([]string, len(o.Members))
+	for i, m := range o.Members {
+		users[i] = m.UserID
 	}
-	var teams []keys.Team
-	for _, id := range o.Teams {
-		t, err := h.keys.GetTeam(ctx, id)
-		if errors.Is(err, keys.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		teams = append(teams, t)
+	members, err := existing(ctx, users, func(ctx context.Context, user string) (keys.Member, error) {
+		return h.keys.GetMember(ctx, keys.KindOrg, o.ID, user)
+	})
+	if err != nil {
+		return nil, err
+	}
+	teams, err := existing(ctx, o.Teams, h.keys.GetTeam)
+	if err != nil {
+		return nil, err
 	}
 	return orgObject(o, members, teams, h.now()), nil
 }
@@ -171,22 +164,13 @@ func (h *Handler) orgList(w http.ResponseWriter, r *http.Request, c *caller) err
 	case c.userID == "":
 		return forbidden("a key that belongs to no user may not list organizations")
 	default:
-		u, err := h.keys.GetUser(ctx, c.userID)
-		if err != nil && !errors.Is(err, keys.ErrNotFound) {
+		u, _, err := found(h.keys.GetUser(ctx, c.userID))
+		if err != nil {
 			return err
 		}
-		for _, id := range u.Organizations {
-			if !c.holdsOrg(id) {
-				continue
-			}
-			o, err := h.keys.GetOrganization(ctx, id)
-			if errors.Is(err, keys.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			list = append(list, o)
+		held := slices.DeleteFunc(slices.Clone(u.Organizations), func(id string) bool { return !c.holdsOrg(id) })
+		if list, err = existing(ctx, held, h.keys.GetOrganization); err != nil {
+			return err
 		}
 	}
 	out := make([]obj, 0, len(list))

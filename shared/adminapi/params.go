@@ -61,6 +61,16 @@ func readParam(r *http.Request, name string) (string, error) {
 	return v, p.done()
 }
 
+// requiredParam is readParam of a field the body must give: empty, it is
+// refused naming name, with why.
+func requiredParam(r *http.Request, name, why string) (string, error) {
+	v, err := readParam(r, name)
+	if err == nil && v == "" {
+		err = badParam(name, "%s", why)
+	}
+	return v, err
+}
+
 func jsonErr(err error) string {
 	if err == nil {
 		return "null"

@@ -228,3 +228,48 @@ func TestSpentLocally(t *testing.T) {
 		t.Fatalf("a warm read with a local cost allocates %v, a plain one %v", withPending, plain)
 	}
 }
+
+// TestCachedWritesForget: a write through Cached's Records forgets what
+// this instance read of the record, within the TTL: a read after a Create
+// finds the record the read before it missed, and a read after an Update
+// sees the update. For each kind Records serves (a budget has no alias:
+// UpdatedBy stands in).
+func TestCachedWritesForget(t *testing.T) {
+	t.Run("team", func(t *testing.T) {
+		forgets(t, keys.Admin.Teams, keys.Reader.GetTeam, func(a string) keys.Team { return keys.Team{ID: "x", Alias: a} }, func(v keys.Team) string { return v.Alias })
+	})
+	t.Run("user", func(t *testing.T) {
+		forgets(t, keys.Admin.Users, keys.Reader.GetUser, func(a string) keys.User { return keys.User{ID: "x", Alias: a} }, func(v keys.User) string { return v.Alias })
+	})
+	t.Run("end user", func(t *testing.T) {
+		forgets(t, keys.Admin.EndUsers, keys.Reader.GetEndUser, func(a string) keys.EndUser { return keys.EndUser{ID: "x", Alias: a} }, func(v keys.EndUser) string { return v.Alias })
+	})
+	t.Run("organization", func(t *testing.T) {
+		forgets(t, keys.Admin.Organizations, keys.Reader.GetOrganization, func(a string) keys.Organization { return keys.Organization{ID: "x", Alias: a} }, func(v keys.Organization) string { return v.Alias })
+	})
+	t.Run("budget", func(t *testing.T) {
+		forgets(t, keys.Admin.Budgets, keys.Reader.GetBudget, func(a string) keys.BudgetRecord { return keys.BudgetRecord{ID: "x", UpdatedBy: a} }, func(v keys.BudgetRecord) string { return v.UpdatedBy })
+	})
+}
+
+// forgets checks TestCachedWritesForget for one kind: of is its Records,
+// get its read, record(a) the record "x" marked a, mark its mark.
+func forgets[T any](t *testing.T, of func(keys.Admin) keys.Records[T], get func(keys.Reader, context.Context, string) (T, error), record func(a string) T, mark func(T) string) {
+	ctx := context.Background()
+	c := keys.NewCached(keys.NewMemory(), time.Hour, nil)
+	if _, err := get(c, ctx, "x"); !errors.Is(err, keys.ErrNotFound) {
+		t.Fatalf("read before Create: %v, want ErrNotFound", err)
+	}
+	if err := of(c).Create(ctx, record("a")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := get(c, ctx, "x"); err != nil || mark(v) != "a" {
+		t.Fatalf("read after Create = %+v, %v; want a", v, err)
+	}
+	if _, err := of(c).Update(ctx, record("b")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := get(c, ctx, "x"); err != nil || mark(v) != "b" {
+		t.Fatalf("read after Update = %+v, %v; want b", v, err)
+	}
+}

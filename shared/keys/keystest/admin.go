@@ -231,15 +231,7 @@ func testUsers(t *testing.T, newStore func(t *testing.T) Store) {
 		CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{Models: []string{"m1"}, RPMLimit: 10, TPMLimit: 100, MaxParallel: i64(0), Metadata: json.RawMessage(`{"x":1}`),
 			Budget: keys.Budget{MaxBudget: usd(9), Duration: "30d"}},
 	}
-	if err := s.Users().Create(c, u); err != nil {
-		t.Fatal(err)
-	}
-	if err := newStore(t).Users().Create(c, u); !errors.Is(err, keys.ErrExists) {
-		t.Fatalf("second CreateUser: %v", err)
-	}
-	if got, err := newStore(t).GetUser(c, u.ID); err != nil || !reflect.DeepEqual(got, u) {
-		t.Fatalf("GetUser = %+v, %v\nwant %+v", got, err, u)
-	}
+	createdOnce(t, c, "User", s, newStore(t), keys.Admin.Users, u, func() (keys.User, error) { return newStore(t).GetUser(c, u.ID) })
 	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindUser, ID: u.ID}, Nanos: 2_000_000_000, At: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
@@ -266,15 +258,7 @@ func testEndUsers(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	e := keys.EndUser{ID: id("customer"), Alias: "acme", AllowedModelRegion: "eu", CreatedAt: when, UpdatedAt: when, Settings: keys.Settings{RPMLimit: 3, TPMLimit: 30,
 		Budget: keys.Budget{MaxBudget: usd(1), Duration: "1h"}}}
-	if err := s.EndUsers().Create(c, e); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EndUsers().Create(c, e); !errors.Is(err, keys.ErrExists) {
-		t.Fatalf("second CreateEndUser: %v", err)
-	}
-	if got, err := newStore(t).GetEndUser(c, e.ID); err != nil || !reflect.DeepEqual(got, e) {
-		t.Fatalf("GetEndUser = %+v, %v\nwant %+v", got, err, e)
-	}
+	createdOnce(t, c, "EndUser", s, s, keys.Admin.EndUsers, e, func() (keys.EndUser, error) { return newStore(t).GetEndUser(c, e.ID) })
 	at := time.Now()
 	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindEndUser, ID: e.ID}, Nanos: 1_000_000_000, At: at}}); err != nil {
 		t.Fatal(err)

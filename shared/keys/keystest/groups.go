@@ -29,6 +29,24 @@ func (g group) create(c context.Context, s Store, id string) error {
 	return s.Teams().Create(c, keys.Team{ID: id, Alias: "t"})
 }
 
+// withMember creates a group of kind g (keys.KindTeam or keys.KindOrg) and
+// makes a new user a member of it with role; it returns their ids.
+func withMember(t *testing.T, c context.Context, s Store, g keys.Kind, role string) (group, user string) {
+	t.Helper()
+	group, user = id(string(g)), id("user")
+	create := func() error { return s.Teams().Create(c, keys.Team{ID: group}) }
+	if g == keys.KindOrg {
+		create = func() error { return s.Organizations().Create(c, keys.Organization{ID: group}) }
+	}
+	if err := create(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddMember(c, keys.Member{Group: g, GroupID: group, UserID: user, Role: role}); err != nil {
+		t.Fatal(err)
+	}
+	return group, user
+}
+
 // members reads the group's list of its members.
 func (g group) members(c context.Context, s Store, id string) ([]keys.TeamMember, error) {
 	if g.kind == keys.KindOrg {
@@ -222,15 +240,7 @@ func testOrgs(t *testing.T, newStore func(t *testing.T) Store) {
 		Settings: keys.Settings{Models: []string{"gpt-4o"}, RPMLimit: 10, TPMLimit: 1000, MaxParallel: i64(3), BudgetID: "budget-1",
 			Metadata: json.RawMessage(`{"tier":"gold"}`), Budget: keys.Budget{MaxBudget: usd(100), SoftBudget: usd(80), Duration: "30d"}},
 	}
-	if err := s.Organizations().Create(c, o); err != nil {
-		t.Fatal(err)
-	}
-	if err := newStore(t).Organizations().Create(c, o); !errors.Is(err, keys.ErrExists) {
-		t.Fatalf("second CreateOrganization: %v, want ErrExists", err)
-	}
-	if got, err := newStore(t).GetOrganization(c, o.ID); err != nil || !reflect.DeepEqual(got, o) {
-		t.Fatalf("GetOrganization = %+v, %v\nwant %+v", got, err, o)
-	}
+	createdOnce(t, c, "Organization", s, newStore(t), keys.Admin.Organizations, o, func() (keys.Organization, error) { return newStore(t).GetOrganization(c, o.ID) })
 	team := id("team")
 	if err := s.Teams().Create(c, keys.Team{ID: team, OrganizationID: o.ID}); err != nil {
 		t.Fatal(err)
@@ -346,13 +356,7 @@ func testOrgTeams(t *testing.T, newStore func(t *testing.T) Store) {
 // through them find nothing.
 func testOrgInvalid(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
-	org, user := id("org"), id("user")
-	if err := s.Organizations().Create(c, keys.Organization{ID: org}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AddMember(c, keys.Member{Group: keys.KindOrg, GroupID: org, UserID: user, Role: keys.OrgAdmin}); err != nil {
-		t.Fatal(err)
-	}
+	org, user := withMember(t, c, s, keys.KindOrg, keys.OrgAdmin)
 	for name, bad := range hostileIDs {
 		t.Run(name, func(t *testing.T) {
 			invalidParam(t, s.Organizations().Create(c, keys.Organization{ID: bad}), "organization_id")

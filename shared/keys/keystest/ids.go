@@ -31,13 +31,7 @@ func invalidParam(t *testing.T, err error, param string) {
 // is refused with the field named, and no read finds a record through one.
 func testHostileIDs(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
-	team, user := id("p"), id("u")
-	if err := s.Teams().Create(c, keys.Team{ID: team}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AddMember(c, keys.Member{Group: keys.KindTeam, GroupID: team, UserID: user, Role: keys.MemberUser}); err != nil {
-		t.Fatal(err)
-	}
+	team, user := withMember(t, c, s, keys.KindTeam, keys.MemberUser)
 	h := keys.HashSecret(id("sk"))
 	if err := s.CreateKey(c, keys.Key{Hash: h}); err != nil {
 		t.Fatal(err)

@@ -192,15 +192,7 @@ func testTeamLifecycle(t *testing.T, newStore func(t *testing.T) Store) {
 	s, c := newStore(t), ctx(t)
 	created := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	tm := keys.Team{ID: id("team"), Alias: "research", CreatedAt: created, Settings: keys.Settings{Models: []string{"gpt-4o"}, RPMLimit: 1000, TPMLimit: 9, Budget: keys.Budget{MaxBudget: usd(0)}}}
-	if err := s.Teams().Create(c, tm); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Teams().Create(c, tm); !errors.Is(err, keys.ErrExists) {
-		t.Fatalf("second CreateTeam: %v, want ErrExists", err)
-	}
-	if got, err := s.GetTeam(c, tm.ID); err != nil || !reflect.DeepEqual(got, tm) {
-		t.Fatalf("GetTeam = %+v, %v\nwant %+v", got, err, tm)
-	}
+	createdOnce(t, c, "Team", s, s, keys.Admin.Teams, tm, func() (keys.Team, error) { return s.GetTeam(c, tm.ID) })
 	if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: keys.Ref{Kind: keys.KindTeam, ID: tm.ID}, Nanos: 250_000_000, At: created}}); err != nil {
 		t.Fatalf("ApplySpend: %v", err)
 	}
@@ -251,6 +243,22 @@ func testNotFound(t *testing.T, newStore func(t *testing.T) Store) {
 
 // errOf is the error of a two-valued call.
 func errOf[T any](_ T, err error) error { return err }
+
+// createdOnce creates v through s (of: its kind's Records), then checks
+// that a second Create of it through again is ErrExists and that read
+// gives v back as written (kind names the record in failures).
+func createdOnce[T any](t *testing.T, c context.Context, kind string, s, again Store, of func(keys.Admin) keys.Records[T], v T, read func() (T, error)) {
+	t.Helper()
+	if err := of(s).Create(c, v); err != nil {
+		t.Fatal(err)
+	}
+	if err := of(again).Create(c, v); !errors.Is(err, keys.ErrExists) {
+		t.Fatalf("second Create of a %s: %v, want ErrExists", kind, err)
+	}
+	if got, err := read(); err != nil || !reflect.DeepEqual(got, v) {
+		t.Fatalf("Get%s = %+v, %v\nwant %+v", kind, got, err, v)
+	}
+}
 
 // absent fails t unless err, of reading a record (what), is ErrNotFound.
 func absent(t *testing.T, what string, err error) {
