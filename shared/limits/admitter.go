@@ -125,6 +125,7 @@ type Admitter struct {
 
 	failed, throttled atomic.Int64
 	hotStates         hotScopes
+	leaseStates       hotScopes // hot leases (hot_lease.go)
 }
 
 // DefaultAdmitTimeout is Admitter.Timeout's default: past it, a store
@@ -198,6 +199,11 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 			}
 		}
 	}
+	// A hot lease whose shards were all seen full lately is refused
+	// without a round trip (hot_lease.go).
+	if i := leaseFull(p); i >= 0 {
+		return a.decide(p, BlockedByItem(i, ReasonParallel)), nil
+	}
 	if len(p.Items) == 0 && req.Hold == nil && len(hot) == 0 && len(switching) == 0 {
 		return Decision{Allowed: true, Admission: Admission{Window: p.Window}}, nil
 	}
@@ -263,7 +269,7 @@ func (a *Admitter) plan(req AdmitRequest, w time.Time, hot, switching []hotRef) 
 			p.Items = append(p.Items, it)
 		}
 		if s.Parallel > 0 {
-			p.Items = append(p.Items, Item{Scope: s, Shards: 1, Slot: Slot{Kind: s.Kind, ID: s.ID}, Lease: true, ParCap: s.Parallel})
+			p.Items = append(p.Items, a.leaseItem(s, req.Now))
 		}
 	}
 	return p
@@ -291,8 +297,13 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 	}
 	out, err := a.Backend.Attempt(actx, p)
 	for try := 0; errors.Is(err, ErrThrottled); try++ {
-		// Throttled: the scopes that may turn hot do; otherwise (a lease,
-		// a budget, a TPM scope) try again after a backoff.
+		// Throttled: the scopes that may turn hot do (leases in place,
+		// hot_lease.go); otherwise (a budget, a TPM scope) try again after
+		// a backoff.
+		if err := a.leaseThrottled(actx, p); err != nil {
+			d, err := a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)
+			return d, nil, err
+		}
 		for _, it := range p.Items {
 			if !it.Lease && eligible(taker, it.Scope) {
 				h := hotRef{it.Scope, a.hotStates.state(it.Scope)}
@@ -312,7 +323,7 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 		}
 		out, err = a.Backend.Attempt(actx, p)
 	}
-	if err == nil && !out.Allowed && out.Item >= 0 && out.HotShards > 0 {
+	if err == nil && !out.Allowed && out.Item >= 0 && out.HotShards > 0 && !p.Items[out.Item].Lease {
 		// Another instance turned the item's scope hot.
 		it := p.Items[out.Item]
 		h := hotRef{it.Scope, a.hotStates.state(it.Scope)}
@@ -322,7 +333,7 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 		h.st.learn(p.Window, out.HotShards, out.HotBase)
 		return Decision{}, []hotRef{h}, nil
 	}
-	if err == nil && !out.Allowed && out.Item >= 0 && p.Items[out.Item].Shards > 1 {
+	if err == nil && !out.Allowed && out.Item >= 0 && p.Items[out.Item].Shards > 1 && !p.Items[out.Item].Lease {
 		// The chosen shard is full; another may have room. Try once more.
 		it := &p.Items[out.Item]
 		it.Slot.Shard = (it.Slot.Shard + 1 + pick(it.Shards-1)) % it.Shards
@@ -331,12 +342,9 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 			out, err = a.Backend.Attempt(actx, p)
 		}
 	}
-	for try := 0; err == nil && try < maxReaps && out.Item >= 0 && p.Items[out.Item].Lease && (len(out.Stale) > 0 || out.Retry); try++ {
-		// A lease item counted leases that expired (their requests never
-		// released them): try again, removing them in the same write.
-		p.Items[out.Item].Reap = out.Stale
-		out, err = a.Backend.Attempt(actx, p)
-	}
+	// A lease item counted leases that expired (their requests never
+	// released them), turned hot, or, hot, had its shard full: try again.
+	out, err = a.leaseRetries(actx, p, out, err)
 	if err != nil {
 		d, err := a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)
 		return d, nil, err

@@ -130,6 +130,7 @@ type hotState struct {
 	prevWindow time.Time
 	prevShards int
 	prevBase   int64
+	lease      *leaseHints // a lease scope's shard hints (hot_lease.go)
 }
 
 // old returns a state of its own for a request of a window older than
@@ -249,12 +250,20 @@ func (a *Admitter) switchHot(ctx context.Context, t Taker, h hotRef, w time.Time
 	h.st.mu.Lock()
 	want := HotShards(h.RPM, HotRPM(a.ItemWrites), h.st.grow)
 	h.st.mu.Unlock()
-	for attempt := 0; ; attempt++ {
+	return retryThrottled(ctx, a, func() error {
 		n, base, err := t.Switch(ctx, Slot{Kind: h.Kind, ID: h.ID}, w, w.Add(time.Minute+CounterTTL), want)
 		if err == nil {
 			h.st.learn(w, n, base)
-			return nil
 		}
+		return err
+	})
+}
+
+// retryThrottled runs write until it is not throttled, counting each
+// throttled attempt and backing off between them until ctx ends.
+func retryThrottled(ctx context.Context, a *Admitter, write func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := write()
 		if !errors.Is(err, ErrThrottled) {
 			return err
 		}

@@ -1,0 +1,159 @@
+package ddblimits_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/sluice-gw/sluice/shared/ddb"
+	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
+	"github.com/sluice-gw/sluice/test/ddblocal"
+)
+
+// leaseRun counts what hot-lease workers saw.
+type leaseRun struct {
+	admitted, refused, errs, failedOpen, peak atomic.Int64
+}
+
+// runLeases runs workers goroutines on each of the stores, rounds
+// admissions each on key and team (both bounded by bound), holding each
+// lease for hold; in flight is counted by the test between admission and
+// release.
+func runLeases(t *testing.T, stores []*ddblimits.Store, key, team limits.Scope, workers, rounds int, hold time.Duration) *leaseRun {
+	var (
+		r        leaseRun
+		inFlight atomic.Int64
+		wg       sync.WaitGroup
+	)
+	now := time.Now()
+	for i, s := range stores {
+		for w := range workers {
+			wg.Go(func() {
+				for n := range rounds {
+					req := limits.AdmitRequest{Now: now, Scopes: []limits.Scope{key, team},
+						Lease: fmt.Sprintf("%d.%d.%d", i, w, n), LeaseExpires: now.Add(time.Hour)}
+					d, err := s.Admit(context.Background(), req)
+					switch {
+					case err != nil:
+						if r.errs.Add(1) <= 3 {
+							t.Logf("Admit: %v", err)
+						}
+						continue
+					case d.FailedOpen:
+						r.failedOpen.Add(1)
+						continue
+					case !d.Allowed:
+						r.refused.Add(1)
+						continue
+					}
+					r.admitted.Add(1)
+					cur := inFlight.Add(1)
+					for p := r.peak.Load(); cur > p && !r.peak.CompareAndSwap(p, cur); p = r.peak.Load() {
+					}
+					time.Sleep(hold)
+					inFlight.Add(-1)
+					// Released by the other instance half the time: the
+					// admission names its shards.
+					if err := stores[(i+n)%len(stores)].Release(context.Background(), d.Admission); err != nil {
+						t.Errorf("Release: %v", err)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	t.Logf("admitted %d, refused %d, peak in flight %d, errors %d, failed open %d",
+		r.admitted.Load(), r.refused.Load(), r.peak.Load(), r.errs.Load(), r.failedOpen.Load())
+	return &r
+}
+
+// hotLeaseStores returns two instances on a fresh counters table behind a
+// throttler letting each item take rate write units a second, and a
+// direct client.
+func hotLeaseStores(t *testing.T, rate float64) ([]*ddblimits.Store, *dynamodb.Client, string, *ddblocal.Throttler) {
+	table := ddblocal.Tables(t).Counters
+	th := ddblocal.NewThrottler(t, "", rate)
+	stores := make([]*ddblimits.Store, 2)
+	for i := range stores {
+		client := ddb.NewClient(ddblocal.ConfigAt(th.URL), ddb.ClientOptions{Emulator: true})
+		stores[i] = ddblimits.New(client, table, ddblimits.Options{Timeout: 30 * time.Second, AdmitTimeout: 2 * time.Minute})
+	}
+	return stores, ddblocal.Client(t), table, th
+}
+
+// hotShards returns the shards a scope's lease item records (0: cold).
+func hotShards(t *testing.T, client *dynamodb.Client, table string, s limits.Scope) int64 {
+	out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(table), Key: ddb.PK(ddblimits.LeasePK(s.Kind, s.ID)), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ddb.Int0(out.Item, "hot")
+}
+
+func checkLeases(t *testing.T, r *leaseRun, stores []*ddblimits.Store, client *dynamodb.Client, table string, bound int64, scopes ...limits.Scope) {
+	t.Helper()
+	if r.errs.Load() != 0 || r.failedOpen.Load() != 0 {
+		t.Errorf("%d errors, %d failed open: want none (throttling handled)", r.errs.Load(), r.failedOpen.Load())
+	}
+	if p := r.peak.Load(); p > bound {
+		t.Errorf("%d requests in flight at once, bound %d", p, bound)
+	}
+	for _, sc := range scopes {
+		n, err := stores[0].InFlight(context.Background(), sc.Kind, sc.ID, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s %s: %d leases still in force after every release", sc.Kind, sc.ID, n)
+		}
+		if h := hotShards(t, client, table, sc); h < 2 {
+			t.Errorf("%s %s: lease item records %d shards: the throttled scope did not turn hot", sc.Kind, sc.ID, h)
+		}
+	}
+	if stores[0].Throttled()+stores[1].Throttled() == 0 {
+		t.Error("no write was throttled: the test did not reach the ceiling")
+	}
+}
+
+// Two instances of 12 goroutines each on a key and a team bounded to 16
+// in flight, through a throttler letting each item take 30 write units a
+// second: the lease items throttle, the scopes turn hot, and still no
+// admission errs or fails open, the requests in flight (counted by the
+// test) never exceed the bound, and every lease is given back, half of
+// them by the other instance.
+func TestHotLeasesBound(t *testing.T) {
+	stores, client, table, _ := hotLeaseStores(t, 30)
+	const bound = 16
+	key := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hl-%d", time.Now().UnixNano()), Parallel: bound}
+	team := limits.Scope{Kind: limits.KindTeam, ID: key.ID + "-team", Parallel: bound}
+	r := runLeases(t, stores, key, team, 12, 10, 30*time.Millisecond)
+	checkLeases(t, r, stores, client, table, bound, key, team)
+	if r.admitted.Load() < bound || r.peak.Load() < bound/2 {
+		t.Errorf("only %d admitted, at most %d at once", r.admitted.Load(), r.peak.Load())
+	}
+}
+
+// Six goroutines on two instances, a bound of 512: the scopes turn hot
+// (over at most 64 shards, each given at least 7 leases after the legacy
+// of at most 5), so a shard is never full while the scope has room: no
+// refusal at all (the stated tail is empty here).
+func TestHotLeasesNoFalseRefusal(t *testing.T) {
+	stores, client, table, _ := hotLeaseStores(t, 30)
+	const bound = 512
+	key := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hr-%d", time.Now().UnixNano()), Parallel: bound}
+	team := limits.Scope{Kind: limits.KindTeam, ID: key.ID + "-team", Parallel: bound}
+	r := runLeases(t, stores, key, team, 3, 20, time.Millisecond)
+	checkLeases(t, r, stores, client, table, bound, key, team)
+	if r.refused.Load() != 0 {
+		t.Errorf("%d refused with at most 6 of 512 in flight", r.refused.Load())
+	}
+}

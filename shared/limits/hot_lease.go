@@ -1,0 +1,330 @@
+package limits
+
+import (
+	"context"
+	"errors"
+	"math/bits"
+	"math/rand/v2"
+	"time"
+)
+
+// Hot leases: a scope's lease item (parallel.go) whose write is throttled
+// turns hot: its bound is split over shards 1..S, items of their own whose
+// caps add up to the bound exactly, and each admission takes its lease on
+// one shard with room, in the same single write or transaction as before
+// (no extra call). The release goes back to the shard it came from: the
+// admission's Leased slot names it (Slot.Shard), so any instance can
+// release it, and a second release or the expiry's reaping still changes
+// nothing (the shard's entry is gone).
+//
+// The switch is recorded in the scope's one lease item, shard 0
+// (LeaseSharder.SwitchLeases: SET hot = S IF attribute_not_exists(hot), the
+// item then kept past its TTL), and every cold admission's condition
+// includes attribute_not_exists(hot), so an instance that has not learned
+// it is refused and learns it from the refusal. Shard 0 admits nothing
+// more: it holds only the leases taken before the switch (the legacy),
+// which only go down (released, or reaped once expired). Shard i's cap is
+// ShardCap(bound - legacy, S, i-1) with the legacy as this instance last
+// read it: a stale reading is higher, so the caps are lower, never higher,
+// than the exact ones. So the leases in force never exceed the bound,
+// however many instances: shard 0 holds the legacy, the others at most
+// their caps, which add up to the bound less a legacy at least as large.
+//
+// The shard count follows the rate the switching instance saw and the
+// throttling it met: LeaseShards. A layout is kept once chosen (moving
+// leases between layouts in flight is not exact), so a scope stays hot;
+// at low rates that costs what a cold lease costs, one write to take and
+// one to give back.
+//
+// An admission tries the shards this instance released leases on first
+// (it knows they have room), then one at random among those it has not
+// seen full in the last leaseFullFor (doubled per throttle, up to 16
+// times); a shard that refuses is marked full, and the admission moves to
+// another. A throttled write moves to another shard after a jittered
+// backoff, within the admission's bound. The stated tail of false
+// refusals: a hot lease is refused only when every shard was seen full by
+// this instance within the last leaseFullFor<<slow and it released none
+// there since, so what it can miss is the leases other instances gave
+// back in that time (and, until it reads shard 0 again, at most once per
+// leaseFullFor, the legacy released since its last reading).
+
+// LeaseSharder is the part of a Backend hot leases need.
+type LeaseSharder interface {
+	// SwitchLeases turns slot's lease item (shard 0) hot over shards
+	// shards, unless it is hot already; it returns its shards and the
+	// leases it holds (the legacy) either way.
+	SwitchLeases(ctx context.Context, slot Slot, shards int) (n int, legacy int64, err error)
+	// LegacyLeases returns the leases a hot lease item (shard 0) still
+	// holds at now, first removing those expired.
+	LegacyLeases(ctx context.Context, slot Slot, now time.Time) (int64, error)
+}
+
+// leaseFullFor is how long a lease shard seen full is not tried again.
+const leaseFullFor = HotRefill
+
+// LeaseShardMin is the fewest leases a hot lease shard is given (on
+// average): LeaseShards stays at or below bound/LeaseShardMin (at least 2),
+// so that a shard is rarely full while the scope has room.
+const LeaseShardMin = 4
+
+// LeaseShards returns the shards a lease scope with this bound turns hot
+// over, having seen rate admissions a second on this instance on a store
+// whose items take itemWrites units a second: enough for 8 units per
+// admission on each shard (a transactional take and a release, twice over
+// for the instances it does not see), at least 4 (it met the ceiling),
+// doubled by each throttling met while hot (grow); at least 2, at most
+// MaxShards and bound/LeaseShardMin.
+func LeaseShards(bound, rate int64, itemWrites float64, grow int) int {
+	if itemWrites <= 0 {
+		itemWrites = WriteCeiling
+	}
+	n := max(int64(float64(8*rate)/itemWrites)+1, 4) << min(grow, 6)
+	return int(max(min(n, MaxShards, bound/LeaseShardMin), 2))
+}
+
+// leaseHints is what an instance knows of a hot lease scope's shards
+// (hotState.mu held).
+type leaseHints struct {
+	fullAt [MaxShards]time.Time // when shard i+1 was seen full
+	room   [MaxShards]int32     // leases this instance gave back on shard i+1 since
+	readAt time.Time            // when the legacy was last read
+}
+
+// leaseEligible reports whether a lease scope may turn hot.
+func leaseEligible(ls LeaseSharder, s Scope) bool { return ls != nil && s.Parallel >= 4 }
+
+// leaseItem is the lease item of s in a plan: the scope's one item, or,
+// hot, a shard this instance has not seen full (Shard 0 when none).
+func (a *Admitter) leaseItem(s Scope, now time.Time) Item {
+	it := Item{Scope: s, Shards: 1, Slot: Slot{Kind: s.Kind, ID: s.ID}, Lease: true, ParCap: s.Parallel}
+	ls, _ := a.Backend.(LeaseSharder)
+	if !leaseEligible(ls, s) {
+		return it
+	}
+	st := a.leaseStates.state(s)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.count(now)
+	if st.shards > 0 {
+		it.Shards = st.shards
+		a.pickLease(st, &it, now)
+	}
+	return it
+}
+
+// pickLease moves hot lease item it to a shard with room: one this
+// instance gave leases back on, else one at random not seen full lately.
+// Shard 0: none (st.mu held).
+func (a *Admitter) pickLease(st *hotState, it *Item, now time.Time) {
+	h := st.leases()
+	legacy := min(st.base, it.Scope.Parallel)
+	var free uint64
+	for i := range st.shards {
+		if ShardCap(it.Scope.Parallel-legacy, st.shards, i) == 0 {
+			continue
+		}
+		if h.room[i] > 0 {
+			h.room[i]--
+			it.Slot.Shard, it.ParCap = i+1, ShardCap(it.Scope.Parallel-legacy, st.shards, i)
+			return
+		}
+		if now.Sub(h.fullAt[i]) >= leaseFullFor<<st.slow {
+			free |= 1 << i
+		}
+	}
+	it.Slot.Shard, it.ParCap = 0, 0
+	if free == 0 {
+		return
+	}
+	i := pickBit(free)
+	it.Slot.Shard, it.ParCap = i+1, ShardCap(it.Scope.Parallel-legacy, st.shards, i)
+}
+
+// pickBit returns one of the set bits of free (not 0) at random.
+func pickBit(free uint64) int {
+	k := rand.IntN(bits.OnesCount64(free))
+	for ; k > 0; k-- {
+		free &= free - 1
+	}
+	return bits.TrailingZeros64(free)
+}
+
+func (st *hotState) leases() *leaseHints {
+	if st.lease == nil {
+		st.lease = &leaseHints{}
+	}
+	return st.lease
+}
+
+// leaseFull returns the index of a hot lease item of p with no shard to
+// try (every one seen full lately), or -1.
+func leaseFull(p *Plan) int {
+	for i, it := range p.Items {
+		if it.Lease && it.Shards > 1 && it.Slot.Shard == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// LeaseReleased tells the admitter that a lease of its instance was given
+// back on slot: a hot shard with room, tried first.
+func (a *Admitter) LeaseReleased(slot Slot) {
+	if slot.Shard < 1 || slot.Shard > MaxShards {
+		return
+	}
+	st := a.leaseStates.state(Scope{Kind: slot.Kind, ID: slot.ID})
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if slot.Shard <= st.shards {
+		h := st.leases()
+		h.room[slot.Shard-1]++
+		h.fullAt[slot.Shard-1] = time.Time{}
+	}
+}
+
+// switchLeases turns lease scope s hot (or learns it was), retrying a
+// throttled write until ctx ends.
+func (a *Admitter) switchLeases(ctx context.Context, ls LeaseSharder, s Scope) error {
+	st := a.leaseStates.state(s)
+	st.mu.Lock()
+	want := LeaseShards(s.Parallel, st.rate(), a.ItemWrites, st.grow)
+	st.mu.Unlock()
+	return retryThrottled(ctx, a, func() error {
+		n, legacy, err := ls.SwitchLeases(ctx, Slot{Kind: s.Kind, ID: s.ID}, want)
+		if err == nil {
+			st.learnLeases(n, legacy)
+		}
+		return err
+	})
+}
+
+// learnLeases records that a lease scope is hot over n shards, holding
+// legacy leases on shard 0.
+func (st *hotState) learnLeases(n int, legacy int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.shards == 0 {
+		st.shards = n
+	}
+	st.base = legacy
+	st.leases().readAt = time.Now()
+}
+
+// leaseThrottled handles a throttled attempt's lease items: a hot one
+// moves to another shard and its instance waits longer before retrying
+// shards seen full; a cold one that may turn hot does.
+func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan) error {
+	ls, _ := a.Backend.(LeaseSharder)
+	for i := range p.Items {
+		it := &p.Items[i]
+		if !it.Lease || !leaseEligible(ls, it.Scope) {
+			continue
+		}
+		st := a.leaseStates.state(it.Scope)
+		if it.Shards <= 1 {
+			st.mu.Lock()
+			hot := st.shards > 0
+			st.mu.Unlock()
+			if !hot {
+				if err := a.switchLeases(ctx, ls, it.Scope); err != nil {
+					return err
+				}
+			}
+			*it = a.leaseItem(it.Scope, p.Req.Now)
+			continue
+		}
+		st.mu.Lock()
+		st.slow = min(st.slow+1, 4)
+		st.lastThrott = time.Now()
+		if st.grow < 4 {
+			st.grow++
+		}
+		a.pickLease(st, it, p.Req.Now)
+		if it.Slot.Shard == 0 { // every other shard seen full: retry this one
+			it.Slot.Shard = 1 + rand.IntN(st.shards)
+			it.ParCap = ShardCap(it.Scope.Parallel-min(st.base, it.Scope.Parallel), st.shards, it.Slot.Shard-1)
+		}
+		st.mu.Unlock()
+	}
+	return nil
+}
+
+// leaseRetries follows up an attempt refused by a lease item: it reaps the
+// expired leases the item still counted, learns that the scope turned hot,
+// or moves a hot lease to another shard (reading the legacy again when
+// every shard was seen full), and tries again, until the lease is taken,
+// refused for good, or ctx ends.
+func (a *Admitter) leaseRetries(ctx context.Context, p *Plan, out Outcome, err error) (Outcome, error) {
+	ls, _ := a.Backend.(LeaseSharder)
+	reaps := 0
+	for try := 0; ; try++ {
+		if errors.Is(err, ErrThrottled) && try > 0 {
+			if lerr := a.leaseThrottled(ctx, p); lerr != nil {
+				return out, lerr
+			}
+			if berr := backoff(ctx, try, err); berr != nil {
+				return out, berr
+			}
+		} else if err != nil || out.Allowed || out.Item < 0 || !p.Items[out.Item].Lease {
+			return out, err
+		} else {
+			it := &p.Items[out.Item]
+			switch {
+			case len(out.Stale) > 0 || out.Retry:
+				if reaps++; reaps > maxReaps {
+					return out, nil
+				}
+				it.Reap = out.Stale
+			case out.HotShards > 0 && ls != nil:
+				a.leaseStates.state(it.Scope).learnLeases(out.HotShards, out.HotBase)
+				*it = a.leaseItem(it.Scope, p.Req.Now)
+			case it.Shards > 1 && it.Slot.Shard > 0:
+				it.Reap = nil
+				if !a.leaseShardFull(ctx, ls, it, p.Req.Now) {
+					return out, nil
+				}
+			default:
+				return out, nil
+			}
+		}
+		if it := leaseFull(p); it >= 0 {
+			return BlockedByItem(it, ReasonParallel), nil
+		}
+		out, err = a.Backend.Attempt(ctx, p)
+	}
+}
+
+// leaseShardFull marks it's shard full and moves it to another; false:
+// none left to try, even after reading the legacy again.
+func (a *Admitter) leaseShardFull(ctx context.Context, ls LeaseSharder, it *Item, now time.Time) bool {
+	st := a.leaseStates.state(it.Scope)
+	st.mu.Lock()
+	h := st.leases()
+	if it.Slot.Shard <= st.shards {
+		h.fullAt[it.Slot.Shard-1] = time.Now()
+	}
+	a.pickLease(st, it, time.Now())
+	reread := it.Slot.Shard == 0 && st.base > 0 && time.Since(h.readAt) >= leaseFullFor
+	st.mu.Unlock()
+	if !reread {
+		return it.Slot.Shard > 0
+	}
+	legacy, err := ls.LegacyLeases(ctx, Slot{Kind: it.Scope.Kind, ID: it.Scope.ID}, now)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.leases().readAt = time.Now()
+	if err != nil || legacy >= st.base {
+		return false
+	}
+	st.base, h.fullAt = legacy, [MaxShards]time.Time{} // the caps grew
+	a.pickLease(st, it, time.Now())
+	return it.Slot.Shard > 0
+}
+
+// RetryThrottled runs write (a lease's release, say) until DynamoDB does
+// not throttle it, counting each throttled attempt (Throttled) and
+// backing off between them until ctx ends.
+func (a *Admitter) RetryThrottled(ctx context.Context, write func() error) error {
+	return retryThrottled(ctx, a, write)
+}
