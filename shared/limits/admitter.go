@@ -199,11 +199,6 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 			}
 		}
 	}
-	// A hot lease whose shards were all seen full lately is refused
-	// without a round trip (hot_lease.go).
-	if i := leaseFull(p); i >= 0 {
-		return a.decide(p, BlockedByItem(i, ReasonParallel)), nil
-	}
 	if len(p.Items) == 0 && req.Hold == nil && len(hot) == 0 && len(switching) == 0 {
 		return Decision{Allowed: true, Admission: Admission{Window: p.Window}}, nil
 	}
@@ -212,6 +207,13 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 	actx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 
+	// Leases that turn hot by their rate do; a hot lease whose shards were
+	// all seen full lately is refused without a write (hot_lease.go).
+	if i, err := a.leasePrepare(actx, p); err != nil {
+		return a.unanswered(ctx, actx, p, nil, err, bound, byDeadline)
+	} else if i >= 0 {
+		return a.decide(p, BlockedByItem(i, ReasonParallel)), nil
+	}
 	for _, h := range switching {
 		if err := a.switchHot(actx, taker, h, w); err != nil {
 			return a.unanswered(ctx, actx, p, append(hot, switching...), err, bound, byDeadline)
@@ -269,7 +271,7 @@ func (a *Admitter) plan(req AdmitRequest, w time.Time, hot, switching []hotRef) 
 			p.Items = append(p.Items, it)
 		}
 		if s.Parallel > 0 {
-			p.Items = append(p.Items, a.leaseItem(s, req.Now))
+			p.Items = append(p.Items, a.leaseItem(s))
 		}
 	}
 	return p

@@ -8,45 +8,49 @@ import (
 	"time"
 )
 
-// Hot leases: a scope's lease item (parallel.go) whose write is throttled
-// turns hot: its bound is split over shards 1..S, items of their own whose
-// caps add up to the bound exactly, and each admission takes its lease on
-// one shard with room, in the same single write or transaction as before
-// (no extra call). The release goes back to the shard it came from: the
-// admission's Leased slot names it (Slot.Shard), so any instance can
-// release it, and a second release or the expiry's reaping still changes
-// nothing (the shard's entry is gone).
+// Hot leases: a scope's lease item (parallel.go) whose write is
+// throttled, or whose admissions on this instance pass HotRate(ItemWrites)
+// a second with a bound of at least 2*LeaseShardMin, turns hot: its bound
+// is split over shards 1..S, items of their own whose caps add up to the
+// bound exactly, and each admission takes its lease on one shard with
+// room, in the same single write or transaction as before (no extra call).
+// The release goes back to the shard it came from: the admission's Leased
+// slot names it (Slot.Shard), so any instance can release it, and a second
+// release, or one after the expiry's reaping, still changes nothing (the
+// shard's entry is gone).
 //
 // The switch is recorded in the scope's one lease item, shard 0
-// (LeaseSharder.SwitchLeases: SET hot = S IF attribute_not_exists(hot), the
-// item then kept past its TTL), and every cold admission's condition
+// (LeaseSharder.SwitchLeases: SET hot = S IF attribute_not_exists(hot),
+// the item then kept past its TTL), and every cold admission's condition
 // includes attribute_not_exists(hot), so an instance that has not learned
 // it is refused and learns it from the refusal. Shard 0 admits nothing
 // more: it holds only the leases taken before the switch (the legacy),
 // which only go down (released, or reaped once expired). Shard i's cap is
 // ShardCap(bound - legacy, S, i-1) with the legacy as this instance last
-// read it: a stale reading is higher, so the caps are lower, never higher,
+// read it: a stale reading is higher, so its caps are lower, never higher,
 // than the exact ones. So the leases in force never exceed the bound,
 // however many instances: shard 0 holds the legacy, the others at most
 // their caps, which add up to the bound less a legacy at least as large.
 //
-// The shard count follows the rate the switching instance saw and the
-// throttling it met: LeaseShards. A layout is kept once chosen (moving
-// leases between layouts in flight is not exact), so a scope stays hot;
-// at low rates that costs what a cold lease costs, one write to take and
-// one to give back.
+// The shard count follows the rate the switching instance saw, or the
+// throttling it met (LeaseShards). A layout is kept once chosen: moving
+// leases in flight between layouts is not exact, so a scope, once hot,
+// stays hot; at low rates that costs what a cold lease costs, one write to
+// take and one to give back.
 //
-// An admission tries the shards this instance released leases on first
-// (it knows they have room), then one at random among those it has not
-// seen full in the last leaseFullFor (doubled per throttle, up to 16
-// times); a shard that refuses is marked full, and the admission moves to
-// another. A throttled write moves to another shard after a jittered
-// backoff, within the admission's bound. The stated tail of false
-// refusals: a hot lease is refused only when every shard was seen full by
-// this instance within the last leaseFullFor<<slow and it released none
-// there since, so what it can miss is the leases other instances gave
-// back in that time (and, until it reads shard 0 again, at most once per
-// leaseFullFor, the legacy released since its last reading).
+// An admission tries the shards this instance gave leases back on first
+// (it knows they had room), then one at random among those it has not
+// seen full in the last leaseFullFor (doubled per throttled write, up to
+// 16 times); a shard that refuses is marked full and the admission moves
+// to another, and when every shard was seen full it reads the legacy again
+// (at most once per leaseFullFor), which may have raised the caps. A
+// throttled write moves to another shard after a jittered backoff, within
+// the admission's bound. The stated tail of false refusals: a hot lease is
+// refused only when every shard was seen full by this instance within the
+// last leaseFullFor<<slow (and it gave none back there since) and the
+// legacy, read again at most leaseFullFor ago, left no shard more room;
+// so what it can miss is the leases other instances gave back in that
+// time. A refusal while every shard is marked full costs no call.
 
 // LeaseSharder is the part of a Backend hot leases need.
 type LeaseSharder interface {
@@ -69,16 +73,19 @@ const LeaseShardMin = 4
 
 // LeaseShards returns the shards a lease scope with this bound turns hot
 // over, having seen rate admissions a second on this instance on a store
-// whose items take itemWrites units a second: enough for 8 units per
-// admission on each shard (a transactional take and a release, twice over
-// for the instances it does not see), at least 4 (it met the ceiling),
-// doubled by each throttling met while hot (grow); at least 2, at most
-// MaxShards and bound/LeaseShardMin.
-func LeaseShards(bound, rate int64, itemWrites float64, grow int) int {
+// whose items take itemWrites units a second: 16 units of an item's
+// writes per admission (a transactional take and a release, 4 times over
+// for the instances it does not see), at least 8, and 4 times that when it
+// met throttling (the item's real ceiling may be far below itemWrites);
+// at most MaxShards and bound/LeaseShardMin, at least 2.
+func LeaseShards(bound, rate int64, itemWrites float64, throttled bool) int {
 	if itemWrites <= 0 {
 		itemWrites = WriteCeiling
 	}
-	n := max(int64(float64(8*rate)/itemWrites)+1, 4) << min(grow, 6)
+	n := max(int64(float64(16*rate)/itemWrites)+1, 8)
+	if throttled {
+		n *= 4
+	}
 	return int(max(min(n, MaxShards, bound/LeaseShardMin), 2))
 }
 
@@ -95,7 +102,7 @@ func leaseEligible(ls LeaseSharder, s Scope) bool { return ls != nil && s.Parall
 
 // leaseItem is the lease item of s in a plan: the scope's one item, or,
 // hot, a shard this instance has not seen full (Shard 0 when none).
-func (a *Admitter) leaseItem(s Scope, now time.Time) Item {
+func (a *Admitter) leaseItem(s Scope) Item {
 	it := Item{Scope: s, Shards: 1, Slot: Slot{Kind: s.Kind, ID: s.ID}, Lease: true, ParCap: s.Parallel}
 	ls, _ := a.Backend.(LeaseSharder)
 	if !leaseEligible(ls, s) {
@@ -104,10 +111,10 @@ func (a *Admitter) leaseItem(s Scope, now time.Time) Item {
 	st := a.leaseStates.state(s)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.count(now)
+	st.count(time.Now())
 	if st.shards > 0 {
 		it.Shards = st.shards
-		a.pickLease(st, &it, now)
+		pickLease(st, &it)
 	}
 	return it
 }
@@ -115,35 +122,32 @@ func (a *Admitter) leaseItem(s Scope, now time.Time) Item {
 // pickLease moves hot lease item it to a shard with room: one this
 // instance gave leases back on, else one at random not seen full lately.
 // Shard 0: none (st.mu held).
-func (a *Admitter) pickLease(st *hotState, it *Item, now time.Time) {
+func pickLease(st *hotState, it *Item) {
 	h := st.leases()
-	legacy := min(st.base, it.Scope.Parallel)
+	room := it.Scope.Parallel - min(st.base, it.Scope.Parallel)
+	now := time.Now()
 	var free uint64
+	it.Slot.Shard, it.ParCap = 0, 0
 	for i := range st.shards {
-		if ShardCap(it.Scope.Parallel-legacy, st.shards, i) == 0 {
-			continue
-		}
-		if h.room[i] > 0 {
+		switch {
+		case ShardCap(room, st.shards, i) == 0:
+		case h.room[i] > 0:
 			h.room[i]--
-			it.Slot.Shard, it.ParCap = i+1, ShardCap(it.Scope.Parallel-legacy, st.shards, i)
+			it.Slot.Shard, it.ParCap = i+1, ShardCap(room, st.shards, i)
 			return
-		}
-		if now.Sub(h.fullAt[i]) >= leaseFullFor<<st.slow {
+		case now.Sub(h.fullAt[i]) >= leaseFullFor<<st.slow:
 			free |= 1 << i
 		}
 	}
-	it.Slot.Shard, it.ParCap = 0, 0
-	if free == 0 {
-		return
+	if free != 0 {
+		i := pickBit(free)
+		it.Slot.Shard, it.ParCap = i+1, ShardCap(room, st.shards, i)
 	}
-	i := pickBit(free)
-	it.Slot.Shard, it.ParCap = i+1, ShardCap(it.Scope.Parallel-legacy, st.shards, i)
 }
 
 // pickBit returns one of the set bits of free (not 0) at random.
 func pickBit(free uint64) int {
-	k := rand.IntN(bits.OnesCount64(free))
-	for ; k > 0; k-- {
+	for k := rand.IntN(bits.OnesCount64(free)); k > 0; k-- {
 		free &= free - 1
 	}
 	return bits.TrailingZeros64(free)
@@ -156,15 +160,35 @@ func (st *hotState) leases() *leaseHints {
 	return st.lease
 }
 
-// leaseFull returns the index of a hot lease item of p with no shard to
-// try (every one seen full lately), or -1.
-func leaseFull(p *Plan) int {
-	for i, it := range p.Items {
-		if it.Lease && it.Shards > 1 && it.Slot.Shard == 0 {
-			return i
+// leasePrepare readies p's lease items before the first attempt: a cold
+// one whose rate on this instance calls for it turns hot; a hot one with
+// no shard to try reads the legacy again. It returns the index of a lease
+// item with no room still (the request is refused without a write), or -1.
+func (a *Admitter) leasePrepare(ctx context.Context, p *Plan) (int, error) {
+	ls, _ := a.Backend.(LeaseSharder)
+	for i := range p.Items {
+		it := &p.Items[i]
+		if !it.Lease || !leaseEligible(ls, it.Scope) {
+			continue
+		}
+		if it.Shards <= 1 {
+			st := a.leaseStates.state(it.Scope)
+			st.mu.Lock()
+			byRate := st.shards == 0 && a.ItemWrites > 0 && it.Scope.Parallel >= 2*LeaseShardMin && st.rate() >= HotRate(a.ItemWrites)
+			st.mu.Unlock()
+			if !byRate {
+				continue
+			}
+			if err := a.switchLeases(ctx, ls, it.Scope, false); err != nil {
+				return -1, err
+			}
+			*it = a.leaseItem(it.Scope)
+		}
+		if it.Slot.Shard == 0 && !a.rereadLegacy(ctx, ls, it, p.Req.Now) {
+			return i, nil
 		}
 	}
-	return -1
+	return -1, nil
 }
 
 // LeaseReleased tells the admitter that a lease of its instance was given
@@ -185,10 +209,10 @@ func (a *Admitter) LeaseReleased(slot Slot) {
 
 // switchLeases turns lease scope s hot (or learns it was), retrying a
 // throttled write until ctx ends.
-func (a *Admitter) switchLeases(ctx context.Context, ls LeaseSharder, s Scope) error {
+func (a *Admitter) switchLeases(ctx context.Context, ls LeaseSharder, s Scope, throttled bool) error {
 	st := a.leaseStates.state(s)
 	st.mu.Lock()
-	want := LeaseShards(s.Parallel, st.rate(), a.ItemWrites, st.grow)
+	want := LeaseShards(s.Parallel, st.rate(), a.ItemWrites, throttled)
 	st.mu.Unlock()
 	return retryThrottled(ctx, a, func() error {
 		n, legacy, err := ls.SwitchLeases(ctx, Slot{Kind: s.Kind, ID: s.ID}, want)
@@ -212,8 +236,8 @@ func (st *hotState) learnLeases(n int, legacy int64) {
 }
 
 // leaseThrottled handles a throttled attempt's lease items: a hot one
-// moves to another shard and its instance waits longer before retrying
-// shards seen full; a cold one that may turn hot does.
+// moves to another shard, and its instance waits longer before trying a
+// shard seen full again; a cold one that may turn hot does.
 func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan) error {
 	ls, _ := a.Backend.(LeaseSharder)
 	for i := range p.Items {
@@ -227,23 +251,21 @@ func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan) error {
 			hot := st.shards > 0
 			st.mu.Unlock()
 			if !hot {
-				if err := a.switchLeases(ctx, ls, it.Scope); err != nil {
+				if err := a.switchLeases(ctx, ls, it.Scope, true); err != nil {
 					return err
 				}
 			}
-			*it = a.leaseItem(it.Scope, p.Req.Now)
+			*it = a.leaseItem(it.Scope)
 			continue
 		}
 		st.mu.Lock()
 		st.slow = min(st.slow+1, 4)
 		st.lastThrott = time.Now()
-		if st.grow < 4 {
-			st.grow++
-		}
-		a.pickLease(st, it, p.Req.Now)
-		if it.Slot.Shard == 0 { // every other shard seen full: retry this one
-			it.Slot.Shard = 1 + rand.IntN(st.shards)
-			it.ParCap = ShardCap(it.Scope.Parallel-min(st.base, it.Scope.Parallel), st.shards, it.Slot.Shard-1)
+		shard := it.Slot.Shard
+		pickLease(st, it)
+		if it.Slot.Shard == 0 { // every other shard seen full: this one again
+			it.Slot.Shard = shard
+			it.ParCap = ShardCap(it.Scope.Parallel-min(st.base, it.Scope.Parallel), st.shards, shard-1)
 		}
 		st.mu.Unlock()
 	}
@@ -252,14 +274,13 @@ func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan) error {
 
 // leaseRetries follows up an attempt refused by a lease item: it reaps the
 // expired leases the item still counted, learns that the scope turned hot,
-// or moves a hot lease to another shard (reading the legacy again when
-// every shard was seen full), and tries again, until the lease is taken,
-// refused for good, or ctx ends.
+// or moves a hot lease to another shard, and tries again, until the lease
+// is taken, refused for good, or ctx ends.
 func (a *Admitter) leaseRetries(ctx context.Context, p *Plan, out Outcome, err error) (Outcome, error) {
 	ls, _ := a.Backend.(LeaseSharder)
 	reaps := 0
 	for try := 0; ; try++ {
-		if errors.Is(err, ErrThrottled) && try > 0 {
+		if errors.Is(err, ErrThrottled) && try > 0 { // counted by the backend
 			if lerr := a.leaseThrottled(ctx, p); lerr != nil {
 				return out, lerr
 			}
@@ -278,7 +299,7 @@ func (a *Admitter) leaseRetries(ctx context.Context, p *Plan, out Outcome, err e
 				it.Reap = out.Stale
 			case out.HotShards > 0 && ls != nil:
 				a.leaseStates.state(it.Scope).learnLeases(out.HotShards, out.HotBase)
-				*it = a.leaseItem(it.Scope, p.Req.Now)
+				*it = a.leaseItem(it.Scope)
 			case it.Shards > 1 && it.Slot.Shard > 0:
 				it.Reap = nil
 				if !a.leaseShardFull(ctx, ls, it, p.Req.Now) {
@@ -288,8 +309,11 @@ func (a *Admitter) leaseRetries(ctx context.Context, p *Plan, out Outcome, err e
 				return out, nil
 			}
 		}
-		if it := leaseFull(p); it >= 0 {
-			return BlockedByItem(it, ReasonParallel), nil
+		if i, err := a.leasePrepare(ctx, p); err != nil || i >= 0 {
+			if err != nil {
+				return out, err
+			}
+			return BlockedByItem(i, ReasonParallel), nil
 		}
 		out, err = a.Backend.Attempt(ctx, p)
 	}
@@ -300,25 +324,37 @@ func (a *Admitter) leaseRetries(ctx context.Context, p *Plan, out Outcome, err e
 func (a *Admitter) leaseShardFull(ctx context.Context, ls LeaseSharder, it *Item, now time.Time) bool {
 	st := a.leaseStates.state(it.Scope)
 	st.mu.Lock()
-	h := st.leases()
-	if it.Slot.Shard <= st.shards {
-		h.fullAt[it.Slot.Shard-1] = time.Now()
+	if i := it.Slot.Shard - 1; i < st.shards {
+		h := st.leases()
+		h.fullAt[i], h.room[i] = time.Now(), 0
 	}
-	a.pickLease(st, it, time.Now())
-	reread := it.Slot.Shard == 0 && st.base > 0 && time.Since(h.readAt) >= leaseFullFor
+	pickLease(st, it)
 	st.mu.Unlock()
-	if !reread {
-		return it.Slot.Shard > 0
+	return it.Slot.Shard > 0 || a.rereadLegacy(ctx, ls, it, now)
+}
+
+// rereadLegacy reads the legacy of hot lease item it's scope again, when
+// there is one and it was last read at least leaseFullFor ago, and moves
+// it to a shard with room; false: none.
+func (a *Admitter) rereadLegacy(ctx context.Context, ls LeaseSharder, it *Item, now time.Time) bool {
+	st := a.leaseStates.state(it.Scope)
+	st.mu.Lock()
+	stale := st.base > 0 && time.Since(st.leases().readAt) >= leaseFullFor
+	if stale {
+		st.leases().readAt = time.Now() // one reading at a time
+	}
+	st.mu.Unlock()
+	if !stale {
+		return false
 	}
 	legacy, err := ls.LegacyLeases(ctx, Slot{Kind: it.Scope.Kind, ID: it.Scope.ID}, now)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.leases().readAt = time.Now()
 	if err != nil || legacy >= st.base {
 		return false
 	}
-	st.base, h.fullAt = legacy, [MaxShards]time.Time{} // the caps grew
-	a.pickLease(st, it, time.Now())
+	st.base, st.leases().fullAt = legacy, [MaxShards]time.Time{} // the caps grew
+	pickLease(st, it)
 	return it.Slot.Shard > 0
 }
 

@@ -157,3 +157,88 @@ func TestHotLeasesNoFalseRefusal(t *testing.T) {
 		t.Errorf("%d refused with at most 6 of 512 in flight", r.refused.Load())
 	}
 }
+
+// The mechanics, one step at a time (no throttler: the store's rate hint,
+// 20 units a second per item, turns the scope hot at its second admission
+// a second): a lease taken cold (and never released: its instance
+// "crashed") stays on the scope's one item as the legacy, and the shards
+// share the rest of the bound; an instance that has not learned the switch
+// is refused by the record and learns it; once the legacy lease expired, a
+// full scope reads it again, reaps it, and its room goes to the shards;
+// releases, from either instance, go back to the shard named, once.
+func TestHotLeasesLegacy(t *testing.T) {
+	table, client := ddblocal.Tables(t).Counters, ddblocal.Client(t)
+	a := ddblimits.New(client, table, ddblimits.Options{ItemWrites: 20})
+	b := ddblimits.New(ddblocal.Client(t), table, ddblimits.Options{})
+	sc := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hg-%d", time.Now().UnixNano()), Parallel: 8, OnError: limits.FailClosed}
+	now := time.Now()
+	admit := func(s *ddblimits.Store, lease string, at time.Time, exp time.Duration) limits.Decision {
+		t.Helper()
+		d, err := s.Admit(context.Background(), limits.AdmitRequest{Now: at, Scopes: []limits.Scope{sc}, Lease: lease, LeaseExpires: at.Add(exp)})
+		if err != nil {
+			t.Fatalf("Admit %s: %v", lease, err)
+		}
+		return d
+	}
+	inFlight := func(at time.Time, want int64) {
+		t.Helper()
+		if n, err := a.InFlight(context.Background(), sc.Kind, sc.ID, at); err != nil || n != want {
+			t.Fatalf("in flight: %d, %v; want %d", n, err, want)
+		}
+	}
+	if d := admit(a, "crashed", now, 10*time.Second); !d.Allowed || d.Admission.Leased[0].Shard != 0 {
+		t.Fatalf("the first admission: %+v, want admitted cold", d)
+	}
+	var held []limits.Admission
+	for i := range 7 {
+		d := admit(a, fmt.Sprint("h", i), now, time.Hour)
+		if !d.Allowed || d.Admission.Leased[0].Shard == 0 {
+			t.Fatalf("admission %d: %+v, want admitted on a shard", i, d)
+		}
+		held = append(held, d.Admission)
+	}
+	if h := hotShards(t, client, table, sc); h != 2 {
+		t.Fatalf("the lease item records %d shards, want 2 (8/LeaseShardMin)", h)
+	}
+	inFlight(now, 8)
+	if d := admit(a, "over", now, time.Hour); d.Allowed || d.Reason != limits.ReasonParallel {
+		t.Fatalf("a ninth: %+v, want refused", d)
+	}
+	if d := admit(b, "cold", now, time.Hour); d.Allowed {
+		t.Fatalf("an instance that has not learned the switch: %+v, want refused", d)
+	}
+	// The crashed lease expires: a full scope reads its legacy again (at
+	// most once per 100 ms) and its room goes to the shards.
+	time.Sleep(150 * time.Millisecond)
+	late := now.Add(11 * time.Second)
+	d := admit(a, "late", late, time.Hour)
+	if !d.Allowed || d.Admission.Leased[0].Shard == 0 {
+		t.Fatalf("after the legacy lease expired: %+v, want admitted on a shard", d)
+	}
+	held = append(held, d.Admission)
+	inFlight(late, 8)
+	// Instance b, which learned the switch, takes a slot one of a's
+	// releases gave back; releases cross instances, and a second one is
+	// a no-op.
+	if err := b.Release(context.Background(), held[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Release(context.Background(), held[0]); err != nil {
+		t.Fatal(err)
+	}
+	inFlight(late, 7)
+	if d := admit(b, "b", late, time.Hour); !d.Allowed {
+		t.Fatalf("instance b after a release: %+v, want admitted", d)
+	} else {
+		held[0] = d.Admission
+	}
+	if d := admit(a, "over2", late, time.Hour); d.Allowed {
+		t.Fatalf("a double release let one more in: %+v", d)
+	}
+	for _, h := range held {
+		if err := a.Release(context.Background(), h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inFlight(late, 0)
+}
