@@ -38,19 +38,29 @@ import (
 // stays hot; at low rates that costs what a cold lease costs, one write to
 // take and one to give back.
 //
-// An admission tries the shards this instance gave leases back on first
-// (it knows they had room), then one at random among those it has not
-// seen full in the last leaseFullFor (doubled per throttled write, up to
-// 16 times); a shard that refuses is marked full and the admission moves
-// to another, and when every shard was seen full it reads the legacy again
-// (at most once per leaseFullFor), which may have raised the caps. A
-// throttled write moves to another shard after a jittered backoff, within
-// the admission's bound. The stated tail of false refusals: a hot lease is
-// refused only when every shard was seen full by this instance within the
-// last leaseFullFor<<slow (and it gave none back there since) and the
-// legacy, read again at most leaseFullFor ago, left no shard more room;
-// so what it can miss is the leases other instances gave back in that
-// time. A refusal while every shard is marked full costs no call.
+// An admission tries a shard known to have room: by the instance's last
+// reading of every shard (LeaseSharder.ReadLeases: one strongly consistent
+// batch read, no write unit; at most one per leaseReadEvery per scope and
+// instance, which also reads the legacy again, raising the caps as it
+// falls), as many tries as it had room, or by a lease the instance gave
+// back there since; before the first reading, one not seen full. A shard
+// is seen full by a refused write or by the reading. When no shard is
+// known to have room, the admission reads them all (waiting for the
+// reading to be due when the last one is younger than leaseReadEvery) and
+// tries one with room; a refusal costs no write when none has. The tries
+// of an instance between two readings are at most the room it read, so
+// its requests do not pile onto the few shards with room. A throttled
+// write moves to another shard after a jittered backoff, within the
+// admission's bound.
+//
+// The stated tail of false refusals: a hot lease is refused only after a
+// reading of every shard that started after it found no room to try
+// (each shard's leases in force at its cap, or its room taken by the
+// instance's tries since), and the writes since found the shards it tried
+// full; so what it can miss is what other instances gave back during that
+// reading and its own tries (its own releases are tried first), or took
+// of the room it read. Waiting for that reading adds at most
+// leaseReadEvery and a read to a refusal.
 
 // LeaseSharder is the part of a Backend hot leases need.
 type LeaseSharder interface {
@@ -58,18 +68,20 @@ type LeaseSharder interface {
 	// shards, unless it is hot already; it returns its shards and the
 	// leases it holds (the legacy) either way.
 	SwitchLeases(ctx context.Context, slot Slot, shards int) (n int, legacy int64, err error)
-	// LegacyLeases returns the leases a hot lease item (shard 0) still
-	// holds at now, first removing those expired.
-	LegacyLeases(ctx context.Context, slot Slot, now time.Time) (int64, error)
+	// ReadLeases reads a hot lease scope's items at now, strongly
+	// consistent: legacy is the leases in force on shard 0, live[i] those
+	// on shard i+1 (-1: not read).
+	ReadLeases(ctx context.Context, slot Slot, shards int, now time.Time) (legacy int64, live []int64, err error)
 }
 
-// leaseFullFor is how long a lease shard seen full is not tried again.
-const leaseFullFor = HotRefill
+// leaseReadEvery is the least time between two readings of a hot lease
+// scope's shards by one instance.
+const leaseReadEvery = 100 * time.Millisecond
 
 // LeaseShardMin is the fewest leases a hot lease shard is given (on
 // average): LeaseShards stays at or below bound/LeaseShardMin (at least 2),
 // so that a shard is rarely full while the scope has room.
-const LeaseShardMin = 4
+const LeaseShardMin = 8
 
 // LeaseShards returns the shards a lease scope with this bound turns hot
 // over, having seen rate admissions a second on this instance on a store
@@ -92,9 +104,10 @@ func LeaseShards(bound, rate int64, itemWrites float64, throttled bool) int {
 // leaseHints is what an instance knows of a hot lease scope's shards
 // (hotState.mu held).
 type leaseHints struct {
-	fullAt [MaxShards]time.Time // when shard i+1 was seen full
-	room   [MaxShards]int32     // leases this instance gave back on shard i+1 since
-	readAt time.Time            // when the legacy was last read
+	full    uint64           // shards (bit i: shard i+1) seen full since the last reading
+	room    [MaxShards]int32 // shard i+1's room at the last reading, plus leases given back since, less tries since
+	readAt  time.Time        // when the last reading of the shards started
+	reading bool             // one is in flight
 }
 
 // leaseEligible reports whether a lease scope may turn hot.
@@ -114,35 +127,48 @@ func (a *Admitter) leaseItem(s Scope) Item {
 	st.count(time.Now())
 	if st.shards > 0 {
 		it.Shards = st.shards
-		pickLease(st, &it)
+		pickLease(st, &it, 0)
 	}
 	return it
 }
 
-// pickLease moves hot lease item it to a shard with room: one this
-// instance gave leases back on, else one at random not seen full lately.
-// Shard 0: none (st.mu held).
-func pickLease(st *hotState, it *Item) {
+// pickLease moves hot lease item it to a shard with room: one at random
+// among those known to have room (by the last reading, or a lease this
+// instance gave back), else among those not read yet and not seen full,
+// but for shard avoid (a throttled one) while there is another. Shard 0:
+// none (st.mu held).
+func pickLease(st *hotState, it *Item, avoid int) {
 	h := st.leases()
 	room := it.Scope.Parallel - min(st.base, it.Scope.Parallel)
-	now := time.Now()
-	var free uint64
-	it.Slot.Shard, it.ParCap = 0, 0
+	var gave, free uint64
 	for i := range st.shards {
 		switch {
 		case ShardCap(room, st.shards, i) == 0:
 		case h.room[i] > 0:
-			h.room[i]--
-			it.Slot.Shard, it.ParCap = i+1, ShardCap(room, st.shards, i)
-			return
-		case now.Sub(h.fullAt[i]) >= leaseFullFor<<st.slow:
+			gave |= 1 << i
+		case h.full&(1<<i) == 0:
 			free |= 1 << i
 		}
 	}
-	if free != 0 {
-		i := pickBit(free)
-		it.Slot.Shard, it.ParCap = i+1, ShardCap(room, st.shards, i)
+	if avoid > 0 {
+		if a := uint64(1) << (avoid - 1); (gave|free)&^a != 0 {
+			gave, free = gave&^a, free&^a
+		}
 	}
+	it.Slot.Shard, it.ParCap = 0, 0
+	if gave == 0 && free == 0 {
+		return
+	}
+	var i int
+	if gave != 0 {
+		i = pickBit(gave)
+		if h.room[i]--; h.room[i] == 0 {
+			h.full |= 1 << i // its room is tried: full until the next reading
+		}
+	} else {
+		i = pickBit(free)
+	}
+	it.Slot.Shard, it.ParCap = i+1, ShardCap(room, st.shards, i)
 }
 
 // pickBit returns one of the set bits of free (not 0) at random.
@@ -162,7 +188,7 @@ func (st *hotState) leases() *leaseHints {
 
 // leasePrepare readies p's lease items before the first attempt: a cold
 // one whose rate on this instance calls for it turns hot; a hot one with
-// no shard to try reads the legacy again. It returns the index of a lease
+// no shard to try reads the shards. It returns the index of a lease
 // item with no room still (the request is refused without a write), or -1.
 func (a *Admitter) leasePrepare(ctx context.Context, p *Plan) (int, error) {
 	ls, _ := a.Backend.(LeaseSharder)
@@ -184,7 +210,7 @@ func (a *Admitter) leasePrepare(ctx context.Context, p *Plan) (int, error) {
 			}
 			*it = a.leaseItem(it.Scope)
 		}
-		if it.Slot.Shard == 0 && !a.rereadLegacy(ctx, ls, it, p.Req.Now) {
+		if it.Slot.Shard == 0 && !a.readLeases(ctx, ls, it, p.Req.Now) {
 			return i, nil
 		}
 	}
@@ -203,7 +229,6 @@ func (a *Admitter) LeaseReleased(slot Slot) {
 	if slot.Shard <= st.shards {
 		h := st.leases()
 		h.room[slot.Shard-1]++
-		h.fullAt[slot.Shard-1] = time.Time{}
 	}
 }
 
@@ -229,10 +254,9 @@ func (st *hotState) learnLeases(n int, legacy int64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.shards == 0 {
-		st.shards = n
+		st.shards, st.base = n, legacy
 	}
-	st.base = legacy
-	st.leases().readAt = time.Now()
+	st.base = min(st.base, legacy) // it only falls
 }
 
 // leaseThrottled handles a throttled attempt's lease items: a hot one
@@ -262,8 +286,14 @@ func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan) error {
 		st.slow = min(st.slow+1, 4)
 		st.lastThrott = time.Now()
 		shard := it.Slot.Shard
-		pickLease(st, it)
-		if it.Slot.Shard == 0 { // every other shard seen full: this one again
+		if shard > 0 {
+			st.leases().room[shard-1]++ // not tried: the room is still there
+		}
+		pickLease(st, it, shard)
+		if it.Slot.Shard == 0 { // none known to have room: this one again, or any
+			if shard == 0 {
+				shard = 1 + rand.IntN(st.shards)
+			}
 			it.Slot.Shard = shard
 			it.ParCap = ShardCap(it.Scope.Parallel-min(st.base, it.Scope.Parallel), st.shards, shard-1)
 		}
@@ -320,41 +350,70 @@ func (a *Admitter) leaseRetries(ctx context.Context, p *Plan, out Outcome, err e
 }
 
 // leaseShardFull marks it's shard full and moves it to another; false:
-// none left to try, even after reading the legacy again.
+// none has room, even after reading them again.
 func (a *Admitter) leaseShardFull(ctx context.Context, ls LeaseSharder, it *Item, now time.Time) bool {
 	st := a.leaseStates.state(it.Scope)
 	st.mu.Lock()
 	if i := it.Slot.Shard - 1; i < st.shards {
 		h := st.leases()
-		h.fullAt[i], h.room[i] = time.Now(), 0
+		h.full, h.room[i] = h.full|1<<i, 0
 	}
-	pickLease(st, it)
+	pickLease(st, it, 0)
 	st.mu.Unlock()
-	return it.Slot.Shard > 0 || a.rereadLegacy(ctx, ls, it, now)
+	return it.Slot.Shard > 0 || a.readLeases(ctx, ls, it, now)
 }
 
-// rereadLegacy reads the legacy of hot lease item it's scope again, when
-// there is one and it was last read at least leaseFullFor ago, and moves
-// it to a shard with room; false: none.
-func (a *Admitter) rereadLegacy(ctx context.Context, ls LeaseSharder, it *Item, now time.Time) bool {
+// readLeases moves hot lease item it to a shard with room by a reading of
+// its scope's shards that starts after the call: its own, or one that
+// another request of the instance starts meanwhile (at most one per
+// leaseReadEvery; it waits for it, within ctx). A reading updates the
+// legacy and which shards are full; false: none has room.
+func (a *Admitter) readLeases(ctx context.Context, ls LeaseSharder, it *Item, now time.Time) bool {
 	st := a.leaseStates.state(it.Scope)
-	st.mu.Lock()
-	stale := st.base > 0 && time.Since(st.leases().readAt) >= leaseFullFor
-	if stale {
-		st.leases().readAt = time.Now() // one reading at a time
+	h := st.leases()
+	asked := time.Now()
+	for {
+		st.mu.Lock()
+		if !h.reading && h.readAt.After(asked) { // read since: its answer
+			pickLease(st, it, 0)
+			st.mu.Unlock()
+			return it.Slot.Shard > 0
+		}
+		wait := leaseReadEvery - time.Since(h.readAt)
+		if !h.reading && wait <= 0 {
+			break // st.mu held: this call reads
+		}
+		st.mu.Unlock()
+		t := time.NewTimer(min(max(wait, time.Millisecond), 5*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
 	}
+	h.reading, h.readAt = true, time.Now()
+	n := st.shards
 	st.mu.Unlock()
-	if !stale {
-		return false
-	}
-	legacy, err := ls.LegacyLeases(ctx, Slot{Kind: it.Scope.Kind, ID: it.Scope.ID}, now)
+	legacy, live, err := ls.ReadLeases(ctx, Slot{Kind: it.Scope.Kind, ID: it.Scope.ID}, n, now)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if err != nil || legacy >= st.base {
+	h.reading = false
+	if err != nil {
 		return false
 	}
-	st.base, st.leases().fullAt = legacy, [MaxShards]time.Time{} // the caps grew
-	pickLease(st, it)
+	st.base = min(st.base, legacy) // it only falls: a reading older than another is never lower
+	room := it.Scope.Parallel - min(st.base, it.Scope.Parallel)
+	for i, l := range live {
+		switch c := ShardCap(room, st.shards, i); {
+		case i >= st.shards || l < 0:
+		case l >= c:
+			h.full, h.room[i] = h.full|1<<i, 0
+		default: // as many tries as it has room for, until the next reading
+			h.full, h.room[i] = h.full&^(1<<i), int32(c-l)
+		}
+	}
+	pickLease(st, it, 0)
 	return it.Slot.Shard > 0
 }
 

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,12 +37,18 @@ type run struct {
 	Workers   int           // goroutines per instance
 	Window    time.Duration // the run's length in real time (with Demand)
 	Timeout   time.Duration // each request's deadline
+	// Parallel bounds the key's and the team's requests in flight
+	// (max_parallel_requests), each admitted request holding its leases
+	// for Hold before releasing them (leases_test.go).
+	Parallel int64
+	Hold     time.Duration
 }
 
 // result is what a run counted.
 type result struct {
 	Admitted, Refused, FailedOpen, Errors int64
-	OverLimit                             int64 // admissions over the limit (counted in the store: must be 0)
+	OverLimit                             int64 // admissions over the limit (counted in the store; for a bound, by the client: must be 0)
+	Peak, Unreleased, RefusedWithRoom     int64 // the most requests in flight at once, the leases left after the run, the refusals while fewer than the bound were in flight (with a Parallel bound)
 	ClientThrottles                       int64 // admissions answered with an error or uncounted because DynamoDB throttled
 	Calls, Units, ThrottledCalls          int64 // DynamoDB write calls, their units, the calls the throttler refused
 	Counted                               int64 // the requests the store's counter items hold (key scope)
@@ -57,7 +64,7 @@ func (r result) String() string {
 		"DynamoDB write calls %d (%.3f per admitted), write units %d (%.3f per admitted), throttled calls %d; p50 %v, p99 %v",
 		r.Admitted, r.Refused, r.OverLimit, r.FailedOpen, r.Errors, r.ClientThrottles,
 		r.Calls, per(r.Calls), r.Units, per(r.Units), r.ThrottledCalls, r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond)) +
-		fmt.Sprintf("; over 100 ms by tenth of the run: %v", r.Slow)
+		fmt.Sprintf("; over 100 ms by tenth of the run: %v", r.Slow) + r.leaseString()
 }
 
 // newStore is one instance's store on the throttler.
@@ -79,8 +86,9 @@ func drive(t testing.TB, r run, mk newStore) result {
 	for i := range stores {
 		stores[i] = mk(t, th.URL, table)
 	}
-	key := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hot-%d", time.Now().UnixNano()), RPM: r.RPM}
-	team := limits.Scope{Kind: limits.KindTeam, ID: key.ID + "-team", RPM: r.RPM}
+	key := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hot-%d", time.Now().UnixNano()), RPM: r.RPM, Parallel: r.Parallel}
+	team := limits.Scope{Kind: limits.KindTeam, ID: key.ID + "-team", RPM: r.RPM, Parallel: r.Parallel}
+	var held leases
 	window := limits.WindowStart(time.Now()).Add(time.Hour)
 	start := time.Now()
 	var res result
@@ -116,7 +124,13 @@ func drive(t testing.TB, r run, mk newStore) result {
 					if interval == 0 {
 						now = window.Add(30 * time.Second)
 					}
-					d, err := stores[i].Admit(ctx, limits.AdmitRequest{Now: now, Scopes: []limits.Scope{key, team}})
+					req := limits.AdmitRequest{Now: now, Scopes: []limits.Scope{key, team}}
+					if r.Parallel > 0 {
+						req.Lease, req.LeaseExpires = strconv.FormatInt(n, 10), now.Add(r.Timeout+limits.LeaseGrace)
+					}
+					held.busy.Add(1)
+					d, err := stores[i].Admit(ctx, req)
+					held.busy.Add(-1)
 					el := time.Since(t0)
 					cancel()
 					mu.Lock()
@@ -139,8 +153,14 @@ func drive(t testing.TB, r run, mk newStore) result {
 						atomic.AddInt64(&res.ClientThrottles, 1)
 					case d.Allowed:
 						atomic.AddInt64(&res.Admitted, 1)
+						if r.Parallel > 0 {
+							held.hold(t, stores[i], r, d.Admission, &res)
+						}
 					default:
 						atomic.AddInt64(&res.Refused, 1)
+						if r.Parallel > 0 {
+							held.refused(r, &res)
+						}
 					}
 				}
 			})
@@ -148,6 +168,9 @@ func drive(t testing.TB, r run, mk newStore) result {
 	}
 	wg.Wait()
 	res.OverLimit = max(0, res.Admitted-r.RPM)
+	if r.Parallel > 0 {
+		res.OverLimit, res.Peak = held.over.Load(), held.peak.Load()
+	}
 	res.Calls, res.Units, res.ThrottledCalls = th.Calls.Load(), th.Units.Load(), th.ThrottledCalls.Load()
 	slices.Sort(times)
 	if len(times) > 0 {
@@ -161,6 +184,9 @@ func drive(t testing.TB, r run, mk newStore) result {
 			t.Fatal(err)
 		}
 		res.Counted = n
+	}
+	if r.Parallel > 0 {
+		res.Unreleased = unreleased(t, stores[0], window, key, team)
 	}
 	return res
 }

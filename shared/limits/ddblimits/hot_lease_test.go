@@ -164,13 +164,14 @@ func TestHotLeasesNoFalseRefusal(t *testing.T) {
 // "crashed") stays on the scope's one item as the legacy, and the shards
 // share the rest of the bound; an instance that has not learned the switch
 // is refused by the record and learns it; once the legacy lease expired, a
-// full scope reads it again, reaps it, and its room goes to the shards;
-// releases, from either instance, go back to the shard named, once.
+// full scope reads its shards and the legacy again, and the legacy's room
+// goes to the shards; releases, from either instance, go back to the shard
+// named, once.
 func TestHotLeasesLegacy(t *testing.T) {
 	table, client := ddblocal.Tables(t).Counters, ddblocal.Client(t)
 	a := ddblimits.New(client, table, ddblimits.Options{ItemWrites: 20})
 	b := ddblimits.New(ddblocal.Client(t), table, ddblimits.Options{})
-	sc := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hg-%d", time.Now().UnixNano()), Parallel: 8, OnError: limits.FailClosed}
+	sc := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hg-%d", time.Now().UnixNano()), Parallel: 16, OnError: limits.FailClosed}
 	now := time.Now()
 	admit := func(s *ddblimits.Store, lease string, at time.Time, exp time.Duration) limits.Decision {
 		t.Helper()
@@ -190,7 +191,7 @@ func TestHotLeasesLegacy(t *testing.T) {
 		t.Fatalf("the first admission: %+v, want admitted cold", d)
 	}
 	var held []limits.Admission
-	for i := range 7 {
+	for i := range 15 {
 		d := admit(a, fmt.Sprint("h", i), now, time.Hour)
 		if !d.Allowed || d.Admission.Leased[0].Shard == 0 {
 			t.Fatalf("admission %d: %+v, want admitted on a shard", i, d)
@@ -198,25 +199,24 @@ func TestHotLeasesLegacy(t *testing.T) {
 		held = append(held, d.Admission)
 	}
 	if h := hotShards(t, client, table, sc); h != 2 {
-		t.Fatalf("the lease item records %d shards, want 2 (8/LeaseShardMin)", h)
+		t.Fatalf("the lease item records %d shards, want 2 (16/LeaseShardMin)", h)
 	}
-	inFlight(now, 8)
+	inFlight(now, 16)
 	if d := admit(a, "over", now, time.Hour); d.Allowed || d.Reason != limits.ReasonParallel {
-		t.Fatalf("a ninth: %+v, want refused", d)
+		t.Fatalf("a 17th: %+v, want refused", d)
 	}
 	if d := admit(b, "cold", now, time.Hour); d.Allowed {
 		t.Fatalf("an instance that has not learned the switch: %+v, want refused", d)
 	}
-	// The crashed lease expires: a full scope reads its legacy again (at
-	// most once per 100 ms) and its room goes to the shards.
-	time.Sleep(150 * time.Millisecond)
+	// The crashed lease expires: a full scope reads its shards and legacy
+	// again, and the legacy's room goes to the shards.
 	late := now.Add(11 * time.Second)
 	d := admit(a, "late", late, time.Hour)
 	if !d.Allowed || d.Admission.Leased[0].Shard == 0 {
 		t.Fatalf("after the legacy lease expired: %+v, want admitted on a shard", d)
 	}
 	held = append(held, d.Admission)
-	inFlight(late, 8)
+	inFlight(late, 16)
 	// Instance b, which learned the switch, takes a slot one of a's
 	// releases gave back; releases cross instances, and a second one is
 	// a no-op.
@@ -226,7 +226,7 @@ func TestHotLeasesLegacy(t *testing.T) {
 	if err := a.Release(context.Background(), held[0]); err != nil {
 		t.Fatal(err)
 	}
-	inFlight(late, 7)
+	inFlight(late, 15)
 	if d := admit(b, "b", late, time.Hour); !d.Allowed {
 		t.Fatalf("instance b after a release: %+v, want admitted", d)
 	} else {

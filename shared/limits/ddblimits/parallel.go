@@ -240,38 +240,54 @@ func (b backend) SwitchLeases(ctx context.Context, slot limits.Slot, shards int)
 	return int(n), ddb.Int0(item, "n"), nil
 }
 
-// LegacyLeases implements limits.LeaseSharder: a read of the scope's lease
-// item and, when it holds expired leases, their removal (ADD n :-k REMOVE
-// ... IF each is unchanged).
-func (b backend) LegacyLeases(ctx context.Context, slot limits.Slot, now time.Time) (int64, error) {
+// ReadLeases implements limits.LeaseSharder: one strongly consistent
+// BatchGetItem of the scope's lease item and its shards (no write unit).
+func (b backend) ReadLeases(ctx context.Context, slot limits.Slot, shards int, now time.Time) (int64, []int64, error) {
 	s := b.s
-	item, err := s.leaseItem(ctx, limits.Slot{Kind: slot.Kind, ID: slot.ID})
+	keys := make([]map[string]types.AttributeValue, 0, shards+1)
+	for shard := range shards + 1 {
+		keys = append(keys, ddb.PK(leaseSlotPK(limits.Slot{Kind: slot.Kind, ID: slot.ID, Shard: shard})))
+	}
+	out, err := s.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+		RequestItems: map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}},
+	})
 	if err != nil {
-		return 0, err
+		return 0, nil, fmt.Errorf("read leases of %s %s: %w", slot.Kind, slot.ID, unavailable(err))
 	}
-	var stale []limits.StaleLease
-	leasesIn(item, now, &stale)
-	n := ddb.Int0(item, "n")
-	if len(stale) == 0 {
-		return n, nil
+	live := make([]int64, shards)
+	for i := range live {
+		live[i] = -1 // unprocessed: not read
 	}
-	names, values := map[string]string{}, ddb.Item{":d": ddb.N(-int64(len(stale)))}
-	var remove, conds []string
-	for i, r := range stale {
-		name, v := "#r"+strconv.Itoa(i), ":r"+strconv.Itoa(i)
-		names[name], values[v] = leasePrefix+r.ID, ddb.N(r.Expires)
-		remove, conds = append(remove, name), append(conds, name+" = "+v)
+	legacy := int64(-1)
+	for _, item := range out.Responses[s.table] {
+		n := int64(len(leasesIn(item, now, nil)))
+		pk := ddb.String(item, "pk")
+		if pk == LeasePK(slot.Kind, slot.ID) {
+			legacy = n
+			continue
+		}
+		for shard := 1; shard <= shards; shard++ {
+			if pk == leaseSlotPK(limits.Slot{Kind: slot.Kind, ID: slot.ID, Shard: shard}) {
+				live[shard-1] = n
+				break
+			}
+		}
 	}
-	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       ddb.PK(LeasePK(slot.Kind, slot.ID)),
-		UpdateExpression:          aws.String("ADD n :d REMOVE " + strings.Join(remove, ", ")),
-		ConditionExpression:       aws.String(strings.Join(conds, " AND ")),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
-	}, noRetry)
-	if err != nil {
-		return n, nil // changed meanwhile (released, reaped) or throttled: n still bounds it
+	// A shard never written is not returned: it holds nothing.
+	unread := map[string]bool{}
+	for _, k := range out.UnprocessedKeys[s.table].Keys {
+		unread[ddb.String(k, "pk")] = true
 	}
-	return n - int64(len(stale)), nil
+	for shard := 1; shard <= shards; shard++ {
+		if live[shard-1] < 0 && !unread[leaseSlotPK(limits.Slot{Kind: slot.Kind, ID: slot.ID, Shard: shard})] {
+			live[shard-1] = 0
+		}
+	}
+	if legacy < 0 {
+		if unread[LeasePK(slot.Kind, slot.ID)] {
+			return 0, nil, fmt.Errorf("read leases of %s %s: %w: the lease item was not read", slot.Kind, slot.ID, limits.ErrUnavailable)
+		}
+		legacy = 0
+	}
+	return legacy, live, nil
 }
