@@ -235,31 +235,39 @@ func noRetry(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }
 // Switch implements limits.Taker: SET hot = :n, base = req IF
 // attribute_not_exists(hot) on the scope's counter item (shard 0).
 func (b backend) Switch(ctx context.Context, slot limits.Slot, window, expires time.Time, shards int) (int, int64, error) {
-	s := b.s
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 ddb.PK(PK(slot, window)),
-		UpdateExpression:                    aws.String("SET hot = :n, hb = if_not_exists(req, :zero), expires_at = :exp"),
-		ConditionExpression:                 aws.String("attribute_not_exists(hot)"),
-		ExpressionAttributeValues:           ddb.Item{":n": ddb.N(int64(shards)), ":zero": ddb.N(0), ":exp": ddb.N(expires.Unix())},
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, noRetry)
-	item := ddb.Item(nil)
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &ccf):
-		item = ccf.Item
-	case err != nil:
-		return 0, 0, fmt.Errorf("turn %s %s hot: %w", slot.Kind, slot.ID, unavailable(err))
-	default:
-		item = out.Attributes
+	item, err := b.s.switchItem(ctx, PK(slot, window), "SET hot = :n, hb = if_not_exists(req, :zero), expires_at = :exp",
+		ddb.Item{":n": ddb.N(int64(shards)), ":zero": ddb.N(0), ":exp": ddb.N(expires.Unix())})
+	if err != nil {
+		return 0, 0, fmt.Errorf("turn %s %s hot: %w", slot.Kind, slot.ID, err)
 	}
 	n, base := ddb.Int0(item, "hot"), ddb.Int0(item, "hb")
 	if n < 1 || n > limits.MaxShards {
 		return 0, 0, fmt.Errorf("turn %s %s hot: the item says %d shards", slot.Kind, slot.ID, n)
 	}
 	return int(n), base, nil
+}
+
+// switchItem makes the switch update of the item key IF
+// attribute_not_exists(hot), and returns the item as it is after it, or
+// as the refusal found it (hot already).
+func (s *Store) switchItem(ctx context.Context, key, update string, values ddb.Item) (ddb.Item, error) {
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 ddb.PK(key),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String("attribute_not_exists(hot)"),
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, noRetry)
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return ccf.Item, nil
+	case err != nil:
+		return nil, unavailable(err)
+	}
+	return out.Attributes, nil
 }
 
 // Take implements limits.Taker: ADD req :n IF req <= cap - n.

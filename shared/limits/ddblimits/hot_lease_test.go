@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
 	"github.com/sluice-gw/sluice/test/ddblocal"
@@ -75,31 +73,28 @@ func runLeases(t *testing.T, stores []*ddblimits.Store, key, team limits.Scope, 
 }
 
 // hotLeaseStores returns two instances on a fresh counters table behind a
-// throttler letting each item take rate write units a second, and a
-// direct client.
-func hotLeaseStores(t *testing.T, rate float64) ([]*ddblimits.Store, *dynamodb.Client, string, *ddblocal.Throttler) {
+// throttler letting each item take rate write units a second.
+func hotLeaseStores(t *testing.T, rate float64) []*ddblimits.Store {
 	table := ddblocal.Tables(t).Counters
 	th := ddblocal.NewThrottler(t, "", rate)
 	stores := make([]*ddblimits.Store, 2)
 	for i := range stores {
-		client := ddb.NewClient(ddblocal.ConfigAt(th.URL), ddb.ClientOptions{Emulator: true})
+		client := dynamodb.NewFromConfig(ddblocal.ConfigAt(th.URL), func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
 		stores[i] = ddblimits.New(client, table, ddblimits.Options{Timeout: 30 * time.Second, AdmitTimeout: 2 * time.Minute})
 	}
-	return stores, ddblocal.Client(t), table, th
+	return stores
 }
 
 // hotShards returns the shards a scope's lease item records (0: cold).
-func hotShards(t *testing.T, client *dynamodb.Client, table string, s limits.Scope) int64 {
-	out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{
-		TableName: aws.String(table), Key: ddb.PK(ddblimits.LeasePK(s.Kind, s.ID)), ConsistentRead: aws.Bool(true),
-	})
+func hotShards(t *testing.T, s *ddblimits.Store, sc limits.Scope) int {
+	n, err := s.LeaseShards(context.Background(), sc.Kind, sc.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ddb.Int0(out.Item, "hot")
+	return n
 }
 
-func checkLeases(t *testing.T, r *leaseRun, stores []*ddblimits.Store, client *dynamodb.Client, table string, bound int64, scopes ...limits.Scope) {
+func checkLeases(t *testing.T, r *leaseRun, stores []*ddblimits.Store, bound int64, scopes ...limits.Scope) {
 	t.Helper()
 	if r.errs.Load() != 0 || r.failedOpen.Load() != 0 {
 		t.Errorf("%d errors, %d failed open: want none (throttling handled)", r.errs.Load(), r.failedOpen.Load())
@@ -115,7 +110,7 @@ func checkLeases(t *testing.T, r *leaseRun, stores []*ddblimits.Store, client *d
 		if n != 0 {
 			t.Errorf("%s %s: %d leases still in force after every release", sc.Kind, sc.ID, n)
 		}
-		if h := hotShards(t, client, table, sc); h < 2 {
+		if h := hotShards(t, stores[0], sc); h < 2 {
 			t.Errorf("%s %s: lease item records %d shards: the throttled scope did not turn hot", sc.Kind, sc.ID, h)
 		}
 	}
@@ -131,12 +126,12 @@ func checkLeases(t *testing.T, r *leaseRun, stores []*ddblimits.Store, client *d
 // test) never exceed the bound, and every lease is given back, half of
 // them by the other instance.
 func TestHotLeasesBound(t *testing.T) {
-	stores, client, table, _ := hotLeaseStores(t, 30)
+	stores := hotLeaseStores(t, 30)
 	const bound = 16
 	key := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hl-%d", time.Now().UnixNano()), Parallel: bound}
 	team := limits.Scope{Kind: limits.KindTeam, ID: key.ID + "-team", Parallel: bound}
 	r := runLeases(t, stores, key, team, 12, 10, 30*time.Millisecond)
-	checkLeases(t, r, stores, client, table, bound, key, team)
+	checkLeases(t, r, stores, bound, key, team)
 	if r.admitted.Load() < bound || r.peak.Load() < bound/2 {
 		t.Errorf("only %d admitted, at most %d at once", r.admitted.Load(), r.peak.Load())
 	}
@@ -147,12 +142,12 @@ func TestHotLeasesBound(t *testing.T) {
 // of at most 5), so a shard is never full while the scope has room: no
 // refusal at all (the stated tail is empty here).
 func TestHotLeasesNoFalseRefusal(t *testing.T) {
-	stores, client, table, _ := hotLeaseStores(t, 30)
+	stores := hotLeaseStores(t, 30)
 	const bound = 512
 	key := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hr-%d", time.Now().UnixNano()), Parallel: bound}
 	team := limits.Scope{Kind: limits.KindTeam, ID: key.ID + "-team", Parallel: bound}
 	r := runLeases(t, stores, key, team, 3, 20, time.Millisecond)
-	checkLeases(t, r, stores, client, table, bound, key, team)
+	checkLeases(t, r, stores, bound, key, team)
 	if r.refused.Load() != 0 {
 		t.Errorf("%d refused with at most 6 of 512 in flight", r.refused.Load())
 	}
@@ -198,7 +193,7 @@ func TestHotLeasesLegacy(t *testing.T) {
 		}
 		held = append(held, d.Admission)
 	}
-	if h := hotShards(t, client, table, sc); h != 2 {
+	if h := hotShards(t, a, sc); h != 2 {
 		t.Fatalf("the lease item records %d shards, want 2 (16/LeaseShardMin)", h)
 	}
 	inFlight(now, 16)

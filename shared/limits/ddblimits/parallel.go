@@ -213,31 +213,24 @@ func leasesIn(item ddb.Item, now time.Time, stale *[]limits.StaleLease) []string
 // SwitchLeases implements limits.LeaseSharder: SET hot = :n REMOVE
 // expires_at IF attribute_not_exists(hot) on the scope's lease item.
 func (b backend) SwitchLeases(ctx context.Context, slot limits.Slot, shards int) (int, int64, error) {
-	s := b.s
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 ddb.PK(LeasePK(slot.Kind, slot.ID)),
-		UpdateExpression:                    aws.String("SET hot = :n REMOVE expires_at"),
-		ConditionExpression:                 aws.String("attribute_not_exists(hot)"),
-		ExpressionAttributeValues:           ddb.Item{":n": ddb.N(int64(shards))},
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, noRetry)
-	item := ddb.Item(nil)
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &ccf):
-		item = ccf.Item
-	case err != nil:
-		return 0, 0, fmt.Errorf("turn leases of %s %s hot: %w", slot.Kind, slot.ID, unavailable(err))
-	default:
-		item = out.Attributes
+	item, err := b.s.switchItem(ctx, LeasePK(slot.Kind, slot.ID), "SET hot = :n REMOVE expires_at", ddb.Item{":n": ddb.N(int64(shards))})
+	if err != nil {
+		return 0, 0, fmt.Errorf("turn leases of %s %s hot: %w", slot.Kind, slot.ID, err)
 	}
 	n := ddb.Int0(item, "hot")
 	if n < 2 || n > limits.MaxShards {
 		return 0, 0, fmt.Errorf("turn leases of %s %s hot: the item says %d shards", slot.Kind, slot.ID, n)
 	}
 	return int(n), ddb.Int0(item, "n"), nil
+}
+
+// LeaseShards returns the shards a scope's leases are split over (0: its
+// one lease item; a strongly consistent read, for tests and tools).
+func (s *Store) LeaseShards(ctx context.Context, kind limits.Kind, id string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	item, err := s.leaseItem(ctx, limits.Slot{Kind: kind, ID: id})
+	return int(ddb.Int0(item, "hot")), err
 }
 
 // ReadLeases implements limits.LeaseSharder: one strongly consistent
