@@ -126,6 +126,7 @@ type Admitter struct {
 	failed, throttled atomic.Int64
 	hotStates         hotScopes
 	hotBudgets        hotBudgets // hot_budget.go
+	leaseStates       hotScopes  // hot leases (hot_lease.go)
 }
 
 // DefaultAdmitTimeout is Admitter.Timeout's default: past it, a store
@@ -207,6 +208,13 @@ func (a *Admitter) Admit(ctx context.Context, req AdmitRequest) (Decision, error
 	actx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 
+	// Leases that turn hot by their rate do; a hot lease whose shards were
+	// all seen full lately is refused without a write (hot_lease.go).
+	if i, err := a.leasePrepare(actx, p); err != nil {
+		return a.unanswered(ctx, actx, p, nil, err, bound, byDeadline)
+	} else if i >= 0 {
+		return a.decide(p, BlockedByItem(i, ReasonParallel)), nil
+	}
 	for _, h := range switching {
 		if err := a.switchHot(actx, taker, h, w); err != nil {
 			return a.unanswered(ctx, actx, p, append(hot, switching...), err, bound, byDeadline)
@@ -264,7 +272,7 @@ func (a *Admitter) plan(req AdmitRequest, w time.Time, hot, switching []hotRef) 
 			p.Items = append(p.Items, it)
 		}
 		if s.Parallel > 0 {
-			p.Items = append(p.Items, Item{Scope: s, Shards: 1, Slot: Slot{Kind: s.Kind, ID: s.ID}, Lease: true, ParCap: s.Parallel})
+			p.Items = append(p.Items, a.leaseItem(s))
 		}
 	}
 	return p
@@ -292,8 +300,13 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 	}
 	out, err := a.attemptHold(actx, p)
 	for try := 0; errors.Is(err, ErrThrottled); try++ {
-		// Throttled: the scopes that may turn hot do; otherwise (a lease,
-		// a budget, a TPM scope) try again after a backoff.
+		// Throttled: the scopes that may turn hot do (leases in place,
+		// hot_lease.go); otherwise (a budget, a TPM scope) try again after
+		// a backoff.
+		if err := a.leaseThrottled(actx, p); err != nil {
+			d, err := a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)
+			return d, nil, err
+		}
 		for _, it := range p.Items {
 			if !it.Lease && eligible(taker, it.Scope) {
 				h := hotRef{it.Scope, a.hotStates.state(it.Scope)}
@@ -313,7 +326,7 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 		}
 		out, err = a.attemptHold(actx, p)
 	}
-	if err == nil && !out.Allowed && out.Item >= 0 && out.HotShards > 0 {
+	if err == nil && !out.Allowed && out.Item >= 0 && out.HotShards > 0 && !p.Items[out.Item].Lease {
 		// Another instance turned the item's scope hot.
 		it := p.Items[out.Item]
 		h := hotRef{it.Scope, a.hotStates.state(it.Scope)}
@@ -323,7 +336,7 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 		h.st.learn(p.Window, out.HotShards, out.HotBase)
 		return Decision{}, []hotRef{h}, nil
 	}
-	if err == nil && !out.Allowed && out.Item >= 0 && p.Items[out.Item].Shards > 1 {
+	if err == nil && !out.Allowed && out.Item >= 0 && p.Items[out.Item].Shards > 1 && !p.Items[out.Item].Lease {
 		// The chosen shard is full; another may have room. Try once more.
 		it := &p.Items[out.Item]
 		it.Slot.Shard = (it.Slot.Shard + 1 + pick(it.Shards-1)) % it.Shards
@@ -332,12 +345,9 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 			out, err = a.attemptHold(actx, p)
 		}
 	}
-	for try := 0; err == nil && try < maxReaps && out.Item >= 0 && p.Items[out.Item].Lease && (len(out.Stale) > 0 || out.Retry); try++ {
-		// A lease item counted leases that expired (their requests never
-		// released them): try again, removing them in the same write.
-		p.Items[out.Item].Reap = out.Stale
-		out, err = a.attemptHold(actx, p)
-	}
+	// A lease item counted leases that expired (their requests never
+	// released them), turned hot, or, hot, had its shard full: try again.
+	out, err = a.leaseRetries(actx, p, out, err)
 	if err != nil {
 		d, err := a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)
 		return d, nil, err

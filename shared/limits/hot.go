@@ -130,6 +130,7 @@ type hotState struct {
 	prevWindow time.Time
 	prevShards int
 	prevBase   int64
+	lease      *leaseHints // a lease scope's shard hints (hot_lease.go)
 }
 
 // old returns a state of its own for a request of a window older than

@@ -24,7 +24,8 @@ import (
 // and lowering n by as many, in the same write as its own lease. So n is
 // always the number of entries, an admission never takes n past the bound,
 // and an expired lease blocks nobody: exact at every moment, with no
-// sweeper.
+// sweeper. A scope whose lease item meets its write ceiling splits its
+// bound over shards (hot_lease.go).
 
 // StaleLease is an expired lease a lease item still counts.
 type StaleLease struct {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,12 +44,18 @@ type run struct {
 	// is the reservation's, so settling it would change no counter: the
 	// run leaves its holds open (TestHotBudget settles and sweeps).
 	Budget, Amount int64
+	// Parallel bounds the key's and the team's requests in flight
+	// (max_parallel_requests), each admitted request holding its leases
+	// for Hold before releasing them (leases_test.go).
+	Parallel int64
+	Hold     time.Duration
 }
 
 // result is what a run counted.
 type result struct {
 	Admitted, Refused, FailedOpen, Errors int64
-	OverLimit                             int64 // admissions over the limit, or over the budget (must be 0)
+	OverLimit                             int64 // admissions over the limit or the budget (counted in the store; for a bound, by the client: must be 0)
+	Peak, Unreleased, RefusedWithRoom     int64 // the most requests in flight at once, the leases left after the run, the refusals while fewer than the bound were in flight (with a Parallel bound)
 	ClientThrottles                       int64 // admissions answered with an error or uncounted because DynamoDB throttled
 	Calls, Units, ThrottledCalls          int64 // DynamoDB write calls, their units, the calls the throttler refused
 	Counted                               int64 // the requests the store's counter items hold (key scope)
@@ -65,7 +72,7 @@ func (r result) String() string {
 		"DynamoDB write calls %d (%.3f per admitted), write units %d (%.3f per admitted), throttled calls %d; p50 %v, p99 %v",
 		r.Admitted, r.Refused, r.OverLimit, r.FailedOpen, r.Errors, r.ClientThrottles,
 		r.Calls, per(r.Calls), r.Units, per(r.Units), r.ThrottledCalls, r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond)) +
-		fmt.Sprintf("; over 100 ms by tenth of the run: %v", r.Slow) + r.budget()
+		fmt.Sprintf("; over 100 ms by tenth of the run: %v", r.Slow) + r.budget() + r.leaseString()
 }
 
 // budget is what a run with strict budgets adds to String.
@@ -96,8 +103,9 @@ func drive(t testing.TB, r run, mk newStore) result {
 	for i := range stores {
 		stores[i] = mk(t, th.URL, names)
 	}
-	key := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hot-%d", time.Now().UnixNano()), RPM: r.RPM}
-	team := limits.Scope{Kind: limits.KindTeam, ID: key.ID + "-team", RPM: r.RPM}
+	key := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hot-%d", time.Now().UnixNano()), RPM: r.RPM, Parallel: r.Parallel}
+	team := limits.Scope{Kind: limits.KindTeam, ID: key.ID + "-team", RPM: r.RPM, Parallel: r.Parallel}
+	var held leases
 	window := limits.WindowStart(time.Now()).Add(time.Hour)
 	start := time.Now()
 	var res result
@@ -133,7 +141,13 @@ func drive(t testing.TB, r run, mk newStore) result {
 					if interval == 0 {
 						now = window.Add(30 * time.Second)
 					}
-					d, err := stores[i].Admit(ctx, limits.AdmitRequest{Now: now, Scopes: []limits.Scope{key, team}, Hold: r.hold(key, team, n, now)})
+					req := limits.AdmitRequest{Now: now, Scopes: []limits.Scope{key, team}, Hold: r.hold(key, team, n, now)}
+					if r.Parallel > 0 {
+						req.Lease, req.LeaseExpires = strconv.FormatInt(n, 10), now.Add(r.Timeout+limits.LeaseGrace)
+					}
+					held.busy.Add(1)
+					d, err := stores[i].Admit(ctx, req)
+					held.busy.Add(-1)
 					el := time.Since(t0)
 					cancel()
 					mu.Lock()
@@ -156,8 +170,14 @@ func drive(t testing.TB, r run, mk newStore) result {
 						atomic.AddInt64(&res.ClientThrottles, 1)
 					case d.Allowed:
 						atomic.AddInt64(&res.Admitted, 1)
+						if r.Parallel > 0 {
+							held.hold(t, stores[i], r, d.Admission, &res)
+						}
 					default:
 						atomic.AddInt64(&res.Refused, 1)
+						if r.Parallel > 0 {
+							held.refused(r, &res)
+						}
 					}
 				}
 			})
@@ -172,6 +192,9 @@ func drive(t testing.TB, r run, mk newStore) result {
 			res.OverLimit += (res.Reserved - r.Budget*r.Amount + r.Amount - 1) / r.Amount
 		}
 	}
+	if r.Parallel > 0 {
+		res.OverLimit, res.Peak = held.over.Load(), held.peak.Load()
+	}
 	res.Calls, res.Units, res.ThrottledCalls = th.Calls.Load(), th.Units.Load(), th.ThrottledCalls.Load()
 	slices.Sort(times)
 	if len(times) > 0 {
@@ -185,6 +208,9 @@ func drive(t testing.TB, r run, mk newStore) result {
 			t.Fatal(err)
 		}
 		res.Counted = n
+	}
+	if r.Parallel > 0 {
+		res.Unreleased = unreleased(t, stores[0], window, key, team)
 	}
 	return res
 }

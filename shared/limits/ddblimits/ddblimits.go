@@ -244,30 +244,38 @@ func (b backend) Switch(ctx context.Context, slot limits.Slot, window, expires t
 // holding :n, the shards) and returns the item's hot and hb: its shards
 // and base, whether this write or an earlier one turned it hot.
 func (s *Store) turnHot(ctx context.Context, pk, set string, values ddb.Item) (int, int64, error) {
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 ddb.PK(pk),
-		UpdateExpression:                    aws.String("SET " + set),
-		ConditionExpression:                 aws.String("attribute_not_exists(hot)"),
-		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, noRetry)
-	item := ddb.Item(nil)
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &ccf):
-		item = ccf.Item
-	case err != nil:
-		return 0, 0, fmt.Errorf("turn %s hot: %w", pk, unavailable(err))
-	default:
-		item = out.Attributes
+	item, err := s.switchItem(ctx, pk, "SET "+set, values)
+	if err != nil {
+		return 0, 0, fmt.Errorf("turn %s hot: %w", pk, err)
 	}
 	n, base := ddb.Int0(item, "hot"), ddb.Int0(item, "hb")
 	if n < 1 || n > limits.MaxShards {
 		return 0, 0, fmt.Errorf("turn %s hot: the item says %d shards", pk, n)
 	}
 	return int(n), base, nil
+}
+
+// switchItem makes the switch update of the item key IF
+// attribute_not_exists(hot), and returns the item as it is after it, or
+// as the refusal found it (hot already).
+func (s *Store) switchItem(ctx context.Context, key, update string, values ddb.Item) (ddb.Item, error) {
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 ddb.PK(key),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String("attribute_not_exists(hot)"),
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, noRetry)
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return ccf.Item, nil
+	case err != nil:
+		return nil, unavailable(err)
+	}
+	return out.Attributes, nil
 }
 
 // Take implements limits.Taker: ADD req :n IF req <= cap - n.

@@ -1,0 +1,103 @@
+package hotscope
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shared/limits"
+	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
+)
+
+// leases counts a run's requests in flight on the client's side, between
+// an admission and its release (never more than the store holds), and
+// those being admitted or released (with inFlight, never fewer).
+type leases struct{ inFlight, peak, over, busy atomic.Int64 }
+
+// hold holds an admitted request's leases for r.Hold, then releases them.
+func (l *leases) hold(t testing.TB, s limits.Store, r run, a limits.Admission, res *result) {
+	n := l.inFlight.Add(1)
+	if n > r.Parallel {
+		l.over.Add(1)
+	}
+	for p := l.peak.Load(); n > p && !l.peak.CompareAndSwap(p, n); p = l.peak.Load() {
+	}
+	time.Sleep(r.Hold)
+	l.busy.Add(1)
+	defer l.busy.Add(-1)
+	l.inFlight.Add(-1)
+	if err := s.Release(context.Background(), a); err != nil {
+		if atomic.AddInt64(&res.Errors, 1) <= 3 {
+			t.Logf("release: %v", err)
+		}
+	}
+}
+
+// refused counts a refusal while the client counted fewer requests in
+// flight, being admitted or being released than the bound (one the store
+// had room for: a refusal of the stated tail).
+func (l *leases) refused(r run, res *result) {
+	if l.inFlight.Load()+l.busy.Load() < r.Parallel {
+		atomic.AddInt64(&res.RefusedWithRoom, 1)
+	}
+}
+
+// unreleased returns the leases of scopes still in force at now.
+func unreleased(t testing.TB, s limits.Store, now time.Time, scopes ...limits.Scope) int64 {
+	in, ok := s.(interface {
+		InFlight(ctx context.Context, kind limits.Kind, id string, now time.Time) (int64, error)
+	})
+	if !ok {
+		return 0
+	}
+	var total int64
+	for _, sc := range scopes {
+		n, err := in.InFlight(context.Background(), sc.Kind, sc.ID, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	return total
+}
+
+func (r result) leaseString() string {
+	if r.Peak == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; peak in flight %d, refused with fewer in flight than the bound %d, leases left after the run %d", r.Peak, r.RefusedWithRoom, r.Unreleased)
+}
+
+// TestHotLeaseCounts: 3 instances of 32 goroutines each send 40
+// requests a second for 10 seconds on one key and team bounded to 40
+// requests in flight, each held 2 s (demand twice the bound's 20 a
+// second), through a throttler that lets each item take 10 write units a
+// second (a lease item alone carries about 3 admissions a second): the
+// lease items throttle and turn hot. None is ever over the bound (counted
+// by the client), no client sees throttling or an error, the bound is
+// reached, and every lease is given back. Counts only: the time the run
+// takes is not asserted.
+func TestHotLeaseCounts(t *testing.T) {
+	r := run{Instances: 3, Workers: 32, ItemRate: 20, Parallel: 40, Hold: 2 * time.Second, Demand: 40, Window: 10 * time.Second, Timeout: time.Minute}
+	res := drive(t, r, ddbStore(ddblimits.Options{Timeout: 30 * time.Second, AdmitTimeout: 2 * time.Minute}))
+	checkLeaseCounts(t, r, res)
+}
+
+func checkLeaseCounts(t *testing.T, r run, res result) {
+	t.Helper()
+	t.Log(res)
+	if res.OverLimit != 0 || res.FailedOpen != 0 || res.ClientThrottles != 0 || res.Errors != 0 {
+		t.Errorf("over the bound %d, failed open %d, client-visible throttles %d, errors %d: want 0", res.OverLimit, res.FailedOpen, res.ClientThrottles, res.Errors)
+	}
+	if res.Peak < r.Parallel/2 {
+		t.Errorf("at most %d in flight of a bound of %d with more demand", res.Peak, r.Parallel)
+	}
+	if res.Unreleased != 0 {
+		t.Errorf("%d leases still in force after every request ended", res.Unreleased)
+	}
+	if res.ThrottledCalls == 0 {
+		t.Error("no call was throttled: the run did not reach the ceiling")
+	}
+}
