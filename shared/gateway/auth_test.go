@@ -190,8 +190,7 @@ func TestBudgets(t *testing.T) {
 // allowed, as in LiteLLM; a key allowed only "limited" cannot reach "ok"
 // through them. The refusal comes before any upstream call.
 func TestFallbacksAccess(t *testing.T) {
-	limited := gatewaytest.Answering(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`)
-	ok := gatewaytest.Answering(t, 200, "application/json", completion)
+	limited, ok := downAndUp(t)
 	f := keyedFixture(t, fmt.Sprintf(`model_list:
   - model_name: limited
     litellm_params: {model: openai/gpt-4o-mini, api_base: %q, api_key: sk-up}

@@ -134,6 +134,13 @@ func openAIError(t *testing.T, body string) (msg, typ, code string) {
 
 const completion = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-2024","system_fingerprint":"fp_x","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"logprobs":{"content":[]},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12},"vendor_extra":{"a":1}}`
 
+// downAndUp are two upstreams: down fails every request with a 500, up
+// answers completion.
+func downAndUp(t *testing.T) (down, up *gatewaytest.Counter) {
+	return gatewaytest.Answering(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`),
+		gatewaytest.Answering(t, 200, "application/json", completion)
+}
+
 const mockYAML = `model_list:
   - model_name: gpt-4o-mini
     litellm_params: {model: mock/gpt-4o-mini}
