@@ -105,17 +105,7 @@ func (h *Handler) inScopeKeys(ctx context.Context, c *caller, ks []keys.Key) ([]
 	if c.scope == nil {
 		return ks, nil
 	}
-	out := ks[:0]
-	for _, k := range ks {
-		ok, err := h.held(ctx, c, k)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, k)
-		}
-	}
-	return out, nil
+	return appendKept(ks[:0], ks, func(k keys.Key) (bool, error) { return h.held(ctx, c, k) })
 }
 
 // bind sets the scope of k, a key c writes (old: the key before the

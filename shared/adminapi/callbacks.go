@@ -1,7 +1,6 @@
 package adminapi
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -31,16 +30,6 @@ func teamCallbackRoute(method, id string) route {
 	return route{http.MethodPost, func(h *Handler, w http.ResponseWriter, r *http.Request, c *caller) error {
 		return h.teamCallbackAdd(w, r, c, id)
 	}}
-}
-
-// managedTeam reads team id for a caller who may manage it (a proxy
-// admin, an admin of the team, an org admin of its organization).
-func (h *Handler) managedTeam(ctx context.Context, c *caller, id string) (keys.Team, error) {
-	t, err := h.loadTeam(ctx, id)
-	if err != nil {
-		return keys.Team{}, err
-	}
-	return t, h.mayManageTeam(ctx, c, id)
 }
 
 // teamCallbackAdd adds a callback to a team (LiteLLM's add_team_callbacks):

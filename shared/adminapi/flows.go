@@ -224,3 +224,18 @@ func readIDs(r *http.Request, param, why string) ([]string, error) {
 	}
 	return ids, nil
 }
+
+// appendKept appends to out the xs for which ok holds, in order, or
+// returns ok's first error; out may be xs[:0], to filter in place.
+func appendKept[T any](out, xs []T, ok func(T) (bool, error)) ([]T, error) {
+	for _, x := range xs {
+		keep, err := ok(x)
+		if err != nil {
+			return nil, err
+		}
+		if keep {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}

@@ -33,10 +33,8 @@ type groupMembers struct {
 var (
 	teamMembers = groupMembers{kind: keys.KindTeam, noun: "team", idParam: "team_id", budgetParam: "max_budget_in_team", linksBudget: true, roles: teamRoles,
 		manage: func(h *Handler, ctx context.Context, c *caller, id string) error {
-			if _, err := h.loadTeam(ctx, id); err != nil {
-				return err
-			}
-			return h.mayManageTeam(ctx, c, id)
+			_, err := h.managedTeam(ctx, c, id)
+			return err
 		},
 		notOwn: notOwnMembership,
 		missing: func(id, user string) error {
@@ -216,4 +214,83 @@ func (h *Handler) teamMemberUpdate(w http.ResponseWriter, r *http.Request, c *ca
 
 func (h *Handler) orgMemberUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
 	return orgMembers.update(h, w, r, c)
+}
+
+// notInTeam is LiteLLM's answer to removing a user who is not a member:
+// 400 "User not found in team".
+func notInTeam(user, team string) *apierr.Error {
+	return apierr.NewParam(apierr.InvalidRequest, "user_id", "User not found in team: %s is not a member of team %s", user, team)
+}
+
+// teamMemberDelete is /team/member_delete: the member named by user_id,
+// or by the user_email it was added with (or its user's email).
+func (h *Handler) teamMemberDelete(w http.ResponseWriter, r *http.Request, c *caller) error {
+	p, err := readParams(r)
+	if err != nil {
+		return err
+	}
+	team, _ := p.str("team_id")
+	user, _ := p.str("user_id")
+	email, _ := p.str("user_email")
+	if err := p.done(); err != nil {
+		return err
+	}
+	if user == "" && email == "" {
+		return badParam("user_id", "give user_id or user_email")
+	}
+	ctx := r.Context()
+	t, err := h.managedTeam(ctx, c, team)
+	if err != nil {
+		return err
+	}
+	who := user
+	if who == "" {
+		who = email
+	}
+	uid, err := h.memberOf(ctx, t, user, email)
+	if err != nil {
+		return err
+	}
+	if uid == "" {
+		return notInTeam(who, team)
+	}
+	if err := notOwnMembership(c, team, uid); err != nil {
+		return err // leaving would drop its own max_budget_in_team from its team keys
+	}
+	if err := h.keys.RemoveMember(ctx, keys.KindTeam, team, uid); err != nil {
+		if errors.Is(err, keys.ErrNotFound) {
+			return notInTeam(who, team)
+		}
+		return err
+	}
+	if t, err = h.keys.GetTeam(ctx, team); err != nil {
+		return err
+	}
+	return ok(w, teamObject(t, h.now()))
+}
+
+// memberOf returns the user id of t's member with this id, or else with
+// this email (the one it was added with, or its user's); "" if none.
+func (h *Handler) memberOf(ctx context.Context, t keys.Team, user, email string) (string, error) {
+	if user != "" {
+		if t.Role(user) != "" {
+			return user, nil
+		}
+		return "", nil
+	}
+	for _, m := range t.Members {
+		if m.Email == email {
+			return m.UserID, nil
+		}
+	}
+	us, err := h.keys.Users().List(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, u := range us {
+		if u.Email == email && t.Role(u.ID) != "" {
+			return u.ID, nil
+		}
+	}
+	return "", nil
 }

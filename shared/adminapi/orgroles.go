@@ -35,17 +35,7 @@ func (h *Handler) adminOrgs(ctx context.Context, c *caller, user string) ([]stri
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, org := range u.Organizations {
-		admin, err := h.orgAdmin(ctx, c, org)
-		if err != nil {
-			return nil, err
-		}
-		if admin {
-			out = append(out, org)
-		}
-	}
-	return out, nil
+	return appendKept(nil, u.Organizations, func(org string) (bool, error) { return h.orgAdmin(ctx, c, org) })
 }
 
 // mayWriteTeamIn checks that c may create, change, block or delete a team

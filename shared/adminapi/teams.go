@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -110,6 +111,16 @@ func (h *Handler) resolveMember(ctx context.Context, m memberSpec) (string, erro
 
 func (h *Handler) loadTeam(ctx context.Context, id string) (keys.Team, error) {
 	return teams.load(h, ctx, "team_id", id)
+}
+
+// managedTeam reads team id for a caller who may manage it (a proxy
+// admin, an admin of the team, an org admin of its organization).
+func (h *Handler) managedTeam(ctx context.Context, c *caller, id string) (keys.Team, error) {
+	t, err := h.loadTeam(ctx, id)
+	if err != nil {
+		return keys.Team{}, err
+	}
+	return t, h.mayManageTeam(ctx, c, id)
 }
 
 // mayManageTeam allows a proxy admin, or an admin of the team.
@@ -339,4 +350,66 @@ func (h *Handler) teamList(w http.ResponseWriter, r *http.Request, c *caller) er
 		return !c.holdsTeam(t) || (user != "" && t.Role(user) == "" && !slices.Contains(managed, t.OrganizationID))
 	})
 	return ok(w, objectsAt(ts, h.now(), teamObject))
+}
+
+// withCreator adds the caller to a new team's members as an admin, as
+// LiteLLM's /team/new does for a caller with a user id, unless the body
+// lists it already. The master key is no user: it is added to nothing
+// (LiteLLM adds its placeholder user default_user_id).
+func withCreator(members []memberSpec, c *caller) []memberSpec {
+	if c.userID == "" || slices.ContainsFunc(members, func(m memberSpec) bool { return m.UserID == c.userID }) {
+		return members
+	}
+	return append(members, memberSpec{Role: keys.MemberAdmin, UserID: c.userID})
+}
+
+// teamJoin is a team a new user joins: an entry of /user/new's teams, a
+// team id or LiteLLM's {"team_id", "user_role", "max_budget_in_team"}.
+type teamJoin struct {
+	TeamID string   `json:"team_id"`
+	Role   string   `json:"user_role"`
+	Budget *float64 `json:"max_budget_in_team"`
+}
+
+// teamJoins reads the list name of teamJoin entries.
+func (p *params) teamJoins(name string) []teamJoin {
+	v, ok := p.raw(name)
+	if !ok {
+		return nil
+	}
+	bad := func(format string, args ...any) []teamJoin {
+		p.fail(badParam(name, format, args...))
+		return nil
+	}
+	var entries []json.RawMessage
+	if err := json.Unmarshal(v, &entries); err != nil {
+		return bad(`want a list of team ids or of {"team_id", "user_role", "max_budget_in_team"}`)
+	}
+	out := make([]teamJoin, 0, len(entries))
+	for _, e := range entries {
+		var j teamJoin
+		if err := json.Unmarshal(e, &j.TeamID); err != nil {
+			dec := json.NewDecoder(bytes.NewReader(e))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&j); err != nil {
+				return bad(`want a team id or {"team_id", "user_role", "max_budget_in_team"}: %v`, err)
+			}
+		}
+		if err := keys.ValidID(name, j.TeamID); err != nil {
+			p.fail(apierr.Store(err))
+			return nil
+		}
+		switch j.Role {
+		case "":
+			j.Role = keys.MemberUser
+		case keys.MemberUser, keys.MemberAdmin:
+		default:
+			return bad("user_role %q: want user or admin", j.Role)
+		}
+		if b := j.Budget; b != nil && (*b < 0 || *b > maxUSD || (*b > 0 && *b < minUSD)) {
+			return bad("max_budget_in_team: want 0 or a number of USD from 0.000000001 to 1e15, got %v", *b)
+		}
+		out = append(out, j)
+	}
+	return out
 }

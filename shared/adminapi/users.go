@@ -180,3 +180,47 @@ func (h *Handler) userList(w http.ResponseWriter, r *http.Request, c *caller) er
 	return ok(w, obj{"users": append([]obj{}, all[lo:hi]...), "total": total, "page": page, "page_size": size,
 		"total_pages": (total + size - 1) / size})
 }
+
+// setUserSpend sets the user's spend when the body gave one (LiteLLM's
+// spend field, which scripts send as 0 to reset a user's spend).
+func (h *Handler) setUserSpend(ctx context.Context, id string, spend *float64) error {
+	if spend == nil {
+		return nil
+	}
+	return h.keys.SetSpend(ctx, keys.Ref{Kind: keys.KindUser, ID: id}, keys.Nanos(*spend), h.now())
+}
+
+// userUpdate is /user/update: the user named by user_id (or found by
+// user_email) gets the body's settings and, when the body has spend, that
+// spend.
+func (h *Handler) userUpdate(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var spend *float64
+	id, pt, err := users.decode(r, c, func(p *params) { spend, _ = p.money("spend") })
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if id == "" && pt.email != "" {
+		if id, err = h.userByEmail(ctx, pt.email); err != nil {
+			return err
+		}
+	}
+	u, err := users.load(h, ctx, "user_id", id)
+	if err != nil {
+		return err
+	}
+	pt.apply(&u, &u.Settings)
+	u.UpdatedAt = h.now()
+	if u, err = h.keys.Users().Update(ctx, u); err != nil {
+		return err
+	}
+	if spend != nil {
+		if err := h.setUserSpend(ctx, u.ID, spend); err != nil {
+			return err
+		}
+		if u, err = h.keys.GetUser(ctx, u.ID); err != nil {
+			return err
+		}
+	}
+	return ok(w, obj{"user_id": u.ID, "data": userObject(u, h.now())})
+}

@@ -95,11 +95,7 @@ func TestRateLimitStoreUnreachable(t *testing.T) {
 		t.Run(fmt.Sprintf("status %d %q", tt.status, tt.setting), func(t *testing.T) {
 			cfg := loadConfig(t, "model_list:\n  - model_name: m\n    litellm_params: {model: mock/m, rpm: 100}\n"+tt.setting)
 			f := serve(t, testHandler(Options{Config: cfg, Limits: store}))
-			resp := f.post(t, "/v1/chat/completions", "", `{"model":"m"}`)
-			out := gatewaytest.ReadAll(t, resp.Body)
-			if resp.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
-			}
+			_, out := f.postWant(t, "/v1/chat/completions", "", `{"model":"m"}`, tt.status)
 			if tt.status == 503 {
 				openAIError(t, out)
 			}

@@ -86,11 +86,7 @@ general_settings: {master_key: sk-master}
 			mu.Lock()
 			sent = nil
 			mu.Unlock()
-			resp := f.post(t, "/v1/chat/completions", tt.key, `{"model":"`+tt.model+`","messages":[{"role":"user","content":"hi"}]}`)
-			out := gatewaytest.ReadAll(t, resp.Body)
-			if resp.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
-			}
+			resp, out := f.postWant(t, "/v1/chat/completions", tt.key, `{"model":"`+tt.model+`","messages":[{"role":"user","content":"hi"}]}`, tt.status)
 			if tt.status == 403 {
 				if _, _, code := openAIError(t, out); code != "model_not_allowed" {
 					t.Fatalf("code %s, want model_not_allowed: %s", code, out)

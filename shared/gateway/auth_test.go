@@ -69,11 +69,7 @@ general_settings: {master_key: sk-master}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := f.post(t, "/v1/chat/completions", tt.key, `{"model":"`+tt.model+`"}`)
-			out := gatewaytest.ReadAll(t, resp.Body)
-			if resp.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
-			}
+			resp, out := f.postWant(t, "/v1/chat/completions", tt.key, `{"model":"`+tt.model+`"}`, tt.status)
 			if tt.code != "" {
 				if msg, _, code := openAIError(t, out); code != tt.code || !strings.HasPrefix(msg, tt.msg) {
 					t.Fatalf("code %s, message %q; want %s, a message starting %q", code, msg, tt.code, tt.msg)
@@ -161,11 +157,7 @@ func TestBudgets(t *testing.T) {
 			if tt.user != "" {
 				body += `,"user":"` + tt.user + `"`
 			}
-			resp := f.post(t, "/v1/chat/completions", tt.key, body+"}")
-			out := gatewaytest.ReadAll(t, resp.Body)
-			if resp.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
-			}
+			_, out := f.postWant(t, "/v1/chat/completions", tt.key, body+"}", tt.status)
 			if tt.status == 400 {
 				if _, typ, code := openAIError(t, out); typ != "budget_exceeded" || code != "budget_exceeded" {
 					t.Fatalf("type %s code %s, want budget_exceeded: %s", typ, code, out)
@@ -198,8 +190,7 @@ func TestBudgets(t *testing.T) {
 // allowed, as in LiteLLM; a key allowed only "limited" cannot reach "ok"
 // through them. The refusal comes before any upstream call.
 func TestFallbacksAccess(t *testing.T) {
-	limited := gatewaytest.Answering(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`)
-	ok := gatewaytest.Answering(t, 200, "application/json", completion)
+	limited, ok := downAndUp(t)
 	f := keyedFixture(t, fmt.Sprintf(`model_list:
   - model_name: limited
     litellm_params: {model: openai/gpt-4o-mini, api_base: %q, api_key: sk-up}
@@ -225,11 +216,7 @@ general_settings: {master_key: sk-master}
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := limited.Calls.Load() + ok.Calls.Load()
-			resp := f.post(t, "/v1/chat/completions", tt.key, `{"model":"limited","messages":[{"role":"user","content":"hi"}],"fallbacks":`+tt.fallbacks+`}`)
-			out := gatewaytest.ReadAll(t, resp.Body)
-			if resp.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
-			}
+			_, out := f.postWant(t, "/v1/chat/completions", tt.key, `{"model":"limited","messages":[{"role":"user","content":"hi"}],"fallbacks":`+tt.fallbacks+`}`, tt.status)
 			if tt.status != 403 {
 				return
 			}

@@ -18,8 +18,7 @@ import (
 // client gets the first group's error. A principal allowed the fallback
 // (or unrestricted) still falls back.
 func TestConfiguredFallbacksAccess(t *testing.T) {
-	limited := gatewaytest.Answering(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`)
-	ok := gatewaytest.Answering(t, 200, "application/json", completion)
+	limited, ok := downAndUp(t)
 	for _, settings := range []string{
 		`{num_retries: 0, fallbacks: [{limited: [ok]}]}`,
 		`{num_retries: 0, default_fallbacks: [ok]}`,

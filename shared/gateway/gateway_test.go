@@ -75,6 +75,18 @@ func (f *fixture) post(t *testing.T, path, key, body string) *http.Response {
 	return f.send(t, http.MethodPost, path, strings.NewReader(body), append(bearer(key), "Content-Type", "application/json")...)
 }
 
+// postWant posts body to path with key and fails the test unless the
+// answer has status; it returns the answer and its body, read.
+func (f *fixture) postWant(t *testing.T, path, key, body string, status int) (*http.Response, string) {
+	t.Helper()
+	resp := f.post(t, path, key, body)
+	out := gatewaytest.ReadAll(t, resp.Body)
+	if resp.StatusCode != status {
+		t.Fatalf("status %d, want %d: %s", resp.StatusCode, status, out)
+	}
+	return resp, out
+}
+
 // send sends a request to the gateway with header fields (name, value
 // pairs); its body is closed when the test ends.
 func (f *fixture) send(t *testing.T, method, path string, body io.Reader, header ...string) *http.Response {
@@ -121,6 +133,13 @@ func openAIError(t *testing.T, body string) (msg, typ, code string) {
 }
 
 const completion = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-2024","system_fingerprint":"fp_x","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"logprobs":{"content":[]},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12},"vendor_extra":{"a":1}}`
+
+// downAndUp are two upstreams: down fails every request with a 500, up
+// answers completion.
+func downAndUp(t *testing.T) (down, up *gatewaytest.Counter) {
+	return gatewaytest.Answering(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`),
+		gatewaytest.Answering(t, 200, "application/json", completion)
+}
 
 const mockYAML = `model_list:
   - model_name: gpt-4o-mini
@@ -408,11 +427,7 @@ general_settings: {master_key: sk-master}
 		{"openai never sees drop_params", `{"model":"gpt","seed":1,"drop_params":true,"messages":[{"role":"user","content":"hi"}]}`, 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := f.post(t, "/v1/chat/completions", "sk-master", tt.body)
-			out := gatewaytest.ReadAll(t, resp.Body)
-			if resp.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
-			}
+			f.postWant(t, "/v1/chat/completions", "sk-master", tt.body, tt.status)
 		})
 	}
 	if b := ant.last(); strings.Contains(b, `"n"`) || strings.Contains(b, "drop_params") || b == "" {

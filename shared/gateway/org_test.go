@@ -67,11 +67,7 @@ general_settings: {master_key: sk-master}
 		{"organization max_parallel_requests 0", "sk-none", "other", 429, "Max parallel request limit reached. Hit limit for organization: max_parallel_requests of 0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := f.post(t, "/v1/chat/completions", tt.key, `{"model":"`+tt.model+`","messages":[{"role":"user","content":"hi"}]}`)
-			out := gatewaytest.ReadAll(t, resp.Body)
-			if resp.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
-			}
+			_, out := f.postWant(t, "/v1/chat/completions", tt.key, `{"model":"`+tt.model+`","messages":[{"role":"user","content":"hi"}]}`, tt.status)
 			if !strings.Contains(out, tt.msg) {
 				t.Fatalf("body %s, want %q", out, tt.msg)
 			}

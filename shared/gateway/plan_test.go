@@ -25,8 +25,7 @@ import (
 // a fallback walked, and the metrics of a request refused before any
 // attempt. Counted by the router's OnResolve hook.
 func TestResolveOnce(t *testing.T) {
-	down := gatewaytest.Answering(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`)
-	up := gatewaytest.Answering(t, 200, "application/json", completion)
+	down, up := downAndUp(t)
 	cfg := loadConfig(t, `model_list:
   - model_name: m
     litellm_params: {model: openai/x, api_base: `+up.URL+`/v1, api_key: sk-up, input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
@@ -126,8 +125,7 @@ func TestRecordsAllocateNothing(t *testing.T) {
 // flagged, the key's aliases apply, and its errors are Anthropic's with
 // its own messages.
 func TestCountTokensThroughTheStages(t *testing.T) {
-	down := gatewaytest.Answering(t, 500, "application/json", `{"error":{"message":"down","type":"server_error"}}`)
-	up := gatewaytest.Answering(t, 200, "application/json", completion)
+	down, up := downAndUp(t)
 	cfg := loadConfig(t, `model_list:
   - model_name: broken
     litellm_params: {model: anthropic/claude-y, api_base: `+down.URL+`, api_key: sk-up}

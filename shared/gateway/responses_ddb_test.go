@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/tidwall/gjson"
 
@@ -29,19 +28,8 @@ func TestResponsesSecondInstance(t *testing.T) {
 	ctx := respCtx(t)
 	ca, cb := a.sdk("sk-a", nil), b.sdk("sk-a", nil)
 
-	first, err := ca.Responses.New(ctx, responses.ResponseNewParams{
-		Model: "claude", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Remember: the code is 42.")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := cb.Responses.New(ctx, responses.ResponseNewParams{
-		Model: "claude", PreviousResponseID: openai.String(first.ID),
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What is the code?")},
-	})
-	if err != nil {
-		t.Fatalf("continuation on the second instance: %v", err)
-	}
+	first := say(ctx, t, ca, "claude", "", "Remember: the code is 42.")
+	second := say(ctx, t, cb, "claude", first.ID, "What is the code?")
 	msgs := gjson.GetBytes(arec.last(t), "messages")
 	if len(msgs.Array()) != 3 || !strings.Contains(msgs.Get("0").Raw, "the code is 42") ||
 		msgs.Get("1.role").Str != "assistant" || !strings.Contains(msgs.Get("1").Raw, "The weather is sunny.") ||
@@ -52,21 +40,11 @@ func TestResponsesSecondInstance(t *testing.T) {
 		t.Errorf("the first instance reads the second's response: %v", err)
 	}
 
-	up, err := ca.Responses.New(ctx, responses.ResponseNewParams{
-		Model: "gpt-4o", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := say(ctx, t, ca, "gpt-4o", "", "hi")
 	if got, err := cb.Responses.Get(ctx, up.ID, responses.ResponseGetParams{}); err != nil || got.OutputText() != "Hello from OpenAI" {
 		t.Fatalf("GET on the second instance: %v", err)
 	}
-	if _, err := cb.Responses.New(ctx, responses.ResponseNewParams{
-		Model: "gpt-4o", PreviousResponseID: openai.String(up.ID),
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("again")},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	say(ctx, t, cb, "gpt-4o", up.ID, "again")
 	if p := gjson.GetBytes(orec.last(t), "previous_response_id").Str; p != "resp_up1" {
 		t.Errorf("OpenAI got previous_response_id %q, want its own resp_up1", p)
 	}

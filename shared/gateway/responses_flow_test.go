@@ -67,31 +67,15 @@ func TestResponsesSwitchModels(t *testing.T) {
 	g := startRespGateway(t)
 	ctx := respCtx(t)
 	client := g.sdk("sk-a", nil)
-	first, err := client.Responses.New(ctx, responses.ResponseNewParams{
-		Model: "claude", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("The code is 42.")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := client.Responses.New(ctx, responses.ResponseNewParams{
-		Model: "gpt-4o", PreviousResponseID: openai.String(first.ID),
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What is the code?")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := say(ctx, t, client, "claude", "", "The code is 42.")
+	second := say(ctx, t, client, "gpt-4o", first.ID, "What is the code?")
 	up := gjson.ParseBytes(g.openai.last(t))
 	if up.Get("previous_response_id").Exists() || len(up.Get("input").Array()) != 3 ||
 		!strings.Contains(up.Get("input.0").Raw, "The code is 42.") || up.Get("input.1.role").Str != "assistant" ||
 		up.Get("input.1.id").Exists() || !strings.Contains(up.Get("input.2").Raw, "What is the code?") {
 		t.Errorf("OpenAI got %s", up.Raw)
 	}
-	if _, err := client.Responses.New(ctx, responses.ResponseNewParams{
-		Model: "claude", PreviousResponseID: openai.String(second.ID),
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Thanks")},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	say(ctx, t, client, "claude", second.ID, "Thanks")
 	msgs := gjson.GetBytes(g.anthropic.last(t), "messages")
 	if len(msgs.Array()) != 5 || !strings.Contains(msgs.Get("3").Raw, "Hello from OpenAI") || !strings.Contains(msgs.Get("4").Raw, "Thanks") {
 		t.Errorf("Anthropic got %s", msgs.Raw)

@@ -255,6 +255,21 @@ func apiError(t *testing.T, err error) *openai.Error {
 	return e
 }
 
+// say sends text to model through c, continuing prev when it is not "",
+// and fails the test on an error.
+func say(ctx context.Context, t *testing.T, c openai.Client, model, prev, text string) *responses.Response {
+	t.Helper()
+	p := responses.ResponseNewParams{Model: model, Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(text)}}
+	if prev != "" {
+		p.PreviousResponseID = openai.String(prev)
+	}
+	r, err := c.Responses.New(ctx, p)
+	if err != nil {
+		t.Fatalf("%s %q after %q: %v", model, text, prev, err)
+	}
+	return r
+}
+
 func respCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -318,13 +333,7 @@ func TestResponsesPassThrough(t *testing.T) {
 	}
 	// A continuation goes to the deployment that holds the conversation,
 	// with the provider's own id.
-	next, err := client.Responses.New(ctx, responses.ResponseNewParams{
-		Model: "gpt-4o", PreviousResponseID: openai.String(resp.ID),
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("And again")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	next := say(ctx, t, client, "gpt-4o", resp.ID, "And again")
 	if next.PreviousResponseID != resp.ID {
 		t.Errorf("the continuation names previous_response_id %q, want the client's %q", next.PreviousResponseID, resp.ID)
 	}

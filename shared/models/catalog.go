@@ -69,24 +69,24 @@ func hasSecret(params map[string]any) bool {
 // Seal returns params with their secrets sealed (ErrSealer without a
 // sealer when there is one to seal).
 func (c *Catalog) Seal(params map[string]any) (map[string]any, error) {
-	if c.Sealer == nil {
-		if hasSecret(params) {
-			return nil, ErrSealer
-		}
-		return params, nil
-	}
-	return c.Sealer.SealParams(params)
+	return c.withSealer(params, (*Sealer).SealParams)
 }
 
 // OpenParams returns stored params with their secrets opened.
 func (c *Catalog) OpenParams(params map[string]any) (map[string]any, error) {
-	if c.Sealer == nil {
-		if hasSecret(params) {
-			return nil, ErrSealer
-		}
-		return params, nil
+	return c.withSealer(params, (*Sealer).OpenParams)
+}
+
+// withSealer returns f(c.Sealer, params); without a sealer, params as they
+// are, or ErrSealer when they have a secret.
+func (c *Catalog) withSealer(params map[string]any, f func(*Sealer, map[string]any) (map[string]any, error)) (map[string]any, error) {
+	if c.Sealer != nil {
+		return f(c.Sealer, params)
 	}
-	return c.Sealer.OpenParams(params)
+	if hasSecret(params) {
+		return nil, ErrSealer
+	}
+	return params, nil
 }
 
 // LoadConfig loads the config file base with the stored records recs

@@ -45,11 +45,8 @@ func Get(ctx context.Context, api API, name string) (string, error) {
 	if name == "" {
 		return "", errors.New("ssm parameter: empty name")
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
-		defer cancel()
-	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	v, err := api.GetParameter(ctx, name, true)
 	if err != nil {
 		return "", fmt.Errorf("ssm parameter %s: %w", name, err)
@@ -74,11 +71,8 @@ func GetAll(ctx context.Context, api MultiAPI, names ...string) ([]string, error
 			return nil, errors.New("ssm parameter: empty name")
 		}
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
-		defer cancel()
-	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	got, err := api.GetParameters(ctx, names, true)
 	if err != nil {
 		return nil, fmt.Errorf("ssm parameters %s: %w", strings.Join(names, ", "), err)
@@ -341,4 +335,12 @@ func awsError(h http.Header, body []byte) (code, msg string) {
 		msg = string(body) // not an AWS error body (a proxy's, say)
 	}
 	return code, msg
+}
+
+// bounded returns ctx, bounded by DefaultTimeout when it has no deadline.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, DefaultTimeout)
 }

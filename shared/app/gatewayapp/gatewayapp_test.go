@@ -32,7 +32,7 @@ func TestServeLocal(t *testing.T) {
 		{"sk-local-master", "Authorization: Bearer <your master key or a virtual key>", 401},
 	} {
 		l := startLocal(t, map[string]string{"GATEWAY_MASTER_KEY": c.masterKey})
-		banner, cancel, done := l.banner, l.cancel, l.done
+		banner := l.banner
 		base := regexp.MustCompile(`Gateway listening on (http://\S+)`).FindStringSubmatch(banner)
 		if base == nil || !strings.Contains(banner, c.hint) || (c.masterKey != "" && strings.Contains(banner, c.masterKey)) ||
 			!strings.Contains(banner, "store: memory") {
@@ -56,14 +56,8 @@ func TestServeLocal(t *testing.T) {
 				t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
 			}
 		}
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serveLocal after its context ended: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Fatal("serveLocal did not return")
+		if err := l.stop(t); err != nil {
+			t.Errorf("serveLocal after its context ended: %v", err)
 		}
 	}
 }
@@ -104,4 +98,18 @@ func startLocal(t *testing.T, env map[string]string, flags ...string) *local {
 		t.Fatalf("serveLocal: %v", err)
 	}
 	return l
+}
+
+// stop ends serveLocal's context (SIGTERM) and returns its result; the
+// test fails if serveLocal does not return.
+func (l *local) stop(t *testing.T) error {
+	t.Helper()
+	l.cancel()
+	select {
+	case err := <-l.done:
+		return err
+	case <-time.After(15 * time.Second):
+		t.Fatal("serveLocal did not return")
+		return nil
+	}
 }

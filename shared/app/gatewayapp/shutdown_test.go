@@ -44,7 +44,7 @@ func TestShutdownCutsAndRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := startLocal(t, map[string]string{"GATEWAY_MASTER_KEY": "sk-m", "METRICS": "off"}, "-config", cfg, "-drain-timeout", "300ms")
-	gw, cancel, done := l.gw, l.cancel, l.done
+	gw := l.gw
 	base := regexp.MustCompile(`Gateway listening on (http://\S+)`).FindStringSubmatch(l.banner)[1]
 
 	const n = 3
@@ -74,14 +74,8 @@ func TestShutdownCutsAndRecords(t *testing.T) {
 		}
 		answered = append(answered, id)
 	}
-	cancel() // SIGTERM
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serveLocal: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serveLocal did not return after the drain timeout")
+	if err := l.stop(t); err != nil {
+		t.Fatalf("serveLocal: %v", err)
 	}
 	for _, id := range answered {
 		logs, err := gw.Spend.Logs(context.Background(), spend.LogQuery{RequestID: id})

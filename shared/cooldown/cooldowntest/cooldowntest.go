@@ -4,8 +4,6 @@ package cooldowntest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -16,10 +14,8 @@ import (
 	"github.com/sluice-gw/sluice/shared/cooldown"
 )
 
-// Run runs the suite. newState makes fresh shared state for one test and
-// returns open, which returns another store instance on that state each
-// time it is called (for DynamoDB: a new SDK client), as another gateway
-// instance would hold.
+// Run runs the suite, each case on the open function newState makes for
+// it (see conformance.Cases).
 func Run(t *testing.T, newState func(t *testing.T) (open func() cooldown.Store)) {
 	conformance.Run(t, newState, conformance.Cases[func() cooldown.Store]{
 		"Invalid":         testInvalid,
@@ -39,11 +35,7 @@ var base = time.Date(2030, 1, 2, 3, 4, 10, 0, time.UTC)
 
 func ctx(t *testing.T) context.Context { return conformance.Context(t) }
 
-func dep() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "dep-" + hex.EncodeToString(b[:])
-}
+func dep() string { return conformance.ID("dep") }
 
 func failure(d string, at time.Time, allowed int) cooldown.Failure {
 	return cooldown.Failure{Deployment: d, Class: "server_error", At: at, Allowed: allowed, Window: time.Minute, Cooldown: 30 * time.Second}

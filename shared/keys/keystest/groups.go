@@ -422,3 +422,37 @@ func testOrgDeleteRace(t *testing.T, newStore func(t *testing.T) Store) {
 		}
 	}
 }
+
+// testMemberEmail: a member added with a user_email keeps it on the
+// membership and in the team's member list (through a role change too),
+// and a user AddMember creates gets it.
+func testMemberEmail(t *testing.T, newStore func(t *testing.T) Store) {
+	s, c := newStore(t), ctx(t)
+	team, user := id("team"), id("user")
+	if err := s.Teams().Create(c, keys.Team{ID: team}); err != nil {
+		t.Fatal(err)
+	}
+	m := keys.Member{Group: keys.KindTeam, GroupID: team, UserID: user, Role: keys.MemberUser, Email: "ann@example.com", CreatedAt: when}
+	if err := s.AddMember(c, m); err != nil {
+		t.Fatal(err)
+	}
+	other := newStore(t)
+	if got, err := other.GetMember(c, keys.KindTeam, team, user); err != nil || got.Email != m.Email {
+		t.Fatalf("GetMember = %+v, %v; want email %s", got, err, m.Email)
+	}
+	if u, err := other.GetUser(c, user); err != nil || u.Email != m.Email {
+		t.Fatalf("the user AddMember created = %+v, %v; want email %s", u, err, m.Email)
+	}
+	want := []keys.TeamMember{{UserID: user, Email: m.Email, Role: keys.MemberUser}}
+	if tm, err := other.GetTeam(c, team); err != nil || !reflect.DeepEqual(tm.Members, want) {
+		t.Fatalf("team members = %+v, %v; want %+v", tm.Members, err, want)
+	}
+	m.Role = keys.MemberAdmin
+	if got, err := s.UpdateMember(c, m); err != nil || got.Email != m.Email {
+		t.Fatalf("UpdateMember = %+v, %v", got, err)
+	}
+	want[0].Role = keys.MemberAdmin
+	if tm, err := other.GetTeam(c, team); err != nil || !reflect.DeepEqual(tm.Members, want) {
+		t.Fatalf("team members after UpdateMember = %+v, %v; want %+v", tm.Members, err, want)
+	}
+}

@@ -353,3 +353,45 @@ func testAnchoredPeriods(t *testing.T, newStore func(t *testing.T) Store) {
 		}
 	}
 }
+
+// testSetSpend: SetSpend sets a record's lifetime spend and, with a
+// budget_duration, its current period's spend (what the budget checks
+// read); spend added after it adds to it; a missing record is ErrNotFound.
+func testSetSpend(t *testing.T, newStore func(t *testing.T) Store) {
+	s, c := newStore(t), ctx(t)
+	now := time.Now()
+	plain := keys.User{ID: id("user"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(5)}}}
+	periodic := keys.User{ID: id("user"), Settings: keys.Settings{Budget: keys.Budget{MaxBudget: usd(5), Duration: "30d"}}}
+	for _, u := range []keys.User{plain, periodic} {
+		if err := s.Users().Create(c, u); err != nil {
+			t.Fatal(err)
+		}
+		r := keys.Ref{Kind: keys.KindUser, ID: u.ID}
+		if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: r, Nanos: keys.Nanos(7), At: now}}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GetUser(c, u.ID); !got.Exceeded(now) {
+			t.Fatalf("user %s with spend 7 of 5 not over budget: %+v", u.Budget.Duration, got.Budget)
+		}
+		if err := s.SetSpend(c, r, 0, now); err != nil {
+			t.Fatal(err)
+		}
+		got, err := newStore(t).GetUser(c, u.ID)
+		if err != nil || got.Spend != 0 || got.Current(now) != 0 || got.Exceeded(now) {
+			t.Fatalf("after SetSpend 0 (%q): %+v, %v", u.Budget.Duration, got.Budget, err)
+		}
+		if _, err := s.ApplySpend(c, []keys.SpendDelta{{Ref: r, Nanos: keys.Nanos(1.5), At: now}}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GetUser(c, u.ID); got.Spend != 1.5 || got.Current(now) != 1.5 {
+			t.Fatalf("spend after SetSpend and 1.5 more (%q): %+v", u.Budget.Duration, got.Budget)
+		}
+		if err := s.SetSpend(c, r, keys.Nanos(2), now); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GetUser(c, u.ID); got.Spend != 2 || got.Current(now) != 2 {
+			t.Fatalf("after SetSpend 2 (%q): %+v", u.Budget.Duration, got.Budget)
+		}
+	}
+	absent(t, "SetSpend of a missing user", s.SetSpend(c, keys.Ref{Kind: keys.KindUser, ID: id("nobody")}, 0, now))
+}

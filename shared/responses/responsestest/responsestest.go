@@ -5,8 +5,6 @@ package responsestest
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"sync"
@@ -18,10 +16,8 @@ import (
 	"github.com/sluice-gw/sluice/shared/responses"
 )
 
-// Run runs the suite. newState makes fresh shared state for one test and
-// returns open, which returns another store instance on that state each
-// time it is called (for DynamoDB: a new SDK client), as another gateway
-// instance would hold.
+// Run runs the suite, each case on the open function newState makes for
+// it (see conformance.Cases).
 func Run(t *testing.T, newState func(t *testing.T) (open func() responses.Store)) {
 	conformance.Run(t, newState, conformance.Cases[func() responses.Store]{
 		"RoundTrip":              testRoundTrip,
@@ -40,11 +36,7 @@ var base = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func ctx(t *testing.T) context.Context { return conformance.Context(t) }
 
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return responses.EncodeID("anthropic", "dep-1", "resp_"+hex.EncodeToString(b[:]))
-}
+func newID() string { return responses.EncodeID("anthropic", "dep-1", conformance.ID("resp")) }
 
 func record(id string) responses.Record {
 	return responses.Record{
