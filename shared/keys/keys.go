@@ -144,23 +144,6 @@ type Records[T any] interface {
 	List(ctx context.Context) ([]T, error)
 }
 
-// RecordsOf is the Records of three functions, for a store that writes
-// each kind its own way.
-type RecordsOf[T any] struct {
-	CreateFunc func(ctx context.Context, v T) error
-	UpdateFunc func(ctx context.Context, v T) (T, error)
-	ListFunc   func(ctx context.Context) ([]T, error)
-}
-
-// Create implements Records.
-func (r RecordsOf[T]) Create(ctx context.Context, v T) error { return r.CreateFunc(ctx, v) }
-
-// Update implements Records.
-func (r RecordsOf[T]) Update(ctx context.Context, v T) (T, error) { return r.UpdateFunc(ctx, v) }
-
-// List implements Records.
-func (r RecordsOf[T]) List(ctx context.Context) ([]T, error) { return r.ListFunc(ctx) }
-
 // Kind is the kind of a record that carries spend.
 type Kind string
 
