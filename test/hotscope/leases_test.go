@@ -97,12 +97,12 @@ func TestHotLeaseCounts(t *testing.T) {
 		admit time.Duration
 	}{
 		{"patient", run{Workers: 32, ItemRate: 20, Parallel: 40, Hold: 2 * time.Second, Demand: 40, Window: 10 * time.Second, Timeout: time.Minute}, 2 * time.Minute},
-		{"crowd", run{Workers: 96, ItemRate: 10, Parallel: 200, Hold: 4 * time.Second, Demand: 100, Window: 15 * time.Second, Timeout: 6 * time.Second}, 0},
+		{"crowd", run{Workers: 96, ItemRate: 10, Parallel: 200, Hold: 4 * time.Second, Demand: 100, Window: 15 * time.Second, Timeout: 10 * time.Second}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := c.r
 			r.Instances = 3
-			res := drive(t, r, ddbStore(ddblimits.Options{Timeout: 30 * time.Second, AdmitTimeout: c.admit}))
+			res := drive(t, r, ddbStore(ddblimits.Options{Timeout: time.Minute, AdmitTimeout: c.admit}))
 			checkLeaseCounts(t, r, res)
 		})
 	}
