@@ -67,9 +67,11 @@ import (
 // cap, or its room taken by the instance's tries since), and the writes
 // since found the shards it tried full; so what it can miss is what other
 // instances gave back during that reading and its own tries (its own
-// releases are tried first), or took of the room it read. Waiting for
-// that reading adds at most leaseReadEvery and a read to a refusal or a
-// throttled try.
+// releases are tried first), or took of the room it read; and an
+// admission of leases alone throttled leaseThrottles times, refused
+// though its readings showed room (a room that more tries fight over than
+// its shard takes). Waiting for that reading adds at most leaseReadEvery
+// and a read to a refusal or a throttled try.
 
 // LeaseSharder is the part of a Backend hot leases need.
 type LeaseSharder interface {

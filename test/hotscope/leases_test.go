@@ -82,10 +82,10 @@ func (r result) leaseString() string {
 //   - "crowd": 96 goroutines an instance, 100 requests a second for 15
 //     seconds, a bound of 200, each held 4 s (demand twice the bound's 50
 //     a second), items at 10 write units a second, and the admission's
-//     bound of a real request (its deadline 6 s away: 5 s). The few shards
-//     with room at the full bound draw every instance's tries and
+//     bound of a real request (its deadline 10 s away: 9 s). The few
+//     shards with room at the full bound draw every instance's tries and
 //     throttle; the crowd must be refused (a 429), not kept retrying until
-//     its bound (before: 150 of 1,500 requests ran out their bound).
+//     its bound (before: 64 of 1,500 requests ran out their bound).
 //
 // None is ever over the bound (counted by the client), no client sees
 // throttling or an error, the bound is reached, and every lease is given
