@@ -303,7 +303,7 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 		// Throttled: the scopes that may turn hot do (leases in place,
 		// hot_lease.go); otherwise (a budget, a TPM scope) try again after
 		// a backoff.
-		blocked, wait, lerr := a.leaseThrottled(actx, p, try)
+		blocked, wait, lerr := a.leaseThrottled(actx, p)
 		if lerr != nil {
 			d, err := a.unanswered(ctx, actx, p, hot, lerr, bound, byDeadline)
 			return d, nil, err

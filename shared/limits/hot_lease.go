@@ -67,11 +67,9 @@ import (
 // cap, or its room taken by the instance's tries since), and the writes
 // since found the shards it tried full; so what it can miss is what other
 // instances gave back during that reading and its own tries (its own
-// releases are tried first), or took of the room it read; and an
-// admission of leases alone throttled leaseThrottles times, refused
-// though its readings showed room (a room that more tries fight over than
-// its shard takes). Waiting for that reading adds at most leaseReadEvery
-// and a read to a refusal or a throttled try.
+// releases are tried first), or took of the room it read. Waiting for
+// that reading adds at most leaseReadEvery and a read to a refusal or a
+// throttled try.
 
 // LeaseSharder is the part of a Backend hot leases need.
 type LeaseSharder interface {
@@ -84,11 +82,6 @@ type LeaseSharder interface {
 	// on shard i+1 (-1: not read).
 	ReadLeases(ctx context.Context, slot Slot, shards int, now time.Time) (legacy int64, live []int64, err error)
 }
-
-// leaseThrottles is the throttled tries after which an admission of hot
-// leases alone is refused although its readings showed room (a crowd on
-// the few shards with room at a full bound).
-const leaseThrottles = 8
 
 // leaseReadEvery is the least time between two readings of a hot lease
 // scope's shards by one instance.
@@ -287,18 +280,9 @@ func (st *hotState) learnLeases(n int, legacy int64) {
 // another than the throttled one while there is another; wait says the
 // throttled shard had room still (or could not be read), so the caller
 // backs off before the next try; a shard the reading shows full is left
-// at once. A plan of leases alone whose try was throttled for the
-// leaseThrottles-th time (try counts from 0) is refused too, on its first
-// hot lease: the room it read is that contended.
-func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan, try int) (blocked int, wait bool, err error) {
+// at once.
+func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan) (blocked int, wait bool, err error) {
 	ls, _ := a.Backend.(LeaseSharder)
-	if try+1 >= leaseThrottles && leasesOnly(p) {
-		for i, it := range p.Items {
-			if it.Shards > 1 {
-				return i, false, nil
-			}
-		}
-	}
 	for i := range p.Items {
 		it := &p.Items[i]
 		if !it.Lease || !leaseEligible(ls, it.Scope) {
@@ -357,7 +341,7 @@ func (a *Admitter) leaseRetries(ctx context.Context, p *Plan, out Outcome, err e
 	reaps := 0
 	for try := 0; ; try++ {
 		if errors.Is(err, ErrThrottled) && try > 0 { // counted by the backend
-			blocked, wait, lerr := a.leaseThrottled(ctx, p, try)
+			blocked, wait, lerr := a.leaseThrottled(ctx, p)
 			switch {
 			case lerr != nil:
 				return out, lerr
