@@ -303,9 +303,13 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 		// Throttled: the scopes that may turn hot do (leases in place,
 		// hot_lease.go); otherwise (a budget, a TPM scope) try again after
 		// a backoff.
-		if err := a.leaseThrottled(actx, p); err != nil {
-			d, err := a.unanswered(ctx, actx, p, hot, err, bound, byDeadline)
+		blocked, wait, lerr := a.leaseThrottled(actx, p)
+		if lerr != nil {
+			d, err := a.unanswered(ctx, actx, p, hot, lerr, bound, byDeadline)
 			return d, nil, err
+		}
+		if blocked >= 0 { // a hot lease with no shard left with room
+			return a.decide(p, BlockedByItem(blocked, ReasonParallel)), nil, nil
 		}
 		for _, it := range p.Items {
 			if !it.Lease && eligible(taker, it.Scope) {
@@ -320,9 +324,11 @@ func (a *Admitter) attempt(ctx, actx context.Context, p *Plan, taker Taker, hot 
 		if len(turned) > 0 {
 			return Decision{}, turned, nil
 		}
-		if berr := backoff(actx, try, err); berr != nil {
-			err = berr
-			break
+		if wait || !leasesOnly(p) {
+			if berr := backoff(actx, try, err); berr != nil {
+				err = berr
+				break
+			}
 		}
 		out, err = a.attemptHold(actx, p)
 	}

@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"time"
@@ -50,17 +51,25 @@ import (
 // tries one with room; a refusal costs no write when none has. The tries
 // of an instance between two readings are at most the room it read, so
 // its requests do not pile onto the few shards with room. A throttled
-// write moves to another shard after a jittered backoff, within the
-// admission's bound.
+// write is followed by a reading of the shards that starts after it, as
+// hot budgets read a throttled shard (hot_budget.go): when the reading
+// shows no shard with room, the request is refused (a parallel refusal,
+// not an error: at a full bound the instances' tries meet on the few
+// shards with room, and the crowd is refused rather than kept retrying
+// until the admission's bound); when it shows the throttled shard full,
+// the request moves on to one with room at once; otherwise it retries on
+// another shard with room (this one when it is the only one) after a
+// jittered backoff, within the admission's bound.
 //
 // The stated tail of false refusals: a hot lease is refused only after a
-// reading of every shard that started after it found no room to try
-// (each shard's leases in force at its cap, or its room taken by the
-// instance's tries since), and the writes since found the shards it tried
-// full; so what it can miss is what other instances gave back during that
-// reading and its own tries (its own releases are tried first), or took
-// of the room it read. Waiting for that reading adds at most
-// leaseReadEvery and a read to a refusal.
+// reading of every shard that started after it found no room to try, or
+// after its last try was throttled (each shard's leases in force at its
+// cap, or its room taken by the instance's tries since), and the writes
+// since found the shards it tried full; so what it can miss is what other
+// instances gave back during that reading and its own tries (its own
+// releases are tried first), or took of the room it read. Waiting for
+// that reading adds at most leaseReadEvery and a read to a refusal or a
+// throttled try.
 
 // LeaseSharder is the part of a Backend hot leases need.
 type LeaseSharder interface {
@@ -210,8 +219,10 @@ func (a *Admitter) leasePrepare(ctx context.Context, p *Plan) (int, error) {
 			}
 			*it = a.leaseItem(it.Scope)
 		}
-		if it.Slot.Shard == 0 && !a.readLeases(ctx, ls, it, p.Req.Now) {
-			return i, nil
+		if it.Slot.Shard == 0 {
+			if ok, _ := a.readLeases(ctx, ls, it, p.Req.Now, 0); !ok {
+				return i, nil
+			}
 		}
 	}
 	return -1, nil
@@ -259,10 +270,18 @@ func (st *hotState) learnLeases(n int, legacy int64) {
 	st.base = min(st.base, legacy) // it only falls
 }
 
-// leaseThrottled handles a throttled attempt's lease items: a hot one
-// moves to another shard, and its instance waits longer before trying a
-// shard seen full again; a cold one that may turn hot does.
-func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan) error {
+// leaseThrottled handles a throttled attempt's lease items: a cold one
+// that may turn hot does; a hot one is followed by a reading of its
+// shards that starts after the throttled try (reads take no write unit).
+// When that reading shows no shard with room, the request is refused:
+// blocked is the item (a parallel refusal, not an error: the crowd on the
+// last places of a full bound is refused rather than kept retrying until
+// its admission's bound). Otherwise the item moves to a shard with room,
+// another than the throttled one while there is another; wait says the
+// throttled shard had room still (or could not be read), so the caller
+// backs off before the next try; a shard the reading shows full is left
+// at once.
+func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan) (blocked int, wait bool, err error) {
 	ls, _ := a.Backend.(LeaseSharder)
 	for i := range p.Items {
 		it := &p.Items[i]
@@ -276,10 +295,11 @@ func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan) error {
 			st.mu.Unlock()
 			if !hot {
 				if err := a.switchLeases(ctx, ls, it.Scope, true); err != nil {
-					return err
+					return -1, false, err
 				}
 			}
 			*it = a.leaseItem(it.Scope)
+			wait = true
 			continue
 		}
 		st.mu.Lock()
@@ -287,19 +307,29 @@ func (a *Admitter) leaseThrottled(ctx context.Context, p *Plan) error {
 		st.lastThrott = time.Now()
 		shard := it.Slot.Shard
 		if shard > 0 {
-			st.leases().room[shard-1]++ // not tried: the room is still there
+			st.leases().room[shard-1]++ // not taken: the room is still there
 		}
-		pickLease(st, it, shard)
-		if it.Slot.Shard == 0 { // none known to have room: this one again, or any
+		st.mu.Unlock()
+		ok, rerr := a.readLeases(ctx, ls, it, p.Req.Now, shard)
+		switch {
+		case rerr == nil && !ok:
+			return i, false, nil
+		case rerr != nil: // not read: the same shard or any, after a backoff
+			st.mu.Lock()
 			if shard == 0 {
 				shard = 1 + rand.IntN(st.shards)
 			}
 			it.Slot.Shard = shard
 			it.ParCap = ShardCap(it.Scope.Parallel-min(st.base, it.Scope.Parallel), st.shards, shard-1)
+			st.mu.Unlock()
+			wait = true
+		default:
+			st.mu.Lock()
+			wait = wait || shard == 0 || it.Slot.Shard == shard || st.leases().room[shard-1] > 0
+			st.mu.Unlock()
 		}
-		st.mu.Unlock()
 	}
-	return nil
+	return -1, wait, nil
 }
 
 // leaseRetries follows up an attempt refused by a lease item: it reaps the
@@ -311,11 +341,17 @@ func (a *Admitter) leaseRetries(ctx context.Context, p *Plan, out Outcome, err e
 	reaps := 0
 	for try := 0; ; try++ {
 		if errors.Is(err, ErrThrottled) && try > 0 { // counted by the backend
-			if lerr := a.leaseThrottled(ctx, p); lerr != nil {
+			blocked, wait, lerr := a.leaseThrottled(ctx, p)
+			switch {
+			case lerr != nil:
 				return out, lerr
+			case blocked >= 0:
+				return BlockedByItem(blocked, ReasonParallel), nil
 			}
-			if berr := backoff(ctx, try, err); berr != nil {
-				return out, berr
+			if wait || !leasesOnly(p) {
+				if berr := backoff(ctx, try, err); berr != nil {
+					return out, berr
+				}
 			}
 		} else if err != nil || out.Allowed || out.Item < 0 || !p.Items[out.Item].Lease {
 			return out, err
@@ -360,24 +396,29 @@ func (a *Admitter) leaseShardFull(ctx context.Context, ls LeaseSharder, it *Item
 	}
 	pickLease(st, it, 0)
 	st.mu.Unlock()
-	return it.Slot.Shard > 0 || a.readLeases(ctx, ls, it, now)
+	if it.Slot.Shard > 0 {
+		return true
+	}
+	ok, _ := a.readLeases(ctx, ls, it, now, 0)
+	return ok
 }
 
-// readLeases moves hot lease item it to a shard with room by a reading of
-// its scope's shards that starts after the call: its own, or one that
-// another request of the instance starts meanwhile (at most one per
-// leaseReadEvery; it waits for it, within ctx). A reading updates the
-// legacy and which shards are full; false: none has room.
-func (a *Admitter) readLeases(ctx context.Context, ls LeaseSharder, it *Item, now time.Time) bool {
+// readLeases moves hot lease item it to a shard with room (another than
+// avoid while there is another) by a reading of its scope's shards that
+// starts after the call: its own, or one that another request of the
+// instance starts meanwhile (at most one per leaseReadEvery; it waits for
+// it, within ctx). A reading updates the legacy and which shards are
+// full; false: none has room, or (err) none was read.
+func (a *Admitter) readLeases(ctx context.Context, ls LeaseSharder, it *Item, now time.Time, avoid int) (bool, error) {
 	st := a.leaseStates.state(it.Scope)
 	h := st.leases()
 	asked := time.Now()
 	for {
 		st.mu.Lock()
 		if !h.reading && h.readAt.After(asked) { // read since: its answer
-			pickLease(st, it, 0)
+			pickLease(st, it, avoid)
 			st.mu.Unlock()
-			return it.Slot.Shard > 0
+			return it.Slot.Shard > 0, nil
 		}
 		wait := leaseReadEvery - time.Since(h.readAt)
 		if !h.reading && wait <= 0 {
@@ -388,7 +429,7 @@ func (a *Admitter) readLeases(ctx context.Context, ls LeaseSharder, it *Item, no
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return false
+			return false, fmt.Errorf("%w: waiting for a reading of the lease shards: %w", ErrUnavailable, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -400,7 +441,7 @@ func (a *Admitter) readLeases(ctx context.Context, ls LeaseSharder, it *Item, no
 	defer st.mu.Unlock()
 	h.reading = false
 	if err != nil {
-		return false
+		return false, err
 	}
 	st.base = min(st.base, legacy) // it only falls: a reading older than another is never lower
 	room := it.Scope.Parallel - min(st.base, it.Scope.Parallel)
@@ -413,8 +454,19 @@ func (a *Admitter) readLeases(ctx context.Context, ls LeaseSharder, it *Item, no
 			h.full, h.room[i] = h.full&^(1<<i), int32(c-l)
 		}
 	}
-	pickLease(st, it, 0)
-	return it.Slot.Shard > 0
+	pickLease(st, it, avoid)
+	return it.Slot.Shard > 0, nil
+}
+
+// leasesOnly reports whether p writes lease items only (a throttled one
+// is all a throttling of p can be).
+func leasesOnly(p *Plan) bool {
+	for _, it := range p.Items {
+		if !it.Lease {
+			return false
+		}
+	}
+	return p.Req.Hold == nil
 }
 
 // RetryThrottled runs write (a lease's release, say) until DynamoDB does
