@@ -83,6 +83,17 @@ func (r result) budget() string {
 	return fmt.Sprintf("; the key's budget counter holds %d nano-USD; budget shards (key + team) %d", r.Reserved, r.Shards)
 }
 
+// clean logs the run and fails t unless no admission went over the
+// limit (the budget, the bound: what), failed open, met throttling or an
+// error.
+func (r result) clean(t testing.TB, what string) {
+	t.Helper()
+	t.Log(r)
+	if r.OverLimit != 0 || r.FailedOpen != 0 || r.ClientThrottles != 0 || r.Errors != 0 {
+		t.Errorf("over the %s %d, failed open %d, client-visible throttles %d, errors %d: want 0", what, r.OverLimit, r.FailedOpen, r.ClientThrottles, r.Errors)
+	}
+}
+
 // newStore is one instance's store on the throttler.
 type newStore func(t testing.TB, url string, names tables.Names) limits.Store
 
@@ -239,10 +250,7 @@ func TestHotScopeCounts(t *testing.T) {
 }
 
 func checkCounts(t *testing.T, r run, res result) {
-	t.Log(res)
-	if res.OverLimit != 0 || res.FailedOpen != 0 || res.ClientThrottles != 0 || res.Errors != 0 {
-		t.Errorf("over the limit %d, failed open %d, client-visible throttles %d, errors %d: want 0", res.OverLimit, res.FailedOpen, res.ClientThrottles, res.Errors)
-	}
+	res.clean(t, "limit")
 	// The stated tail: each instance may hold one unused block of each scope.
 	if tail := int64(r.Instances) * limits.HotBlockMax(r.RPM); res.Admitted < r.RPM-tail {
 		t.Errorf("admitted %d of a %d limit with demand %d: more refused than the tail of %d", res.Admitted, r.RPM, r.Requests, tail)
