@@ -80,8 +80,8 @@ func New(o Options) *Handler {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	if o.Sealer != nil && h.keys != nil {
-		h.keys = sealingKeys{Admin: h.keys, s: o.Sealer}
+	if h.keys != nil {
+		h.keys = metaKeys{Admin: h.keys, s: o.Sealer}
 	}
 	if h.log == nil {
 		h.log = slog.Default()

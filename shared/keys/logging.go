@@ -2,6 +2,7 @@ package keys
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -114,6 +115,17 @@ func MaskCallbackVars(meta json.RawMessage) json.RawMessage {
 // metadata.callback_settings.callback_vars) replaced by what fn returns
 // for it; meta itself when it holds none or is not an object.
 func MapSecretVars(meta json.RawMessage, fn func(name string, v any) (any, error)) (json.RawMessage, error) {
+	return mapSecretVars(meta, func(_, name string, v any) (any, error) { return fn(name, v) })
+}
+
+// settingsVars is the callback mapSecretVars names for the vars of
+// metadata.callback_settings (shared by its callbacks).
+const settingsVars = "callback_settings"
+
+// mapSecretVars is MapSecretVars with the callback each var belongs to:
+// a logging entry's callback_name (as LoggingCallbacks reads it), or
+// settingsVars.
+func mapSecretVars(meta json.RawMessage, fn func(callback, name string, v any) (any, error)) (json.RawMessage, error) {
 	if !strings.Contains(string(meta), "callback_vars") {
 		return meta, nil
 	}
@@ -122,10 +134,10 @@ func MapSecretVars(meta json.RawMessage, fn func(name string, v any) (any, error
 		return meta, nil
 	}
 	var ferr error
-	apply := func(vars map[string]any) {
+	apply := func(callback string, vars map[string]any) {
 		for k, v := range vars {
 			if SecretVar(k) && ferr == nil {
-				vars[k], ferr = fn(k, v)
+				vars[k], ferr = fn(callback, k, v)
 			}
 		}
 	}
@@ -134,7 +146,8 @@ func MapSecretVars(meta json.RawMessage, fn func(name string, v any) (any, error
 		if json.Unmarshal(raw, &entries) == nil {
 			for _, e := range entries {
 				if v, ok := e["callback_vars"].(map[string]any); ok {
-					apply(v)
+					name, _ := e["callback_name"].(string)
+					apply(strings.ToLower(strings.TrimSpace(name)), v)
 				}
 			}
 			m["logging"], _ = json.Marshal(entries)
@@ -144,7 +157,7 @@ func MapSecretVars(meta json.RawMessage, fn func(name string, v any) (any, error
 		var s map[string]any
 		if json.Unmarshal(raw, &s) == nil {
 			if v, ok := s["callback_vars"].(map[string]any); ok {
-				apply(v)
+				apply(settingsVars, v)
 			}
 			m["callback_settings"], _ = json.Marshal(s)
 		}
@@ -153,4 +166,37 @@ func MapSecretVars(meta json.RawMessage, fn func(name string, v any) (any, error
 		return nil, ferr
 	}
 	return json.Marshal(m)
+}
+
+// HasMasked reports whether meta may hold a credential sent back masked
+// (Redacted): what KeepMasked needs the stored metadata for.
+func HasMasked(meta json.RawMessage) bool {
+	return strings.Contains(string(meta), Redacted)
+}
+
+// KeepMasked returns meta with each credential that reads Redacted (a
+// record's masked metadata sent back on an edit, as LiteLLM's UI and the
+// console do) replaced by the value stored for the same callback and var
+// in stored, so that an edit never writes the mask over the credential.
+// A masked credential that stored does not hold is an error naming it.
+func KeepMasked(meta, stored json.RawMessage) (json.RawMessage, error) {
+	if !HasMasked(meta) {
+		return meta, nil
+	}
+	old := map[[2]string]any{}
+	if _, err := mapSecretVars(stored, func(cb, name string, v any) (any, error) {
+		old[[2]string{cb, name}] = v
+		return v, nil
+	}); err != nil {
+		return nil, err
+	}
+	return mapSecretVars(meta, func(cb, name string, v any) (any, error) {
+		if v != Redacted {
+			return v, nil
+		}
+		if o, ok := old[[2]string{cb, name}]; ok && o != Redacted {
+			return o, nil
+		}
+		return nil, fmt.Errorf("callback_vars.%s is %s, the masked value, and no credential is stored for it: send the credential", name, Redacted)
+	})
 }
