@@ -314,6 +314,44 @@ func TestMasterKeyEnvOverridden(t *testing.T) {
 	}
 }
 
+// MasterKeyOf, which reads the master key alone, finds the key Load
+// finds: in every fixture config, and in each place a config may name it.
+func TestMasterKeyOf(t *testing.T) {
+	files, _ := filepath.Glob("testdata/litellm-configs/*.yaml")
+	docs := []string{
+		"general_settings: {master_key: sk-general}\nlitellm_settings: {master_key: sk-litellm}\n",
+		"litellm_settings: {master_key: os.environ/LITELLM_MASTER_KEY}\n",
+		"general_settings: {master_key: sk-a}\ngeneral_settings: {master_key: sk-b}\n",
+		"model_list: []\n",
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(data))
+	}
+	named := 0
+	for _, y := range docs {
+		cfg, err := Load([]byte(y), fixtureEnv)
+		if err != nil {
+			continue // Load's refusals are other tests'
+		}
+		if got := MasterKeyOf([]byte(y), fixtureEnv); got != cfg.General.MasterKey {
+			t.Errorf("MasterKeyOf = %q, Load read %q, of:\n%.200s", got, cfg.General.MasterKey, y)
+		}
+		if cfg.General.MasterKey != "" {
+			named++
+		}
+	}
+	if named < 4 {
+		t.Errorf("only %d configs named a master key", named)
+	}
+	if got := MasterKeyOf([]byte("general_settings: {master_key: os.environ/UNSET}\n"), fixtureEnv); got != "" {
+		t.Errorf("unresolved: %q", got)
+	}
+}
+
 // TestAccessGroupsAndRegions: model_info.access_groups index the model
 // groups by access group at load; region_name, aws_region_name and an Azure
 // api_base host give a deployment's region.

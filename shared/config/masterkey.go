@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -77,4 +78,39 @@ func (l *loader) masterKeyOverridden() bool {
 		}
 	}
 	return false
+}
+
+// MasterKeyOf returns the master key a config names (general_settings'
+// master_key, else litellm_settings', a variable resolved with getenv)
+// without loading the rest: the spend consumer opens with it what the
+// gateway sealed with it. "" when the config names none, or when it does
+// not resolve (Load refuses that config).
+func MasterKeyOf(data []byte, getenv Getenv) string {
+	if getenv == nil {
+		getenv = func(string) (string, bool) { return "", false }
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return ""
+	}
+	l := &loader{getenv: getenv, cfg: &Config{}}
+	sections := []string{"general_settings", "litellm_settings"} // the order of l.masterKeys
+	_ = pairs("", doc.Content[0], func(key string, v *yaml.Node, path string) error {
+		if i := slices.Index(sections, key); i >= 0 && v.Kind == yaml.MappingNode {
+			return pairs(path, v, func(k string, vv *yaml.Node, p string) error {
+				if k == "master_key" {
+					l.masterKeys[i] = &setting{p, vv}
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	for _, s := range l.masterKeys {
+		if s != nil {
+			key, _, _ := l.str(s.path, s.node)
+			return key
+		}
+	}
+	return ""
 }

@@ -92,12 +92,20 @@ func buildSinks(ctx context.Context, e appenv.Settings, ks keys.Reader, cfg *aws
 // sealKey opens the credentials of teams' and keys' callbacks (sealed at
 // rest by the admin API) with the salt key, else the master key, each from
 // its SSM parameter when one is named (read on the first credential
-// opened, not at start), else from the environment.
+// opened, not at start), else from the environment; with neither, the
+// master key the config names, as the gateway reads it.
 func sealKey(e appenv.Settings, cfg *aws.Config) func(string) (string, error) {
 	return models.Opener(func() (string, error) {
 		param, key := e.SaltKeyParameter, e.SaltKey
 		if param == "" && key == "" {
 			param, key = e.MasterKeyParameter, e.MasterKey
+		}
+		if param == "" && key == "" && e.ConfigPath != "" {
+			data, err := os.ReadFile(e.ConfigPath)
+			if err != nil {
+				return "", fmt.Errorf("config: %w", err)
+			}
+			key = config.MasterKeyOf(data, e.Getenv)
 		}
 		if param == "" {
 			return key, nil
