@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/providers/bedrock"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
 	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -193,14 +194,7 @@ func TestErrors(t *testing.T) {
 			srv, p, d := setup(t)
 			srv.SetFault(tc.fault)
 			resp, err := do(t, p, d, chat("", tc.stream), tc.stream)
-			if err == nil {
-				resp.Body.Close()
-				t.Fatal("no error")
-			}
-			var e *apierr.Error
-			if !errors.As(err, &e) || e.Kind != tc.kind || (tc.status != 0 && e.HTTPStatus() != tc.status) {
-				t.Fatalf("err %v (%#v), want kind %v status %d", err, err, tc.kind, tc.status)
-			}
+			providerstest.UpstreamError(t, resp, err, tc.kind, tc.status, d.AWS.SecretAccessKey)
 			if n := len(srv.Calls()); n != 1 {
 				t.Fatalf("%d calls: the SDK must not retry", n)
 			}
