@@ -2,6 +2,7 @@ package callbacks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,31 +64,28 @@ func NewKeyScopes(ks keys.Reader, ttl time.Duration) *KeyScopes {
 // LiteLLM, a key's logging overrides its team's), else the team's. A
 // record that is gone has none.
 func (s *KeyScopes) Callbacks(ctx context.Context, keyHash, teamID string) ([]ScopeCallback, error) {
-	var out []ScopeCallback
 	if keyHash != "" {
-		cbs, err := s.cached(ctx, "k"+keyHash, func() ([]ScopeCallback, error) {
+		cbs, err := s.cached("key", keyHash, func() (json.RawMessage, error) {
 			k, err := s.keys.GetKey(ctx, keyHash)
-			return keys.LoggingCallbacks(k.Metadata), err
+			return k.Metadata, err
 		})
-		if err != nil {
-			return nil, fmt.Errorf("callbacks of key: %w", err)
+		if err != nil || len(cbs) > 0 {
+			return cbs, err
 		}
-		out = append(out, cbs...)
 	}
-	if teamID != "" && len(out) == 0 {
-		cbs, err := s.cached(ctx, "t"+teamID, func() ([]ScopeCallback, error) {
-			t, err := s.keys.GetTeam(ctx, teamID)
-			return keys.LoggingCallbacks(t.Metadata), err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("callbacks of team: %w", err)
-		}
-		out = append(out, cbs...)
+	if teamID == "" {
+		return nil, nil
 	}
-	return out, nil
+	return s.cached("team", teamID, func() (json.RawMessage, error) {
+		t, err := s.keys.GetTeam(ctx, teamID)
+		return t.Metadata, err
+	})
 }
 
-func (s *KeyScopes) cached(_ context.Context, id string, read func() ([]ScopeCallback, error)) ([]ScopeCallback, error) {
+// cached returns the callbacks of the key or team (kind) id, from the
+// cache or from the metadata read returns (none when the record is gone).
+func (s *KeyScopes) cached(kind, id string, read func() (json.RawMessage, error)) ([]ScopeCallback, error) {
+	id = kind[:1] + id
 	now := s.now()
 	s.mu.Lock()
 	c, ok := s.cache[id]
@@ -95,13 +93,14 @@ func (s *KeyScopes) cached(_ context.Context, id string, read func() ([]ScopeCal
 	if ok && now.Sub(c.at) < s.ttl {
 		return c.cbs, nil
 	}
-	cbs, err := read()
+	meta, err := read()
 	if errors.Is(err, apierr.ErrNotFound) {
-		cbs, err = nil, nil
+		meta, err = nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("callbacks of %s: %w", kind, err)
 	}
+	cbs := keys.LoggingCallbacks(meta)
 	s.mu.Lock()
 	if len(s.cache) > 10000 { // bounded: start over
 		clear(s.cache)

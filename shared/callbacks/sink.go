@@ -136,6 +136,16 @@ func (e *StatusError) Error() string {
 	return e.Sink + ": HTTP " + http.StatusText(e.Status) + " (" + strconv.Itoa(e.Status) + "): " + e.Body
 }
 
+// HTTPURL parses an HTTP sink's endpoint: an http or https URL with a
+// host, else nil.
+func HTTPURL(s string) *neturl.URL {
+	u, err := neturl.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil
+	}
+	return u
+}
+
 // PostJSON posts body (JSON) to url with client, headers set by prepare
 // (nil: none), and returns the answer's first MB. A failure to connect is
 // retried by the Dispatcher; a non-2xx answer is HTTPStatusError (its body

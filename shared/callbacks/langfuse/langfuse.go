@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -58,8 +57,7 @@ func New(_ context.Context, env callbacks.Env) (callbacks.Sink, error) {
 	if !strings.Contains(host, "://") {
 		host = "https://" + host
 	}
-	u, err := url.Parse(host)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if callbacks.HTTPURL(host) == nil {
 		return nil, fmt.Errorf("LANGFUSE_HOST %q is not an http(s) URL", host)
 	}
 	return &Sink{endpoint: strings.TrimRight(host, "/") + "/api/public/ingestion", public: pub, secret: sec, client: env.Client()}, nil

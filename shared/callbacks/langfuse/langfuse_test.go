@@ -14,10 +14,6 @@ import (
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
-func env(vars map[string]string) callbacks.Env {
-	return callbacks.Env{Getenv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
-}
-
 func records() []callbacks.Record {
 	t0 := time.Date(2026, 12, 2, 7, 30, 0, 123456000, time.UTC)
 	ok := callbacks.Record{CallID: "call-ok", Start: t0, End: t0.Add(2 * time.Second), CompletionStart: t0.Add(400 * time.Millisecond),
@@ -38,7 +34,7 @@ func records() []callbacks.Record {
 // again (a redelivery) leaves one of each.
 func TestLangfuseBatch(t *testing.T) {
 	f := callbackstest.NewLangfuse(t, "pk-lf-1", "sk-lf-1")
-	s, err := langfuse.New(context.Background(), env(map[string]string{"LANGFUSE_PUBLIC_KEY": "pk-lf-1", "LANGFUSE_SECRET_KEY": "sk-lf-1", "LANGFUSE_HOST": f.URL}))
+	s, err := langfuse.New(context.Background(), callbackstest.Env(map[string]string{"LANGFUSE_PUBLIC_KEY": "pk-lf-1", "LANGFUSE_SECRET_KEY": "sk-lf-1", "LANGFUSE_HOST": f.URL}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +84,7 @@ func TestLangfuseBatch(t *testing.T) {
 // for the operator (not Permanent); a 400 is Permanent.
 func TestLangfuseErrors(t *testing.T) {
 	f := callbackstest.NewLangfuse(t, "pk", "sk")
-	s, err := langfuse.New(context.Background(), env(map[string]string{"LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "sk", "LANGFUSE_HOST": f.URL}))
+	s, err := langfuse.New(context.Background(), callbackstest.Env(map[string]string{"LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "sk", "LANGFUSE_HOST": f.URL}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +99,7 @@ func TestLangfuseErrors(t *testing.T) {
 		}
 	}
 	f.SetDown(0)
-	wrong, _ := langfuse.New(context.Background(), env(map[string]string{"LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "nope", "LANGFUSE_HOST": f.URL}))
+	wrong, _ := langfuse.New(context.Background(), callbackstest.Env(map[string]string{"LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "nope", "LANGFUSE_HOST": f.URL}))
 	var se *callbacks.StatusError
 	err = wrong.Send(context.Background(), records())
 	if !errors.As(err, &se) || se.Status != 401 || callbacks.IsPermanent(err) {
@@ -112,7 +108,7 @@ func TestLangfuseErrors(t *testing.T) {
 	if strings.Contains(err.Error(), "nope") {
 		t.Error("the secret key is in the error")
 	}
-	if _, err := langfuse.New(context.Background(), env(nil)); err == nil {
+	if _, err := langfuse.New(context.Background(), callbackstest.Env(nil)); err == nil {
 		t.Error("no keys: no error")
 	}
 }
@@ -121,7 +117,7 @@ func TestLangfuseErrors(t *testing.T) {
 // to the fake: the CPU a batch costs the spend function (docs/callbacks.md).
 func BenchmarkSend100(b *testing.B) {
 	f := callbackstest.NewLangfuse(b, "pk", "sk")
-	s, err := langfuse.New(context.Background(), env(map[string]string{"LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "sk", "LANGFUSE_HOST": f.URL}))
+	s, err := langfuse.New(context.Background(), callbackstest.Env(map[string]string{"LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "sk", "LANGFUSE_HOST": f.URL}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -104,8 +104,8 @@ func Endpoint(env callbacks.Env) (string, error) {
 	if ep == "" {
 		return "", errors.New("otel: OTEL_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT) is not set")
 	}
-	u, err := url.Parse(strings.TrimSpace(ep))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u := callbacks.HTTPURL(strings.TrimSpace(ep))
+	if u == nil {
 		return "", errors.New("otel: the OTLP endpoint is not an http(s) URL") // never echo it: it may hold a token
 	}
 	if !full && !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1/traces") {

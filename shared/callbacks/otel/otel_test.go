@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-gw/sluice/shared/callbacks"
+	"github.com/sluice-gw/sluice/shared/callbacks/callbackstest"
 	"github.com/sluice-gw/sluice/shared/callbacks/otel"
 	"github.com/sluice-gw/sluice/shared/callbacks/sinks"
 	"github.com/sluice-gw/sluice/shared/config"
@@ -124,10 +125,12 @@ func event(i int, st spend.Status) spend.Event {
 func consumer(t *testing.T, env map[string]string) *spend.Consumer {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	e := callbackstest.Env(env)
+	e.Log = quiet
 	d, err := callbacks.New(context.Background(), callbacks.Options{
 		Callbacks: config.Callbacks{Both: []string{"otel"}},
 		Registry:  sinks.All(),
-		Env:       callbacks.Env{Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Log: quiet},
+		Env:       e,
 		Attempts:  1,
 	})
 	if err != nil {
@@ -239,7 +242,7 @@ func TestEndpoint(t *testing.T) {
 		{map[string]string{"OTEL_ENDPOINT": "collector:4318"}, ""},
 		{map[string]string{}, ""},
 	} {
-		got, err := otel.Endpoint(callbacks.Env{Getenv: func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }})
+		got, err := otel.Endpoint(callbackstest.Env(tt.env))
 		if got != tt.want || (tt.want == "") != (err != nil) {
 			t.Errorf("%v: %q, %v; want %q", tt.env, got, err, tt.want)
 		}

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/sluice-gw/sluice/shared/callbacks"
@@ -36,8 +35,7 @@ func New(_ context.Context, env callbacks.Env) (callbacks.Sink, error) {
 	if ep == "" {
 		return nil, errors.New("GENERIC_LOGGER_ENDPOINT is not set")
 	}
-	u, err := url.Parse(ep)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if callbacks.HTTPURL(ep) == nil {
 		return nil, errors.New("GENERIC_LOGGER_ENDPOINT is not an http(s) URL") // never echo it: it may hold a token
 	}
 	h, err := ParseHeaders(cmp.Or(env.Var("headers", ""), env.Var("generic_logger_headers", "GENERIC_LOGGER_HEADERS")))

@@ -12,15 +12,11 @@ import (
 	"github.com/sluice-gw/sluice/shared/spend"
 )
 
-func env(vars map[string]string) callbacks.Env {
-	return callbacks.Env{Getenv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
-}
-
 // TestWebhookBatch posts one JSON array of StandardLoggingPayloads per
 // batch with GENERIC_LOGGER_HEADERS; a 5xx is retried, a 400 is not.
 func TestWebhookBatch(t *testing.T) {
 	f := callbackstest.NewWebhook(t)
-	s, err := webhook.New(context.Background(), env(map[string]string{
+	s, err := webhook.New(context.Background(), callbackstest.Env(map[string]string{
 		"GENERIC_LOGGER_ENDPOINT": f.URL + "/logs", "GENERIC_LOGGER_HEADERS": "Authorization=Bearer tok-1, X-Team=a",
 	}))
 	if err != nil {
@@ -56,14 +52,14 @@ func TestWebhookBatch(t *testing.T) {
 // TestWebhookSettings: the endpoint is required and an http(s) URL; an
 // error never shows it (it may carry a token).
 func TestWebhookSettings(t *testing.T) {
-	if _, err := webhook.New(context.Background(), env(nil)); err == nil {
+	if _, err := webhook.New(context.Background(), callbackstest.Env(nil)); err == nil {
 		t.Error("no endpoint: no error")
 	}
-	_, err := webhook.New(context.Background(), env(map[string]string{"GENERIC_LOGGER_ENDPOINT": "ftp://x/?token=secret-tok"}))
+	_, err := webhook.New(context.Background(), callbackstest.Env(map[string]string{"GENERIC_LOGGER_ENDPOINT": "ftp://x/?token=secret-tok"}))
 	if err == nil || strings.Contains(err.Error(), "secret-tok") {
 		t.Errorf("bad endpoint: %v", err)
 	}
-	if _, err := webhook.New(context.Background(), env(map[string]string{"GENERIC_LOGGER_ENDPOINT": "https://x", "GENERIC_LOGGER_HEADERS": "novalue"})); err == nil {
+	if _, err := webhook.New(context.Background(), callbackstest.Env(map[string]string{"GENERIC_LOGGER_ENDPOINT": "https://x", "GENERIC_LOGGER_HEADERS": "novalue"})); err == nil {
 		t.Error("bad headers: no error")
 	}
 	h, err := webhook.ParseHeaders(`{"A":"1"}`)

@@ -153,11 +153,7 @@ func FuzzResponse(f *testing.F) {
 			return
 		}
 		if resp.StatusCode != 200 {
-			b, _ := io.ReadAll(resp.Body)
-			e := gjson.GetBytes(b, "error")
-			if resp.StatusCode < 400 || !json.Valid(b) || e.Get("message").Type != gjson.String || e.Get("type").Type != gjson.String {
-				t.Fatalf("leading error: status %d body %s", resp.StatusCode, b)
-			}
+			chunkstest.LeadingError(t, resp)
 			return
 		}
 		checkStream(t, resp.Body, data, includeUsage)
@@ -192,18 +188,13 @@ func checkCompletion(t *testing.T, resp *http.Response) {
 func checkStream(t *testing.T, body io.Reader, upstream []byte, includeUsage bool) {
 	t.Helper()
 	events, _ := chunkstest.Read(t, body)
-	var text, reasoning strings.Builder
-	for _, data := range events {
-		d := gjson.Get(data, "choices.0.delta")
-		text.WriteString(d.Get("content").String())
-		reasoning.WriteString(d.Get("reasoning_content").String())
-	}
+	text, reasoning := chunkstest.Deltas(events, "content"), chunkstest.Deltas(events, "reasoning_content")
 	wantText, wantReasoning := refText(upstream)
 	// Text is passed on as JSON strings: each invalid UTF-8 byte becomes
 	// U+FFFD (wire.AppendString), as encoding/json writes it.
 	wantText, wantReasoning = validUTF8(wantText), validUTF8(wantReasoning)
-	if text.String() != wantText || reasoning.String() != wantReasoning {
-		t.Fatalf("text %q reasoning %q, upstream %q / %q", text.String(), reasoning.String(), wantText, wantReasoning)
+	if text != wantText || reasoning != wantReasoning {
+		t.Fatalf("text %q reasoning %q, upstream %q / %q", text, reasoning, wantText, wantReasoning)
 	}
 	if n := len(events); includeUsage && n > 0 && events[n-1] == "[DONE]" {
 		if n < 2 || gjson.Get(events[n-2], "choices.#").Int() != 0 {

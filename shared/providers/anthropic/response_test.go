@@ -21,6 +21,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/providers"
 	"github.com/sluice-gw/sluice/shared/providers/anthropic"
 	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -161,39 +162,18 @@ func TestStreamCut(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		status int
-		body   string
-		stream bool
-		kind   apierr.Kind
-		code   int // the client's status
-	}{
-		{"429", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, false, apierr.UpstreamRateLimited, 429},
-		{"529 overloaded", 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, false, apierr.UpstreamServer, 503},
-		{"prompt too long", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`, false, apierr.ContextWindowExceeded, 400},
-		{"401", 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, false, apierr.UpstreamAuth, 502},
-		{"403", 403, `{"type":"error","error":{"type":"permission_error","message":"no access"}}`, true, apierr.UpstreamAuth, 502},
-		{"500", 500, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, true, apierr.UpstreamServer, 502},
-		{"400", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages: field required"}}`, false, apierr.UpstreamBadRequest, 400},
-		{"overloaded as the first stream event", 200, "stream_error_first.sse", true, apierr.UpstreamServer, 503},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, tc.status, tc.body)
-			resp, err := do(t, f, tc.stream, false)
-			if err == nil {
-				resp.Body.Close()
-				t.Fatal("no error")
-			}
-			var e *apierr.Error
-			if !errors.As(err, &e) || e.Kind != tc.kind || e.HTTPStatus() != tc.code {
-				t.Fatalf("err %#v, want kind %v status %d", err, tc.kind, tc.code)
-			}
-			if strings.Contains(e.Message, "sk-ant-test") {
-				t.Fatalf("key in message %q", e.Message)
-			}
-		})
-	}
+	providerstest.Errors(t, []providerstest.ErrorCase{
+		{Name: "429", Status: 429, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, Kind: apierr.UpstreamRateLimited, Code: 429},
+		{Name: "529 overloaded", Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, Kind: apierr.UpstreamServer, Code: 503},
+		{Name: "prompt too long", Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`, Kind: apierr.ContextWindowExceeded, Code: 400},
+		{Name: "401", Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, Kind: apierr.UpstreamAuth, Code: 502},
+		{Name: "403", Status: 403, Body: `{"type":"error","error":{"type":"permission_error","message":"no access"}}`, Stream: true, Kind: apierr.UpstreamAuth, Code: 502},
+		{Name: "500", Status: 500, Body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, Stream: true, Kind: apierr.UpstreamServer, Code: 502},
+		{Name: "400", Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"messages: field required"}}`, Kind: apierr.UpstreamBadRequest, Code: 400},
+		{Name: "overloaded as the first stream event", Status: 200, Body: "stream_error_first.sse", Stream: true, Kind: apierr.UpstreamServer, Code: 503},
+	}, func(t *testing.T, c providerstest.ErrorCase) (*http.Response, error) {
+		return do(t, newFake(t, c.Status, c.Body), c.Stream, false)
+	}, "sk-ant-test")
 }
 
 func jsonEqual(t *testing.T, got []byte, want string) {

@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/providers/bedrock"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
 	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -71,12 +72,8 @@ func TestConverse(t *testing.T) {
 func TestConverseStream(t *testing.T) {
 	srv, p, d := setup(t)
 	evs := chunkstest.Streamed(t)(do(t, p, d, chat("", true), true))
-	var text strings.Builder
-	for _, ev := range evs {
-		text.WriteString(gjson.Get(ev, "choices.0.delta.content").String())
-	}
 	n := len(evs)
-	if text.String() != "Hello from b1." || gjson.Get(evs[0], "choices.0.delta.role").String() != "assistant" ||
+	if chunkstest.Deltas(evs, "content") != "Hello from b1." || gjson.Get(evs[0], "choices.0.delta.role").String() != "assistant" ||
 		gjson.Get(evs[n-3], "choices.0.finish_reason").String() != "stop" || evs[n-1] != "[DONE]" {
 		t.Fatalf("events %q", evs)
 	}
@@ -193,14 +190,7 @@ func TestErrors(t *testing.T) {
 			srv, p, d := setup(t)
 			srv.SetFault(tc.fault)
 			resp, err := do(t, p, d, chat("", tc.stream), tc.stream)
-			if err == nil {
-				resp.Body.Close()
-				t.Fatal("no error")
-			}
-			var e *apierr.Error
-			if !errors.As(err, &e) || e.Kind != tc.kind || (tc.status != 0 && e.HTTPStatus() != tc.status) {
-				t.Fatalf("err %v (%#v), want kind %v status %d", err, err, tc.kind, tc.status)
-			}
+			providerstest.UpstreamError(t, resp, err, tc.kind, tc.status, d.AWS.SecretAccessKey)
 			if n := len(srv.Calls()); n != 1 {
 				t.Fatalf("%d calls: the SDK must not retry", n)
 			}
@@ -369,12 +359,8 @@ func TestConcurrentStreams(t *testing.T) {
 					errs <- fmt.Errorf("stream %s: %w", id, err)
 					continue
 				}
-				var text strings.Builder
-				for _, ev := range evs {
-					text.WriteString(gjson.Get(ev, "choices.0.delta.content").String())
-				}
-				if want := "It is " + id + " in Paris."; text.String() != want {
-					errs <- fmt.Errorf("stream got %q, want %q", text.String(), want)
+				if text, want := chunkstest.Deltas(evs, "content"), "It is "+id+" in Paris."; text != want {
+					errs <- fmt.Errorf("stream got %q, want %q", text, want)
 				}
 			}
 		}()

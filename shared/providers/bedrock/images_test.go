@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/providers/bedrock/bedrocktest"
 	"github.com/sluice-gw/sluice/shared/providers/chunks/chunkstest"
+	"github.com/sluice-gw/sluice/shared/providers/providerstest"
 	"github.com/sluice-gw/sluice/shared/wire"
 )
 
@@ -83,9 +84,6 @@ func TestImageGenerationErrors(t *testing.T) {
 	}
 	d.Model = "amazon.titan-image-generator-v2:0"
 	srv.SetFault(bedrocktest.Throttle)
-	_, err := p.Do(context.Background(), d, wire.Call{Op: wire.OpImages, Body: []byte(`{"model":"i","prompt":"a cat"}`)})
-	var e *apierr.Error
-	if !errors.As(err, &e) || e.Kind != apierr.UpstreamRateLimited || e.HTTPStatus() != 429 {
-		t.Fatalf("throttled: %v", err)
-	}
+	resp, err := p.Do(context.Background(), d, wire.Call{Op: wire.OpImages, Body: []byte(`{"model":"i","prompt":"a cat"}`)})
+	providerstest.UpstreamError(t, resp, err, apierr.UpstreamRateLimited, 429, d.AWS.SecretAccessKey)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -69,21 +68,14 @@ func FuzzStream(f *testing.F) {
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != 200 {
-			b, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode < 400 || !json.Valid(b) || gjson.GetBytes(b, "error.message").Type != gjson.String {
-				t.Fatalf("leading error: status %d body %s", resp.StatusCode, b)
-			}
+			chunkstest.LeadingError(t, resp)
 			return
 		}
 		events, err := chunkstest.Read(t, resp.Body)
-		var text strings.Builder
-		for _, ev := range events {
-			text.WriteString(gjson.Get(ev, "choices.0.delta.content").String())
-		}
-		want := refText(data)
+		text, want := chunkstest.Deltas(events, "content"), refText(data)
 		done := len(events) > 0 && events[len(events)-1] == "[DONE]"
-		if done && text.String() != want || !strings.HasPrefix(want, text.String()) {
-			t.Fatalf("text %q, upstream %q (done %v, err %v)", text.String(), want, done, err)
+		if done && text != want || !strings.HasPrefix(want, text) {
+			t.Fatalf("text %q, upstream %q (done %v, err %v)", text, want, done, err)
 		}
 	})
 }

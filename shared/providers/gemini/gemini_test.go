@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -310,41 +311,23 @@ func TestBrokenStream(t *testing.T) {
 // Google's errors, classified: 429 RESOURCE_EXHAUSTED is a rate limit, a
 // 400 over the context window a context-window error, an invalid key (a
 // 400 API_KEY_INVALID) and 403 auth errors, a blocked prompt a content
-// policy violation; no message quotes the key.
+// policy violation; no message quotes the key, and none, a missing model
+// neither, is the request's own fault.
 func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		status int
-		body   string
-		stream bool
-		kind   apierr.Kind
-	}{
-		{"429", 429, `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`, false, apierr.UpstreamRateLimited},
-		{"429 stream", 429, `[{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}]`, true, apierr.UpstreamRateLimited},
-		{"context", 400, `{"error":{"code":400,"message":"The input token count (1196265) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, false, apierr.ContextWindowExceeded},
-		{"bad key", 400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"}]}}`, false, apierr.UpstreamAuth},
-		{"403", 403, `{"error":{"code":403,"message":"Method doesn't allow unregistered callers (key ` + testKey + `).","status":"PERMISSION_DENIED"}}`, false, apierr.UpstreamAuth},
-		{"blocked", 200, `{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":5}}`, false, apierr.ContentPolicy},
-		{"safety stop", 200, `{"candidates":[{"finishReason":"SAFETY","index":0,"safetyRatings":[]}]}`, false, apierr.ContentPolicy},
-		{"blocked stream", 200, "data: {\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}\n\n", true, apierr.ContentPolicy},
-		{"error event first", 200, "data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}\n\n", true, apierr.UpstreamServer},
-		{"404", 404, `{"error":{"code":404,"message":"models/gemini-9 is not found for API version v1beta, or is not supported for generateContent.","status":"NOT_FOUND"}}`, false, apierr.UpstreamNotFound},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, tc.status, tc.body)
-			_, err := do(t, f.deployment(), wire.OpChat, `{"messages":[{"role":"user","content":"hi"}],"stream":`+map[bool]string{true: "true", false: "false"}[tc.stream]+`}`)
-			var e *apierr.Error
-			if !errors.As(err, &e) || e.Kind != tc.kind {
-				t.Fatalf("error %v, want kind %v", err, tc.kind)
-			}
-			if strings.Contains(e.Message, testKey) {
-				t.Fatalf("the key leaked: %s", e.Message)
-			}
-			if tc.name == "404" && e.Own {
-				t.Fatalf("a missing model is the deployment's own fault: %+v", e)
-			}
-		})
-	}
+	providerstest.Errors(t, []providerstest.ErrorCase{
+		{Name: "429", Status: 429, Body: `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`, Kind: apierr.UpstreamRateLimited},
+		{Name: "429 stream", Status: 429, Body: `[{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}]`, Stream: true, Kind: apierr.UpstreamRateLimited},
+		{Name: "context", Status: 400, Body: `{"error":{"code":400,"message":"The input token count (1196265) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, Kind: apierr.ContextWindowExceeded},
+		{Name: "bad key", Status: 400, Body: `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"}]}}`, Kind: apierr.UpstreamAuth},
+		{Name: "403", Status: 403, Body: `{"error":{"code":403,"message":"Method doesn't allow unregistered callers (key ` + testKey + `).","status":"PERMISSION_DENIED"}}`, Kind: apierr.UpstreamAuth},
+		{Name: "blocked", Status: 200, Body: `{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":5}}`, Kind: apierr.ContentPolicy},
+		{Name: "safety stop", Status: 200, Body: `{"candidates":[{"finishReason":"SAFETY","index":0,"safetyRatings":[]}]}`, Kind: apierr.ContentPolicy},
+		{Name: "blocked stream", Status: 200, Body: "data: {\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}\n\n", Stream: true, Kind: apierr.ContentPolicy},
+		{Name: "error event first", Status: 200, Body: "data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}\n\n", Stream: true, Kind: apierr.UpstreamServer},
+		{Name: "404", Status: 404, Body: `{"error":{"code":404,"message":"models/gemini-9 is not found for API version v1beta, or is not supported for generateContent.","status":"NOT_FOUND"}}`, Kind: apierr.UpstreamNotFound},
+	}, func(t *testing.T, c providerstest.ErrorCase) (*http.Response, error) {
+		return do(t, newFake(t, c.Status, c.Body).deployment(), wire.OpChat, `{"messages":[{"role":"user","content":"hi"}],"stream":`+strconv.FormatBool(c.Stream)+`}`)
+	}, testKey)
 }
 
 // Embeddings: embedContent for one text, batchEmbedContents for a list,

@@ -1,6 +1,7 @@
 // Package providerstest holds test support the provider translations
-// share: the chat request their benchmarks translate, and the check that a
-// translation's refusal is a 400.
+// share: the chat request their benchmarks translate, the check that a
+// translation's refusal is a 400, and the run and check of how a provider
+// classifies its upstream's errors.
 package providerstest
 
 import (
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
@@ -62,4 +64,53 @@ func (u Upstream) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return &http.Response{StatusCode: u.Status, Status: http.StatusText(u.Status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(u.Body)), ContentLength: -1, Request: r}, nil
+}
+
+// ErrorCase is an upstream failure and how a provider must classify it.
+type ErrorCase struct {
+	Name   string
+	Status int    // the upstream's status
+	Body   string // the upstream's body (or what the test's fake reads it from)
+	Stream bool   // whether the client asks for a stream
+	Kind   apierr.Kind
+	Code   int // the client's status; 0: not checked
+}
+
+// Errors runs each case as a subtest: do sends a request (a stream when
+// c.Stream) to an upstream failing as c says, and the call must fail as
+// UpstreamError checks, of c.Kind and c.Code, quoting none of secrets.
+func Errors(t *testing.T, cases []ErrorCase, do func(t *testing.T, c ErrorCase) (*http.Response, error), secrets ...string) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Helper()
+			resp, err := do(t, c)
+			UpstreamError(t, resp, err, c.Kind, c.Code, secrets...)
+		})
+	}
+}
+
+// UpstreamError fails t unless a provider's call (resp, err) failed with
+// an *apierr.Error of kind (and of the client's status code, unless code
+// is 0) that is the deployment's fault, not the request's own (a missing
+// model a deployment names is its own), and whose message quotes none of
+// secrets (the deployment's keys).
+func UpstreamError(t testing.TB, resp *http.Response, err error, kind apierr.Kind, code int, secrets ...string) {
+	t.Helper()
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("no error")
+	}
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.Kind != kind || (code != 0 && e.HTTPStatus() != code) {
+		t.Fatalf("err %v (%#v), want kind %v status %d", err, err, kind, code)
+	}
+	if e.Own {
+		t.Fatalf("the deployment's failure is taken for the request's own: %+v", e)
+	}
+	for _, s := range secrets {
+		if strings.Contains(e.Message, s) {
+			t.Fatalf("message %q quotes a secret", e.Message)
+		}
+	}
 }

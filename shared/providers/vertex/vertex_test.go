@@ -362,34 +362,24 @@ func TestMessagesPassThrough(t *testing.T) {
 }
 
 // Vertex's errors are classified by the registry: 429 RESOURCE_EXHAUSTED a
-// rate limit, the context window, a safety block.
+// rate limit, the context window, a safety block; a missing publisher model
+// is the deployment's fault.
 func TestErrors(t *testing.T) {
 	_, d, f, _ := setup(t, "us-east5")
 	disp := providers.New(&http.Client{Transport: redirect{mustURL(f.srv.URL)}})
-	for _, tt := range []struct {
-		status int
-		body   string
-		kind   apierr.Kind
-	}{
-		{429, `{"error":{"code":429,"message":"Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model.","status":"RESOURCE_EXHAUSTED"}}`, apierr.UpstreamRateLimited},
-		{400, `{"error":{"code":400,"message":"The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, apierr.ContextWindowExceeded},
-		{400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`, apierr.ContextWindowExceeded},
-		{400, `{"error":{"code":400,"message":"The prompt was blocked by the safety filters.","status":"INVALID_ARGUMENT"}}`, apierr.ContentPolicy},
-		{403, `{"error":{"code":403,"message":"Permission 'aiplatform.endpoints.predict' denied","status":"PERMISSION_DENIED"}}`, apierr.UpstreamAuth},
-		{404, `{"error":{"code":404,"message":"Publisher Model ` + "`projects/p/locations/l/publishers/anthropic/models/claude-x`" + ` not found.","status":"NOT_FOUND"}}`, apierr.UpstreamNotFound},
-	} {
+	providerstest.Errors(t, []providerstest.ErrorCase{
+		{Name: "429", Status: 429, Body: `{"error":{"code":429,"message":"Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model.","status":"RESOURCE_EXHAUSTED"}}`, Kind: apierr.UpstreamRateLimited},
+		{Name: "context", Status: 400, Body: `{"error":{"code":400,"message":"The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, Kind: apierr.ContextWindowExceeded},
+		{Name: "claude context", Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`, Kind: apierr.ContextWindowExceeded},
+		{Name: "safety", Status: 400, Body: `{"error":{"code":400,"message":"The prompt was blocked by the safety filters.","status":"INVALID_ARGUMENT"}}`, Kind: apierr.ContentPolicy},
+		{Name: "403", Status: 403, Body: `{"error":{"code":403,"message":"Permission 'aiplatform.endpoints.predict' denied","status":"PERMISSION_DENIED"}}`, Kind: apierr.UpstreamAuth},
+		{Name: "404", Status: 404, Body: `{"error":{"code":404,"message":"Publisher Model ` + "`projects/p/locations/l/publishers/anthropic/models/claude-x`" + ` not found.","status":"NOT_FOUND"}}`, Kind: apierr.UpstreamNotFound},
+	}, func(t *testing.T, c providerstest.ErrorCase) (*http.Response, error) {
 		f.mu.Lock()
-		f.status, f.errBody = tt.status, tt.body
+		f.status, f.errBody = c.Status, c.Body
 		f.mu.Unlock()
-		_, err := disp.Do(context.Background(), d, chat(false, ""))
-		var e *apierr.Error
-		if !errors.As(err, &e) || e.Kind != tt.kind {
-			t.Errorf("%d %s: %v", tt.status, tt.body, err)
-		}
-		if tt.status == 404 && e != nil && e.Own {
-			t.Errorf("a missing publisher model is the deployment's fault: %+v", e)
-		}
-	}
+		return disp.Do(context.Background(), d, chat(c.Stream, ""))
+	}, "PRIVATE KEY")
 }
 
 // A token endpoint that refuses the key, echoing the assertion: the error

@@ -114,3 +114,26 @@ func Read(t testing.TB, body io.Reader) (events []string, err error) {
 		}
 	}
 }
+
+// Deltas returns the text of field ("content", "reasoning_content") of the
+// events' deltas (their first choice's), in order.
+func Deltas(events []string, field string) string {
+	var b strings.Builder
+	path := "choices.0.delta." + field
+	for _, ev := range events {
+		b.WriteString(gjson.Get(ev, path).String())
+	}
+	return b.String()
+}
+
+// LeadingError fails t unless resp, a stream's answer that is not a 200,
+// is a leading error: a 4xx or 5xx with an OpenAI error body, its message
+// and type strings.
+func LeadingError(t testing.TB, resp *http.Response) {
+	t.Helper()
+	b, _ := io.ReadAll(resp.Body)
+	e := gjson.GetBytes(b, "error")
+	if resp.StatusCode < 400 || !json.Valid(b) || e.Get("message").Type != gjson.String || e.Get("type").Type != gjson.String {
+		t.Fatalf("leading error: status %d body %s", resp.StatusCode, b)
+	}
+}
