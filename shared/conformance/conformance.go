@@ -27,16 +27,6 @@ func Run[H any](t *testing.T, newState func(t *testing.T) H, cases Cases[H]) {
 	}
 }
 
-// Shared is the newState of a suite of open functions whose instances
-// share one store: newStore makes each case's, and every open returns it
-// (a memory store, which holds the state of one instance only).
-func Shared[S any](newStore func() S) func(*testing.T) func() S {
-	return func(*testing.T) func() S {
-		s := newStore()
-		return func() S { return s }
-	}
-}
-
 // Context is a suite's context: canceled when the test ends, and within
 // 30 s (a store that stops answering fails the case rather than the run).
 func Context(t testing.TB) context.Context { return Within(t, 30*time.Second) }

@@ -5,32 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/shared/conformance"
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/cooldown/cooldowntest"
 	"github.com/sluice-gw/sluice/shared/cooldown/ddbcooldown"
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
-
-// TestConformance runs the suite on every store: the memory store of local
-// mode, Cached views (TTL 0: every read goes to the shared store) of one
-// shared memory store, and this one on DynamoDB Local.
-func TestConformance(t *testing.T) {
-	for name, newState := range map[string]func(t *testing.T) func() cooldown.Store{
-		"Memory": conformance.Shared(func() cooldown.Store { return cooldown.NewMemory() }),
-		"Cached": func(*testing.T) func() cooldown.Store {
-			m := cooldown.NewMemory()
-			return func() cooldown.Store { return cooldown.NewCached(m, cooldown.CachedOptions{}) }
-		},
-		"DynamoDB": func(t *testing.T) func() cooldown.Store {
-			table := ddblocal.Tables(t).Counters
-			return func() cooldown.Store { return ddbcooldown.New(ddblocal.Client(t), table, ddbcooldown.Options{}) }
-		},
-	} {
-		t.Run(name, func(t *testing.T) { cooldowntest.Run(t, newState) })
-	}
-}
 
 // TestSharedBetweenInstances: two gateway instances, each with its own SDK
 // client and its own caching view. Instance A sees the failures; instance B

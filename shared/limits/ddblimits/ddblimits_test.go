@@ -13,33 +13,8 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
-	"github.com/sluice-gw/sluice/shared/limits/limitstest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
-	"github.com/sluice-gw/sluice/test/ddblocal/ddbharness"
 )
-
-// TestConformance runs the suite on both stores: the memory store of local
-// mode and this one on DynamoDB Local.
-func TestConformance(t *testing.T) {
-	for name, newHarness := range map[string]func(t *testing.T) limitstest.Harness{
-		"Memory": func(*testing.T) limitstest.Harness {
-			m := limits.NewMemory()
-			return limitstest.Harness{
-				NewStore: func(*testing.T) limits.Store { return m },
-				Count: func(_ *testing.T, kind limits.Kind, id string, shard int, now time.Time) (int64, int64) {
-					return m.Count(kind, id, shard, now)
-				},
-				Committed: func(_ *testing.T, c string) int64 { v, _ := m.Ledger().Committed(c); return v },
-				InFlight: func(_ *testing.T, kind limits.Kind, id string, now time.Time) int64 {
-					return m.InFlight(kind, id, now)
-				},
-			}
-		},
-		"DynamoDB": ddbharness.Limits,
-	} {
-		t.Run(name, func(t *testing.T) { limitstest.Run(t, newHarness) })
-	}
-}
 
 // localStore returns a store on a fresh counters table of DynamoDB Local,
 // with its client and the table's name.

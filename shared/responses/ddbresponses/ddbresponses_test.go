@@ -8,28 +8,10 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/shared/apierr"
-	"github.com/sluice-gw/sluice/shared/conformance"
 	"github.com/sluice-gw/sluice/shared/responses"
 	"github.com/sluice-gw/sluice/shared/responses/ddbresponses"
-	"github.com/sluice-gw/sluice/shared/responses/responsestest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
-
-// TestConformance runs the suite on both stores: the memory store of local
-// mode and this one on DynamoDB Local.
-func TestConformance(t *testing.T) {
-	for name, newState := range map[string]func(t *testing.T) func() responses.Store{
-		"Memory": conformance.Shared(func() responses.Store { return responses.NewMemory() }),
-		"DynamoDB": func(t *testing.T) func() responses.Store {
-			table := ddblocal.Tables(t).Counters
-			return func() responses.Store {
-				return ddbresponses.New(ddblocal.Client(t), table, ddbresponses.Options{Timeout: loadedEmulator})
-			}
-		},
-	} {
-		t.Run(name, func(t *testing.T) { responsestest.Run(t, newState) })
-	}
-}
 
 // TestTooLarge: a response that stays above DynamoDB's item limit once
 // compressed is refused as invalid, not sent.
