@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/awsconf"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/periodic"
 	"github.com/sluice-gw/sluice/shared/secrets"
 )
 
@@ -127,17 +128,6 @@ func refreshSecrets(r *secrets.Resolver, ttl time.Duration) (stop func()) {
 		ttl = secrets.DefaultTTL
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := time.NewTicker(max(ttl/4, 10*time.Millisecond))
-	go func() {
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				r.RefreshStale(ctx)
-			}
-		}
-	}()
+	go periodic.Run(ctx, max(ttl/4, 10*time.Millisecond), r.RefreshStale)
 	return cancel
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/sluice-gw/sluice/shared/periodic"
 )
 
 // HoldSweeper releases the holds of requests that never sent their spend
@@ -36,14 +38,5 @@ func Sweep(ctx context.Context, s HoldSweeper, now time.Time, log *slog.Logger) 
 
 // SweepEvery runs Sweep every interval, at now(), until ctx is done.
 func SweepEvery(ctx context.Context, s HoldSweeper, every time.Duration, now func() time.Time, log *slog.Logger) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			_, _ = Sweep(ctx, s, now(), log)
-		}
-	}
+	periodic.Run(ctx, every, func(ctx context.Context) { _, _ = Sweep(ctx, s, now(), log) })
 }

@@ -6,29 +6,8 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/shared/keys"
-	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/spend"
-	"github.com/sluice-gw/sluice/shared/spend/spendtest"
 )
-
-// TestMemoryConformance runs the suite on the memory store settling the
-// holds of a memory limits store (as local mode wires them).
-func TestMemoryConformance(t *testing.T) {
-	spendtest.Run(t, func(t *testing.T) spendtest.Harness {
-		ks, lm := keys.NewMemory(), limits.NewMemory()
-		st := spend.NewMemory(ks)
-		st.SettleHolds(lm.Ledger())
-		return spendtest.Harness{
-			Store: st, Other: func(*testing.T) spend.Store { return st }, Keys: ks,
-			Strict: &spendtest.Strict{
-				Limits:    func(*testing.T) limits.Store { return lm },
-				Sweeper:   st,
-				Committed: func(_ *testing.T, c string) int64 { v, _ := lm.Ledger().Committed(c); return v },
-				OpenHolds: func(*testing.T) int { return lm.Ledger().Holds() },
-			},
-		}
-	})
-}
 
 // The memory store keeps the latest MemoryLogs logs and every total.
 func TestMemoryKeepsLatestLogs(t *testing.T) {

@@ -12,13 +12,6 @@ import (
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
 
-func TestConformance(t *testing.T) {
-	cooldowntest.Run(t, func(t *testing.T) func() cooldown.Store {
-		table := ddblocal.Tables(t).Counters
-		return func() cooldown.Store { return ddbcooldown.New(ddblocal.Client(t), table, ddbcooldown.Options{}) }
-	})
-}
-
 // TestSharedBetweenInstances: two gateway instances, each with its own SDK
 // client and its own caching view. Instance A sees the failures; instance B
 // skips the deployment on its first read after its cached read expires, and

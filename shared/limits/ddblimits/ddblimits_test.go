@@ -13,12 +13,8 @@ import (
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/ddblimits"
-	"github.com/sluice-gw/sluice/shared/limits/limitstest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
-	"github.com/sluice-gw/sluice/test/ddblocal/ddbharness"
 )
-
-func TestConformance(t *testing.T) { limitstest.Run(t, ddbharness.Limits) }
 
 // localStore returns a store on a fresh counters table of DynamoDB Local,
 // with its client and the table's name.

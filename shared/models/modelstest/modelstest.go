@@ -22,6 +22,18 @@ func Run(t *testing.T, open func(t *testing.T) models.Store) {
 			Info:      map[string]any{"access_groups": []any{"g"}, "base_model": "gpt-4o"},
 			CreatedAt: time.Unix(1700000000, 0).UTC(), UpdatedAt: time.Unix(1700000001, 0).UTC(), CreatedBy: "admin", UpdatedBy: "admin"}
 	}
+	// created opens a store holding rec(id), and returns it with the record
+	// as stored and the store's version after the create.
+	created := func(t *testing.T, id string) (models.Store, models.Record, int64) {
+		t.Helper()
+		s := open(t)
+		if err := s.Create(ctx, rec(id)); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := s.Get(ctx, id)
+		v, _ := s.Version(ctx)
+		return s, r, v
+	}
 	t.Run("CreateGetList", func(t *testing.T) {
 		s := open(t)
 		v0, err := s.Version(ctx)
@@ -60,12 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) models.Store) {
 		}
 	})
 	t.Run("UpdateDeleteRev", func(t *testing.T) {
-		s := open(t)
-		if err := s.Create(ctx, rec("x")); err != nil {
-			t.Fatal(err)
-		}
-		r, _ := s.Get(ctx, "x")
-		v1, _ := s.Version(ctx)
+		s, r, v1 := created(t, "x")
 		r.Params["rpm"] = 20.0
 		if err := s.Update(ctx, r); err != nil {
 			t.Fatal(err)
@@ -108,12 +115,7 @@ func Run(t *testing.T, open func(t *testing.T) models.Store) {
 		}
 	})
 	t.Run("ConcurrentUpdatesOneWins", func(t *testing.T) {
-		s := open(t)
-		if err := s.Create(ctx, rec("c")); err != nil {
-			t.Fatal(err)
-		}
-		base, _ := s.Get(ctx, "c")
-		v0, _ := s.Version(ctx)
+		s, base, v0 := created(t, "c")
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		wins := 0

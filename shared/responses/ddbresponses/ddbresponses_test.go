@@ -10,18 +10,8 @@ import (
 	"github.com/sluice-gw/sluice/shared/apierr"
 	"github.com/sluice-gw/sluice/shared/responses"
 	"github.com/sluice-gw/sluice/shared/responses/ddbresponses"
-	"github.com/sluice-gw/sluice/shared/responses/responsestest"
 	"github.com/sluice-gw/sluice/test/ddblocal"
 )
-
-func TestConformance(t *testing.T) {
-	responsestest.Run(t, func(t *testing.T) func() responses.Store {
-		table := ddblocal.Tables(t).Counters
-		return func() responses.Store {
-			return ddbresponses.New(ddblocal.Client(t), table, ddbresponses.Options{Timeout: loadedEmulator})
-		}
-	})
-}
 
 // TestTooLarge: a response that stays above DynamoDB's item limit once
 // compressed is refused as invalid, not sent.
