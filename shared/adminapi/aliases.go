@@ -1,8 +1,6 @@
 package adminapi
 
 import (
-	"encoding/json"
-
 	"github.com/sluice-gw/sluice/shared/keys"
 )
 
@@ -13,14 +11,8 @@ import (
 // aliasMap reads a model alias map: a JSON object of non-empty strings;
 // null or {} clears it.
 func (p *params) aliasMap(name string) (map[string]string, bool) {
-	present := p.has(name)
-	v, ok := p.raw(name)
-	if !ok {
-		return nil, present
-	}
-	var m map[string]string
-	if err := json.Unmarshal(v, &m); err != nil {
-		p.fail(badParam(name, `want a JSON object of model names, such as {"my-gpt": "gpt-4o"}`))
+	m, set := nullable[map[string]string](p, name, `want a JSON object of model names, such as {"my-gpt": "gpt-4o"}`)
+	if !set {
 		return nil, false
 	}
 	if len(m) > keys.MaxModels {

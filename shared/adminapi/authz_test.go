@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/adminapi"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/spend"
@@ -103,11 +104,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (fx *fixture) do(role, method, path, body string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	r.Header.Set("Authorization", "Bearer "+fx.secrets[role])
-	w := httptest.NewRecorder()
-	fx.h.ServeHTTP(w, r)
-	return w
+	return gatewaytest.Do(fx.h, gatewaytest.Request(method, path, fx.secrets[role], body))
 }
 
 type cell struct {

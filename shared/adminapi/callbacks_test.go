@@ -2,7 +2,6 @@ package adminapi_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -74,10 +73,7 @@ func TestActiveCallbacksAlerting(t *testing.T) {
 		{"", "<nil>", 0},
 	} {
 		yaml := suiteConfig + tt.extra + "litellm_settings:\n  callbacks: [otel]\n" // extra: more general_settings
-		gw, err := app.Build(context.Background(), app.Settings{ConfigYAML: []byte(yaml), Store: app.StoreMemory})
-		if err != nil {
-			t.Fatal(err)
-		}
+		gw := buildWith(t, yaml, app.StoreMemory, nil)
 		a := client{t, gw.HTTP}.must("sk-master-test", "GET", "/active/callbacks", "")
 		if got := fmt.Sprint(a["alerting"]); got != tt.alerting || a["num_alerting"] != tt.n {
 			t.Errorf("alerting %s, num_alerting %v; want %s, %v", got, a["num_alerting"], tt.alerting, tt.n)

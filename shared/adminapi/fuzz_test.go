@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/adminapi"
 	"github.com/sluice-gw/sluice/shared/config"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/models"
 	"github.com/sluice-gw/sluice/shared/spend"
@@ -171,10 +171,7 @@ func FuzzRoutes(f *testing.F) {
 		if method == "" {
 			method = http.MethodPost
 		}
-		r := httptest.NewRequest(method, path, bytes.NewReader(body))
-		r.Header.Set("Authorization", "Bearer "+secrets[who])
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		w := gatewaytest.Do(h, gatewaytest.Request(method, path, secrets[who], string(body)))
 
 		out := w.Body.Bytes()
 		switch {
@@ -216,10 +213,7 @@ func FuzzRoutes(f *testing.F) {
 			t.Fatalf("the master key in the logs: %s", logs.String())
 		}
 		for _, list := range []string{"/key/list", "/team/list", "/user/list", "/customer/list", "/organization/list"} {
-			r := httptest.NewRequest(http.MethodGet, list, nil)
-			r.Header.Set("Authorization", "Bearer "+fuzzMaster)
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, r)
+			w := gatewaytest.Do(h, gatewaytest.Request(http.MethodGet, list, fuzzMaster, ""))
 			if w.Code != http.StatusOK || !json.Valid(w.Body.Bytes()) {
 				t.Fatalf("after %s %q: %s answers %d: %s", path, body, list, w.Code, w.Body)
 			}

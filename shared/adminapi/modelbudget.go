@@ -21,10 +21,9 @@ const maxModelUSD = 9e9
 // key's model_max_budget uses these names, LiteLLM's budget table
 // "max_budget" and "budget_duration": both are read, on keys and budgets.
 func (p *params) modelBudgets(name string) (map[string]keys.ModelBudget, bool) {
-	present := p.has(name)
-	m, ok := decoded[map[string]map[string]json.RawMessage](p, name, `want an object of model names to {"budget_limit": USD, "time_period": "1d"}`)
-	if !ok {
-		return nil, present && p.err == nil
+	m, set := nullable[map[string]map[string]json.RawMessage](p, name, `want an object of model names to {"budget_limit": USD, "time_period": "1d"}`)
+	if !set {
+		return nil, false
 	}
 	if len(m) > keys.MaxModels {
 		p.fail(badParam(name, "want at most %d models, got %d", keys.MaxModels, len(m)))

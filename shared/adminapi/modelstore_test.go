@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -48,12 +47,11 @@ func newModelAdmin(t *testing.T) (http.Handler, *models.Catalog) {
 	return h, cat
 }
 
+// call is client.call as the master key.
 func call(t *testing.T, h http.Handler, method, path, body string) (int, map[string]any) {
 	t.Helper()
-	w := doAdmin(h, method, path, body)
-	var out map[string]any
-	_ = json.Unmarshal(w.Body.Bytes(), &out)
-	return w.Code, out
+	code, out, _ := client{t, h}.call(masterKey, method, path, body)
+	return code, out
 }
 
 func TestModelNewUpdateDelete(t *testing.T) {
@@ -149,12 +147,4 @@ func errMsg(out map[string]any) string {
 	e, _ := out["error"].(map[string]any)
 	s, _ := e["message"].(string)
 	return s
-}
-
-func doAdmin(h http.Handler, method, path, body string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	r.Header.Set("Authorization", "Bearer "+masterKey)
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
 }

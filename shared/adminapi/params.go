@@ -116,6 +116,14 @@ func decoded[T any](p *params, name, want string) (T, bool) {
 	return v, true
 }
 
+// nullable reads the field name as a T that null clears: set is whether
+// the field is present and null or a T (v is then zero or the T).
+func nullable[T any](p *params, name, want string) (v T, set bool) {
+	present := p.has(name)
+	v, ok := decoded[T](p, name, want)
+	return v, ok || present && p.err == nil
+}
+
 // idParams are the fields whose values become part of a record's
 // DynamoDB key: keys.ValidID checks them as the body is read, so that a
 // hostile id is a 400 naming the field before any record is read.
@@ -189,10 +197,9 @@ func (p *params) maxParallel(name string) (*int64, bool) {
 // modelLimits reads model_rpm_limit or model_tpm_limit: an object of
 // model name -> whole number >= 0; null or {} clears it.
 func (p *params) modelLimits(name string) (map[string]int64, bool) {
-	present := p.has(name)
-	m, ok := decoded[map[string]float64](p, name, "want an object of model names to whole numbers")
-	if !ok {
-		return nil, present && p.err == nil
+	m, set := nullable[map[string]float64](p, name, "want an object of model names to whole numbers")
+	if !set {
+		return nil, false
 	}
 	out := make(map[string]int64, len(m))
 	for model, f := range m {

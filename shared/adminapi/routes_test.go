@@ -38,12 +38,7 @@ type client struct {
 
 func (c client) call(key, method, path, body string) (int, map[string]any, string) {
 	c.t.Helper()
-	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	if key != "" {
-		r.Header.Set("Authorization", "Bearer "+key)
-	}
-	w := httptest.NewRecorder()
-	c.h.ServeHTTP(w, r)
+	w := gatewaytest.Do(c.h, gatewaytest.Request(method, path, key, body))
 	var m map[string]any
 	_ = json.Unmarshal(w.Body.Bytes(), &m)
 	return w.Code, m, w.Body.String()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-gw/sluice/shared/adminapi"
 	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/keys"
 	"github.com/sluice-gw/sluice/shared/spend"
 )
@@ -182,10 +183,7 @@ func TestSpendLogPages(t *testing.T) {
 		const m = "sk-master-test"
 
 		// Unpaged: LiteLLM's bare list, cut, and the total says so.
-		r := httptest.NewRequest("GET", "/spend/logs", nil)
-		r.Header.Set("Authorization", "Bearer "+m)
-		w := httptest.NewRecorder()
-		gw.HTTP.ServeHTTP(w, r)
+		w := gatewaytest.Do(gw.HTTP, gatewaytest.Request("GET", "/spend/logs", m, ""))
 		var list []map[string]any
 		if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil || w.Code != 200 || len(list) != spend.DefaultLogLimit {
 			t.Fatalf("unpaged: %d, %d rows, %v", w.Code, len(list), err)
@@ -281,11 +279,7 @@ func TestOrgSpendReports(t *testing.T) {
 	_, err := sp.Record(ctx, []spend.Event{ev("r1", "worker", "o1", 1_000_000_000), ev("r2", "stranger", "o1", 2_000_000_000), ev("r3", "stranger", "o2", 4_000_000_000)})
 	must(err)
 	do := func(secret, path string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest("GET", path, nil)
-		r.Header.Set("Authorization", "Bearer "+secret)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w
+		return gatewaytest.Do(h, gatewaytest.Request("GET", path, secret, ""))
 	}
 	get := func(secret, path string, out any) {
 		t.Helper()

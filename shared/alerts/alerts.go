@@ -67,13 +67,13 @@ type Alert struct {
 }
 
 // Info is what the events said about the scope of an alert (LiteLLM's
-// CallInfo fields).
+// CallInfo fields, as the webhook's event names them).
 type Info struct {
-	Token          string // key hash
-	KeyAlias       string
-	UserID         string
-	TeamID         string
-	OrganizationID string
+	Token          string `json:"token,omitempty"` // key hash
+	KeyAlias       string `json:"key_alias,omitempty"`
+	UserID         string `json:"user_id,omitempty"`
+	TeamID         string `json:"team_id,omitempty"`
+	OrganizationID string `json:"organization_id,omitempty"`
 }
 
 // ID is the claim id of the alert at destination dest: one per record,

@@ -58,16 +58,12 @@ func slackBody(a *Alert) ([]byte, error) {
 
 // event is LiteLLM's WebhookEvent (CallInfo and the event fields).
 type event struct {
-	Spend          float64  `json:"spend"`
-	MaxBudget      *float64 `json:"max_budget"`
-	SoftBudget     *float64 `json:"soft_budget,omitempty"`
-	Token          string   `json:"token,omitempty"`
-	CustomerID     string   `json:"customer_id,omitempty"`
-	UserID         string   `json:"user_id,omitempty"`
-	TeamID         string   `json:"team_id,omitempty"`
-	UserEmail      *string  `json:"user_email"`
-	KeyAlias       string   `json:"key_alias,omitempty"`
-	OrganizationID string   `json:"organization_id,omitempty"`
+	Spend      float64  `json:"spend"`
+	MaxBudget  *float64 `json:"max_budget"`
+	SoftBudget *float64 `json:"soft_budget,omitempty"`
+	Info                // token, key_alias, user_id, team_id, organization_id
+	CustomerID string   `json:"customer_id,omitempty"`
+	UserEmail  *string  `json:"user_email"`
 	// ProjectedExceededDate and ProjectedSpend are LiteLLM's projection
 	// fields: never computed here, null.
 	ProjectedExceededDate *string  `json:"projected_exceeded_date"`
@@ -79,10 +75,8 @@ type event struct {
 
 func webhookEvent(a *Alert) event {
 	e := event{
-		Spend: keys.USD(a.Spend), MaxBudget: a.MaxBudget, SoftBudget: a.SoftBudget,
-		Token: a.Info.Token, KeyAlias: a.Info.KeyAlias, UserID: a.Info.UserID, TeamID: a.Info.TeamID,
-		OrganizationID: a.Info.OrganizationID,
-		Event:          a.Event(), EventGroup: group(a.Ref.Kind), EventMessage: a.Message(),
+		Spend: keys.USD(a.Spend), MaxBudget: a.MaxBudget, SoftBudget: a.SoftBudget, Info: a.Info,
+		Event: a.Event(), EventGroup: group(a.Ref.Kind), EventMessage: a.Message(),
 	}
 	switch a.Ref.Kind { // the record's own id, whatever the call named
 	case keys.KindKey:

@@ -18,7 +18,7 @@ import (
 func TestWebhookBody(t *testing.T) {
 	max := 10.0
 	a := Alert{Ref: keys.Ref{Kind: keys.KindTeam, ID: "t1"}, Threshold: Max, Spend: 12_500_000_000, MaxBudget: &max,
-		Info: Info{Token: "abc", KeyAlias: "k", TeamID: "other", UserID: "u"}}
+		Info: Info{Token: "abc", KeyAlias: "k", TeamID: "other", UserID: "u", OrganizationID: "o"}}
 	b, err := webhookBody(&a)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestWebhookBody(t *testing.T) {
 	}
 	for k, want := range map[string]any{
 		"event": "budget_crossed", "event_group": "team", "team_id": "t1", "token": "abc", "key_alias": "k",
-		"user_id": "u", "spend": 12.5, "max_budget": 10.0, "event_message": "Team Budget: Budget Crossed\n Total Budget:`10`",
+		"user_id": "u", "organization_id": "o", "spend": 12.5, "max_budget": 10.0, "event_message": "Team Budget: Budget Crossed\n Total Budget:`10`",
 	} {
 		if got[k] != want {
 			t.Errorf("%s = %v, want %v", k, got[k], want)
@@ -37,6 +37,9 @@ func TestWebhookBody(t *testing.T) {
 	}
 	if v, ok := got["projected_spend"]; !ok || v != nil {
 		t.Errorf("projected_spend = %v (present %v), want null", v, ok)
+	}
+	if v, ok := got["customer_id"]; ok {
+		t.Errorf("customer_id = %v, want none", v)
 	}
 	soft := 1.0
 	s := Alert{Ref: keys.Ref{Kind: keys.KindOrg, ID: "o"}, Threshold: Soft, SoftBudget: &soft}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sluice-gw/sluice/shared/app"
+	"github.com/sluice-gw/sluice/shared/cooldown/cooldowntest"
 	"github.com/sluice-gw/sluice/shared/ddb"
 	"github.com/sluice-gw/sluice/shared/gateway/gatewaytest"
 	"github.com/sluice-gw/sluice/shared/models/ddbmodels"
@@ -49,10 +50,6 @@ func (s *seen) snapshot() map[string]int {
 	return out
 }
 
-type fakeClock struct{ ns atomic.Int64 }
-
-func (c *fakeClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
-
 // Two instances on DynamoDB Local: a model added, updated and deleted
 // through one instance's admin routes is served, changed and gone on the
 // other at its first request after the reload interval (and not before:
@@ -68,8 +65,7 @@ func TestStoredModelsTwoInstances(t *testing.T) {
 general_settings: {master_key: sk-master, store_model_in_db: true}
 `, upBase.URL)
 	names := ddblocal.Tables(t)
-	clk := &fakeClock{}
-	clk.ns.Store(time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC).UnixNano())
+	clk := cooldowntest.NewClock(time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC))
 	const interval = 10 * time.Second
 	settings := func() app.Settings {
 		return app.Settings{Tables: names, Now: clk.Now, ModelsReload: interval, ModelsWait: time.Minute, StoreTimeout: 20 * time.Second}
@@ -150,7 +146,7 @@ general_settings: {master_key: sk-master, store_model_in_db: true}
 		if _, _, ops := probe(b.HTTP, "base"); len(ops) != 0 {
 			t.Fatalf("%s: a warm request within the interval made DynamoDB calls: %v", what, ops)
 		}
-		clk.ns.Add(int64(interval))
+		clk.Advance(interval)
 		if code, content, _ := probe(b.HTTP, "stored"); !after(code, content) {
 			t.Fatalf("%s: B served %d %q after its interval", what, code, content)
 		}

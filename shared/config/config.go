@@ -185,14 +185,7 @@ type VertexParams struct {
 
 // Creds is the service account's current JSON key: the value bound by
 // BindCredentials (a secret that rotates), else Credentials.
-func (v *VertexParams) Creds() string {
-	if v.creds != nil {
-		if c := v.creds.Load(); c != nil {
-			return *c
-		}
-	}
-	return v.Credentials
-}
+func (v *VertexParams) Creds() string { return current(v.creds, v.Credentials) }
 
 // BindCredentials makes Creds read p, as BindKey does for api_key.
 func (v *VertexParams) BindCredentials(p *atomic.Pointer[string]) { v.creds = p }
@@ -301,13 +294,17 @@ func (c *Config) Groups() []string {
 
 // Key is the deployment's API key: the value bound by BindKey (a key that
 // rotates), else APIKey.
-func (d *Deployment) Key() string {
-	if d.key != nil {
-		if k := d.key.Load(); k != nil {
-			return *k
+func (d *Deployment) Key() string { return current(d.key, d.APIKey) }
+
+// current is the value bound to p (a secret that rotates), else the value
+// loaded from the config.
+func current(p *atomic.Pointer[string], loaded string) string {
+	if p != nil {
+		if v := p.Load(); v != nil {
+			return *v
 		}
 	}
-	return d.APIKey
+	return loaded
 }
 
 // BindKey makes Key read p: the assembly binds a key read from a secret
