@@ -4,10 +4,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/shared/alerts"
+	"github.com/sluice-gw/sluice/shared/alerts/alertstest"
+	"github.com/sluice-gw/sluice/shared/alerts/ddbalerts"
 	"github.com/sluice-gw/sluice/shared/cooldown"
 	"github.com/sluice-gw/sluice/shared/cooldown/cooldowntest"
 	"github.com/sluice-gw/sluice/shared/cooldown/ddbcooldown"
 	"github.com/sluice-gw/sluice/shared/keys"
+	"github.com/sluice-gw/sluice/shared/keys/ddbkeys"
 	"github.com/sluice-gw/sluice/shared/limits"
 	"github.com/sluice-gw/sluice/shared/limits/limitstest"
 	"github.com/sluice-gw/sluice/shared/models"
@@ -128,5 +132,35 @@ func TestSpend(t *testing.T) {
 			}
 		},
 		"DynamoDB": ddbharness.Spend,
+	})
+}
+
+// TestAlerts: the budget alerts end to end on the memory stores of local
+// mode, and on DynamoDB Local, every consumer with its own SDK clients for
+// the spend, keys (ddbkeys) and claims (ddbalerts).
+func TestAlerts(t *testing.T) {
+	each(t, alertstest.Run, map[string]func(*testing.T) alertstest.Harness{
+		"Memory": func(*testing.T) alertstest.Harness {
+			ks := keys.NewMemory()
+			st := spend.NewMemory(ks)
+			claims := alerts.NewMemory()
+			return alertstest.Harness{
+				Spend:  spendtest.Harness{Store: st, Other: func(*testing.T) spend.Store { return st }, Keys: ks},
+				Claims: func(*testing.T) alerts.Claims { return claims },
+				States: func(*testing.T) alerts.States { return ks },
+			}
+		},
+		"DynamoDB": func(t *testing.T) alertstest.Harness {
+			names := ddblocal.Tables(t)
+			return alertstest.Harness{
+				Spend: ddbharness.SpendOn(t, names),
+				Claims: func(t *testing.T) alerts.Claims {
+					return ddbalerts.New(ddblocal.Client(t), names.Spend, loadedEmulator)
+				},
+				States: func(t *testing.T) alerts.States {
+					return ddbkeys.New(ddblocal.Client(t), names.Keys, ddbkeys.Options{Timeout: loadedEmulator})
+				},
+			}
+		},
 	})
 }
