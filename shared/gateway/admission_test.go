@@ -3,12 +3,8 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,17 +20,12 @@ import (
 // A deployment at its own rpm limit (counted across instances) is not
 // waited for: the request is answered 429 at once, with Retry-After.
 func TestDeploymentLimitAcrossInstancesNoWait(t *testing.T) {
-	var hits atomic.Int64
-	up := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		hits.Add(1)
-		io.WriteString(w, completion)
-	})
+	up := gatewaytest.Answering(t, 200, "", completion)
 	cfg := loadConfig(t, fmt.Sprintf("model_list:\n  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s, rpm: 2}\n", up.URL))
 	shared := limits.NewMemory()
 	var waits []time.Duration
 	var mu sync.Mutex
-	newInstance := func() *httptest.Server {
+	newInstance := func() *fixture {
 		rt := router.New(cfg, router.Options{
 			Logger: gatewaytest.Quiet(),
 			Sleep: func(ctx context.Context, d time.Duration) error {
@@ -46,9 +37,9 @@ func TestDeploymentLimitAcrossInstancesNoWait(t *testing.T) {
 		})
 		// 10 s before the window ends: a Retry-After short enough to wait for.
 		at := time.Now().UTC().Truncate(time.Minute).Add(50 * time.Second)
-		return serve(t, testHandler(Options{Config: cfg, Router: rt, Limits: shared, Now: func() time.Time { return at }})).srv
+		return serve(t, testHandler(Options{Config: cfg, Router: rt, Limits: shared, Now: func() time.Time { return at }}))
 	}
-	a, b := &fixture{srv: newInstance()}, &fixture{srv: newInstance()}
+	a, b := newInstance(), newInstance()
 	for i := 0; i < 2; i++ {
 		if resp := a.post(t, "/v1/chat/completions", "", `{"model":"m"}`); resp.StatusCode != 200 {
 			t.Fatalf("request %d: %d", i, resp.StatusCode)
@@ -59,8 +50,8 @@ func TestDeploymentLimitAcrossInstancesNoWait(t *testing.T) {
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("third request: %d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 	}
-	if hits.Load() != 2 {
-		t.Errorf("upstream hits = %d, want 2", hits.Load())
+	if n := up.Calls.Load(); n != 2 {
+		t.Errorf("upstream hits = %d, want 2", n)
 	}
 	if len(waits) != 0 {
 		t.Errorf("the router waited %v for a deployment at its rpm limit", waits)

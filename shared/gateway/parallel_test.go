@@ -87,14 +87,10 @@ func TestKeyMaxParallel(t *testing.T) {
 // A deployment at its max_parallel_requests is a plain failure: the
 // request goes to the group's other deployment.
 func TestDeploymentMaxParallel(t *testing.T) {
-	var full, free atomic.Int64
+	var full atomic.Int64
 	hold := make(chan struct{})
 	upFullURL := heldUpstream(t, &full, hold)
-	upFree := gatewaytest.Upstream(t, func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		free.Add(1)
-		io.WriteString(w, completion)
-	})
+	upFree := gatewaytest.Answering(t, 200, "", completion)
 	cfg := loadConfig(t, fmt.Sprintf("model_list:\n"+
 		"  - model_name: m\n    litellm_params: {model: openai/x, api_base: %s, max_parallel_requests: 1, order: 1}\n"+
 		"  - model_name: m\n    litellm_params: {model: openai/y, api_base: %s, order: 2}\n", upFullURL, upFree.URL))
@@ -104,8 +100,8 @@ func TestDeploymentMaxParallel(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); full.Load() < 1 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	if resp := f.post(t, "/v1/chat/completions", "", `{"model":"m"}`); resp.StatusCode != 200 || free.Load() != 1 {
-		t.Errorf("second request: %d, other deployment served %d", resp.StatusCode, free.Load())
+	if resp := f.post(t, "/v1/chat/completions", "", `{"model":"m"}`); resp.StatusCode != 200 || upFree.Calls.Load() != 1 {
+		t.Errorf("second request: %d, other deployment served %d", resp.StatusCode, upFree.Calls.Load())
 	}
 	close(hold)
 	if code := <-done; code != 200 {

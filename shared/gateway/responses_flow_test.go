@@ -9,17 +9,28 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// streamed runs a streamed request with the key sk-a and returns its
+// events and the stream's error.
+func (g *respGateway) streamed(t *testing.T, params responses.ResponseNewParams) ([]responses.ResponseStreamEventUnion, error) {
+	t.Helper()
+	c := g.sdk("sk-a", nil)
+	st := c.Responses.NewStreaming(respCtx(t), params)
+	var events []responses.ResponseStreamEventUnion
+	for st.Next() {
+		events = append(events, st.Current())
+	}
+	return events, st.Err()
+}
+
 // streamEvents runs a streamed request and returns its events' types and
 // raw JSON, and the stream's error.
 func streamEvents(t *testing.T, g *respGateway, params responses.ResponseNewParams) (types, raws []string, err error) {
 	t.Helper()
-	c := g.sdk("sk-a", nil)
-	st := c.Responses.NewStreaming(respCtx(t), params)
-	for st.Next() {
-		ev := st.Current()
+	events, err := g.streamed(t, params)
+	for _, ev := range events {
 		types, raws = append(types, ev.Type), append(raws, ev.RawJSON())
 	}
-	return types, raws, st.Err()
+	return types, raws, err
 }
 
 // TestResponsesStreamFailures: an error event before any output is

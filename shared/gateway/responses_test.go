@@ -353,15 +353,15 @@ func TestResponsesPassThrough(t *testing.T) {
 // response.completed.
 func TestResponsesPassThroughStream(t *testing.T) {
 	g := startRespGateway(t)
-	ctx := respCtx(t)
-	sc := g.sdk("sk-a", nil)
-	stream := sc.Responses.NewStreaming(ctx, responses.ResponseNewParams{
+	events, err := g.streamed(t, responses.ResponseNewParams{
 		Model: "gpt-4o", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Say hello")},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var types []string
 	var text, id string
-	for stream.Next() {
-		ev := stream.Current()
+	for _, ev := range events {
 		types = append(types, ev.Type)
 		switch ev.Type {
 		case "response.output_text.delta":
@@ -373,9 +373,6 @@ func TestResponsesPassThroughStream(t *testing.T) {
 			id = ev.Response.ID
 		}
 	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
 	if text != "Hello from OpenAI" || len(types) != 5 || types[4] != "response.completed" {
 		t.Errorf("text %q, events %v", text, types)
 	}
@@ -386,7 +383,7 @@ func TestResponsesPassThroughStream(t *testing.T) {
 		t.Errorf("usage %+v", c.Usage)
 	}
 	client := g.sdk("sk-a", nil)
-	if _, err := client.Responses.Get(ctx, id, responses.ResponseGetParams{}); err != nil {
+	if _, err := client.Responses.Get(respCtx(t), id, responses.ResponseGetParams{}); err != nil {
 		t.Errorf("GET of a streamed response: %v", err)
 	}
 }
@@ -464,18 +461,18 @@ func TestResponsesTranslatedTools(t *testing.T) {
 // usage.
 func TestResponsesTranslatedStream(t *testing.T) {
 	g := startRespGateway(t)
-	ctx := respCtx(t)
-	sc := g.sdk("sk-a", nil)
-	stream := sc.Responses.NewStreaming(ctx, responses.ResponseNewParams{
+	events, err := g.streamed(t, responses.ResponseNewParams{
 		Model: "claude", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Weather in SF?")},
 		Tools: []responses.ToolUnionParam{weatherTool},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var types []string
 	var args string
 	var seq int64
 	var done responses.Response
-	for stream.Next() {
-		ev := stream.Current()
+	for _, ev := range events {
 		if ev.SequenceNumber != seq {
 			t.Errorf("event %s has sequence_number %d, want %d", ev.Type, ev.SequenceNumber, seq)
 		}
@@ -487,9 +484,6 @@ func TestResponsesTranslatedStream(t *testing.T) {
 		case "response.completed":
 			done = ev.Response
 		}
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
 	}
 	want := []string{"response.created", "response.in_progress",
 		"response.output_item.added", "response.reasoning_summary_part.added", "response.reasoning_summary_text.delta",
@@ -511,7 +505,7 @@ func TestResponsesTranslatedStream(t *testing.T) {
 		t.Errorf("spend usage %+v", c.Usage)
 	}
 	mate := g.sdk("sk-b", nil)
-	if _, err := mate.Responses.Get(ctx, done.ID, responses.ResponseGetParams{}); err != nil {
+	if _, err := mate.Responses.Get(respCtx(t), done.ID, responses.ResponseGetParams{}); err != nil {
 		t.Errorf("GET by a team mate: %v", err)
 	}
 }
