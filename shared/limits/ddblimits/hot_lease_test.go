@@ -167,6 +167,11 @@ func TestHotLeasesLegacy(t *testing.T) {
 	a := ddblimits.New(client, table, ddblimits.Options{ItemWrites: 20})
 	b := ddblimits.New(ddblocal.Client(t), table, ddblimits.Options{})
 	sc := limits.Scope{Kind: limits.KindKey, ID: fmt.Sprintf("hg-%d", time.Now().UnixNano()), Parallel: 16, OnError: limits.FailClosed}
+	// The admitter counts its rate in wall-clock seconds: the first two
+	// admissions go in one second (not across a boundary, where each
+	// second would count one, and the scope would stay cold) when they
+	// start at the beginning of one.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 	now := time.Now()
 	admit := func(s *ddblimits.Store, lease string, at time.Time, exp time.Duration) limits.Decision {
 		t.Helper()
