@@ -106,11 +106,8 @@ func MasterKeyOf(data []byte, getenv Getenv) string {
 		}
 		return nil
 	})
-	for _, s := range l.masterKeys {
-		if s != nil {
-			key, _, _ := l.str(s.path, s.node)
-			return key
-		}
+	if l.masterKey() != nil {
+		return ""
 	}
-	return ""
+	return l.cfg.General.MasterKey
 }
