@@ -147,6 +147,7 @@ func TestMaskedCallbackVarsKept(t *testing.T) {
 		}
 
 		c.errParam(m, "POST", "/key/generate", `{"metadata":`+meta+`}`, 400, "metadata")
+		c.errParam(m, "POST", "/team/tm/callback", `{"callback_name":"langfuse","callback_vars":{"langfuse_secret_key":"`+keys.Redacted+`"}}`, 400, "metadata")
 		c.errParam(m, "POST", "/team/update", `{"team_id":"tm","metadata":{"logging":[{"callback_name":"langfuse","callback_vars":{"langfuse_secret_key":"`+keys.Redacted+`"}}]}}`, 400, "metadata")
 		if team, err = gw.Keys.GetTeam(ctx, "tm"); err != nil || opens(team.Metadata)["generic_logger_headers"] != other {
 			t.Errorf("a refused update changed the team: %v %s", err, team.Metadata)
